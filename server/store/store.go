@@ -1,0 +1,536 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Limits inherited from bbolt (bucket names and keys are bbolt keys).
+const (
+	// MaxScopeBytes is the longest scope name the store accepts.
+	MaxScopeBytes = bolt.MaxKeySize
+	// MaxKeyBytes is the longest key the store accepts.
+	MaxKeyBytes = bolt.MaxKeySize
+	// maxBatch caps how many writes share one transaction.
+	maxBatch = 4096
+	// seqBytes is the size of the insertion sequence stored before each value.
+	seqBytes = 8
+)
+
+// Errors returned by the store. Validation errors wrap ErrInvalid.
+var (
+	// ErrClosed is returned by every operation after Close.
+	ErrClosed = errors.New("store: closed")
+	// ErrInvalid is wrapped by every input validation error.
+	ErrInvalid = errors.New("store: invalid input")
+)
+
+// UpdateFunc computes a new value from the current one. It runs on the
+// store's single committer goroutine, so it sees every earlier write and no
+// later one; it must be quick and must not call back into the Store. old is
+// nil when exists is false. Returning a nil value leaves the key unchanged;
+// returning an error aborts the update and is handed back to the caller.
+type UpdateFunc func(old json.RawMessage, exists bool) (json.RawMessage, error)
+
+// Store is a durable scope/key → JSON value map. It is safe for concurrent
+// use. Reads are served from an in-memory mirror of the committed data;
+// writes go through one committer goroutine that groups them into bbolt
+// transactions and returns only after the transaction is fsync'd.
+type Store struct {
+	db *bolt.DB // nil for a memory-only store
+
+	mu     sync.RWMutex // guards scopes and closed
+	scopes map[string]*scope
+	closed bool
+
+	sendMu     sync.RWMutex // held shared while handing an op to the committer
+	sendClosed bool         // guarded by sendMu
+	ops        chan *op
+	stop       chan struct{}
+	stopped    chan struct{}
+	once       sync.Once
+}
+
+type scope struct {
+	entries map[string]entry
+	nextSeq uint64 // next insertion sequence for a new key
+}
+
+type entry struct {
+	seq uint64
+	val []byte
+}
+
+type opKind uint8
+
+const (
+	opSet opKind = iota
+	opDelete
+	opUpdate
+)
+
+type op struct {
+	kind  opKind
+	scope string
+	key   string
+	value []byte
+	fn    UpdateFunc
+
+	// results, valid after done is closed
+	old     []byte
+	newVal  []byte
+	existed bool
+	changed bool
+	err     error
+	done    chan struct{}
+
+	// staged change, applied to memory after commit
+	seq uint64
+}
+
+// Open opens (or creates) the bbolt file at path. Another process holding
+// the file makes Open fail after a few seconds instead of blocking forever.
+func Open(path string) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:        5 * time.Second,
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s := newStore(db)
+	if err := s.load(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: load %s: %w", path, err)
+	}
+	go s.commitLoop()
+	return s, nil
+}
+
+// OpenMemory returns a store that keeps everything in memory only. It has the
+// same semantics as a file-backed store except that nothing survives Close.
+func OpenMemory() *Store {
+	s := newStore(nil)
+	go s.commitLoop()
+	return s
+}
+
+func newStore(db *bolt.DB) *Store {
+	return &Store{
+		db:      db,
+		scopes:  make(map[string]*scope),
+		ops:     make(chan *op, maxBatch),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+}
+
+// load fills the in-memory mirror from the file.
+func (s *Store) load() error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			sc := &scope{entries: make(map[string]entry, b.Stats().KeyN)}
+			err := b.ForEach(func(k, v []byte) error {
+				if len(v) < seqBytes {
+					return fmt.Errorf("scope %q key %q: record of %d bytes is too short", name, k, len(v))
+				}
+				seq := binary.BigEndian.Uint64(v[:seqBytes])
+				sc.entries[string(k)] = entry{seq: seq, val: bytes.Clone(v[seqBytes:])}
+				if seq >= sc.nextSeq {
+					sc.nextSeq = seq + 1
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			s.scopes[string(name)] = sc
+			return nil
+		})
+	})
+}
+
+// Close stops the committer after it has finished every accepted write and
+// closes the file. Later calls return ErrClosed.
+func (s *Store) Close() error {
+	err := ErrClosed
+	s.once.Do(func() {
+		// Wait for in-flight submissions, then refuse new ones; the
+		// committer keeps draining meanwhile, so this cannot block.
+		s.sendMu.Lock()
+		s.sendClosed = true
+		s.sendMu.Unlock()
+		close(s.stop)
+		<-s.stopped
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		err = nil
+		if s.db != nil {
+			err = s.db.Close()
+		}
+	})
+	return err
+}
+
+// Get returns a copy of the value stored under scope/key.
+func (s *Store) Get(scope, key string) (json.RawMessage, bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, false, ErrClosed
+	}
+	sc := s.scopes[scope]
+	if sc == nil {
+		return nil, false, nil
+	}
+	e, ok := sc.entries[key]
+	if !ok {
+		return nil, false, nil
+	}
+	return bytes.Clone(e.val), true, nil
+}
+
+// List returns copies of every value in scope, in insertion order: a key
+// keeps the position of its first Set until it is deleted; a deleted and
+// re-created key moves to the end. An unknown scope yields an empty list.
+func (s *Store) List(scope string) ([]json.RawMessage, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	sc := s.scopes[scope]
+	if sc == nil {
+		return []json.RawMessage{}, nil
+	}
+	es := make([]entry, 0, len(sc.entries))
+	for _, e := range sc.entries {
+		es = append(es, e)
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].seq < es[j].seq })
+	out := make([]json.RawMessage, len(es))
+	for i, e := range es {
+		out[i] = bytes.Clone(e.val)
+	}
+	return out, nil
+}
+
+// Keys returns the keys of scope in insertion order (see List).
+func (s *Store) Keys(scope string) ([]string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	sc := s.scopes[scope]
+	if sc == nil {
+		return []string{}, nil
+	}
+	type kv struct {
+		k   string
+		seq uint64
+	}
+	ks := make([]kv, 0, len(sc.entries))
+	for k, e := range sc.entries {
+		ks = append(ks, kv{k, e.seq})
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].seq < ks[j].seq })
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = k.k
+	}
+	return out, nil
+}
+
+// ListGroups returns the sorted names of the scopes that hold at least one key.
+func (s *Store) ListGroups() ([]string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	out := make([]string, 0, len(s.scopes))
+	for name, sc := range s.scopes {
+		if len(sc.entries) > 0 {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Set stores value under scope/key and returns the previous value (nil when
+// the key did not exist). It returns after the write is durable.
+func (s *Store) Set(scope, key string, value json.RawMessage) (json.RawMessage, error) {
+	if err := validate(scope, key); err != nil {
+		return nil, err
+	}
+	if !json.Valid(value) {
+		return nil, fmt.Errorf("%w: value for %s/%s is not valid JSON", ErrInvalid, scope, key)
+	}
+	o := &op{kind: opSet, scope: scope, key: key, value: bytes.Clone(value)}
+	if err := s.submit(o); err != nil {
+		return nil, err
+	}
+	return o.old, o.err
+}
+
+// Delete removes scope/key and returns the value it held. existed is false
+// (and nothing is written) when the key was absent.
+func (s *Store) Delete(scope, key string) (old json.RawMessage, existed bool, err error) {
+	if err := validate(scope, key); err != nil {
+		return nil, false, err
+	}
+	o := &op{kind: opDelete, scope: scope, key: key}
+	if err := s.submit(o); err != nil {
+		return nil, false, err
+	}
+	return o.old, o.existed, o.err
+}
+
+// Update atomically replaces scope/key with fn(old). It returns the old value,
+// the value stored afterwards (the old one when fn returned nil) and whether
+// the key existed before. The write is durable when Update returns.
+func (s *Store) Update(scope, key string, fn UpdateFunc) (old, updated json.RawMessage, existed bool, err error) {
+	if err := validate(scope, key); err != nil {
+		return nil, nil, false, err
+	}
+	o := &op{kind: opUpdate, scope: scope, key: key, fn: fn}
+	if err := s.submit(o); err != nil {
+		return nil, nil, false, err
+	}
+	return o.old, o.newVal, o.existed, o.err
+}
+
+func validate(scope, key string) error {
+	switch {
+	case scope == "":
+		return fmt.Errorf("%w: scope must be a non-empty string", ErrInvalid)
+	case len(scope) > MaxScopeBytes:
+		return fmt.Errorf("%w: scope is %d bytes, the limit is %d", ErrInvalid, len(scope), MaxScopeBytes)
+	case key == "":
+		return fmt.Errorf("%w: key must be a non-empty string", ErrInvalid)
+	case len(key) > MaxKeyBytes:
+		return fmt.Errorf("%w: key is %d bytes, the limit is %d", ErrInvalid, len(key), MaxKeyBytes)
+	}
+	return nil
+}
+
+// submit hands o to the committer and waits until it is durable or failed.
+func (s *Store) submit(o *op) error {
+	o.done = make(chan struct{})
+	s.sendMu.RLock()
+	if s.sendClosed {
+		s.sendMu.RUnlock()
+		return ErrClosed
+	}
+	s.ops <- o
+	s.sendMu.RUnlock()
+	<-o.done
+	return nil
+}
+
+// commitLoop is the single writer. It takes one op, drains whatever else is
+// queued (up to maxBatch), applies the whole batch in one transaction, waits
+// for the fsync, publishes the result to the in-memory mirror and releases
+// the callers. While one batch is being fsync'd the next one accumulates.
+func (s *Store) commitLoop() {
+	defer close(s.stopped)
+	batch := make([]*op, 0, maxBatch)
+	for {
+		batch = batch[:0]
+		select {
+		case o := <-s.ops:
+			batch = append(batch, o)
+		case <-s.stop:
+			// Finish writes that were accepted before Close.
+			for {
+				select {
+				case o := <-s.ops:
+					batch = append(batch, o)
+				default:
+					if len(batch) > 0 {
+						s.commit(batch)
+					}
+					return
+				}
+			}
+		}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case o := <-s.ops:
+				batch = append(batch, o)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+// overlay is the state of one scope as seen by the ops of the current batch.
+type overlay struct {
+	entries map[string]*entry // nil entry = deleted in this batch
+	nextSeq uint64
+}
+
+func (s *Store) commit(batch []*op) {
+	// Stage every op against memory plus the batch's own earlier changes.
+	staged := make(map[string]*overlay)
+	s.mu.RLock()
+	lookup := func(scopeName, key string) (*overlay, entry, bool) {
+		ov := staged[scopeName]
+		if ov == nil {
+			ov = &overlay{entries: make(map[string]*entry)}
+			if sc := s.scopes[scopeName]; sc != nil {
+				ov.nextSeq = sc.nextSeq
+			}
+			staged[scopeName] = ov
+		}
+		if e, ok := ov.entries[key]; ok {
+			if e == nil {
+				return ov, entry{}, false
+			}
+			return ov, *e, true
+		}
+		if sc := s.scopes[scopeName]; sc != nil {
+			e, ok := sc.entries[key]
+			return ov, e, ok
+		}
+		return ov, entry{}, false
+	}
+	for _, o := range batch {
+		ov, cur, exists := lookup(o.scope, o.key)
+		o.existed = exists
+		if exists {
+			o.old = cur.val
+		}
+		switch o.kind {
+		case opSet:
+			o.newVal = o.value
+		case opDelete:
+			if exists {
+				o.changed = true
+				ov.entries[o.key] = nil
+			}
+			continue
+		case opUpdate:
+			nv, err := runUpdate(o.fn, o.old, exists)
+			if err != nil {
+				o.err = err
+				continue
+			}
+			if nv == nil {
+				o.newVal = o.old
+				continue
+			}
+			if !json.Valid(nv) {
+				o.err = fmt.Errorf("%w: updated value for %s/%s is not valid JSON", ErrInvalid, o.scope, o.key)
+				continue
+			}
+			o.newVal = bytes.Clone(nv)
+		}
+		o.changed = true
+		seq := cur.seq
+		if !exists {
+			seq = ov.nextSeq
+			ov.nextSeq++
+		}
+		o.seq = seq
+		ov.entries[o.key] = &entry{seq: seq, val: o.newVal}
+	}
+	s.mu.RUnlock()
+
+	// Persist.
+	var err error
+	if s.db != nil {
+		err = s.db.Update(func(tx *bolt.Tx) error {
+			for _, o := range batch {
+				if !o.changed {
+					continue
+				}
+				b, err := tx.CreateBucketIfNotExists([]byte(o.scope))
+				if err != nil {
+					return fmt.Errorf("scope %q: %w", o.scope, err)
+				}
+				if o.kind == opDelete {
+					if err := b.Delete([]byte(o.key)); err != nil {
+						return fmt.Errorf("delete %s/%s: %w", o.scope, o.key, err)
+					}
+					continue
+				}
+				rec := make([]byte, seqBytes+len(o.newVal))
+				binary.BigEndian.PutUint64(rec, o.seq)
+				copy(rec[seqBytes:], o.newVal)
+				if err := b.Put([]byte(o.key), rec); err != nil {
+					return fmt.Errorf("put %s/%s: %w", o.scope, o.key, err)
+				}
+			}
+			return nil
+		})
+	}
+
+	if err == nil {
+		// Publish to the mirror in batch order.
+		s.mu.Lock()
+		for _, o := range batch {
+			if !o.changed {
+				continue
+			}
+			sc := s.scopes[o.scope]
+			if sc == nil {
+				sc = &scope{entries: make(map[string]entry)}
+				s.scopes[o.scope] = sc
+			}
+			if o.kind == opDelete {
+				delete(sc.entries, o.key)
+				continue
+			}
+			sc.entries[o.key] = entry{seq: o.seq, val: o.newVal}
+			if o.seq >= sc.nextSeq {
+				sc.nextSeq = o.seq + 1
+			}
+		}
+		s.mu.Unlock()
+	}
+
+	for _, o := range batch {
+		if err != nil && o.err == nil {
+			o.err = fmt.Errorf("store: commit: %w", err)
+		}
+		// Hand out copies so callers never alias the mirror.
+		if o.old != nil {
+			o.old = bytes.Clone(o.old)
+		}
+		if o.kind == opUpdate && o.newVal != nil {
+			o.newVal = bytes.Clone(o.newVal)
+		}
+		close(o.done)
+	}
+}
+
+// runUpdate calls fn, turning a panic into an error so that one bad update
+// cannot take down the committer.
+func runUpdate(fn UpdateFunc, old json.RawMessage, exists bool) (nv json.RawMessage, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("store: update function panicked: %v", r)
+		}
+	}()
+	var arg json.RawMessage
+	if exists {
+		arg = bytes.Clone(old)
+	}
+	return fn(arg, exists)
+}
