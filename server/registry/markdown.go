@@ -1,0 +1,82 @@
+package registry
+
+import (
+	"strings"
+	"unicode"
+)
+
+// nextLine returns the first line of s and the rest after it, the way Rust's
+// str::lines() splits: on '\n', dropping a '\r' right before it. ok is false
+// once s is exhausted (a trailing '\n' does not start an empty last line).
+func nextLine(s string) (line, rest string, ok bool) {
+	if s == "" {
+		return "", "", false
+	}
+	i := strings.IndexByte(s, '\n')
+	if i < 0 {
+		return s, "", true
+	}
+	line = s[:i]
+	line = strings.TrimSuffix(line, "\r")
+	return line, s[i+1:], true
+}
+
+// ExtractTitle returns the first H1 of md: the first line whose
+// left-trimmed form starts with "# " (hash and space), with the rest of the
+// line trimmed. "## x", "#x" and a bare "#" do not count; code fences are
+// not recognised. A line "#  " yields ("", true).
+func ExtractTitle(md string) (string, bool) {
+	for line, rest, ok := nextLine(md); ok; line, rest, ok = nextLine(rest) {
+		if t, found := strings.CutPrefix(strings.TrimLeftFunc(line, unicode.IsSpace), "# "); found {
+			return strings.TrimSpace(t), true
+		}
+	}
+	return "", false
+}
+
+// ExtractDescription returns the first paragraph of md that is not a
+// heading, truncated with TruncateChars(…, MaxDescriptionChars). Lines are
+// trimmed; a blank line or a line starting with '#' ends the paragraph once
+// text has been collected and is skipped before that; every other line is
+// joined to the paragraph with one space. ok is false when nothing was
+// collected.
+func ExtractDescription(md string) (string, bool) {
+	var b strings.Builder
+	for line, rest, ok := nextLine(md); ok; line, rest, ok = nextLine(rest) {
+		t := strings.TrimSpace(line)
+		if t == "" || t[0] == '#' {
+			if b.Len() > 0 {
+				break
+			}
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t)
+	}
+	if b.Len() == 0 {
+		return "", false
+	}
+	return TruncateChars(b.String(), MaxDescriptionChars), true
+}
+
+// TruncateChars keeps the first n Unicode scalar values of s and appends
+// ASCII "..." when s holds more than n of them; otherwise s is returned
+// unchanged. Nothing is trimmed before the mark.
+func TruncateChars(s string, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(s) <= n { // at most n bytes means at most n runes
+		return s
+	}
+	count := 0
+	for i := range s {
+		if count == n {
+			return s[:i] + IndexTruncationMark
+		}
+		count++
+	}
+	return s
+}

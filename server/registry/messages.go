@@ -1,0 +1,174 @@
+package registry
+
+// This file holds every exact upstream string of the skills worker v0.2.2
+// that this package produces. The strings are part of the wire contract:
+// callers and conformance tests match substrings of them, so they live in
+// one place and are never spelled out anywhere else.
+//
+// Msg* constants are complete messages. Fmt* constants are fmt format
+// strings; a %s that stands for a Rust `{x:?}` placeholder is always fed
+// with rustDebugQuote(x).
+
+// Validation messages (§1.0 of the reference).
+const (
+	MsgIDEmpty = "id must be non-empty"
+	// FmtIDEdgeSlash: %s = Debug-quoted id.
+	FmtIDEdgeSlash = "id may not have a leading or trailing '/': %s"
+	// FmtIDTooLong: byte length, limit, Debug-quoted id.
+	FmtIDTooLong = "id too long (%d chars; max %d): %s"
+	// FmtIDSegment: 1-based segment index, Debug-quoted id, segment error.
+	FmtIDSegment = "invalid id (segment %d of %s): %s"
+	// FmtIDReserved: Debug-quoted id.
+	FmtIDReserved = `id may not have "fn" as its first segment (reserved as the iii://fn/ section-URI marker): %s`
+
+	MsgSegmentEmpty = "segment must be non-empty"
+	// FmtSegmentTooLong: byte length, limit, Debug-quoted segment.
+	FmtSegmentTooLong = "segment too long (%d chars; max %d): %s"
+	// FmtSegmentChars: Debug-quoted segment.
+	FmtSegmentChars = "segment may only contain lowercase ASCII letters, digits, '-' and '_': %s"
+
+	MsgNameEmpty = "name must be non-empty"
+	// FmtNameTooLong: byte length, limit.
+	FmtNameTooLong = "name too long (%d chars; max %d)"
+	// FmtNameChars: Debug-quoted name.
+	FmtNameChars = "name may only contain lowercase ASCII letters, digits, '-' and '_': %s"
+
+	MsgArgumentNameEmpty = "argument name must be non-empty"
+	// FmtArgumentDuplicate: the raw (untrimmed) argument name.
+	FmtArgumentDuplicate = "duplicate argument name: %s"
+
+	MsgSkillEmpty = "skill must be non-empty"
+	// FmtSkillTooLarge: byte length, limit.
+	FmtSkillTooLarge = "skill body too large (%d bytes; max %d)"
+
+	MsgDescriptionEmpty = "description must be non-empty"
+	MsgFunctionIDEmpty  = "function_id must be non-empty"
+)
+
+// URI parsing messages (§2.1). Every %s is the URI exactly as given.
+const (
+	FmtURIScheme        = "Resource URI must start with iii://: %s"
+	FmtURIEmptyID       = "Empty resource id: %s"
+	FmtURIEmptySegments = "Resource URI may not contain empty segments (no leading, trailing, or doubled '/'): %s"
+	FmtURIMissingFnPath = "Section URI 'iii://fn' is missing a function path: expected iii://fn/{a}/{b}/...: %s"
+	// FmtURISectionSegment: Debug-quoted segment, segment error.
+	FmtURISectionSegment = "invalid section URI segment %s: %s"
+)
+
+// Read-path messages (§2.2, §1.13, §3).
+const (
+	FmtSkillNotFound  = "Skill not found: %s"
+	FmtPromptNotFound = "Prompt not found: %s"
+	// FmtHiddenSection: the function id a section URI resolved to.
+	FmtHiddenSection = "Function '%s' is in an internal namespace and cannot back a skill resource"
+	// FmtHiddenPrompt: the stored function id of a prompt.
+	FmtHiddenPrompt = "Prompt handler '%s' is in an internal namespace and cannot back a prompt"
+	// FmtTrigger: function id, the SDK error (wrapped with %w).
+	FmtTrigger = "trigger %s: %w"
+	// FmtStateGet: the SDK error (wrapped with %w).
+	FmtStateGet = "state::get: %w"
+	// FmtDecodeSkill / FmtDecodePrompt: id or name, the decode error.
+	FmtDecodeSkill  = "decode stored skill %s: %w"
+	FmtDecodePrompt = "decode stored prompt %s: %w"
+)
+
+// Fetch messages (§2.6, §7).
+const (
+	MsgFetchNoInput = "Provide uri or a non-empty uris array"
+	// FmtFetchInvalidURI: the trimmed entry.
+	FmtFetchInvalidURI = "Invalid URI (must start with iii://): %s"
+	// FetchSectionSeparator joins fetched sections.
+	FetchSectionSeparator = "\n\n---\n\n"
+)
+
+// Output normalization messages (§2.7).
+const (
+	MsgPromptUnsupportedShape = "prompt handler returned unsupported shape; expected string, { content }, or { messages: [...] }"
+)
+
+// Index rendering text (§2.3).
+const (
+	// IndexHeader is the exact v0.2.2 header, including the blank line
+	// after the paragraph.
+	IndexHeader = "# Skills\n\nRead each skill's resource for orientation on when and why to call its functions. Sub-skills are indented under their parent path so a top-level skill stays small and the LLM can drill in only when it needs more detail.\n\n"
+	// IndexEmptyLine is appended to the header when no skill is stored.
+	IndexEmptyLine = "_No skills are currently registered._\n"
+	// FmtIndexError is the whole index body when state::list failed:
+	// %s = the error's display text.
+	FmtIndexError = "# Skills\n\n_Error reading skills index: %s_\n"
+	// IndexSeparator is U+2014 EM DASH with one space on each side.
+	IndexSeparator = " \u2014 "
+	// IndexTruncationMark is appended to descriptions cut at
+	// MaxDescriptionChars (three ASCII periods, not U+2026).
+	IndexTruncationMark = "..."
+)
+
+// MCP envelope strings (§1.4, §1.6).
+const (
+	MimeMarkdown = "text/markdown"
+	MimeJSON     = "application/json"
+
+	IndexResourceName        = "skills"
+	IndexResourceDescription = "Index of every registered skill"
+
+	SkillTemplateURI         = "iii://{skill_id}"
+	SkillTemplateName        = "Skill"
+	SkillTemplateDescription = "Markdown body of a registered skill (1+ segments separated by '/')"
+
+	SectionTemplateURI         = "iii://fn/{function_path}"
+	SectionTemplateName        = "Skill section"
+	SectionTemplateDescription = "Trigger the function at `function_path` (each '/' becomes '::') with empty input and serve its output. e.g. `iii://fn/scope/echo` triggers `scope::echo`."
+)
+
+// Function ids, trigger type ids and their descriptions (§1.1–§1.14), so
+// the worker registers exactly the upstream surface.
+const (
+	FnSkillsRegister           = "skills::register"
+	FnSkillsUnregister         = "skills::unregister"
+	FnSkillsList               = "skills::list"
+	FnSkillsResourcesList      = "skills::resources-list"
+	FnSkillsResourcesRead      = "skills::resources-read"
+	FnSkillsResourcesTemplates = "skills::resources-templates"
+	FnSkillsFetchSkill         = "skills::fetch_skill"
+	FnSkillFetch               = "skill::fetch"
+	FnPromptsRegister          = "prompts::register"
+	FnPromptsUnregister        = "prompts::unregister"
+	FnPromptsList              = "prompts::list"
+	FnPromptsMCPList           = "prompts::mcp-list"
+	FnPromptsMCPGet            = "prompts::mcp-get"
+
+	TriggerSkillsOnChange  = "skills::on-change"
+	TriggerPromptsOnChange = "prompts::on-change"
+
+	DescSkillsRegister           = "Register a markdown skill so it appears as iii://{id} in resources/list."
+	DescSkillsUnregister         = "Remove a registered skill by id."
+	DescSkillsList               = "List registered skills (id, body length, registered_at) without bodies."
+	DescSkillsResourcesList      = "Internal: returns the MCP resources/list envelope with the iii://skills index + one iii://{id} entry per registered skill."
+	DescSkillsResourcesRead      = "Internal: resolves an iii:// URI and returns the MCP resources/read contents envelope."
+	DescSkillsResourcesTemplates = "Internal: returns the MCP resources/templates/list envelope."
+	// DescFetch is shared by skills::fetch_skill and skill::fetch.
+	DescFetch             = "Fetches the content of one or more skill resources identified by iii:// URIs. When you encounter iii:// links in skill instructions, use this tool to retrieve their contents (batch with `uris` when helpful)."
+	DescPromptsRegister   = "Register a slash-command prompt; clients call prompts/get to render it."
+	DescPromptsUnregister = "Remove a registered prompt by name."
+	DescPromptsList       = "List registered prompts (name, function_id, arg count, registered_at)."
+	DescPromptsMCPList    = "Internal: returns the MCP prompts/list envelope (full arguments schema for each registered prompt)."
+	DescPromptsMCPGet     = "Internal: dispatches a registered prompt handler and normalizes the result for MCP prompts/get."
+
+	DescSkillsOnChange  = "Fires after any mutation of the skills registry (register / unregister)."
+	DescPromptsOnChange = "Fires after any mutation of the prompts registry (register / unregister)."
+
+	// OpRegister / OpUnregister are the on-change "op" values.
+	OpRegister   = "register"
+	OpUnregister = "unregister"
+)
+
+// Stored-row decoding messages, worded like serde's (the Display text a
+// Rust worker would put after "decode stored skill {id}: ").
+const (
+	// FmtMissingField: field name.
+	FmtMissingField = "missing field `%s`"
+	// FmtDuplicateField: field name.
+	FmtDuplicateField = "duplicate field `%s`"
+	// FmtInvalidType: unexpected-value description, expectation.
+	FmtInvalidType = "invalid type: %s, expected %s"
+)

@@ -1,0 +1,132 @@
+package registry
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Scheme is the prefix every resource URI carries.
+const Scheme = "iii://"
+
+// IndexID is the URI remainder that addresses the auto-rendered index, and
+// IndexURI the full index URI.
+const (
+	IndexID  = "skills"
+	IndexURI = Scheme + IndexID
+)
+
+// TargetKind says what a parsed iii:// URI addresses.
+type TargetKind int
+
+const (
+	// TargetIndex is iii://skills, the auto-rendered index.
+	TargetIndex TargetKind = iota + 1
+	// TargetSkill is iii://{id}: a stored skill body.
+	TargetSkill
+	// TargetSection is iii://fn/{a}/{b}/...: the output of function a::b::...
+	TargetSection
+)
+
+// String names the kind.
+func (k TargetKind) String() string {
+	switch k {
+	case TargetIndex:
+		return "index"
+	case TargetSkill:
+		return "skill"
+	case TargetSection:
+		return "section"
+	}
+	return fmt.Sprintf("TargetKind(%d)", int(k))
+}
+
+// Target is the result of ParseURI. ID is set for TargetSkill (and is not
+// yet validated: ValidateID runs at read time, as upstream does);
+// FunctionID is set for TargetSection.
+type Target struct {
+	Kind       TargetKind
+	ID         string
+	FunctionID string
+}
+
+// IndexTarget, SkillTarget and SectionTarget build Targets.
+func IndexTarget() Target             { return Target{Kind: TargetIndex} }
+func SkillTarget(id string) Target    { return Target{Kind: TargetSkill, ID: id} }
+func SectionTarget(fid string) Target { return Target{Kind: TargetSection, FunctionID: fid} }
+
+// ParseURI resolves an iii:// URI the v0.2.2 way:
+//
+//  1. the scheme iii:// is required;
+//  2. the remainder must be non-empty;
+//  3. exactly "skills" is the index (so iii://skills/ and iii://skills/foo
+//     are not);
+//  4. no segment may be empty;
+//  5. a first segment "fn" makes a section URI: at least one more segment,
+//     each passing ValidateIDSegment, joined with "::" into the function id;
+//  6. anything else is a skill id, returned unvalidated.
+//
+// Query strings and fragments get no special treatment.
+func ParseURI(uri string) (Target, error) {
+	rest, ok := strings.CutPrefix(uri, Scheme)
+	if !ok {
+		return Target{}, ErrURIScheme(uri)
+	}
+	if rest == "" {
+		return Target{}, fmt.Errorf(FmtURIEmptyID, uri)
+	}
+	if rest == IndexID {
+		return IndexTarget(), nil
+	}
+	segs := strings.Split(rest, "/")
+	for _, s := range segs {
+		if s == "" {
+			return Target{}, fmt.Errorf(FmtURIEmptySegments, uri)
+		}
+	}
+	if segs[0] != ReservedFirstSegment {
+		return SkillTarget(rest), nil
+	}
+	if len(segs) == 1 {
+		return Target{}, fmt.Errorf(FmtURIMissingFnPath, uri)
+	}
+	for _, s := range segs[1:] {
+		if err := ValidateIDSegment(s); err != nil {
+			return Target{}, fmt.Errorf(FmtURISectionSegment, rustDebugQuote(s), err.Error())
+		}
+	}
+	return SectionTarget(strings.Join(segs[1:], "::")), nil
+}
+
+// SkillURI returns iii://{id}.
+func SkillURI(id string) string { return Scheme + id }
+
+// AlwaysHiddenPrefixes is the hard floor of internal namespaces: a function
+// id starting with any of these can never back a section URI or a prompt,
+// and MCP bridges never list it as a tool. "iii." carries a dot on purpose;
+// a bare "state" (without "::") and "skill::" (singular) are not hidden.
+var AlwaysHiddenPrefixes = []string{
+	"engine::",
+	"state::",
+	"stream::",
+	"iii.",
+	"iii::",
+	"mcp::",
+	"a2a::",
+	"skills::",
+	"prompts::",
+}
+
+// hiddenPrefixes is a private copy so callers mutating the exported slice
+// cannot weaken the guard.
+var hiddenPrefixes = append([]string(nil), AlwaysHiddenPrefixes...)
+
+// IsHidden reports whether functionID starts with one of the
+// AlwaysHiddenPrefixes (a plain prefix test).
+func IsHidden(functionID string) bool {
+	for _, p := range hiddenPrefixes {
+		if strings.HasPrefix(functionID, p) {
+			return true
+		}
+	}
+	return false
+}
