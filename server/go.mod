@@ -2,7 +2,13 @@ module github.com/iii-skills/skills/server
 
 go 1.25.0
 
-require github.com/iii-skills/skills/sdk-go v0.0.0
+require (
+	github.com/gorilla/websocket v1.5.3
+	github.com/onsi/ginkgo/v2 v2.34.0
+	github.com/onsi/gomega v1.44.0
+	go.etcd.io/bbolt v1.5.0
+	gopkg.in/yaml.v3 v3.0.1
+)
 
 require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
@@ -10,11 +16,6 @@ require (
 	github.com/go-task/slim-sprig/v3 v3.0.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936 // indirect
-	github.com/google/uuid v1.6.0 // indirect
-	github.com/gorilla/websocket v1.5.3 // indirect
-	github.com/onsi/ginkgo/v2 v2.34.0 // indirect
-	github.com/onsi/gomega v1.44.0 // indirect
-	go.etcd.io/bbolt v1.5.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/mod v0.36.0 // indirect
 	golang.org/x/net v0.56.0 // indirect
@@ -22,7 +23,6 @@ require (
 	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/text v0.38.0 // indirect
 	golang.org/x/tools v0.45.0 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
 replace github.com/iii-skills/skills/sdk-go => ../sdk-go

@@ -1,0 +1,4 @@
+package registry
+
+// RustDebugQuote exposes rustDebugQuote to the external test package.
+var RustDebugQuote = rustDebugQuote
