@@ -1,0 +1,92 @@
+package iii
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error the client returns wraps one of these or is
+// (or wraps) an *InvocationError / *RegistrationRejectedError, so callers can
+// branch with errors.Is and errors.As.
+var (
+	// ErrTimeout is returned by Trigger when no result arrived within the
+	// request's Timeout (default WithInvocationTimeout, 30 s). The error is
+	// client-side only; the engine has no timeout for worker functions.
+	ErrTimeout = errors.New("iii: invocation timed out")
+
+	// ErrNotConnected is returned by Trigger when the client is disconnected
+	// and the offline queue is full, or when reconnecting was given up. It is
+	// also wrapped by the *InvocationError (code invocation_stopped) that a
+	// pending call receives when its connection drops before the result
+	// arrived.
+	ErrNotConnected = errors.New("iii: not connected to the engine")
+
+	// ErrClosed is returned by calls made after Close, and by pending calls
+	// that Close interrupted.
+	ErrClosed = errors.New("iii: client closed")
+
+	// ErrNotRegistered is returned when unregistering something this client
+	// does not (or no longer) hold.
+	ErrNotRegistered = errors.New("iii: not registered")
+)
+
+// InvocationError is a failed invocation as reported over the wire
+// (invocationresult.error), or a failure a Handler wants to report with a
+// specific code. A Handler that returns (or wraps) an *InvocationError has its
+// Code, Message and Stacktrace sent verbatim; any other handler error is sent
+// with code "invocation_failed".
+type InvocationError struct {
+	FunctionID string
+	Code       string
+	Message    string
+	Stacktrace string
+
+	cause error
+}
+
+// Error formats the error as "<code>: <message> (function <id>)".
+func (e *InvocationError) Error() string {
+	s := e.Code + ": " + e.Message
+	if e.FunctionID != "" {
+		s += " (function " + e.FunctionID + ")"
+	}
+	return s
+}
+
+// Unwrap returns the underlying client-side cause, if any. The
+// invocation_stopped error produced when a connection drops unwraps to
+// ErrNotConnected.
+func (e *InvocationError) Unwrap() error { return e.cause }
+
+// NewInvocationError builds an *InvocationError for a Handler to return.
+func NewInvocationError(code, message string) *InvocationError {
+	return &InvocationError{Code: code, Message: message}
+}
+
+// RegistrationRejectedError is the content of a registrationrejected frame.
+// WORKER_NAMESPACE_CONFLICT is fatal: the client stops reconnecting and every
+// later call returns an error wrapping both ErrClosed and this error.
+type RegistrationRejectedError struct {
+	Code          string
+	Namespace     string
+	WorkerName    string
+	FunctionID    string
+	OwnerWorkerID string
+}
+
+func (e *RegistrationRejectedError) Error() string {
+	switch {
+	case e.WorkerName != "":
+		return fmt.Sprintf("iii: registration rejected: %s: worker name %q in namespace %q is held by worker %q",
+			e.Code, e.WorkerName, e.Namespace, e.OwnerWorkerID)
+	case e.FunctionID != "":
+		return fmt.Sprintf("iii: registration rejected: %s: function %q in namespace %q is held by worker %q",
+			e.Code, e.FunctionID, e.Namespace, e.OwnerWorkerID)
+	default:
+		return fmt.Sprintf("iii: registration rejected: %s (namespace %q)", e.Code, e.Namespace)
+	}
+}
+
+func errorFromBody(functionID string, b *ErrorBody) *InvocationError {
+	return &InvocationError{FunctionID: functionID, Code: b.Code, Message: b.Message, Stacktrace: b.Stacktrace}
+}
