@@ -1,0 +1,109 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+)
+
+// stateStore reaches the engine's state::* functions, each call bounded by the
+// configured state timeout, like upstream's state.rs wrappers.
+type stateStore struct {
+	client  *iii.Client
+	timeout time.Duration
+}
+
+func (s stateStore) call(ctx context.Context, fn string, payload any) (json.RawMessage, error) {
+	return s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Payload: payload, Timeout: s.timeout})
+}
+
+// get returns the stored value, or nil when the key is absent (the engine
+// sends no result, or null).
+func (s stateStore) get(ctx context.Context, scope, key string) (json.RawMessage, error) {
+	out, err := s.call(ctx, "state::get", map[string]string{"scope": scope, "key": key})
+	if err != nil {
+		return nil, err
+	}
+	if isNull(out) {
+		return nil, nil
+	}
+	return out, nil
+}
+
+func (s stateStore) set(ctx context.Context, scope, key string, value any) error {
+	_, err := s.call(ctx, "state::set", map[string]any{"scope": scope, "key": key, "value": value})
+	return err
+}
+
+// delete removes key and returns the previous value (nil when there was none).
+func (s stateStore) delete(ctx context.Context, scope, key string) (json.RawMessage, error) {
+	out, err := s.call(ctx, "state::delete", map[string]string{"scope": scope, "key": key})
+	if err != nil {
+		return nil, err
+	}
+	if isNull(out) {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// list returns every value of scope. Like upstream's extract_state_entries it
+// accepts a flat array, {items:[{value}]} or {value:[…]}; anything else is an
+// empty scope.
+func (s stateStore) list(ctx context.Context, scope string) ([]json.RawMessage, error) {
+	out, err := s.call(ctx, "state::list", map[string]string{"scope": scope})
+	if err != nil {
+		return nil, err
+	}
+	return extractStateEntries(out), nil
+}
+
+func extractStateEntries(raw json.RawMessage) []json.RawMessage {
+	var flat []json.RawMessage
+	if json.Unmarshal(raw, &flat) == nil {
+		return flat
+	}
+	var wrapped struct {
+		Items []struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"items"`
+		Value []json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(raw, &wrapped) != nil {
+		return nil
+	}
+	if wrapped.Items != nil {
+		out := make([]json.RawMessage, 0, len(wrapped.Items))
+		for _, it := range wrapped.Items {
+			out = append(out, it.Value)
+		}
+		return out
+	}
+	return wrapped.Value
+}
+
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || bytes.Equal(t, []byte("null"))
+}
+
+// sdkError renders an error from the iii client the way upstream's Rust SDK
+// displays it, because upstream messages embed that text ("trigger x: remote
+// error (function_not_found): Function x not found", "… invocation timed
+// out").
+func sdkError(err error) error {
+	var inv *iii.InvocationError
+	switch {
+	case errors.As(err, &inv):
+		return fmt.Errorf("remote error (%s): %s", inv.Code, inv.Message)
+	case errors.Is(err, iii.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return errors.New("invocation timed out")
+	default:
+		return err
+	}
+}

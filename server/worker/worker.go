@@ -1,0 +1,265 @@
+package worker
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/registry"
+)
+
+// apiJSON is the upstream v0.2.2 API reference (descriptions and JSON Schema
+// request/response formats of the 13 functions, descriptions of the two
+// trigger types), so engine::functions::list shows the same contracts.
+//
+//go:embed api.json
+var apiJSON []byte
+
+type apiFunction struct {
+	ID             string          `json:"id"`
+	Description    string          `json:"description"`
+	RequestFormat  json.RawMessage `json:"request_format"`
+	ResponseFormat json.RawMessage `json:"response_format"`
+}
+
+type apiTriggerType struct {
+	ID          string `json:"id"`
+	Description string `json:"description"`
+}
+
+type apiReference struct {
+	Functions    []apiFunction    `json:"functions"`
+	TriggerTypes []apiTriggerType `json:"trigger_types"`
+}
+
+// Function and trigger-type ids of the registry.
+const (
+	FnSkillsRegister       = "skills::register"
+	FnSkillsUnregister     = "skills::unregister"
+	FnSkillsList           = "skills::list"
+	FnResourcesList        = "skills::resources-list"
+	FnResourcesRead        = "skills::resources-read"
+	FnResourcesTemplates   = "skills::resources-templates"
+	FnFetchSkill           = "skills::fetch_skill"
+	FnFetchAlias           = "skill::fetch"
+	FnPromptsRegister      = "prompts::register"
+	FnPromptsUnregister    = "prompts::unregister"
+	FnPromptsList          = "prompts::list"
+	FnPromptsMCPList       = "prompts::mcp-list"
+	FnPromptsMCPGet        = "prompts::mcp-get"
+	TriggerSkillsOnChange  = "skills::on-change"
+	TriggerPromptsOnChange = "prompts::on-change"
+
+	// fnCacheSync receives the engine's `state` trigger events for the skills
+	// scope. It is ours, not upstream's, so it is marked internal and stays
+	// out of engine::functions::list and MCP tool listings.
+	fnCacheSync = "skills::cache-sync"
+)
+
+// Options tune a Worker beyond config.yaml.
+type Options struct {
+	// StrictFetch rejects bare skill paths in skill::fetch exactly like
+	// upstream v0.2.2. By default bare paths get iii:// prefixed, the way
+	// iii-directory's fetch-skill accepts them.
+	StrictFetch bool
+	Logger      *slog.Logger
+}
+
+// Worker is the skills registry bound to an iii client.
+type Worker struct {
+	client *iii.Client
+	cfg    Config
+	opts   Options
+	log    *slog.Logger
+	state  stateStore
+	skills *skillCache
+
+	skillSubs  *iii.TriggerTypeRef
+	promptSubs *iii.TriggerTypeRef
+
+	loadMu sync.Mutex // serializes cache loads
+}
+
+// New binds a registry worker to client. Call Register before the client
+// connects (registrations are replayed on every reconnect) and Start after.
+func New(client *iii.Client, cfg Config, opts Options) *Worker {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Worker{
+		client: client,
+		cfg:    cfg,
+		opts:   opts,
+		log:    log,
+		state:  stateStore{client: client, timeout: cfg.StateTimeout()},
+		skills: newSkillCache(),
+	}
+}
+
+// Register declares the two custom trigger types and the 13 functions (plus
+// the internal cache-sync function) on the client, in upstream's order.
+func (w *Worker) Register() error {
+	var api apiReference
+	if err := json.Unmarshal(apiJSON, &api); err != nil {
+		return fmt.Errorf("embedded api.json: %w", err)
+	}
+	subs := map[string]**iii.TriggerTypeRef{TriggerSkillsOnChange: &w.skillSubs, TriggerPromptsOnChange: &w.promptSubs}
+	for _, t := range api.TriggerTypes {
+		ref, err := w.client.RegisterTriggerType(t.ID, t.Description, subscriberSet{log: w.log, kind: t.ID})
+		if err != nil {
+			return err
+		}
+		*subs[t.ID] = ref
+	}
+	handlers := w.handlers()
+	for _, f := range api.Functions {
+		h, ok := handlers[f.ID]
+		if !ok {
+			return fmt.Errorf("no handler for %s", f.ID)
+		}
+		_, err := w.client.RegisterFunction(f.ID, h, iii.FunctionOptions{
+			Description:    f.Description,
+			RequestFormat:  f.RequestFormat,
+			ResponseFormat: f.ResponseFormat,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	_, err := w.client.RegisterFunction(fnCacheSync, w.cacheSync, iii.FunctionOptions{
+		Description: "Internal: keeps the skills registry's in-memory index in step with state events of its scope.",
+		Metadata:    map[string]any{"internal": true},
+	})
+	if err != nil {
+		return err
+	}
+	// Writes made straight into the skills scope (an operator cleaning up,
+	// a test harness) reach the cache through the engine's state trigger.
+	_, err = w.client.RegisterTrigger(iii.Trigger{Type: "state", FunctionID: fnCacheSync, Config: map[string]string{"scope": w.cfg.Scopes.Skills}})
+	return err
+}
+
+// Start loads the skills cache and reloads it after every reconnect (the
+// engine may have restarted with other state). It returns once the first
+// load was attempted; a failed load leaves reads on the state path and is
+// retried in the background until ctx ends.
+func (w *Worker) Start(ctx context.Context) {
+	w.client.OnConnect(func(context.Context) {
+		w.skills.invalidate()
+		go w.loadUntilReady(ctx)
+	})
+	w.loadUntilReady(ctx)
+}
+
+func (w *Worker) loadUntilReady(ctx context.Context) {
+	delay := 500 * time.Millisecond
+	for {
+		if err := w.loadCache(ctx); err == nil {
+			return
+		} else if ctx.Err() != nil {
+			return
+		} else {
+			w.log.Warn("skills index not loaded yet; serving reads from state", "err", err, "retry_in", delay)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 10*time.Second)
+	}
+}
+
+func (w *Worker) loadCache(ctx context.Context) error {
+	w.loadMu.Lock()
+	defer w.loadMu.Unlock()
+	w.skills.beginLoad()
+	rows, err := w.state.list(ctx, w.cfg.Scopes.Skills)
+	if err != nil {
+		w.skills.abortLoad()
+		return sdkError(err)
+	}
+	w.skills.load(rows)
+	return nil
+}
+
+// cacheSync applies one `state` trigger event of the skills scope.
+func (w *Worker) cacheSync(_ context.Context, data json.RawMessage) (any, error) {
+	var ev struct {
+		EventType string          `json:"event_type"`
+		Scope     string          `json:"scope"`
+		Key       string          `json:"key"`
+		NewValue  json.RawMessage `json:"new_value"`
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return nil, fmt.Errorf("state event: %w", err)
+	}
+	if ev.Scope != w.cfg.Scopes.Skills {
+		return nil, nil
+	}
+	if ev.EventType == "state:deleted" || isNull(ev.NewValue) {
+		w.skills.remove(ev.Key)
+		return nil, nil
+	}
+	row, err := registry.DecodeStoredSkill(ev.NewValue)
+	if err != nil || row.ID != ev.Key {
+		w.skills.remove(ev.Key) // upstream would not list an undecodable row
+		return nil, nil
+	}
+	w.skills.put(row)
+	return nil, nil
+}
+
+func (w *Worker) handlers() map[string]iii.Handler {
+	return map[string]iii.Handler{
+		FnSkillsRegister:     w.registerSkill,
+		FnSkillsUnregister:   w.unregisterSkill,
+		FnSkillsList:         w.listSkills,
+		FnResourcesList:      w.resourcesList,
+		FnResourcesRead:      w.resourcesRead,
+		FnResourcesTemplates: w.resourcesTemplates,
+		FnFetchSkill:         w.fetchSkill,
+		FnFetchAlias:         w.fetchSkill,
+		FnPromptsRegister:    w.registerPrompt,
+		FnPromptsUnregister:  w.unregisterPrompt,
+		FnPromptsList:        w.listPrompts,
+		FnPromptsMCPList:     w.mcpListPrompts,
+		FnPromptsMCPGet:      w.mcpGetPrompt,
+	}
+}
+
+// notify fans a change event out to every subscriber of a trigger type,
+// fire-and-forget like upstream; failures are logged, never returned.
+func (w *Worker) notify(ctx context.Context, ref *iii.TriggerTypeRef, payload any) {
+	if ref == nil {
+		return
+	}
+	if err := ref.Fire(ctx, payload); err != nil {
+		w.log.Warn("on-change fan-out failed", "trigger_type", ref.ID(), "err", err)
+	}
+}
+
+// subscriberSet accepts every binding of an on-change trigger type; the
+// client keeps the bindings (TriggerTypeRef.Bindings) and Fire reaches them.
+// Like upstream, a binding's config is ignored: every subscriber gets every
+// event.
+type subscriberSet struct {
+	log  *slog.Logger
+	kind string
+}
+
+func (s subscriberSet) RegisterTrigger(_ context.Context, cfg iii.TriggerConfig) error {
+	s.log.Debug("subscriber added", "trigger_type", s.kind, "id", cfg.ID, "function_id", cfg.FunctionID)
+	return nil
+}
+
+func (s subscriberSet) UnregisterTrigger(_ context.Context, cfg iii.TriggerConfig) error {
+	s.log.Debug("subscriber removed", "trigger_type", s.kind, "id", cfg.ID)
+	return nil
+}
