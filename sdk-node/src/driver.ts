@@ -1,0 +1,219 @@
+// The conformance driver (conformance/DRIVER.md): one JSON command per line on stdin, one
+// JSON reply or event per line on stdout. Everything else goes to stderr.
+//
+//   III_URL=ws://127.0.0.1:49134 node sdk-node/dist/driver.js
+import { createInterface } from 'node:readline'
+import { registerWorker } from 'iii-sdk'
+import { z } from 'zod'
+import { decodeCommandLine } from './driver-line.js'
+import type { Logger } from './logger.js'
+import { createPublisher, type Publisher } from './publisher.js'
+import type { BackoffOptions } from './registrar.js'
+import { resolveBackoff } from './registrar.js'
+import { VERSION } from './version.js'
+
+// stdout carries the protocol only: iii-sdk prints debug lines with console.debug, which
+// Node writes to stdout, so every console method goes to stderr here.
+const toStderr = (...args: unknown[]): void => console.error(...args)
+console.log = toStderr
+console.info = toStderr
+console.debug = toStderr
+console.warn = toStderr
+
+function emit(obj: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(obj)}\n`)
+}
+
+class CommandError extends Error {}
+
+type Command = Record<string, unknown> & { cmd?: unknown }
+
+function str(c: Command, key: string): string {
+  const v = c[key]
+  if (typeof v !== 'string') throw new CommandError(`${String(c.cmd)}: ${key} must be a string`)
+  return v
+}
+
+function bool(c: Command, key: string, dflt: boolean): boolean {
+  const v = c[key]
+  if (v === undefined || v === null) return dflt
+  if (typeof v !== 'boolean') throw new CommandError(`${String(c.cmd)}: ${key} must be a boolean`)
+  return v
+}
+
+// Fixtures (conformance/DRIVER.md), written with zod as a user of this SDK would.
+const SendEmailArgs = z.object({
+  to: z.string().describe('Recipient address'),
+  subject: z.string().describe('Subject line'),
+  urgent: z.boolean().optional().describe('Mark as urgent'),
+})
+const CountWordsArgs = z.object({
+  limit: z.int().describe('Maximum words'),
+})
+const EchoInput = z.object({ message: z.string(), repeat: z.int() })
+const EchoOutput = z.object({ echo: z.string() })
+
+function definePrompt(p: Publisher, fixture: string, name: string): string {
+  switch (fixture) {
+    case 'send-email':
+      return p.prompt(
+        { name, description: 'Compose and send an email', args: SendEmailArgs },
+        ({ to, subject, urgent }) => ({
+          content:
+            `Compose an email to ${to} with the subject "${subject}".` +
+            (urgent === true ? ' Mark it urgent.' : ''),
+        }),
+      )
+    case 'count-words':
+      return p.prompt(
+        { name, description: 'Answer within a word limit', args: CountWordsArgs },
+        ({ limit }) => `Use at most ${limit} words.`,
+      )
+    case 'dialogue':
+      return p.prompt({ name, description: 'A scripted two-turn dialogue' }, () => ({
+        messages: [
+          { role: 'user', content: { type: 'text', text: 'hi' } },
+          { role: 'assistant', content: { type: 'text', text: 'hello' } },
+        ],
+      }))
+    default:
+      throw new CommandError(`prompt: unknown fixture ${JSON.stringify(fixture)}`)
+  }
+}
+
+function defineFunction(p: Publisher, fixture: string, id: string): void {
+  if (fixture !== 'echo') throw new CommandError(`function: unknown fixture ${JSON.stringify(fixture)}`)
+  p.fn(id, { input: EchoInput, output: EchoOutput, description: 'Echo a message' }, (input) => ({
+    echo: input.message.repeat(Math.max(0, input.repeat)),
+  }))
+}
+
+const logger: Logger = {
+  debug: (message) => emit({ event: 'log', level: 'debug', message }),
+  info: (message) => emit({ event: 'log', level: 'info', message }),
+  warn: (message) => emit({ event: 'log', level: 'warn', message }),
+  error: (message) => emit({ event: 'log', level: 'error', message }),
+}
+
+const iii = registerWorker(process.env['III_URL'] ?? 'ws://127.0.0.1:49134', {
+  workerName: `iii-skills-node-driver:${process.pid}`,
+  otel: { enabled: false },
+  enableMetricsReporting: false,
+})
+
+const backoff: BackoffOptions = {}
+const publisher = createPublisher(iii, { backoff, logger })
+publisher.on('registered', () => emit({ event: 'registered' }))
+publisher.on('gaveUp', () => emit({ event: 'gave_up' }))
+let started = false
+let exiting = false
+
+const BACKOFF_KEYS: Record<string, keyof BackoffOptions> = {
+  initial_ms: 'initialMs',
+  multiplier: 'multiplier',
+  max_ms: 'maxMs',
+  give_up_ms: 'giveUpMs',
+}
+
+async function execute(c: Command): Promise<unknown> {
+  switch (c.cmd) {
+    case 'hello':
+      return { sdk: 'node', version: VERSION }
+    case 'configure': {
+      if (started) throw new CommandError('configure must come before start')
+      const b = c['backoff']
+      if (b === undefined || b === null) return null
+      if (typeof b !== 'object' || Array.isArray(b)) {
+        throw new CommandError('configure: backoff must be an object')
+      }
+      const next: BackoffOptions = { ...backoff }
+      for (const [key, value] of Object.entries(b)) {
+        const field = BACKOFF_KEYS[key]
+        if (field === undefined) throw new CommandError(`configure: unknown backoff setting ${key}`)
+        if (typeof value !== 'number') throw new CommandError(`configure: backoff.${key} must be a number`)
+        next[field] = value
+      }
+      resolveBackoff(next)
+      Object.assign(backoff, next)
+      return null
+    }
+    case 'skill':
+      publisher.skill(str(c, 'id'), str(c, 'markdown'))
+      return null
+    case 'section': {
+      const output = c['output'] ?? null
+      return { uri: publisher.section(str(c, 'path'), () => output as never) }
+    }
+    case 'prompt': {
+      const fixture = str(c, 'fixture')
+      const name = c['name'] === undefined || c['name'] === null ? fixture : str(c, 'name')
+      return { function_id: definePrompt(publisher, fixture, name) }
+    }
+    case 'function':
+      defineFunction(publisher, str(c, 'fixture'), str(c, 'id'))
+      return null
+    case 'subscribe': {
+      const kind = str(c, 'kind')
+      if (kind === 'skills') {
+        publisher.onSkillChange(({ op, id }) => emit({ event: 'skill_change', op, id }))
+      } else if (kind === 'prompts') {
+        publisher.onPromptChange(({ op, name }) => emit({ event: 'prompt_change', op, name }))
+      } else {
+        throw new CommandError(`subscribe: kind must be "skills" or "prompts", got ${JSON.stringify(kind)}`)
+      }
+      return null
+    }
+    case 'start': {
+      const wait = bool(c, 'wait', true)
+      started = true
+      const run = publisher.start()
+      if (!wait) return null
+      const { registered } = await run
+      return { registered }
+    }
+    case 'close': {
+      const unregister = bool(c, 'unregister', false)
+      await publisher.close({ unregister })
+      return null
+    }
+    default:
+      throw new CommandError(`unknown command ${JSON.stringify(c.cmd)}`)
+  }
+}
+
+async function handle(line: string): Promise<void> {
+  if (line.trim() === '') return
+  let id: unknown
+  let c: Command
+  try {
+    const decoded = decodeCommandLine(line)
+    id = decoded.id
+    c = { ...decoded.args, cmd: decoded.cmd }
+  } catch (err) {
+    emit({ id: null, ok: false, error: `bad command line: ${(err as Error).message}` })
+    return
+  }
+  try {
+    const result = await execute(c)
+    emit({ id, ok: true, result: result ?? null })
+  } catch (err) {
+    emit({ id, ok: false, error: err instanceof Error ? err.message : String(err) })
+  }
+  if (c.cmd === 'close') await exit()
+}
+
+async function exit(): Promise<void> {
+  if (exiting) return
+  exiting = true
+  await publisher.close()
+  await iii.shutdown().catch(() => {})
+  process.stdout.write('', () => process.exit(0))
+}
+
+const lines = createInterface({ input: process.stdin, crlfDelay: Infinity })
+lines.on('line', (line) => {
+  void handle(line)
+})
+lines.on('close', () => {
+  void exit()
+})

@@ -1,0 +1,36 @@
+export {
+  Publisher,
+  createPublisher,
+  type ChangeOp,
+  type CloseOptions,
+  type JsonValue,
+  type PromptChange,
+  type PromptDefinition,
+  type PromptMessage,
+  type PromptResult,
+  type PublisherClient,
+  type PublisherEvents,
+  type PublisherOptions,
+  type SectionResult,
+  type SkillChange,
+  type TypedFunctionSpec,
+  type Unsubscribe,
+} from './publisher.js'
+export {
+  DEFAULT_BACKOFF,
+  type BackoffOptions,
+  type Rejection,
+  type RegistrationResult,
+} from './registrar.js'
+export { deriveArguments, checkArguments, type ArgumentKind, type ArgumentSpec, type ArgsSchema } from './args.js'
+export {
+  ValidationError,
+  skillIdError,
+  skillBodyError,
+  promptError,
+  sectionFunctionId,
+  type PromptArgument,
+} from './validate.js'
+export { consoleLogger, type Logger } from './logger.js'
+export { isInternalFunctionId, msg as messages } from './messages.js'
+export { VERSION } from './version.js'
