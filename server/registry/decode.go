@@ -147,6 +147,17 @@ func checkKind(v json.RawMessage, k fieldKind) error {
 		if c != '[' {
 			return invalidType(v, "a sequence")
 		}
+		// serde decodes the elements as soon as it meets the key, so
+		// their errors win over fields missing later in the row.
+		var items []json.RawMessage
+		if err := json.Unmarshal(v, &items); err != nil {
+			return err
+		}
+		for _, it := range items {
+			if _, err := DecodePromptArgument(it); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

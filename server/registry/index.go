@@ -61,16 +61,23 @@ func (e IndexEntry) Line() string {
 // suffix is present only when hasDesc is true and desc is non-empty. title
 // must already be resolved (Summary.DisplayTitle).
 func IndexLine(id, title, desc string, hasDesc bool) string {
-	depth := strings.Count(id, "/")
-	withDesc := hasDesc && desc != ""
-	n := 2*depth + len("- [`") + len(id) + len("`](") + len(Scheme) + len(id) + len(")") +
+	var b strings.Builder
+	b.Grow(indexLineLen(id, title, desc, hasDesc))
+	writeIndexLine(&b, id, title, desc, hasDesc)
+	return b.String()
+}
+
+func indexLineLen(id, title, desc string, hasDesc bool) int {
+	n := 2*strings.Count(id, "/") + len("- [`") + len(id) + len("`](") + len(Scheme) + len(id) + len(")") +
 		len(IndexSeparator) + len(title) + 1
-	if withDesc {
+	if hasDesc && desc != "" {
 		n += len(IndexSeparator) + len(desc)
 	}
-	var b strings.Builder
-	b.Grow(n)
-	for range depth {
+	return n
+}
+
+func writeIndexLine(b *strings.Builder, id, title, desc string, hasDesc bool) {
+	for range strings.Count(id, "/") {
 		b.WriteString("  ")
 	}
 	b.WriteString("- [`")
@@ -81,12 +88,11 @@ func IndexLine(id, title, desc string, hasDesc bool) string {
 	b.WriteString(")")
 	b.WriteString(IndexSeparator)
 	b.WriteString(title)
-	if withDesc {
+	if hasDesc && desc != "" {
 		b.WriteString(IndexSeparator)
 		b.WriteString(desc)
 	}
 	b.WriteByte('\n')
-	return b.String()
 }
 
 // compareIDs is the upstream order: plain bytewise string comparison.
@@ -96,16 +102,25 @@ func compareIDs(a, b IndexEntry) int { return strings.Compare(a.ID, b.ID) }
 // IndexEmptyLine or one IndexLine per entry in bytewise id order. The input
 // order does not matter and the slice is not modified.
 func RenderIndex(entries []IndexEntry) string {
+	if len(entries) == 0 {
+		return IndexHeader + IndexEmptyLine
+	}
 	sorted := entries
 	if !slices.IsSortedFunc(entries, compareIDs) {
 		sorted = slices.Clone(entries)
 		slices.SortStableFunc(sorted, compareIDs)
 	}
-	lines := make([]string, len(sorted))
-	for i, e := range sorted {
-		lines[i] = e.Line()
+	n := len(IndexHeader)
+	for _, e := range sorted {
+		n += indexLineLen(e.ID, e.DisplayTitle(e.ID), e.Description, e.HasDescription)
 	}
-	return RenderIndexLines(lines)
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(IndexHeader)
+	for _, e := range sorted {
+		writeIndexLine(&b, e.ID, e.DisplayTitle(e.ID), e.Description, e.HasDescription)
+	}
+	return b.String()
 }
 
 // RenderIndexLines renders the index from precomputed lines (IndexLine

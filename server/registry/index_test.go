@@ -58,6 +58,16 @@ var _ = Describe("markdown extraction details", Label("pure", "markdown"), func(
 		Expect(d).To(Equal(p140 + "..."))
 	})
 
+	It("gives the same result for long multibyte paragraphs spread over lines", func() {
+		emoji := strings.Repeat("🎉", 140) // 560 bytes
+		d, _ := registry.ExtractDescription(emoji + "\n\nnext")
+		Expect(d).To(Equal(emoji))
+		d, _ = registry.ExtractDescription(emoji + "\nx\n" + strings.Repeat("y", 1000))
+		Expect(d).To(Equal(emoji + "..."))
+		d, _ = registry.ExtractDescription(strings.Repeat("é", 100) + "\n" + strings.Repeat("é", 200) + "\n" + strings.Repeat("é", 200))
+		Expect(d).To(Equal(strings.Repeat("é", 100) + " " + strings.Repeat("é", 39) + "..."))
+	})
+
 	It("counts the joining spaces toward the cap and does not trim before ...", func() {
 		md := strings.Repeat("a", 139) + "\n" + "bbbb"
 		d, _ := registry.ExtractDescription(md)

@@ -3,6 +3,7 @@ package registry
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // nextLine returns the first line of s and the rest after it, the way Rust's
@@ -54,6 +55,11 @@ func ExtractDescription(md string) (string, bool) {
 			b.WriteByte(' ')
 		}
 		b.WriteString(t)
+		if b.Len() > utf8.UTFMax*MaxDescriptionChars {
+			// More than 140 runes are certainly collected: the rest of
+			// the paragraph cannot change the truncated result.
+			break
+		}
 	}
 	if b.Len() == 0 {
 		return "", false
