@@ -369,6 +369,15 @@ func TestTriggerTimeoutAndCancel(t *testing.T) {
 		t.Fatalf("%d pending calls left after timeout/cancel", n)
 	}
 
+	// A ctx deadline counts as a timeout too.
+	dctx, dcancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer dcancel()
+	_, err = c.Trigger(dctx, TriggerRequest{FunctionID: "slow::fn"})
+	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ctx deadline: err = %v, want ErrTimeout and DeadlineExceeded", err)
+	}
+	<-swallowed
+
 	// The client default applies when the request sets no timeout.
 	c2 := newTestClient(t, e, WithInvocationTimeout(20*time.Millisecond))
 	connect(t, e, c2)

@@ -44,7 +44,7 @@ func (f frame) has(key string) bool {
 // trigger bindings between its connections the way the real engine does
 // (engine-protocol §3, §4). Tests can intercept frames with hook.
 type fakeEngine struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 	url string
 
@@ -77,7 +77,7 @@ type fakeConn struct {
 	closed chan struct{}
 }
 
-func newFakeEngine(t *testing.T) *fakeEngine {
+func newFakeEngine(t testing.TB) *fakeEngine {
 	t.Helper()
 	e := &fakeEngine{
 		t:            t,
@@ -185,7 +185,7 @@ func (fc *fakeConn) sendRaw(b []byte) {
 func (fc *fakeConn) drop() { _ = fc.ws.Close() }
 
 // next returns the next frame the client sent on this connection.
-func (fc *fakeConn) next(t *testing.T) frame {
+func (fc *fakeConn) next(t testing.TB) frame {
 	t.Helper()
 	select {
 	case f := <-fc.frames:
@@ -197,7 +197,7 @@ func (fc *fakeConn) next(t *testing.T) frame {
 }
 
 // waitFor skips frames until one satisfies pred.
-func (fc *fakeConn) waitFor(t *testing.T, what string, pred func(frame) bool) frame {
+func (fc *fakeConn) waitFor(t testing.TB, what string, pred func(frame) bool) frame {
 	t.Helper()
 	deadline := time.After(waitLimit)
 	for {
@@ -213,7 +213,7 @@ func (fc *fakeConn) waitFor(t *testing.T, what string, pred func(frame) bool) fr
 	}
 }
 
-func (e *fakeEngine) waitConn(t *testing.T) *fakeConn {
+func (e *fakeEngine) waitConn(t testing.TB) *fakeConn {
 	t.Helper()
 	select {
 	case fc := <-e.connCh:
@@ -366,7 +366,7 @@ func testLogger() *slog.Logger {
 var fastReconnect = ReconnectConfig{InitialDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond, Multiplier: 2, Jitter: 0.1, MaxRetries: -1}
 
 // newTestClient builds a client for e that is closed at test end.
-func newTestClient(t *testing.T, e *fakeEngine, opts ...Option) *Client {
+func newTestClient(t testing.TB, e *fakeEngine, opts ...Option) *Client {
 	t.Helper()
 	all := append([]Option{WithLogger(testLogger()), WithReconnectConfig(fastReconnect), WithName("test-worker")}, opts...)
 	c := RegisterWorker(e.url, all...)
@@ -376,7 +376,7 @@ func newTestClient(t *testing.T, e *fakeEngine, opts ...Option) *Client {
 
 // connect connects c and returns the engine side of the connection, after
 // consuming the handshake frames (hello and replayed registrations).
-func connect(t *testing.T, e *fakeEngine, c *Client) *fakeConn {
+func connect(t testing.TB, e *fakeEngine, c *Client) *fakeConn {
 	t.Helper()
 	ctx, cancel := contextWithLimit()
 	defer cancel()
@@ -395,7 +395,7 @@ func contextWithLimit() (context.Context, context.CancelFunc) {
 }
 
 // eventually polls cond until it holds or waitLimit passes.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for !cond() {

@@ -67,6 +67,10 @@ type queuedCall struct {
 // *InvocationError. A void call returns (nil, nil) once sent or queued; an
 // enqueue call returns the engine's receipt.
 //
+// Timeouts: the call fails with an error matching ErrTimeout when
+// req.Timeout passes, or when ctx's deadline passes (then it also matches
+// context.DeadlineExceeded); a cancelled ctx gives context.Canceled.
+//
 // While disconnected, calls are queued (bounded by WithOfflineQueueSize) and
 // sent after the next connection's registration replay; when the queue is
 // full Trigger fails with ErrNotConnected. An awaited call whose connection
@@ -136,6 +140,9 @@ func (c *Client) Trigger(ctx context.Context, req TriggerRequest) (json.RawMessa
 		return nil, fmt.Errorf("iii: trigger %s: no result within %s: %w", req.FunctionID, timeout, ErrTimeout)
 	case <-ctx.Done():
 		c.forget(p)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("iii: trigger %s: %w (%w)", req.FunctionID, ErrTimeout, ctx.Err())
+		}
 		return nil, fmt.Errorf("iii: trigger %s: %w", req.FunctionID, ctx.Err())
 	}
 }
