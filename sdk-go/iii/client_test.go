@@ -1024,3 +1024,62 @@ func TestHeadersSentOnUpgrade(t *testing.T) {
 		t.Fatalf("Authorization header = %q", v)
 	}
 }
+
+func TestHandlersRunConcurrently(t *testing.T) {
+	e := newFakeEngine(t)
+	c := newTestClient(t, e)
+	release := make(chan struct{})
+	if _, err := c.RegisterFunction("wait::release", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		select {
+		case <-release:
+			return "released", nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RegisterFunction("do::release", func(context.Context, json.RawMessage) (any, error) {
+		close(release)
+		return "ok", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fc := connect(t, e, c)
+	first, second := uuid.NewString(), uuid.NewString()
+	fc.send(Message{Type: TypeInvokeFunction, InvocationID: first, FunctionID: "wait::release", Data: json.RawMessage(`{}`)})
+	fc.send(Message{Type: TypeInvokeFunction, InvocationID: second, FunctionID: "do::release", Data: json.RawMessage(`{}`)})
+	got := map[string]string{}
+	for len(got) < 2 {
+		f := fc.waitFor(t, "both results", func(f frame) bool { return f.Type == TypeInvocationResult })
+		got[f.InvocationID] = string(f.Result)
+	}
+	if got[first] != `"released"` || got[second] != `"ok"` {
+		t.Fatalf("results = %v", got)
+	}
+}
+
+func TestProviderBindingsSurviveReconnectAsUpsert(t *testing.T) {
+	e := newFakeEngine(t)
+	prov := newRecordingProvider()
+	p := newTestClient(t, e)
+	ref, err := p.RegisterTriggerType("demo::tt", "demo", prov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := connect(t, e, p)
+	r := newTestClient(t, e)
+	connect(t, e, r)
+	if _, err := r.RegisterTrigger(Trigger{ID: "b1", Type: "demo::tt", FunctionID: "sub::fn"}); err != nil {
+		t.Fatal(err)
+	}
+	prov.wait(t, "register b1")
+
+	// The provider reconnects; the engine re-delivers the binding.
+	fc.drop()
+	e.waitConn(t)
+	prov.wait(t, "register b1")
+	if b := ref.Bindings(); len(b) != 1 || b[0].ID != "b1" || b[0].FunctionID != "sub::fn" {
+		t.Fatalf("Bindings() after re-delivery = %+v", b)
+	}
+}
