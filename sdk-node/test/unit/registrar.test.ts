@@ -1,0 +1,198 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import {
+  DEFAULT_BACKOFF,
+  Registrar,
+  isPermanentError,
+  resolveBackoff,
+  type BackoffOptions,
+  type RegistrationItem,
+} from '../../src/registrar.js'
+import { InvocationFailure, MemoryLogger, until } from '../helpers/mock-client.js'
+
+const GAVE_UP = 'skills handshake gave up; install / start it and restart this worker'
+
+function item(id: string): RegistrationItem {
+  return { key: `skill:${id}`, label: `skill "${id}"`, functionId: 'skills::register', payload: { id, skill: `# ${id}` } }
+}
+
+function setup(call: (item: RegistrationItem) => Promise<unknown>) {
+  const logger = new MemoryLogger()
+  const events = { registered: 0, gaveUp: 0, absent: 0 }
+  const registrar = new Registrar({
+    call,
+    logger,
+    onRegistered: () => void events.registered++,
+    onGaveUp: () => void events.gaveUp++,
+    onRegistryAbsent: () => void events.absent++,
+  })
+  return { registrar, logger, events }
+}
+
+const fast = (b: BackoffOptions = {}) => resolveBackoff({ initialMs: 1, multiplier: 2, maxMs: 4, giveUpMs: 60_000, ...b })
+
+describe('resolveBackoff', () => {
+  it('defaults to 5 s, ×2, 60 s cap, 180 s give-up', () => {
+    assert.deepEqual(resolveBackoff(undefined), { initialMs: 5000, multiplier: 2, maxMs: 60000, giveUpMs: 180000 })
+    assert.deepEqual(DEFAULT_BACKOFF, resolveBackoff({}))
+  })
+  it('takes any subset', () => {
+    assert.deepEqual(resolveBackoff({ giveUpMs: 10 }), { ...DEFAULT_BACKOFF, giveUpMs: 10 })
+  })
+  it('refuses nonsense', () => {
+    assert.throws(() => resolveBackoff({ initialMs: -1 }), RangeError)
+    assert.throws(() => resolveBackoff({ maxMs: Number.NaN }), RangeError)
+    assert.throws(() => resolveBackoff({ multiplier: 0.5 }), RangeError)
+  })
+})
+
+describe('isPermanentError', () => {
+  it('recognises the registry validation messages, wrapped or not', () => {
+    assert.ok(isPermanentError(new InvocationFailure('invocation_failed', 'handler error: id must be non-empty')))
+    assert.ok(isPermanentError(new Error('skill body too large (300000 bytes; max 262144)')))
+    assert.ok(isPermanentError(new Error('duplicate argument name: x')))
+  })
+  it('treats transport problems as transient', () => {
+    assert.ok(!isPermanentError(new InvocationFailure('TIMEOUT', 'invocation timed out after 5000ms')))
+    assert.ok(!isPermanentError(new InvocationFailure('function_not_found', 'Function skills::register not found')))
+    assert.ok(!isPermanentError(new InvocationFailure('invocation_stopped', 'Invocation stopped')))
+  })
+})
+
+describe('Registrar', () => {
+  it('registers every item in insertion order and reports success', async () => {
+    const seen: string[] = []
+    const { registrar, events, logger } = setup(async (i) => void seen.push(i.key))
+    for (const id of ['b', 'a', 'c']) registrar.upsert(item(id))
+    registrar.upsert(item('a')) // replacing keeps the original position
+    const result = await registrar.start(fast())
+    assert.deepEqual(result, { registered: true, rejected: [] })
+    assert.deepEqual(seen, ['skill:b', 'skill:a', 'skill:c'])
+    assert.equal(events.registered, 1)
+    assert.deepEqual(logger.at('info'), ['registered with the skills registry: 3 skills, 0 prompts'])
+  })
+
+  it('retries only what is still missing, with capped exponential waits', async () => {
+    let failuresLeft = 5
+    const seen: string[] = []
+    const { registrar, logger, events } = setup(async (i) => {
+      seen.push(i.key)
+      if (i.key === 'skill:b' && failuresLeft-- > 0) throw new InvocationFailure('TIMEOUT', 'timed out')
+    })
+    registrar.upsert(item('a'))
+    registrar.upsert(item('b'))
+    registrar.upsert(item('c'))
+    const result = await registrar.start(fast())
+    assert.equal(result.registered, true)
+    assert.deepEqual(seen, ['skill:a', ...Array(6).fill('skill:b'), 'skill:c'])
+    assert.deepEqual(
+      logger.at('debug'),
+      [1, 2, 4, 4, 4].map((ms) => `retrying skills registration in ${ms} ms`),
+    )
+    assert.equal(events.registered, 1)
+  })
+
+  it('gives up at the deadline with the exact warning and reports registered: false', async () => {
+    let attempts = 0
+    const { registrar, logger, events } = setup(async () => {
+      attempts++
+      throw new InvocationFailure('function_not_found', 'Function skills::register not found')
+    })
+    registrar.upsert(item('a'))
+    const result = await registrar.start(fast({ giveUpMs: 20 }))
+    assert.deepEqual(result, { registered: false, rejected: [] })
+    assert.deepEqual(logger.at('warn'), [GAVE_UP])
+    assert.equal(events.gaveUp, 1)
+    assert.equal(events.registered, 0)
+    assert.ok(attempts >= 2, `expected retries before giving up, got ${attempts} attempt(s)`)
+    assert.ok(events.absent >= 1)
+  })
+
+  it('does not retry a registry refusal, registers the rest and reports the refusal', async () => {
+    const seen: string[] = []
+    const { registrar, logger, events } = setup(async (i) => {
+      seen.push(i.key)
+      if (i.key === 'skill:bad') throw new InvocationFailure('invocation_failed', 'id too long (2000 chars; max 1024): "…"')
+    })
+    registrar.upsert(item('bad'))
+    registrar.upsert(item('good'))
+    const result = await registrar.start(fast())
+    assert.deepEqual(result, {
+      registered: false,
+      rejected: [{ key: 'skill:bad', label: 'skill "bad"', message: 'id too long (2000 chars; max 1024): "…"' }],
+    })
+    assert.deepEqual(seen, ['skill:bad', 'skill:good'])
+    assert.deepEqual(logger.at('error'), ['skills registry refused skill "bad": id too long (2000 chars; max 1024): "…"'])
+    assert.equal(events.registered, 0)
+  })
+
+  it('requestAll wakes a waiting run and registers everything again', async () => {
+    let registryUp = false
+    const seen: string[] = []
+    const { registrar, events } = setup(async (i) => {
+      seen.push(i.key)
+      if (!registryUp) throw new InvocationFailure('function_not_found', 'not found')
+    })
+    registrar.upsert(item('a'))
+    registrar.upsert(item('b'))
+    const run = registrar.start(resolveBackoff({ initialMs: 3_600_000, giveUpMs: 7_200_000 }))
+    await until(() => seen.length === 1)
+    registryUp = true
+    registrar.requestAll('skills registry is available again')
+    assert.deepEqual(await run, { registered: true, rejected: [] })
+    assert.deepEqual(seen, ['skill:a', 'skill:a', 'skill:b'])
+    assert.equal(events.registered, 1)
+  })
+
+  it('requestAll after a finished run starts a new one that registers everything', async () => {
+    const seen: string[] = []
+    const { registrar, events, logger } = setup(async (i) => void seen.push(i.key))
+    registrar.upsert(item('a'))
+    registrar.upsert(item('b'))
+    await registrar.start(fast())
+    registrar.requestAll('engine connection re-established')
+    await until(() => events.registered === 2)
+    assert.deepEqual(seen, ['skill:a', 'skill:b', 'skill:a', 'skill:b'])
+    assert.ok(logger.at('info').includes('engine connection re-established; registering skills and prompts again'))
+  })
+
+  it('registers an item added after start at once', async () => {
+    const seen: string[] = []
+    const { registrar, events } = setup(async (i) => void seen.push(i.key))
+    registrar.upsert(item('a'))
+    await registrar.start(fast())
+    registrar.upsert(item('late'))
+    await until(() => events.registered === 2)
+    assert.deepEqual(seen, ['skill:a', 'skill:late'])
+  })
+
+  it('stop ends a waiting run with registered: false and no give-up warning', async () => {
+    let attempts = 0
+    const { registrar, logger, events } = setup(async () => {
+      attempts++
+      throw new InvocationFailure('TIMEOUT', 'timed out')
+    })
+    registrar.upsert(item('a'))
+    const run = registrar.start(resolveBackoff({ initialMs: 3_600_000, giveUpMs: 7_200_000 }))
+    await until(() => attempts === 1)
+    registrar.stop()
+    assert.deepEqual(await run, { registered: false, rejected: [] })
+    assert.deepEqual(logger.at('warn'), [])
+    assert.equal(events.gaveUp, 0)
+    registrar.requestAll('ignored after stop')
+    assert.equal(attempts, 1)
+  })
+
+  it('keeps track of what the registry accepted', async () => {
+    const { registrar } = setup(async (i) => {
+      if (i.key === 'skill:bad') throw new Error('skill must be non-empty')
+    })
+    registrar.upsert(item('ok'))
+    registrar.upsert(item('bad'))
+    await registrar.start(fast())
+    assert.deepEqual(
+      registrar.acceptedItems().map((i) => i.key),
+      ['skill:ok'],
+    )
+  })
+})
