@@ -1,0 +1,217 @@
+// Command skills is the iii skills registry worker.
+//
+//	skills [--config PATH] [--url URL]           worker mode: dial an iii engine
+//	skills --standalone [--url URL] [--data DIR] embedded engine + worker in one process
+//	skills --manifest                            print the module manifest and exit
+//	skills trigger --function-id ID [--payload JSON] [--url URL]
+//	                                             call any function and print its result
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/worker"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "trigger" {
+		return runTrigger(args[1:], stdout, stderr)
+	}
+	return runWorker(args, stdout, stderr)
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		lv = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv}))
+}
+
+func runWorker(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("skills", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "./config.yaml", "Path to config.yaml")
+	engineURL := fs.String("url", iii.DefaultEngineURL, "WebSocket URL of the iii engine")
+	manifest := fs.Bool("manifest", false, "Output the module manifest as JSON and exit")
+	standalone := fs.Bool("standalone", false, "Start an embedded iii engine on the --url address and run the worker against it")
+	dataDir := fs.String("data", ".data", "With --standalone: directory of the embedded engine's durable state")
+	strictFetch := fs.Bool("strict-fetch", false, "Reject bare skill paths in skill::fetch, exactly like upstream v0.2.2")
+	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "%s\n\nUsage:\n  skills [flags]\n  skills trigger --function-id ID [--payload JSON] [--url URL]\n\nFlags:\n", worker.About)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "skills: unexpected argument %q (subcommands: trigger)\n", fs.Arg(0))
+		return 2
+	}
+	if *manifest {
+		fmt.Fprintln(stdout, string(worker.ManifestJSON()))
+		return 0
+	}
+	log := newLogger(stderr, *logLevel)
+
+	cfg, err := worker.LoadConfig(*configPath)
+	if err != nil {
+		log.Warn("failed to load config, using defaults", "path", *configPath, "err", err)
+	} else {
+		log.Info("loaded config from " + *configPath)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	target := *engineURL
+	if *standalone {
+		addr, err := listenAddr(*engineURL)
+		if err != nil {
+			log.Error("invalid --url for --standalone", "url", *engineURL, "err", err)
+			return 2
+		}
+		eng, err := engine.New(engine.Config{Addr: addr, DataDir: *dataDir, Logger: log})
+		if err != nil {
+			log.Error("cannot open the embedded engine", "data", *dataDir, "err", err)
+			return 1
+		}
+		if err := eng.Start(); err != nil {
+			log.Error("cannot start the embedded engine", "addr", addr, "err", err)
+			_ = eng.Close()
+			return 1
+		}
+		defer eng.Close()
+		target = eng.URL()
+	}
+
+	client := iii.RegisterWorker(target, iii.WithName(worker.Name), iii.WithDescription(worker.Description),
+		iii.WithLogger(log))
+	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log})
+	if err := w.Register(); err != nil {
+		log.Error("cannot register the registry functions", "err", err)
+		return 1
+	}
+	log.Info("connecting to the iii engine", "url", target)
+	if err := client.Connect(ctx); err != nil {
+		if ctx.Err() != nil {
+			log.Info("skills shutting down")
+			return 0
+		}
+		log.Error("cannot connect to the iii engine", "url", target, "err", err)
+		return 1
+	}
+	w.Start(ctx)
+	log.Info("skills ready: 13 functions + 2 custom trigger types")
+	if *standalone {
+		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
+	}
+	<-ctx.Done()
+	log.Info("skills shutting down")
+	_ = client.Close()
+	return 0
+}
+
+// listenAddr turns ws://host:port into the host:port to listen on.
+func listenAddr(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme != "ws" {
+		return "", fmt.Errorf("the embedded engine serves plain ws://, got scheme %q", u.Scheme)
+	}
+	if u.Host == "" {
+		return "", errors.New("missing host:port")
+	}
+	if u.Port() == "" {
+		return u.Host + ":49134", nil
+	}
+	return u.Host, nil
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func runTrigger(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("skills trigger", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	functionID := fs.String("function-id", "", "Function to call (required)")
+	payload := fs.String("payload", "{}", "JSON payload")
+	engineURL := fs.String("url", envOr("III_URL", iii.DefaultEngineURL), "WebSocket URL of the iii engine")
+	timeout := fs.Duration("timeout", 30*time.Second, "How long to wait for the engine and the result")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *functionID == "" {
+		fmt.Fprintln(stderr, "skills trigger: --function-id is required (for example --function-id skills::list)")
+		return 2
+	}
+	if !json.Valid([]byte(*payload)) {
+		fmt.Fprintf(stderr, "skills trigger: --payload is not valid JSON: %s\n", *payload)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	client := iii.RegisterWorker(*engineURL, iii.WithName("skills-trigger"),
+		iii.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	defer client.Close()
+	if err := client.Connect(ctx); err != nil {
+		fmt.Fprintf(stderr, "skills trigger: cannot reach the iii engine at %s: %v\n", *engineURL, err)
+		return 1
+	}
+	out, err := client.Trigger(ctx, iii.TriggerRequest{FunctionID: *functionID, Payload: json.RawMessage(*payload), Timeout: *timeout})
+	if err != nil {
+		fmt.Fprintf(stderr, "skills trigger: %s: %v\n", *functionID, err)
+		return 1
+	}
+	fmt.Fprintln(stdout, prettyOrRaw(out))
+	return 0
+}
+
+// prettyOrRaw indents a JSON result; a string result prints as its text so
+// markdown (skill::fetch) reads naturally.
+func prettyOrRaw(out json.RawMessage) string {
+	if len(bytes.TrimSpace(out)) == 0 {
+		return "null"
+	}
+	var s string
+	if json.Unmarshal(out, &s) == nil {
+		return s
+	}
+	var buf bytes.Buffer
+	if json.Indent(&buf, out, "", "  ") != nil {
+		return string(out)
+	}
+	return strings.TrimRight(buf.String(), "\n")
+}
