@@ -14,11 +14,23 @@ export const consoleLogger: Logger = {
   error: (m) => console.error(m),
 }
 
-/** Describes a thrown value for a log line. */
+function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && code.length > 0 ? code : undefined
+}
+
+/**
+ * The message of a thrown value without the `code: ` prefix iii-sdk's `InvocationError`
+ * puts in front of the remote message.
+ */
+export function errorMessage(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err)
+  const code = errorCode(err)
+  return code !== undefined && message.startsWith(`${code}: `) ? message.slice(code.length + 2) : message
+}
+
+/** Describes a thrown value for a log line: `code: message` when there is a code. */
 export function describeError(err: unknown): string {
-  if (err instanceof Error) {
-    const code = (err as { code?: unknown }).code
-    return typeof code === 'string' && code.length > 0 ? `${code}: ${err.message}` : err.message
-  }
-  return String(err)
+  const code = errorCode(err)
+  return code !== undefined ? `${code}: ${errorMessage(err)}` : errorMessage(err)
 }

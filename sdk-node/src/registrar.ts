@@ -1,4 +1,4 @@
-import { describeError, type Logger } from './logger.js'
+import { describeError, errorMessage, type Logger } from './logger.js'
 import { msg } from './messages.js'
 
 /** Capped exponential backoff of boot-time registration (docs/publishers.md). */
@@ -229,7 +229,7 @@ export class Registrar {
       } catch (err) {
         if (this.stopped) return 'stopped'
         if (isPermanentError(err)) {
-          const message = err instanceof Error ? err.message : String(err)
+          const message = errorMessage(err)
           this.deps.logger.error(`skills registry refused ${item.label}: ${message}`)
           rejected.push({ key, label: item.label, message })
           if (this.pending.get(key) === version) this.pending.delete(key)

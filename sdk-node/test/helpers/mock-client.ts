@@ -15,12 +15,13 @@ export interface Call {
   timeoutMs: number | undefined
 }
 
+/** Shaped like iii-sdk's InvocationError: `message` is `code: remote message`. */
 export class InvocationFailure extends Error {
   constructor(
     readonly code: string,
     message: string,
   ) {
-    super(message)
+    super(`${code}: ${message}`)
   }
 }
 

@@ -1,0 +1,89 @@
+// @ts-check
+// The upstream `resend` publisher, in Node: a nested skill tree (router `resend`, group
+// `resend/email`, leaf `resend/email/send`), a live section at iii://fn/resend/health and a
+// typed `/send-email` prompt.
+//
+//   make run                                              # the standalone registry
+//   III_URL=ws://127.0.0.1:49134 node examples/node/index.js
+import { readFileSync } from 'node:fs'
+import { registerWorker } from 'iii-sdk'
+import { createPublisher } from 'iii-skills'
+import { z } from 'zod'
+
+const iii = registerWorker(process.env.III_URL ?? 'ws://127.0.0.1:49134', {
+  workerName: 'resend-example',
+})
+const skills = createPublisher(iii)
+
+// 1. Top-level router: a small body that links to its children.
+skills.skill(
+  'resend',
+  '# resend\n\nEmail provider integration.\n\n' +
+    '- [`email`](iii://resend/email) — sending and tracking\n' +
+    '- [`contacts`](iii://resend/contacts) — audience management\n\n' +
+    'Live status check: [`health`](iii://fn/resend/health)\n',
+)
+
+// 2. Mid-level group, itself a router into its own children.
+skills.skill(
+  'resend/email',
+  '# resend/email\n\nEmail flows.\n\n' +
+    '- [`send`](iii://resend/email/send) — outbound\n' +
+    '- [`track`](iii://resend/email/track) — webhooks + status\n',
+)
+
+// 3. The leaf the agent reads once it decides to drill in.
+skills.skill(
+  'resend/email/send',
+  readFileSync(new URL('./docs/resend-email-send.md', import.meta.url), 'utf8'),
+)
+
+// 4. A section: iii://fn/resend/health calls resend::health and serves its output.
+const startedAt = Date.now()
+let healthChecks = 0
+const healthUri = skills.section(
+  'resend/health',
+  () => {
+    healthChecks++
+    const uptime = Math.round((Date.now() - startedAt) / 1000)
+    return {
+      content:
+        '# Resend health\n\n' +
+        `API: ok. Worker up ${uptime}s; this is health check #${healthChecks}, ` +
+        `served at ${new Date().toISOString()}.`,
+    }
+  },
+  { description: 'Live operational health for the resend integration.' },
+)
+
+// 5. A slash-command with typed arguments; the argument list shown to clients comes from
+//    the zod object, and arguments are checked before the handler runs.
+skills.prompt(
+  {
+    name: 'send-email',
+    description: 'Compose and send an email',
+    args: z.object({
+      to: z.string().describe('Recipient address'),
+      subject: z.string().describe('Subject line'),
+    }),
+    functionId: 'resend::send_email_prompt',
+  },
+  ({ to, subject }) => ({
+    content: `Compose an email to ${to} with the subject "${subject}". Be concise and friendly.`,
+  }),
+)
+
+const { registered } = await skills.start()
+console.info(
+  registered
+    ? `resend example: skills, ${healthUri} and /send-email are registered; Ctrl-C to stop`
+    : 'resend example: not registered with the skills registry; still serving the section and prompt',
+)
+
+async function shutdown() {
+  await skills.close({ unregister: true })
+  await iii.shutdown()
+  process.exit(0)
+}
+process.once('SIGINT', shutdown)
+process.once('SIGTERM', shutdown)
