@@ -1,0 +1,81 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/engine"
+)
+
+// stack is an embedded engine with the registry worker and a caller client
+// on it, all over real loopback sockets, as in standalone mode.
+type stack struct {
+	engine *engine.Engine
+	worker *Worker
+	wc     *iii.Client // the worker's client
+	caller *iii.Client
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func startStack(tb testing.TB, dataDir string) *stack {
+	tb.Helper()
+	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Logger: quiet})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := eng.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	s := &stack{engine: eng}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.wc = iii.RegisterWorker(eng.URL(), iii.WithName(Name), iii.WithLogger(quiet))
+	s.worker = New(s.wc, DefaultConfig(), Options{Logger: quiet})
+	if err := s.worker.Register(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.wc.Connect(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	s.worker.Start(ctx)
+	s.caller = iii.RegisterWorker(eng.URL(), iii.WithName("caller"), iii.WithLogger(quiet))
+	if err := s.caller.Connect(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.stop)
+	return s
+}
+
+func (s *stack) stop() {
+	_ = s.caller.Close()
+	_ = s.wc.Close()
+	_ = s.engine.Close()
+}
+
+// call triggers fn and decodes the result into out (when non-nil).
+func (s *stack) call(tb testing.TB, fn string, payload any, out any) error {
+	tb.Helper()
+	raw, err := s.caller.Trigger(context.Background(), iii.TriggerRequest{FunctionID: fn, Payload: payload, Timeout: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			tb.Fatalf("%s: decode %s: %v", fn, raw, err)
+		}
+	}
+	return nil
+}
+
+func (s *stack) mustCall(tb testing.TB, fn string, payload any, out any) {
+	tb.Helper()
+	if err := s.call(tb, fn, payload, out); err != nil {
+		tb.Fatalf("%s(%v): %v", fn, payload, err)
+	}
+}
