@@ -1,0 +1,309 @@
+"""Conformance driver (conformance/DRIVER.md): ``python -m iii_skills._driver``.
+
+Reads one JSON command per line on stdin, answers one JSON object per line on
+stdout, and reports publisher events (``log``, ``registered``, ``gave_up``,
+``skill_change``, ``prompt_change``) on stdout as they happen. Everything
+else (the official client's own logging) goes to stderr. The engine address
+comes from ``III_URL``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from iii import InitOptions
+from iii.iii import III
+
+from . import __version__
+from ._fixtures import add_function, add_prompt
+from .backoff import Backoff
+from .events import PromptChange, SkillChange
+from .publisher import Publisher
+from .validation import InvalidContentError
+
+_DEFAULT_URL = "ws://127.0.0.1:49134"
+_LEVELS = {
+    logging.DEBUG: "debug",
+    logging.INFO: "info",
+    logging.WARNING: "warn",
+    logging.ERROR: "error",
+    logging.CRITICAL: "error",
+}
+
+
+class CommandError(Exception):
+    """A command the driver refuses (bad arguments, wrong order)."""
+
+
+class _EventLogHandler(logging.Handler):
+    def __init__(self, driver: Driver) -> None:
+        super().__init__(level=logging.DEBUG)
+        self._driver = driver
+
+    def emit(self, record: logging.LogRecord) -> None:
+        level = _LEVELS.get(record.levelno)
+        if level is None:
+            level = "error" if record.levelno > logging.ERROR else "debug"
+        try:
+            message = record.getMessage()
+        except Exception:
+            message = str(record.msg)
+        self._driver.emit({"event": "log", "level": level, "message": message})
+
+
+class Driver:
+    """One driver session: a client, a publisher and the command loop."""
+
+    def __init__(self, stdin: TextIO, stdout: TextIO) -> None:
+        self._stdin = stdin
+        self._stdout = stdout
+        self._out_lock = threading.Lock()
+        self._backoff = Backoff()
+        self._client: III | None = None
+        self._publisher: Publisher | None = None
+        self._started = False
+        self._workers: list[threading.Thread] = []
+        self._logger = logging.getLogger("iii_skills")
+        self._log_handler = _EventLogHandler(self)
+
+    # ---------------------------------------------------------------- output
+
+    def emit(self, message: dict[str, Any]) -> None:
+        line = json.dumps(message, ensure_ascii=False)
+        with self._out_lock:
+            self._stdout.write(line + "\n")
+            self._stdout.flush()
+
+    def _reply(self, command_id: Any, result: Any) -> None:
+        self.emit({"id": command_id, "ok": True, "result": result})
+
+    def _fail(self, command_id: Any, error: str) -> None:
+        self.emit({"id": command_id, "ok": False, "error": error})
+
+    # ---------------------------------------------------------------- session
+
+    def publisher(self) -> Publisher:
+        if self._publisher is None:
+            url = os.environ.get("III_URL") or _DEFAULT_URL
+            self._client = III(url, InitOptions(worker_name=f"iii-skills-driver:{os.getpid()}"))
+            publisher = Publisher(self._client, backoff=self._backoff, name=f"driver-{os.getpid()}")
+            publisher.on_registered(lambda: self.emit({"event": "registered"}))
+            publisher.on_gave_up(lambda: self.emit({"event": "gave_up"}))
+            self._publisher = publisher
+        return self._publisher
+
+    def run(self) -> int:
+        self._logger.addHandler(self._log_handler)
+        self._logger.setLevel(logging.DEBUG)
+        try:
+            for line in self._stdin:
+                if not line.strip():
+                    continue
+                if self._handle(line):
+                    return 0
+            self._shutdown(unregister=False)
+            return 0
+        finally:
+            self._logger.removeHandler(self._log_handler)
+
+    def _handle(self, line: str) -> bool:
+        """Run one command; True when the driver should exit."""
+        try:
+            command = json.loads(line)
+        except json.JSONDecodeError as exc:
+            self._fail(None, f"invalid JSON command: {exc}")
+            return False
+        if not isinstance(command, dict):
+            self._fail(None, "a command must be a JSON object")
+            return False
+        command_id = command.get("id")
+        name = command.get("cmd")
+        handler = self._commands().get(name) if isinstance(name, str) else None
+        if handler is None:
+            self._fail(command_id, f"unknown command: {json.dumps(name)}")
+            return False
+        try:
+            result = handler(command)
+        except _Exit:
+            self._reply(command_id, None)
+            return True
+        except _Deferred:
+            return False
+        except (CommandError, InvalidContentError, ValueError, TypeError, RuntimeError) as exc:
+            self._fail(command_id, str(exc))
+            return False
+        except Exception as exc:  # never exit on a bad command
+            self._fail(command_id, f"{type(exc).__name__}: {exc}")
+            return False
+        self._reply(command_id, result)
+        return False
+
+    def _commands(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
+        return {
+            "hello": self._hello,
+            "configure": self._configure,
+            "skill": self._skill,
+            "section": self._section,
+            "prompt": self._prompt,
+            "function": self._function,
+            "subscribe": self._subscribe,
+            "start": self._start,
+            "close": self._close,
+        }
+
+    # ---------------------------------------------------------------- commands
+
+    def _hello(self, command: dict[str, Any]) -> Any:
+        return {"sdk": "python", "version": __version__}
+
+    def _configure(self, command: dict[str, Any]) -> Any:
+        if self._started:
+            raise CommandError("configure must come before start")
+        backoff = command.get("backoff") or {}
+        if not isinstance(backoff, dict):
+            raise CommandError("backoff must be an object")
+        fields = {
+            "initial_ms": "initial_delay",
+            "multiplier": "multiplier",
+            "max_ms": "max_delay",
+            "give_up_ms": "give_up_after",
+        }
+        current = {
+            "initial_delay": self._backoff.initial_delay,
+            "multiplier": self._backoff.multiplier,
+            "max_delay": self._backoff.max_delay,
+            "give_up_after": self._backoff.give_up_after,
+        }
+        for key, value in backoff.items():
+            if key not in fields:
+                raise CommandError(f"unknown backoff setting: {key}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise CommandError(f"backoff.{key} must be a number")
+            attr = fields[key]
+            current[attr] = float(value) if key == "multiplier" else float(value) / 1000.0
+        self._backoff = Backoff(**current)
+        if self._publisher is not None:
+            self._publisher.backoff = self._backoff
+        return None
+
+    def _skill(self, command: dict[str, Any]) -> Any:
+        self.publisher().skill(_str(command, "id"), _str(command, "markdown"))
+        return None
+
+    def _section(self, command: dict[str, Any]) -> Any:
+        if "output" not in command:
+            raise CommandError("missing argument: output")
+        output = command["output"]
+        section = self.publisher().section(_str(command, "path"), lambda: output)
+        return {"uri": section.uri}
+
+    def _prompt(self, command: dict[str, Any]) -> Any:
+        name = command.get("name")
+        if name is not None and not isinstance(name, str):
+            raise CommandError("name must be a string")
+        prompt = add_prompt(self.publisher(), _str(command, "fixture"), name)
+        return {"function_id": prompt.function_id}
+
+    def _function(self, command: dict[str, Any]) -> Any:
+        add_function(self.publisher(), _str(command, "fixture"), _str(command, "id"))
+        return None
+
+    def _subscribe(self, command: dict[str, Any]) -> Any:
+        kind = command.get("kind")
+        publisher = self.publisher()
+        if kind == "skills":
+
+            def on_skill(event: SkillChange) -> None:
+                self.emit({"event": "skill_change", "op": event.op, "id": event.id})
+
+            publisher.on_skill_change(on_skill)
+        elif kind == "prompts":
+
+            def on_prompt(event: PromptChange) -> None:
+                self.emit({"event": "prompt_change", "op": event.op, "name": event.name})
+
+            publisher.on_prompt_change(on_prompt)
+        else:
+            raise CommandError(f'kind must be "skills" or "prompts", got {json.dumps(kind)}')
+        return None
+
+    def _start(self, command: dict[str, Any]) -> Any:
+        wait = command.get("wait", True)
+        if not isinstance(wait, bool):
+            raise CommandError("wait must be a boolean")
+        publisher = self.publisher()
+        self._started = True
+        if not wait:
+            publisher.start_in_background()
+            return None
+        command_id = command.get("id")
+
+        def run() -> None:
+            try:
+                registered = publisher.start()
+            except Exception as exc:
+                self._fail(command_id, f"{type(exc).__name__}: {exc}")
+                return
+            self._reply(command_id, {"registered": registered})
+
+        worker = threading.Thread(target=run, name="driver-start", daemon=True)
+        self._workers.append(worker)
+        worker.start()
+        raise _Deferred
+
+    def _close(self, command: dict[str, Any]) -> Any:
+        unregister = command.get("unregister", False)
+        if not isinstance(unregister, bool):
+            raise CommandError("unregister must be a boolean")
+        self._shutdown(unregister=unregister)
+        raise _Exit
+
+    def _shutdown(self, unregister: bool) -> None:
+        if self._publisher is not None:
+            self._publisher.close(unregister=unregister)
+        for worker in self._workers:
+            worker.join(timeout=10)
+        client = self._client
+        if client is not None:
+            stopper = threading.Thread(target=client.shutdown, name="driver-shutdown", daemon=True)
+            stopper.start()
+            stopper.join(timeout=5)
+
+
+class _Exit(Exception):
+    """The command was ``close``: reply, then exit."""
+
+
+class _Deferred(Exception):
+    """The reply is sent later, from another thread."""
+
+
+def _str(command: dict[str, Any], key: str) -> str:
+    if key not in command:
+        raise CommandError(f"missing argument: {key}")
+    value = command[key]
+    if not isinstance(value, str):
+        raise CommandError(f"{key} must be a string")
+    return value
+
+
+def main() -> None:
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    code = Driver(sys.stdin, sys.stdout).run()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The official client keeps a non-daemon loop thread; it was shut down
+    # above, so leave without waiting for stragglers.
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()

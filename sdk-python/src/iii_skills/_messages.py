@@ -1,0 +1,119 @@
+"""Every exact string this package produces that is part of the shared contract.
+
+The registry's validation messages (``docs/publishers.md``, upstream skills
+worker v0.2.2), the prompt-argument messages, the give-up warning and the
+function ids of the registry live here and nowhere else. ``{…!r}``-style
+quoting is never used for them: quoting is Rust's ``{:?}``, produced by
+:func:`iii_skills.validation.debug_quote`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Skill ids (validate_id / validate_id_segment).
+ID_EMPTY: Final = "id must be non-empty"
+ID_EDGE_SLASH: Final = "id may not have a leading or trailing '/': {id}"
+ID_TOO_LONG: Final = "id too long ({n} chars; max {max}): {id}"
+ID_SEGMENT: Final = "invalid id (segment {i} of {id}): {error}"
+ID_RESERVED: Final = (
+    'id may not have "fn" as its first segment '
+    "(reserved as the iii://fn/ section-URI marker): {id}"
+)
+SEGMENT_EMPTY: Final = "segment must be non-empty"
+SEGMENT_TOO_LONG: Final = "segment too long ({n} chars; max {max}): {segment}"
+SEGMENT_CHARS: Final = (
+    "segment may only contain lowercase ASCII letters, digits, '-' and '_': {segment}"
+)
+
+# Skill bodies.
+SKILL_EMPTY: Final = "skill must be non-empty"
+SKILL_TOO_LARGE: Final = "skill body too large ({n} bytes; max {max})"
+
+# Section URIs (the registry's parse_uri applied to iii://fn/{path}).
+URI_EMPTY_SEGMENTS: Final = (
+    "Resource URI may not contain empty segments "
+    "(no leading, trailing, or doubled '/'): {uri}"
+)
+URI_SECTION_SEGMENT: Final = "invalid section URI segment {segment}: {error}"
+HIDDEN_SECTION: Final = (
+    "Function '{function_id}' is in an internal namespace and cannot back a skill resource"
+)
+
+# Prompts (validate_name, description, function_id, validate_arguments).
+NAME_EMPTY: Final = "name must be non-empty"
+NAME_TOO_LONG: Final = "name too long ({n} chars; max {max})"
+NAME_CHARS: Final = (
+    "name may only contain lowercase ASCII letters, digits, '-' and '_': {name}"
+)
+DESCRIPTION_EMPTY: Final = "description must be non-empty"
+FUNCTION_ID_EMPTY: Final = "function_id must be non-empty"
+ARGUMENT_NAME_EMPTY: Final = "argument name must be non-empty"
+ARGUMENT_DUPLICATE: Final = "duplicate argument name: {name}"
+HIDDEN_PROMPT: Final = (
+    "Prompt handler '{function_id}' is in an internal namespace and cannot back a prompt"
+)
+
+# Prompt arguments at call time (docs/publishers.md "Prompt arguments at call time").
+PROMPT_PROBLEM: Final = "prompt {name}: {problem}"
+ARG_MISSING: Final = "missing required argument {arg}"
+ARG_WRONG_TYPE: Final = "argument {arg} must be {type_word}, got {got}"
+ARG_INVALID: Final = "argument {arg} is invalid: {reason}"
+ARGS_NOT_OBJECT: Final = "arguments must be an object, got {got}"
+PROBLEM_SEPARATOR: Final = "; "
+
+# Prompt handler output (the registry's normalize_prompt_output).
+PROMPT_UNSUPPORTED_SHAPE: Final = (
+    "prompt handler returned unsupported shape; "
+    "expected string, { content }, or { messages: [...] }"
+)
+
+# Boot-time registration.
+GAVE_UP: Final = "skills handshake gave up; install / start it and restart this worker"
+
+# Registry surface.
+FN_SKILLS_REGISTER: Final = "skills::register"
+FN_SKILLS_UNREGISTER: Final = "skills::unregister"
+FN_PROMPTS_REGISTER: Final = "prompts::register"
+FN_PROMPTS_UNREGISTER: Final = "prompts::unregister"
+TRIGGER_SKILLS_ON_CHANGE: Final = "skills::on-change"
+TRIGGER_PROMPTS_ON_CHANGE: Final = "prompts::on-change"
+TRIGGER_FUNCTIONS_AVAILABLE: Final = "engine::functions-available"
+
+# Namespaces the registry refuses behind section URIs and prompt handlers.
+HIDDEN_PREFIXES: Final = (
+    "engine::",
+    "state::",
+    "stream::",
+    "iii.",
+    "iii::",
+    "mcp::",
+    "a2a::",
+    "skills::",
+    "prompts::",
+)
+
+# Substrings that mark a registry answer as a validation error: a permanent
+# failure that retrying cannot fix.
+PERMANENT_MARKERS: Final = (
+    ID_EMPTY,
+    "id may not have a leading or trailing '/'",
+    "id too long (",
+    "invalid id (segment ",
+    'id may not have "fn" as its first segment',
+    SKILL_EMPTY,
+    "skill body too large (",
+    NAME_EMPTY,
+    "name too long (",
+    "name may only contain lowercase ASCII letters",
+    DESCRIPTION_EMPTY,
+    FUNCTION_ID_EMPTY,
+    ARGUMENT_NAME_EMPTY,
+    "duplicate argument name: ",
+)
+
+# Limits (every length is a UTF-8 byte count, as upstream).
+MAX_SEGMENT_LEN: Final = 64
+MAX_ID_LEN: Final = 1024
+MAX_NAME_LEN: Final = 64
+MAX_SKILL_BYTES: Final = 262144

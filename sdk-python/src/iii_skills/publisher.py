@@ -1,0 +1,897 @@
+"""The publisher: skills, sections, prompts and typed functions on an official iii client."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import inspect
+import itertools
+import logging
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Generic, Literal, ParamSpec, TypeVar, cast, overload
+
+import pydantic
+from pydantic import BaseModel, TypeAdapter
+
+from . import _messages as m
+from ._client import Client, Registration
+from .arguments import PromptArgument, check_arguments, derive_prompt_signature, type_hints
+from .backoff import Backoff
+from .events import PromptChange, SkillChange
+from .validation import validate_prompt, validate_section_path, validate_skill
+
+__all__ = ["Prompt", "Publisher", "Section", "TypedFunction"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+E = TypeVar("E")
+
+_Key = tuple[Literal["skill", "prompt"], str]
+_Status = Literal["registered", "gave_up", "rejected", "closed"]
+
+# Codes that say the registry's function is not there (yet).
+_NOT_FOUND_CODES = frozenset({"function_not_found"})
+
+
+class Section(Generic[R]):
+    """A registered section handler: call it like the function it wraps.
+
+    ``uri`` is its ``iii://fn/…`` section URI, ``function_id`` the iii
+    function behind it.
+    """
+
+    def __init__(self, handler: Callable[[], R], path: str) -> None:
+        functools.update_wrapper(self, handler)
+        self.handler = handler
+        self.path = path
+        self.uri = "iii://fn/" + path
+        self.function_id = path.replace("/", "::")
+
+    def __call__(self) -> R:
+        return self.handler()
+
+    def __repr__(self) -> str:
+        return f"Section({self.uri!r})"
+
+
+class Prompt(Generic[P, R]):
+    """A registered prompt handler: call it like the function it wraps."""
+
+    def __init__(
+        self,
+        handler: Callable[P, R],
+        name: str,
+        description: str,
+        function_id: str,
+        arguments: tuple[PromptArgument, ...],
+    ) -> None:
+        functools.update_wrapper(self, handler)
+        self.handler = handler
+        self.name = name
+        self.description = description
+        self.function_id = function_id
+        self.arguments = arguments
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.handler(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Prompt({self.name!r}, function_id={self.function_id!r})"
+
+
+class TypedFunction(Generic[P, R]):
+    """A registered function whose ``request_format`` / ``response_format`` came from its types."""
+
+    def __init__(
+        self,
+        handler: Callable[P, R],
+        function_id: str,
+        request_format: dict[str, Any] | None,
+        response_format: dict[str, Any] | None,
+    ) -> None:
+        functools.update_wrapper(self, handler)
+        self.handler = handler
+        self.function_id = function_id
+        self.request_format = request_format
+        self.response_format = response_format
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.handler(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"TypedFunction({self.function_id!r})"
+
+
+def _caller_namespace() -> Mapping[str, Any]:
+    """Locals of the frame that called the public method calling this one.
+
+    Handlers declared inside a function may name classes local to it in
+    string annotations (``from __future__ import annotations``); those only
+    resolve with that frame's locals.
+    """
+    try:
+        return dict(sys._getframe(2).f_locals)
+    except ValueError:
+        return {}
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+async def _call_user(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run a user handler: async ones on the client's loop, sync ones on a thread."""
+    if _is_async(fn):
+        result = await fn(*args, **kwargs)
+    else:
+        result = await asyncio.to_thread(fn, *args, **kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
+
+
+def _normalize_prompt_output(value: Any) -> Any:
+    """Accept what the registry accepts (string, {messages: [...]}, {content: string})."""
+    value = _jsonable(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        if isinstance(value.get("messages"), list):
+            return dict(value)
+        if isinstance(value.get("content"), str):
+            return dict(value)
+    raise TypeError(m.PROMPT_UNSUPPORTED_SHAPE)
+
+
+def _error_code(exc: BaseException) -> str | None:
+    code = getattr(exc, "code", None)
+    return code if isinstance(code, str) else None
+
+
+def _error_text(exc: BaseException) -> str:
+    message = getattr(exc, "message", None)
+    text = message if isinstance(message, str) and message else str(exc)
+    return text or type(exc).__name__
+
+
+def _is_permanent(exc: BaseException) -> bool:
+    text = _error_text(exc)
+    return any(marker in text for marker in m.PERMANENT_MARKERS)
+
+
+def _function_ids(payload: Any) -> set[str] | None:
+    """Function ids of an ``engine::functions-available`` event (None if it has no list)."""
+    if not isinstance(payload, Mapping):
+        return None
+    functions = payload.get("functions")
+    if not isinstance(functions, list):
+        return None
+    ids: set[str] = set()
+    for entry in functions:
+        if isinstance(entry, str):
+            ids.add(entry)
+        elif isinstance(entry, Mapping):
+            for key in ("function_id", "id", "name"):
+                value = entry.get(key)
+                if isinstance(value, str):
+                    ids.add(value)
+                    break
+    return ids
+
+
+class Publisher:
+    """Publishes skills, section functions, prompts and typed functions through ``iii``.
+
+    ``iii`` is the official client (``iii.register_worker(...)``); the publisher
+    never speaks the wire protocol itself. Functions (sections, prompt handlers,
+    typed functions, change subscriptions) are registered with the client as
+    soon as they are declared, and the client replays them on every
+    reconnection. Skills and prompts are registered with the registry by
+    :meth:`start`, retried with capped exponential backoff, and registered again
+    whenever the engine connection comes back or the registry reappears.
+
+    Args:
+        iii: the official client.
+        backoff: retry schedule of registration rounds (contract defaults).
+        call_timeout: timeout of each registry call, in seconds (default 5).
+        logger: where the publisher logs (default ``logging.getLogger("iii_skills")``).
+        name: prefix of the internal functions this publisher registers
+            (default: a random one, so several publishers can share a client).
+    """
+
+    def __init__(
+        self,
+        iii: Client,
+        *,
+        backoff: Backoff | None = None,
+        call_timeout: float = 5.0,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+    ) -> None:
+        if call_timeout <= 0:
+            raise ValueError("call_timeout must be positive")
+        self._iii = iii
+        self._backoff = backoff or Backoff()
+        self._call_timeout_ms = max(1, int(call_timeout * 1000))
+        self._log = logger or logging.getLogger("iii_skills")
+        self._internal_prefix = f"iii-skills::{name or uuid.uuid4().hex[:12]}"
+        self._counter = itertools.count(1)
+
+        self._cond = threading.Condition(threading.RLock())
+        self._items: dict[_Key, dict[str, Any]] = {}
+        self._pending: set[_Key] = set()
+        self._registered: list[_Key] = []
+        self._registrations: list[Registration] = []
+        self._function_ids: set[str] = set()
+        self._prompt_names: set[str] = set()
+
+        self._started = False
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self._requested = 0
+        self._served = 0
+        self._restart = False
+        self._last_status: _Status = "closed"
+        self._rejected = False
+        self._registry_present: bool | None = None
+        self._last_state: str | None = None
+        self._unsubscribe_state: Callable[[], None] | None = None
+
+        self._registered_callbacks: list[Callable[[], None]] = []
+        self._gave_up_callbacks: list[Callable[[], None]] = []
+
+        # Seam for tests (with _pause): the registrar's clock.
+        self._clock: Callable[[], float] = time.monotonic
+
+    # ------------------------------------------------------------------ settings
+
+    @property
+    def backoff(self) -> Backoff:
+        """The retry schedule; may be replaced until :meth:`start`."""
+        return self._backoff
+
+    @backoff.setter
+    def backoff(self, value: Backoff) -> None:
+        with self._cond:
+            if self._started:
+                raise RuntimeError("the backoff can only be changed before start()")
+            self._backoff = value
+
+    # ------------------------------------------------------------------ content
+
+    def skill(self, id: str, markdown: str) -> None:
+        """Add a skill (``iii://{id}``), validated with the registry's rules.
+
+        Registered by :meth:`start` (or right away when already started);
+        adding an id again replaces its body.
+
+        Raises:
+            InvalidContentError: the registry would refuse it (its exact message).
+        """
+        validate_skill(id, markdown)
+        self._add_item(("skill", id), {"id": id, "skill": markdown})
+
+    @overload
+    def section(
+        self, path: str, handler: None = None, *, description: str | None = None
+    ) -> Callable[[Callable[[], R]], Section[R]]: ...
+
+    @overload
+    def section(
+        self, path: str, handler: Callable[[], R], *, description: str | None = None
+    ) -> Section[R]: ...
+
+    def section(
+        self,
+        path: str,
+        handler: Callable[[], R] | None = None,
+        *,
+        description: str | None = None,
+    ) -> Section[R] | Callable[[Callable[[], R]], Section[R]]:
+        """Register the function behind the section URI ``iii://fn/{path}``.
+
+        Use as ``@publisher.section("a/b")`` or ``publisher.section("a/b", fn)``.
+        The handler takes no arguments (sync or async) and returns a string,
+        ``{"content": "..."}`` or any JSON value (a pydantic model is dumped).
+        The returned :class:`Section` calls the handler and carries ``.uri``.
+
+        Raises:
+            InvalidContentError: the path is not a valid section path.
+        """
+        validate_section_path(path)
+        if handler is None:
+
+            def decorate(fn: Callable[[], R]) -> Section[R]:
+                return self._add_section(path, fn, description=description)
+
+            return decorate
+        return self._add_section(path, handler, description=description)
+
+    def section_uri(self, path: str) -> str:
+        """``iii://fn/{path}`` after validating ``path`` like :meth:`section` does."""
+        validate_section_path(path)
+        return "iii://fn/" + path
+
+    def _add_section(
+        self, path: str, handler: Callable[[], R], *, description: str | None = None
+    ) -> Section[R]:
+        section = Section(handler, path)
+
+        async def serve(data: Any) -> Any:
+            return _jsonable(await _call_user(handler))
+
+        self._register_function(section.function_id, serve, description=description)
+        return section
+
+    @overload
+    def prompt(
+        self,
+        name: str,
+        description: str,
+        handler: None = None,
+        *,
+        args: type[BaseModel] | None = None,
+        function_id: str | None = None,
+    ) -> Callable[[Callable[P, R]], Prompt[P, R]]: ...
+
+    @overload
+    def prompt(
+        self,
+        name: str,
+        description: str,
+        handler: Callable[P, R],
+        *,
+        args: type[BaseModel] | None = None,
+        function_id: str | None = None,
+    ) -> Prompt[P, R]: ...
+
+    def prompt(
+        self,
+        name: str,
+        description: str,
+        handler: Callable[P, R] | None = None,
+        *,
+        args: type[BaseModel] | None = None,
+        function_id: str | None = None,
+    ) -> Prompt[P, R] | Callable[[Callable[P, R]], Prompt[P, R]]:
+        """Register a slash-command prompt and its handler function.
+
+        Use as ``@publisher.prompt(name="send-email", description="...")``.
+        The argument list comes from ``args`` (a pydantic model), from a
+        handler whose single parameter is a pydantic model, or from the
+        handler's annotated parameters (descriptions from ``Field``, required
+        when there is no default). Arguments are checked before the handler
+        runs (see :mod:`iii_skills.arguments`). The handler (sync or async)
+        returns a string, ``{"content": ...}`` or ``{"messages": [...]}``.
+        The handler function id defaults to ``prompt::{name}``.
+
+        Raises:
+            InvalidContentError: the registry would refuse the prompt.
+            TypeError: the handler's types cannot describe prompt arguments.
+        """
+        fid = function_id if function_id is not None else f"prompt::{name}"
+        validate_prompt(name, description, fid, [])
+        localns = _caller_namespace()
+        if handler is None:
+
+            def decorate(fn: Callable[P, R]) -> Prompt[P, R]:
+                return self._add_prompt(name, description, fn, args, fid, localns)
+
+            return decorate
+        return self._add_prompt(name, description, handler, args, fid, localns)
+
+    def _add_prompt(
+        self,
+        name: str,
+        description: str,
+        handler: Callable[P, R],
+        args: type[BaseModel] | None,
+        function_id: str,
+        localns: Mapping[str, Any],
+    ) -> Prompt[P, R]:
+        signature = derive_prompt_signature(name, handler, args, localns)
+        validate_prompt(name, description, function_id, [a.name for a in signature.arguments])
+        with self._cond:
+            if name in self._prompt_names:
+                raise ValueError(f"prompt {name!r} was already added to this publisher")
+
+        async def render(data: Any) -> Any:
+            values = check_arguments(name, signature.arguments, data, signature.model)
+            call_args, call_kwargs = signature.build_call(values)
+            return _normalize_prompt_output(await _call_user(handler, *call_args, **call_kwargs))
+
+        self._register_function(function_id, render, description=description)
+        with self._cond:
+            self._prompt_names.add(name)
+        self._add_item(
+            ("prompt", name),
+            {
+                "name": name,
+                "description": description,
+                "function_id": function_id,
+                "arguments": [argument.to_wire() for argument in signature.arguments],
+            },
+        )
+        return Prompt(handler, name, description, function_id, signature.arguments)
+
+    @overload
+    def function(
+        self,
+        function_id: str,
+        handler: None = None,
+        *,
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Callable[[Callable[P, R]], TypedFunction[P, R]]: ...
+
+    @overload
+    def function(
+        self,
+        function_id: str,
+        handler: Callable[P, R],
+        *,
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> TypedFunction[P, R]: ...
+
+    def function(
+        self,
+        function_id: str,
+        handler: Callable[P, R] | None = None,
+        *,
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> TypedFunction[P, R] | Callable[[Callable[P, R]], TypedFunction[P, R]]:
+        """Register a function whose request/response JSON Schemas come from its types.
+
+        The handler takes zero or one parameter; its annotation (a pydantic
+        model or any type pydantic understands) gives ``request_format`` and
+        validates each request, the return annotation gives
+        ``response_format`` and serializes the result. Sync or async.
+
+        Raises:
+            TypeError: the handler has more than one parameter or no usable types.
+        """
+        if not function_id.strip():
+            raise ValueError("function_id must be non-empty")
+        localns = _caller_namespace()
+        if handler is None:
+
+            def decorate(fn: Callable[P, R]) -> TypedFunction[P, R]:
+                return self._add_function(function_id, fn, description, metadata, localns)
+
+            return decorate
+        return self._add_function(function_id, handler, description, metadata, localns)
+
+    def _add_function(
+        self,
+        function_id: str,
+        handler: Callable[P, R],
+        description: str | None,
+        metadata: dict[str, Any] | None,
+        localns: Mapping[str, Any],
+    ) -> TypedFunction[P, R]:
+        parameters = list(inspect.signature(handler).parameters.values())
+        if len(parameters) > 1:
+            raise TypeError(
+                f"function {function_id!r}: the handler takes at most one parameter (the request)"
+            )
+        hints = type_hints(handler, localns)
+        request_adapter: TypeAdapter[Any] | None = None
+        if parameters:
+            if parameters[0].name not in hints:
+                raise TypeError(
+                    f"function {function_id!r}: parameter {parameters[0].name!r} "
+                    "needs a type annotation"
+                )
+            request_adapter = TypeAdapter(hints[parameters[0].name])
+        returns = hints.get("return")
+        response_adapter: TypeAdapter[Any] | None = None
+        if returns is not None and returns is not type(None):
+            response_adapter = TypeAdapter(returns)
+        request_format = request_adapter.json_schema() if request_adapter else None
+        response_format = response_adapter.json_schema() if response_adapter else None
+
+        async def run(data: Any) -> Any:
+            if request_adapter is None:
+                result = await _call_user(handler)
+            else:
+                try:
+                    request = request_adapter.validate_python(data)
+                except pydantic.ValidationError as exc:
+                    problems = "; ".join(
+                        f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {e['msg']}"
+                        for e in exc.errors(include_url=False)
+                    )
+                    raise ValueError(
+                        f"function {function_id!r}: invalid request: {problems}"
+                    ) from None
+                result = await _call_user(handler, request)
+            if response_adapter is not None:
+                return response_adapter.dump_python(result, mode="json")
+            return _jsonable(result)
+
+        self._register_function(
+            function_id,
+            run,
+            description=description,
+            metadata=metadata,
+            request_format=request_format,
+            response_format=response_format,
+        )
+        return TypedFunction(handler, function_id, request_format, response_format)
+
+    # ------------------------------------------------------------------ subscriptions
+
+    def on_skill_change(self, handler: Callable[[SkillChange], E]) -> Callable[[SkillChange], E]:
+        """Call ``handler`` with a :class:`SkillChange` on every ``skills::on-change`` event.
+
+        Usable as a decorator; returns ``handler``. Sync or async.
+        """
+        self._subscribe(m.TRIGGER_SKILLS_ON_CHANGE, "on-skill-change", SkillChange.from_payload, handler)
+        return handler
+
+    def on_prompt_change(
+        self, handler: Callable[[PromptChange], E]
+    ) -> Callable[[PromptChange], E]:
+        """Call ``handler`` with a :class:`PromptChange` on every ``prompts::on-change`` event.
+
+        Usable as a decorator; returns ``handler``. Sync or async.
+        """
+        self._subscribe(
+            m.TRIGGER_PROMPTS_ON_CHANGE, "on-prompt-change", PromptChange.from_payload, handler
+        )
+        return handler
+
+    def _subscribe(
+        self,
+        trigger_type: str,
+        label: str,
+        decode: Callable[[Any], Any],
+        handler: Callable[[Any], Any],
+    ) -> None:
+        function_id = f"{self._internal_prefix}::{label}-{next(self._counter)}"
+
+        async def deliver(data: Any) -> None:
+            event = decode(data)
+            if event is None:
+                self._log.warning("ignored a malformed %s event: %r", trigger_type, data)
+                return
+            await _call_user(handler, event)
+
+        self._register_function(function_id, deliver, metadata={"internal": True})
+        self._register_trigger(trigger_type, function_id)
+
+    def on_registered(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` (on the publisher's thread) after each complete registration round."""
+        with self._cond:
+            self._registered_callbacks.append(callback)
+        return callback
+
+    def on_gave_up(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` (on the publisher's thread) when registration gives up."""
+        with self._cond:
+            self._gave_up_callbacks.append(callback)
+        return callback
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> bool:
+        """Register every skill and prompt with the registry, retrying with backoff.
+
+        Blocks until every item is registered (``True``), or registration gave
+        up after the backoff's deadline or the registry refused an item
+        (``False``, logged; never raises for those). Afterwards the publisher
+        keeps the registry up to date by itself: it registers everything again
+        when the client reconnects to the engine and when ``skills::register``
+        reappears in ``engine::functions-available``.
+        """
+        ticket = self._begin()
+        with self._cond:
+            self._cond.wait_for(lambda: self._served >= ticket or self._closed)
+            return self._served >= ticket and self._last_status == "registered"
+
+    async def start_async(self) -> bool:
+        """:meth:`start` for async code (runs it on a worker thread)."""
+        return await asyncio.to_thread(self.start)
+
+    def start_in_background(self) -> None:
+        """Like :meth:`start` without waiting; watch :meth:`on_registered` / :meth:`on_gave_up`."""
+        self._begin()
+
+    def close(self, unregister: bool = False) -> None:
+        """Stop retrying and remove this publisher's functions and triggers.
+
+        With ``unregister``, also calls ``skills::unregister`` /
+        ``prompts::unregister`` for every skill and prompt this publisher
+        registered. The client itself stays open (it belongs to the caller).
+        """
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            self._cond.notify_all()
+            thread = self._thread
+            unsubscribe = self._unsubscribe_state
+            self._unsubscribe_state = None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        if unsubscribe is not None:
+            unsubscribe()
+        if unregister:
+            for kind, key in list(self._registered):
+                if kind == "skill":
+                    self._call_quietly(m.FN_SKILLS_UNREGISTER, {"id": key})
+                else:
+                    self._call_quietly(m.FN_PROMPTS_UNREGISTER, {"name": key})
+        for registration in reversed(self._registrations):
+            try:
+                registration.unregister()
+            except Exception:
+                self._log.exception("unregistering a function or trigger failed")
+        self._registrations.clear()
+
+    async def close_async(self, unregister: bool = False) -> None:
+        """:meth:`close` for async code (runs it on a worker thread)."""
+        await asyncio.to_thread(self.close, unregister)
+
+    def __enter__(self) -> Publisher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ internals
+
+    def _register_function(
+        self,
+        function_id: str,
+        handler: Callable[[Any], Awaitable[Any]],
+        *,
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        request_format: dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> None:
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("the publisher is closed")
+            if function_id in self._function_ids:
+                raise ValueError(f"function {function_id!r} is already registered by this publisher")
+            self._function_ids.add(function_id)
+        try:
+            ref = self._iii.register_function(
+                function_id,
+                handler,
+                description=description,
+                metadata=metadata,
+                request_format=request_format,
+                response_format=response_format,
+            )
+        except BaseException:
+            with self._cond:
+                self._function_ids.discard(function_id)
+            raise
+        with self._cond:
+            self._registrations.append(cast(Registration, ref))
+
+    def _register_trigger(self, trigger_type: str, function_id: str) -> None:
+        ref = self._iii.register_trigger(
+            {"type": trigger_type, "function_id": function_id, "config": {}}
+        )
+        with self._cond:
+            self._registrations.append(cast(Registration, ref))
+
+    def _add_item(self, key: _Key, payload: dict[str, Any]) -> None:
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("the publisher is closed")
+            self._items[key] = payload
+            self._pending.add(key)
+            if self._started:
+                self._requested += 1
+                self._cond.notify_all()
+
+    def _request_locked(self, reason: str) -> int:
+        """Ask for a fresh registration effort of everything (caller holds the lock)."""
+        self._requested += 1
+        self._restart = True
+        self._pending = set(self._items)
+        self._log.info("registering skills and prompts again: %s", reason)
+        self._cond.notify_all()
+        return self._requested
+
+    def _begin(self) -> int:
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("the publisher is closed")
+            first = not self._started
+            self._started = True
+            if not first:
+                return self._request_locked("start() called again")
+            self._pending = set(self._items)
+            self._requested += 1
+            ticket = self._requested
+            self._thread = threading.Thread(
+                target=self._run, name=f"{self._internal_prefix}-registrar", daemon=True
+            )
+            self._thread.start()
+        # Outside the lock: the listener fires at once on this thread.
+        self._watch_registry()
+        unsubscribe = self._iii.add_connection_state_listener(self._on_connection_state)
+        with self._cond:
+            if self._closed:
+                unsubscribe()
+            else:
+                self._unsubscribe_state = unsubscribe
+        return ticket
+
+    def _watch_registry(self) -> None:
+        function_id = f"{self._internal_prefix}::functions-available"
+
+        async def on_functions(data: Any) -> None:
+            self._on_functions_available(data)
+
+        self._register_function(function_id, on_functions, metadata={"internal": True})
+        self._register_trigger(m.TRIGGER_FUNCTIONS_AVAILABLE, function_id)
+
+    def _on_connection_state(self, state: str) -> None:
+        """Connection-state listener of the official client (runs on its loop thread)."""
+        with self._cond:
+            previous, self._last_state = self._last_state, state
+            if (
+                state == "connected"
+                and previous is not None
+                and previous != "connected"
+                and self._started
+                and not self._closed
+            ):
+                self._request_locked("the engine connection was re-established")
+
+    def _on_functions_available(self, data: Any) -> None:
+        ids = _function_ids(data)
+        if ids is None:
+            return
+        present = m.FN_SKILLS_REGISTER in ids
+        with self._cond:
+            was = self._registry_present
+            self._registry_present = present
+            if present and was is False and self._started and not self._closed:
+                self._request_locked(f"{m.FN_SKILLS_REGISTER} is available again")
+
+    def _call(self, function_id: str, payload: dict[str, Any]) -> Any:
+        return self._iii.trigger(
+            {"function_id": function_id, "payload": payload, "timeout_ms": self._call_timeout_ms}
+        )
+
+    def _call_quietly(self, function_id: str, payload: dict[str, Any]) -> None:
+        try:
+            self._call(function_id, payload)
+        except Exception as exc:
+            self._log.warning("%s %s failed: %s", function_id, payload, _error_text(exc))
+
+    def _run(self) -> None:
+        """The registrar thread: one registration effort per request, in order."""
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._closed or self._requested > self._served)
+                if self._closed:
+                    return
+            status, covered = self._effort()
+            callbacks: list[Callable[[], None]] = []
+            with self._cond:
+                self._served = max(self._served, covered)
+                self._last_status = status
+                if status == "registered":
+                    callbacks = list(self._registered_callbacks)
+                elif status == "gave_up":
+                    callbacks = list(self._gave_up_callbacks)
+                self._cond.notify_all()
+            for callback in callbacks:
+                try:
+                    callback()
+                except Exception:
+                    self._log.exception("a registration callback failed")
+            if status == "closed":
+                return
+
+    def _effort(self) -> tuple[_Status, int]:
+        """Rounds with backoff until everything is registered, refused or the deadline passed."""
+        with self._cond:
+            started_at = self._clock()
+            delays = self._backoff.delays()
+            self._rejected = False
+        while True:
+            with self._cond:
+                if self._closed:
+                    return "closed", self._requested
+                if self._restart:
+                    self._restart = False
+                    self._rejected = False
+                    started_at = self._clock()
+                    delays = self._backoff.delays()
+                covered = self._requested
+                keys = [key for key in self._items if key in self._pending]
+            failure = self._round(keys)
+            with self._cond:
+                if self._closed:
+                    return "closed", self._requested
+                if self._restart:
+                    continue
+                if failure is None:
+                    if self._pending:
+                        continue
+                    if self._rejected:
+                        return "rejected", covered
+                    skills = sum(1 for kind, _ in self._items if kind == "skill")
+                    self._log.info(
+                        "registered %d skill(s) and %d prompt(s) with the skills registry",
+                        skills,
+                        len(self._items) - skills,
+                    )
+                    return "registered", covered
+                elapsed = self._clock() - started_at
+                give_up = self._backoff.give_up_after
+                if elapsed >= give_up:
+                    self._log.warning(m.GAVE_UP)
+                    return "gave_up", covered
+                wait = max(0.0, min(next(delays), give_up - elapsed))
+                self._log.info(
+                    "skills registration incomplete (%s); retrying in %.3g s", failure, wait
+                )
+                self._pause(wait)
+
+    def _pause(self, seconds: float) -> None:
+        """Wait between rounds (caller holds the lock); close() and restarts cut it short."""
+        self._cond.wait_for(lambda: self._closed or self._restart, timeout=seconds)
+
+    def _round(self, keys: Iterable[_Key]) -> str | None:
+        """Register ``keys`` in order; stop at the first transient failure and describe it."""
+        for key in keys:
+            with self._cond:
+                if self._closed or self._restart:
+                    return None
+                payload = self._items.get(key)
+                if payload is None or key not in self._pending:
+                    continue
+            kind, name = key
+            function_id = m.FN_SKILLS_REGISTER if kind == "skill" else m.FN_PROMPTS_REGISTER
+            try:
+                self._call(function_id, payload)
+            except Exception as exc:
+                text = _error_text(exc)
+                if _is_permanent(exc):
+                    self._log.error("the registry refused %s %r: %s", kind, name, text)
+                    with self._cond:
+                        self._pending.discard(key)
+                        self._rejected = True
+                    continue
+                with self._cond:
+                    if _error_code(exc) in _NOT_FOUND_CODES:
+                        self._registry_present = False
+                code = _error_code(exc)
+                return f"{function_id} {kind} {name!r}: {code + ': ' if code else ''}{text}"
+            with self._cond:
+                self._registry_present = True
+                if self._items.get(key) is payload:
+                    self._pending.discard(key)
+                if key not in self._registered:
+                    self._registered.append(key)
+        return None
+
