@@ -102,7 +102,7 @@ function isFunctionNotFound(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === 'function_not_found'
 }
 
-type RoundOutcome = 'complete' | 'transient' | 'stopped'
+type RoundOutcome = 'complete' | 'transient' | 'abandoned'
 
 /**
  * Keeps the registry in step with the publisher's content. A run registers every pending
@@ -120,6 +120,8 @@ export class Registrar {
   private started = false
   private stopped = false
   private restart = false
+  private inRound = false
+  private generation = 0
   private wake: (() => void) | undefined
   private first: Promise<RegistrationResult> | undefined
   private backoff: Required<BackoffOptions> = { ...DEFAULT_BACKOFF }
@@ -174,8 +176,8 @@ export class Registrar {
   }
 
   private ensureRunning(): void {
-    if (this.active) this.wake?.()
-    else void this.run()
+    if (!this.active) void this.run()
+    else if (!this.inRound) this.wake?.() // cut a backoff pause short; a running round picks it up next
   }
 
   private async run(): Promise<RegistrationResult> {
@@ -183,6 +185,10 @@ export class Registrar {
     const { backoff } = this
     const { logger } = this.deps
     const rejected: Rejection[] = []
+    const end = (registered: boolean): RegistrationResult => {
+      this.active = false
+      return { registered, rejected }
+    }
     let delay = backoff.initialMs
     let began = Date.now()
     for (;;) {
@@ -191,43 +197,46 @@ export class Registrar {
         delay = backoff.initialMs
         began = Date.now()
       }
-      const outcome = this.stopped ? 'stopped' : await this.round(rejected)
-      if (outcome === 'stopped' || this.stopped) {
-        this.active = false
-        return { registered: false, rejected }
-      }
-      if (this.restart) continue
+      if (this.stopped) return end(false)
+      const deadline = began + backoff.giveUpMs
+      const generation = ++this.generation
+      this.inRound = true
+      const outcome = await this.wait(this.round(rejected, generation), deadline)
+      this.inRound = false
+      // A round cut short (deadline, stop, restart) is abandoned: it makes no further calls.
+      if (outcome === 'timer' || outcome === 'woken') this.generation++
+      if (this.stopped) return end(false)
+      if (this.restart || outcome === 'woken') continue
       if (outcome === 'complete') {
         if (this.pending.size > 0) continue
-        this.active = false
         if (rejected.length === 0) {
           logger.info(`registered with the skills registry: ${this.summary()}`)
           this.deps.onRegistered()
         }
-        return { registered: rejected.length === 0, rejected }
+        return end(rejected.length === 0)
       }
-      const elapsed = Date.now() - began
-      if (elapsed >= backoff.giveUpMs) {
-        this.active = false
+      const remaining = deadline - Date.now()
+      if (outcome === 'timer' || remaining <= 0) {
         logger.warn(msg.gaveUp)
         this.deps.onGaveUp()
-        return { registered: false, rejected }
+        return end(false)
       }
-      const wait = Math.min(delay, backoff.giveUpMs - elapsed)
-      logger.debug(`retrying skills registration in ${wait} ms`)
-      await this.sleep(wait)
+      const pause = Math.min(delay, remaining)
+      logger.debug(`retrying skills registration in ${pause} ms`)
+      await this.wait(undefined, Date.now() + pause)
       delay = Math.min(delay * backoff.multiplier, backoff.maxMs)
     }
   }
 
-  private async round(rejected: Rejection[]): Promise<RoundOutcome> {
+  /** One pass over the pending items, in order; stops at the first transient failure. */
+  private async round(rejected: Rejection[], generation: number): Promise<RoundOutcome> {
     for (const [key, item] of [...this.items]) {
       const version = this.pending.get(key)
       if (version === undefined) continue
       try {
         await this.deps.call(item)
       } catch (err) {
-        if (this.stopped) return 'stopped'
+        if (generation !== this.generation) return 'abandoned'
         if (isPermanentError(err)) {
           const message = errorMessage(err)
           this.deps.logger.error(`skills registry refused ${item.label}: ${message}`)
@@ -241,24 +250,32 @@ export class Registrar {
         )
         return 'transient'
       }
-      if (this.stopped) return 'stopped'
+      if (generation !== this.generation) return 'abandoned'
       this.accepted.add(key)
       if (this.pending.get(key) === version) this.pending.delete(key)
-      if (this.restart) return 'complete'
     }
     return 'complete'
   }
 
-  private sleep(ms: number): Promise<void> {
+  /**
+   * Waits for `work` (a round) or, without work, just until `until`. Ends early with
+   * 'woken' on stop / restart (and, while not in a round, when an item is added).
+   */
+  private wait<T>(work: Promise<T> | undefined, until: number): Promise<T | 'timer' | 'woken'> {
     return new Promise((resolve) => {
-      const done = (): void => {
+      let settled = false
+      const finish = (v: T | 'timer' | 'woken'): void => {
+        if (settled) return
+        settled = true
         clearTimeout(timer)
-        this.wake = undefined
-        resolve()
+        if (this.wake === wake) this.wake = undefined
+        resolve(v)
       }
-      const timer = setTimeout(done, ms)
-      this.wake = done
-      if (this.stopped || this.restart) done()
+      const wake = (): void => finish('woken')
+      const timer = setTimeout(() => finish('timer'), Math.max(0, until - Date.now()))
+      this.wake = wake
+      work?.then(finish, () => finish('timer'))
+      if (this.stopped || this.restart) wake()
     })
   }
 

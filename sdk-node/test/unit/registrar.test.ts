@@ -183,6 +183,50 @@ describe('Registrar', () => {
     assert.equal(attempts, 1)
   })
 
+  it('gives up on time even while a call is still waiting for its answer', async () => {
+    let attempts = 0
+    const { registrar, logger, events } = setup(() => {
+      attempts++
+      return new Promise(() => {}) // the engine never answers
+    })
+    registrar.upsert(item('a'))
+    registrar.upsert(item('b'))
+    assert.deepEqual(await registrar.start(fast({ giveUpMs: 20 })), { registered: false, rejected: [] })
+    assert.deepEqual(logger.at('warn'), [GAVE_UP])
+    assert.equal(events.gaveUp, 1)
+    assert.equal(attempts, 1, 'the abandoned round makes no further calls')
+  })
+
+  it('stop interrupts a call that is still waiting for its answer', async () => {
+    let attempts = 0
+    const { registrar } = setup(() => {
+      attempts++
+      return new Promise(() => {})
+    })
+    registrar.upsert(item('a'))
+    const run = registrar.start(resolveBackoff({ initialMs: 3_600_000, giveUpMs: 7_200_000 }))
+    await until(() => attempts === 1)
+    registrar.stop()
+    assert.deepEqual(await run, { registered: false, rejected: [] })
+  })
+
+  it('requestAll during a hanging call starts over with everything', async () => {
+    const seen: string[] = []
+    let hang = true
+    const { registrar } = setup((i) => {
+      seen.push(i.key)
+      return hang ? new Promise(() => {}) : Promise.resolve()
+    })
+    registrar.upsert(item('a'))
+    registrar.upsert(item('b'))
+    const run = registrar.start(resolveBackoff({ initialMs: 3_600_000, giveUpMs: 7_200_000 }))
+    await until(() => seen.length === 1)
+    hang = false
+    registrar.requestAll('engine connection re-established')
+    assert.deepEqual(await run, { registered: true, rejected: [] })
+    assert.deepEqual(seen, ['skill:a', 'skill:a', 'skill:b'])
+  })
+
   it('keeps track of what the registry accepted', async () => {
     const { registrar } = setup(async (i) => {
       if (i.key === 'skill:bad') throw new Error('skill must be non-empty')
