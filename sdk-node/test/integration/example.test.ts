@@ -1,0 +1,85 @@
+// examples/node (the resend publisher) run as a user would: `III_URL=… node index.js`.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import type { IIIClient } from 'iii-sdk'
+import { RegistryServer, eventually, repoRoot, testClient } from '../helpers/server.js'
+
+const exampleDir = join(repoRoot, 'examples', 'node')
+
+async function call<T>(iii: IIIClient, function_id: string, payload: unknown = {}): Promise<T> {
+  return iii.trigger<unknown, T>({ function_id, payload, timeoutMs: 5000 })
+}
+
+describe('examples/node', () => {
+  let server: RegistryServer
+  let probe: IIIClient
+
+  before(async () => {
+    if (!existsSync(join(exampleDir, 'node_modules', 'iii-skills'))) {
+      throw new Error(`${exampleDir} has no node_modules: run \`make node-deps\` (npm ci) first`)
+    }
+    server = await RegistryServer.start()
+    probe = testClient(server.url, 'probe')
+  })
+
+  after(async () => {
+    await probe?.shutdown()
+    await server?.dispose()
+  })
+
+  it('publishes the resend tree, a live health section and /send-email, and cleans up on SIGTERM', async () => {
+    const child = spawn(process.execPath, ['index.js'], {
+      cwd: exampleDir,
+      env: { ...process.env, III_URL: server.url, OTEL_ENABLED: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()))
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+    try {
+      await eventually(
+        () => output.includes('/send-email are registered'),
+        () => `the example did not report registration:\n${output}`,
+      )
+      const { skills } = await call<{ skills: { id: string }[] }>(probe, 'skills::list')
+      assert.deepEqual(
+        skills.map((s) => s.id).filter((id) => id === 'resend' || id.startsWith('resend/')),
+        ['resend', 'resend/email', 'resend/email/send'],
+      )
+
+      const tree = await call<string>(probe, 'skill::fetch', {
+        uris: ['iii://resend', 'iii://resend/email/send', 'iii://fn/resend/health'],
+      })
+      assert.match(tree, /^# iii:\/\/resend\n\n# resend\n\nEmail provider integration\./)
+      assert.match(tree, /# resend\/email\/send\n\nSending one outbound email through Resend\./)
+      assert.match(tree, /# Resend health\n\nAPI: ok\. Worker up \d+s; this is health check #1, /)
+      const again = await call<string>(probe, 'skill::fetch', { uri: 'iii://fn/resend/health' })
+      assert.match(again, /health check #2, /, 'the section is live: each read calls the function')
+
+      const { prompts } = await call<{ prompts: { name: string; arguments: unknown[] }[] }>(probe, 'prompts::mcp-list')
+      assert.deepEqual(prompts.find((p) => p.name === 'send-email')?.arguments, [
+        { name: 'to', description: 'Recipient address', required: true },
+        { name: 'subject', description: 'Subject line', required: true },
+      ])
+      const got = await call<{ messages: { content: { text: string } }[] }>(probe, 'prompts::mcp-get', {
+        name: 'send-email',
+        arguments: { to: 'ada@example.com', subject: 'Launch' },
+      })
+      assert.equal(
+        got.messages[0]?.content.text,
+        'Compose an email to ada@example.com with the subject "Launch". Be concise and friendly.',
+      )
+
+      child.kill('SIGTERM')
+      assert.equal(await exited, 0, output)
+      const left = await call<{ skills: { id: string }[] }>(probe, 'skills::list')
+      assert.ok(!left.skills.some((s) => s.id.startsWith('resend')), 'SIGTERM unregistered the skills')
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL')
+    }
+  })
+})
