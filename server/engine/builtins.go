@@ -1,0 +1,590 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+)
+
+// builtin is a function served in-process. call gets the calling
+// connection (nil for engine-originated calls) and returns the result
+// (nil = no "result" key) or an error body.
+type builtin struct {
+	id          string
+	description string
+	request     json.RawMessage // JSON Schema of the input
+	response    json.RawMessage // JSON Schema of the result
+	call        func(ctx context.Context, c *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody)
+}
+
+// Error codes of the engine::* built-ins (engine-protocol §3.3).
+const (
+	codeNotFound         = "NOT_FOUND"
+	codeInvalidArguments = "INVALID_ARGUMENTS"
+	defaultNamespace     = "default"
+	maxInfoBatch         = 32
+	maxWorkerTextRunes   = 280
+)
+
+func (e *Engine) newBuiltins() map[string]*builtin {
+	list := []*builtin{
+		{id: "engine::workers::register", description: "Attach metadata (name, runtime, version, os, pid, …) to the calling worker connection",
+			request: schemaWorkersRegister, response: schemaSuccess, call: e.workersRegister},
+		{id: "engine::workers::list", description: "List connected workers that registered a pid",
+			request: schemaWorkersListInput, response: schemaWorkersList, call: e.workersList},
+		{id: "engine::functions::list", description: "List registered functions with their request and response formats",
+			request: schemaFunctionsListInput, response: schemaFunctionsList, call: e.functionsList},
+		{id: "engine::functions::info", description: "Describe one function (function_id) or up to 32 (function_ids)",
+			request: schemaFunctionsInfoInput, response: schemaFunctionDetail, call: e.functionsInfo},
+		{id: "engine::triggers::list", description: "List registered trigger types",
+			request: schemaTriggersListInput, response: schemaTriggersList, call: e.triggersList},
+		{id: "engine::triggers::info", description: "Describe one trigger type",
+			request: schemaTriggersInfoInput, response: schemaTriggerTypeDetail, call: e.triggersInfo},
+		{id: "engine::registered-triggers::list", description: "List trigger bindings (registered triggers)",
+			request: schemaRegisteredTriggersListInput, response: schemaRegisteredTriggersList, call: e.registeredTriggersList},
+	}
+	list = append(list, e.stateBuiltins()...)
+	m := make(map[string]*builtin, len(list))
+	for _, b := range list {
+		m[b.id] = b
+	}
+	return m
+}
+
+// firstSegment is the service part of a "service::name" id.
+func firstSegment(id string) string {
+	if i := strings.Index(id, "::"); i >= 0 {
+		return id[:i]
+	}
+	return id
+}
+
+// sanitizeWorkerText strips control and bidi-override characters, caps the
+// length and trims, as the real engine does for worker names/descriptions.
+func sanitizeWorkerText(s string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) || isBidiControl(r) {
+			continue
+		}
+		if n == maxWorkerTextRunes {
+			break
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func isBidiControl(r rune) bool {
+	return r == 0x061C || r == 0x200E || r == 0x200F || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// nullToNil turns an explicit JSON null into "absent".
+func nullToNil(v json.RawMessage) json.RawMessage {
+	if bytes.Equal(bytes.TrimSpace(v), jsonNull) {
+		return nil
+	}
+	return v
+}
+
+// isInternalMetadata reports metadata.internal == true.
+func isInternalMetadata(md json.RawMessage) bool {
+	if len(md) == 0 {
+		return false
+	}
+	var v struct {
+		Internal bool `json:"internal"`
+	}
+	return json.Unmarshal(md, &v) == nil && v.Internal
+}
+
+// ---- engine::workers::register / list ----
+
+func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	const fn = "engine::workers::register"
+	if c == nil {
+		return nil, &iii.ErrorBody{Code: codeInvalidArguments, Message: fn + " must be called by a worker connection"}
+	}
+	a, errb := parseArgs(fn, data, false, `{"name":"host:pid","runtime":"go","pid":123}`)
+	if errb != nil {
+		return nil, errb
+	}
+	info := &workerInfo{}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"name", &info.Name}, {"description", &info.Description}, {"runtime", &info.Runtime},
+		{"version", &info.Version}, {"os", &info.OS}, {"isolation", &info.Isolation}} {
+		v, errb := a.optStr(f.name)
+		if errb != nil {
+			return nil, errb
+		}
+		*f.dst = v
+	}
+	info.Name = sanitizeWorkerText(info.Name)
+	info.Description = sanitizeWorkerText(info.Description)
+	if info.Runtime == "" {
+		info.Runtime = "unknown"
+	}
+	if v, ok := a.raw("pid"); ok {
+		var pid uint32
+		if err := json.Unmarshal(v, &pid); err != nil {
+			return nil, decodeErr("%s: field `pid` must be a non-negative integer, got %s", fn, jsonKind(v))
+		}
+		info.PID = &pid
+	}
+	if v, ok := a.raw("telemetry"); ok {
+		var t workerTelemtry
+		if err := json.Unmarshal(v, &t); err != nil {
+			return nil, decodeErr("%s: field `telemetry` must be an object {language?, project_name?, framework?}: %v", fn, err)
+		}
+		info.Telemetry = &t
+	}
+	e.mu.Lock()
+	c.info = info
+	e.mu.Unlock()
+	return json.RawMessage(`{"success":true}`), nil
+}
+
+type workerSummary struct {
+	ID                string  `json:"id"`
+	Name              string  `json:"name"`
+	Description       *string `json:"description"`
+	Runtime           string  `json:"runtime"`
+	Version           *string `json:"version"`
+	OS                *string `json:"os"`
+	PID               uint32  `json:"pid"`
+	Status            string  `json:"status"`
+	FunctionCount     int     `json:"function_count"`
+	ConnectedAtMs     int64   `json:"connected_at_ms"`
+	ActiveInvocations int64   `json:"active_invocations"`
+	Namespace         string  `json:"namespace"`
+	Isolation         *string `json:"isolation"`
+	IPAddress         string  `json:"ip_address"`
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func (e *Engine) workersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	a, errb := parseArgs("engine::workers::list", data, false, `{"search":"skills"}`)
+	if errb != nil {
+		return nil, errb
+	}
+	search, errb := a.optStr("search")
+	if errb != nil {
+		return nil, errb
+	}
+	runtime, errb := a.optStr("runtime")
+	if errb != nil {
+		return nil, errb
+	}
+	status, errb := a.optStr("status")
+	if errb != nil {
+		return nil, errb
+	}
+	search = strings.ToLower(search)
+
+	e.mu.RLock()
+	counts := make(map[*conn]int)
+	for _, f := range e.functions {
+		counts[f.owner]++
+	}
+	workers := []workerSummary{}
+	for _, c := range e.conns {
+		if c.info == nil || c.info.PID == nil {
+			continue // like the real engine: connections without pid are hidden
+		}
+		in := c.info
+		w := workerSummary{
+			ID: c.id, Name: in.Name, Description: optional(in.Description), Runtime: in.Runtime,
+			Version: optional(in.Version), OS: optional(in.OS), PID: *in.PID, Status: "connected",
+			FunctionCount: counts[c], ConnectedAtMs: c.connectedAt.UnixMilli(),
+			ActiveInvocations: c.active.Load(), Namespace: defaultNamespace,
+			Isolation: optional(in.Isolation), IPAddress: c.remoteIP,
+		}
+		if search != "" && !strings.Contains(strings.ToLower(w.Name), search) {
+			continue
+		}
+		if (runtime != "" && w.Runtime != runtime) || (status != "" && w.Status != status) {
+			continue
+		}
+		workers = append(workers, w)
+	}
+	e.mu.RUnlock()
+	slices.SortFunc(workers, func(x, y workerSummary) int {
+		if c := strings.Compare(x.Name, y.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	return mustJSON(map[string]any{"workers": workers}), nil
+}
+
+// ---- engine::functions::list / info ----
+
+// fnView is a function as the introspection built-ins show it.
+type fnView struct {
+	id          string
+	description string
+	request     json.RawMessage
+	response    json.RawMessage
+	metadata    json.RawMessage
+	workerName  string
+	internal    bool
+}
+
+// functionViewsLocked merges worker functions and built-ins (a worker
+// registration shadows a built-in of the same id). Callers hold e.mu.
+func (e *Engine) functionViewsLocked() map[string]fnView {
+	out := make(map[string]fnView, len(e.functions)+len(e.builtins))
+	for id, b := range e.builtins {
+		out[id] = fnView{id: id, description: b.description, request: b.request, response: b.response,
+			workerName: firstSegment(id), internal: isEngineInternal(id)}
+	}
+	for id, f := range e.functions {
+		wn := f.owner.name()
+		if wn == "" {
+			wn = firstSegment(id)
+		}
+		out[id] = fnView{id: id, description: f.description, request: f.requestFormat, response: f.responseFormat,
+			metadata: f.metadata, workerName: wn, internal: isEngineInternal(id) || isInternalMetadata(f.metadata)}
+	}
+	return out
+}
+
+// isEngineInternal: engine::* ids are hidden by default, except the queue API.
+func isEngineInternal(id string) bool {
+	return strings.HasPrefix(id, "engine::") && !strings.HasPrefix(id, "engine::queue::")
+}
+
+type functionSummary struct {
+	FunctionID     string          `json:"function_id"`
+	Namespace      string          `json:"namespace"`
+	WorkerName     string          `json:"worker_name"`
+	Description    string          `json:"description,omitempty"`
+	RequestFormat  json.RawMessage `json:"request_format"`
+	ResponseFormat json.RawMessage `json:"response_format"`
+	Metadata       json.RawMessage `json:"metadata,omitempty"`
+}
+
+func (e *Engine) functionsList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	a, errb := parseArgs("engine::functions::list", data, false, `{"prefix":"skills::"}`)
+	if errb != nil {
+		return nil, errb
+	}
+	search, errb := a.optStr("search")
+	if errb != nil {
+		return nil, errb
+	}
+	prefix, errb := a.optStr("prefix")
+	if errb != nil {
+		return nil, errb
+	}
+	worker, errb := a.optStr("worker")
+	if errb != nil {
+		return nil, errb
+	}
+	workers, haveWorkers, errb := a.optStrings("workers")
+	if errb != nil {
+		return nil, errb
+	}
+	includeInternal, errb := a.optBool("include_internal")
+	if errb != nil {
+		return nil, errb
+	}
+	search = strings.ToLower(search)
+
+	e.mu.RLock()
+	views := e.functionViewsLocked()
+	e.mu.RUnlock()
+	out := []functionSummary{}
+	for _, v := range views {
+		switch {
+		case v.internal && !includeInternal,
+			prefix != "" && !strings.HasPrefix(v.id, prefix),
+			worker != "" && v.workerName != worker,
+			haveWorkers && !slices.Contains(workers, v.workerName),
+			search != "" && !strings.Contains(strings.ToLower(v.id), search) &&
+				!strings.Contains(strings.ToLower(v.description), search):
+			continue
+		}
+		out = append(out, functionSummary{FunctionID: v.id, Namespace: defaultNamespace, WorkerName: v.workerName,
+			Description: v.description, RequestFormat: v.request, ResponseFormat: v.response, Metadata: v.metadata})
+	}
+	slices.SortFunc(out, func(x, y functionSummary) int { return strings.Compare(x.FunctionID, y.FunctionID) })
+	return mustJSON(map[string]any{"functions": out}), nil
+}
+
+type registeredTriggerRef struct {
+	ID          string          `json:"id"`
+	TriggerType string          `json:"trigger_type"`
+	Config      json.RawMessage `json:"config"`
+}
+
+type functionDetail struct {
+	FunctionID         string                 `json:"function_id"`
+	Namespace          string                 `json:"namespace"`
+	WorkerName         string                 `json:"worker_name"`
+	Description        string                 `json:"description,omitempty"`
+	RequestSchema      json.RawMessage        `json:"request_schema,omitempty"`
+	ResponseSchema     json.RawMessage        `json:"response_schema,omitempty"`
+	Metadata           json.RawMessage        `json:"metadata,omitempty"`
+	RegisteredTriggers []registeredTriggerRef `json:"registered_triggers"`
+}
+
+func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	const fn = "engine::functions::info"
+	a, errb := parseArgs(fn, data, true, `{"function_id":"skills::register"}`)
+	if errb != nil {
+		return nil, errb
+	}
+	_, single := a.raw("function_id")
+	ids, batch, errb := a.optStrings("function_ids")
+	if errb != nil {
+		return nil, errb
+	}
+	if single == batch {
+		return nil, &iii.ErrorBody{Code: codeInvalidArguments,
+			Message: fn + ": provide exactly one of `function_id` (string) or `function_ids` (array of strings)"}
+	}
+	var id string
+	if single {
+		if id, errb = a.str("function_id"); errb != nil {
+			return nil, errb
+		}
+	} else {
+		ids = dedupe(ids)
+		if len(ids) == 0 || len(ids) > maxInfoBatch {
+			return nil, &iii.ErrorBody{Code: codeInvalidArguments,
+				Message: fmt.Sprintf("%s: `function_ids` must hold 1 to %d ids, got %d", fn, maxInfoBatch, len(ids))}
+		}
+	}
+
+	e.mu.RLock()
+	views := e.functionViewsLocked()
+	detail := func(id string) (functionDetail, bool) {
+		v, ok := views[id]
+		if !ok {
+			return functionDetail{}, false
+		}
+		d := functionDetail{FunctionID: id, Namespace: defaultNamespace, WorkerName: v.workerName,
+			Description: v.description, RequestSchema: nullToNil(v.request), ResponseSchema: nullToNil(v.response),
+			Metadata: v.metadata, RegisteredTriggers: []registeredTriggerRef{}}
+		for _, b := range e.bindings {
+			if b.functionID == id {
+				d.RegisteredTriggers = append(d.RegisteredTriggers, registeredTriggerRef{ID: b.id, TriggerType: b.triggerType, Config: configOrEmpty(b.config)})
+			}
+		}
+		slices.SortFunc(d.RegisteredTriggers, func(x, y registeredTriggerRef) int { return strings.Compare(x.ID, y.ID) })
+		return d, true
+	}
+	defer e.mu.RUnlock()
+	if single {
+		d, ok := detail(id)
+		if !ok {
+			return nil, &iii.ErrorBody{Code: codeNotFound, Message: fmt.Sprintf("Function %s not found", id)}
+		}
+		return mustJSON(d), nil
+	}
+	out := make([]any, 0, len(ids))
+	for _, id := range ids {
+		if d, ok := detail(id); ok {
+			out = append(out, d)
+		} else {
+			out = append(out, map[string]string{"function_id": id, "error": "not_found"})
+		}
+	}
+	return mustJSON(map[string]any{"functions": out}), nil
+}
+
+func dedupe(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := ids[:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func configOrEmpty(c json.RawMessage) json.RawMessage {
+	if len(c) == 0 {
+		return emptyObject
+	}
+	return c
+}
+
+// ---- engine::triggers::list / info, engine::registered-triggers::list ----
+
+type triggerTypeSummary struct {
+	ID          string `json:"id"`
+	Namespace   string `json:"namespace"`
+	WorkerName  string `json:"worker_name"`
+	Description string `json:"description"`
+}
+
+// typeWorkerNameLocked names the worker providing tt. Callers hold e.mu.
+func typeWorkerNameLocked(tt *triggerType) string {
+	if tt.provider == nil {
+		return tt.workerName
+	}
+	if n := tt.provider.name(); n != "" {
+		return n
+	}
+	return firstSegment(tt.id)
+}
+
+func (e *Engine) triggersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	a, errb := parseArgs("engine::triggers::list", data, false, `{"prefix":"skills::"}`)
+	if errb != nil {
+		return nil, errb
+	}
+	search, errb := a.optStr("search")
+	if errb != nil {
+		return nil, errb
+	}
+	prefix, errb := a.optStr("prefix")
+	if errb != nil {
+		return nil, errb
+	}
+	worker, errb := a.optStr("worker")
+	if errb != nil {
+		return nil, errb
+	}
+	includeInternal, errb := a.optBool("include_internal")
+	if errb != nil {
+		return nil, errb
+	}
+	search = strings.ToLower(search)
+	out := []triggerTypeSummary{}
+	e.mu.RLock()
+	for _, tt := range e.triggerTypes {
+		s := triggerTypeSummary{ID: tt.id, Namespace: defaultNamespace, WorkerName: typeWorkerNameLocked(tt), Description: tt.description}
+		switch {
+		case !includeInternal && strings.HasPrefix(tt.id, "engine::"),
+			prefix != "" && !strings.HasPrefix(tt.id, prefix),
+			worker != "" && s.WorkerName != worker,
+			search != "" && !strings.Contains(strings.ToLower(tt.id), search) &&
+				!strings.Contains(strings.ToLower(tt.description), search):
+			continue
+		}
+		out = append(out, s)
+	}
+	e.mu.RUnlock()
+	slices.SortFunc(out, func(x, y triggerTypeSummary) int { return strings.Compare(x.ID, y.ID) })
+	return mustJSON(map[string]any{"triggers": out}), nil
+}
+
+type triggerTypeDetail struct {
+	ID                  string          `json:"id"`
+	Namespace           string          `json:"namespace"`
+	WorkerName          string          `json:"worker_name"`
+	Description         string          `json:"description"`
+	ConfigurationSchema json.RawMessage `json:"configuration_schema,omitempty"`
+	RequestSchema       json.RawMessage `json:"request_schema,omitempty"`
+	InstanceCount       int             `json:"instance_count"`
+}
+
+func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	a, errb := parseArgs("engine::triggers::info", data, true, `{"id":"skills::on-change"}`)
+	if errb != nil {
+		return nil, errb
+	}
+	id, errb := a.str("id")
+	if errb != nil {
+		return nil, errb
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	tt := e.triggerTypes[id]
+	if tt == nil {
+		return nil, &iii.ErrorBody{Code: codeNotFound, Message: fmt.Sprintf("Trigger type %s not found", id)}
+	}
+	d := triggerTypeDetail{ID: tt.id, Namespace: defaultNamespace, WorkerName: typeWorkerNameLocked(tt),
+		Description: tt.description, ConfigurationSchema: nullToNil(tt.triggerReq), RequestSchema: nullToNil(tt.callReq)}
+	for _, b := range e.bindings {
+		if b.triggerType == id {
+			d.InstanceCount++
+		}
+	}
+	return mustJSON(d), nil
+}
+
+type registeredTrigger struct {
+	ID            string          `json:"id"`
+	TriggerType   string          `json:"trigger_type"`
+	FunctionID    string          `json:"function_id"`
+	WorkerName    string          `json:"worker_name"`
+	Config        json.RawMessage `json:"config"`
+	ConfigSummary string          `json:"config_summary"`
+}
+
+func (e *Engine) registeredTriggersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	a, errb := parseArgs("engine::registered-triggers::list", data, false, `{"trigger_type":"state"}`)
+	if errb != nil {
+		return nil, errb
+	}
+	var filters [4]string
+	for i, name := range []string{"search", "trigger_type", "function_id", "worker"} {
+		if filters[i], errb = a.optStr(name); errb != nil {
+			return nil, errb
+		}
+	}
+	search, triggerType, functionID, worker := strings.ToLower(filters[0]), filters[1], filters[2], filters[3]
+	includeInternal, errb := a.optBool("include_internal")
+	if errb != nil {
+		return nil, errb
+	}
+	out := []registeredTrigger{}
+	e.mu.RLock()
+	for _, b := range e.bindings {
+		wn := b.owner.name()
+		if wn == "" {
+			wn = firstSegment(b.functionID)
+		}
+		switch {
+		case !includeInternal && (strings.HasPrefix(b.triggerType, "engine::") || isEngineInternal(b.functionID)),
+			triggerType != "" && b.triggerType != triggerType,
+			functionID != "" && b.functionID != functionID,
+			worker != "" && wn != worker,
+			search != "" && !strings.Contains(strings.ToLower(b.id+" "+b.triggerType+" "+b.functionID), search):
+			continue
+		}
+		cfg := configOrEmpty(b.config)
+		out = append(out, registeredTrigger{ID: b.id, TriggerType: b.triggerType, FunctionID: b.functionID,
+			WorkerName: wn, Config: cfg, ConfigSummary: summarize(cfg)})
+	}
+	e.mu.RUnlock()
+	slices.SortFunc(out, func(x, y registeredTrigger) int { return strings.Compare(x.ID, y.ID) })
+	return mustJSON(map[string]any{"registered_triggers": out}), nil
+}
+
+// summarize renders a config as compact one-line JSON of at most 120 runes.
+func summarize(cfg json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, cfg); err != nil {
+		return string(cfg)
+	}
+	s := buf.String()
+	if utf8.RuneCountInString(s) <= 120 {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:119]) + "…"
+}

@@ -1,0 +1,229 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/websocket"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+)
+
+// conn is one worker connection on "/".
+type conn struct {
+	e           *Engine
+	id          string // worker_id sent in workerregistered
+	token       string // reattach_token
+	ws          *websocket.Conn
+	remoteIP    string
+	connectedAt time.Time
+
+	// Outbound queue: producers append without blocking (so they may hold
+	// engine locks and frames keep their order); the writer goroutine
+	// drains it. A worker that lets it grow past maxQueuedFrames or
+	// maxQueuedBytes is disconnected.
+	qmu    sync.Mutex
+	queue  [][]byte
+	qbytes int
+	wake   chan struct{}
+
+	done        chan struct{} // closed when the connection is finished
+	closeOnce   sync.Once
+	cleanupOnce sync.Once
+
+	active atomic.Int64 // invocations this worker is executing
+
+	info *workerInfo // set by engine::workers::register; guarded by e.mu
+	dead bool        // cleanup has started; guarded by e.pmu
+}
+
+// workerInfo is what a worker told engine::workers::register.
+type workerInfo struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Runtime     string          `json:"runtime"`
+	Version     string          `json:"version"`
+	OS          string          `json:"os"`
+	PID         *uint32         `json:"pid"`
+	Isolation   string          `json:"isolation"`
+	Telemetry   *workerTelemtry `json:"telemetry"`
+}
+
+type workerTelemtry struct {
+	Language    string `json:"language,omitempty"`
+	ProjectName string `json:"project_name,omitempty"`
+	Framework   string `json:"framework,omitempty"`
+}
+
+// name is the worker's registered name, or "" if it has not registered.
+// Callers hold e.mu.
+func (c *conn) name() string {
+	if c == nil || c.info == nil {
+		return ""
+	}
+	return c.info.Name
+}
+
+func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
+	if e.isClosing() {
+		http.Error(w, "iii engine is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	ws, err := e.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		e.log.Debug("worker upgrade failed", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	ip, _, _ := net.SplitHostPort(r.RemoteAddr)
+	c := &conn{
+		e:           e,
+		id:          uuid.NewString(),
+		token:       uuid.NewString(),
+		ws:          ws,
+		remoteIP:    ip,
+		connectedAt: time.Now(),
+		wake:        make(chan struct{}, 1),
+		done:        make(chan struct{}),
+	}
+	ws.SetReadLimit(e.cfg.MaxFrameBytes)
+
+	e.mu.Lock()
+	if e.isClosing() {
+		e.mu.Unlock()
+		_ = ws.Close()
+		return
+	}
+	e.conns[c.id] = c
+	e.connWG.Add(1)
+	e.mu.Unlock()
+	defer e.connWG.Done()
+
+	c.send(encode(&iii.Message{Type: iii.TypeWorkerRegistered, WorkerID: c.id, ReattachToken: c.token}))
+	go c.writeLoop()
+	e.log.Debug("worker connected", "worker_id", c.id, "remote", r.RemoteAddr)
+
+	c.readLoop()
+	c.close()
+	e.cleanup(c)
+	e.log.Debug("worker disconnected", "worker_id", c.id)
+}
+
+func (c *conn) readLoop() {
+	log := c.e.log
+	for {
+		mt, data, err := c.ws.ReadMessage()
+		if err != nil {
+			switch {
+			case errors.Is(err, websocket.ErrReadLimit):
+				log.Error("closing worker connection: inbound frame exceeds MaxFrameBytes",
+					"worker_id", c.id, "max_frame_bytes", c.e.cfg.MaxFrameBytes)
+				c.closeWith(websocket.CloseMessageTooBig, "frame exceeds the engine's MaxFrameBytes")
+			case websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived):
+			default:
+				select {
+				case <-c.done:
+				default:
+					log.Debug("worker read failed", "worker_id", c.id, "err", err)
+				}
+			}
+			return
+		}
+		c.e.handleFrame(c, mt, data)
+	}
+}
+
+// send queues one frame for the writer. It never blocks. It reports false
+// when the connection is gone or has just been closed for being too slow.
+func (c *conn) send(frame []byte) bool {
+	if len(frame) > pythonFrameLimit {
+		c.e.log.Warn("sending a frame larger than 1 MiB; the official Python client closes its socket on such frames",
+			"worker_id", c.id, "bytes", len(frame))
+	}
+	c.qmu.Lock()
+	select {
+	case <-c.done:
+		c.qmu.Unlock()
+		return false
+	default:
+	}
+	if len(c.queue) >= maxQueuedFrames || c.qbytes+len(frame) > maxQueuedBytes {
+		n, b := len(c.queue), c.qbytes
+		c.qmu.Unlock()
+		c.e.log.Error("closing worker connection: it is not reading its frames",
+			"worker_id", c.id, "queued_frames", n, "queued_bytes", b)
+		c.closeWith(websocket.ClosePolicyViolation, "outbound queue overflow: worker is not reading")
+		return false
+	}
+	c.queue = append(c.queue, frame)
+	c.qbytes += len(frame)
+	c.qmu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+func (c *conn) writeLoop() {
+	defer func() {
+		if r := recover(); r != nil {
+			c.e.log.Error("panic in connection writer", "worker_id", c.id, "panic", r)
+			c.close()
+		}
+	}()
+	var batch [][]byte
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			return
+		}
+		c.qmu.Lock()
+		batch, c.queue = c.queue, batch[:0]
+		c.qbytes = 0
+		c.qmu.Unlock()
+		for i, frame := range batch {
+			_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+			if err := c.ws.WriteMessage(websocket.TextMessage, frame); err != nil {
+				select {
+				case <-c.done:
+				default:
+					c.e.log.Debug("worker write failed; closing", "worker_id", c.id, "err", err)
+				}
+				c.close()
+				return
+			}
+			batch[i] = nil
+		}
+	}
+}
+
+// close ends the connection without a close frame.
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		c.qmu.Lock()
+		close(c.done)
+		c.queue = nil
+		c.qmu.Unlock()
+		_ = c.ws.Close()
+	})
+}
+
+// closeWith sends a close frame with code and reason, then closes.
+func (c *conn) closeWith(code int, reason string) {
+	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason),
+		time.Now().Add(time.Second))
+	c.close()
+}
+
+// isTelemetry reports whether a binary frame carries OTLP telemetry, which
+// the official SDKs may send on the worker socket.
+func isTelemetry(b []byte) bool {
+	return bytes.HasPrefix(b, []byte("OTLP")) || bytes.HasPrefix(b, []byte("MTRC")) || bytes.HasPrefix(b, []byte("LOGS"))
+}

@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/gorilla/websocket"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+)
+
+var pongFrame = []byte(`{"type":"pong"}`)
+
+// handleFrame decodes and routes one inbound frame. Bad frames are logged
+// and dropped; nothing a worker sends closes its connection (except an
+// oversize frame, handled by the read loop) and a panic is contained here.
+func (e *Engine) handleFrame(c *conn, mt int, data []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.log.Error("panic while handling a frame; frame dropped", "worker_id", c.id,
+				"panic", r, "frame", preview(data), "stack", string(debug.Stack()))
+		}
+	}()
+	if mt == websocket.BinaryMessage && isTelemetry(data) {
+		return
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return
+	}
+	var m iii.Message
+	if err := json.Unmarshal(data, &m); err != nil {
+		e.log.Warn("dropping frame: not a valid iii protocol message", "worker_id", c.id,
+			"err", err, "frame", preview(data))
+		return
+	}
+	if missing := missingField(&m); missing != "" {
+		e.log.Warn("dropping frame: required field missing", "worker_id", c.id,
+			"type", string(m.Type), "missing", missing, "frame", preview(data))
+		return
+	}
+	switch m.Type {
+	case iii.TypeInvokeFunction:
+		e.handleInvoke(c, &m)
+	case iii.TypeInvocationResult:
+		e.handleResult(c, &m, data)
+	case iii.TypeRegisterFunction:
+		e.registerFunction(c, &m)
+	case iii.TypeUnregisterFunction:
+		e.unregisterFunction(c, m.ID)
+	case iii.TypeRegisterTriggerType:
+		e.registerTriggerType(c, &m)
+	case iii.TypeUnregisterTriggerType:
+		e.unregisterTriggerType(c, m.ID)
+	case iii.TypeRegisterTrigger:
+		e.registerTrigger(c, &m)
+	case iii.TypeUnregisterTrigger:
+		e.unregisterTrigger(c, &m)
+	case iii.TypeTriggerRegistrationResult:
+		e.triggerRegistrationResult(c, &m, data)
+	case iii.TypeReattach:
+		e.reattach(c, &m)
+	case iii.TypePing:
+		c.send(pongFrame)
+	case iii.TypePong, iii.TypeRegisterService, iii.TypeWorkerRegistered, iii.TypeRegistrationRejected:
+		// Nothing to do: pong answers nothing, services are console
+		// cosmetics, and the last two only flow engine → worker.
+	default:
+		e.log.Warn("dropping frame: unknown message type", "worker_id", c.id,
+			"type", string(m.Type), "frame", preview(data))
+	}
+}
+
+// missingField names the first required field m lacks, or returns "".
+func missingField(m *iii.Message) string {
+	switch m.Type {
+	case "":
+		return "type"
+	case iii.TypeInvokeFunction:
+		if m.FunctionID == "" {
+			return "function_id"
+		}
+	case iii.TypeInvocationResult:
+		if m.InvocationID == "" {
+			return "invocation_id"
+		}
+	case iii.TypeRegisterFunction, iii.TypeUnregisterFunction, iii.TypeRegisterTriggerType,
+		iii.TypeUnregisterTriggerType, iii.TypeUnregisterTrigger, iii.TypeRegisterService:
+		if m.ID == "" {
+			return "id"
+		}
+	case iii.TypeRegisterTrigger:
+		switch {
+		case m.ID == "":
+			return "id"
+		case m.TriggerType == "":
+			return "trigger_type"
+		case m.FunctionID == "":
+			return "function_id"
+		}
+	case iii.TypeTriggerRegistrationResult:
+		if m.ID == "" {
+			return "id"
+		}
+	case iii.TypeReattach:
+		if m.PreviousWorkerID == "" {
+			return "previous_worker_id"
+		}
+	}
+	return ""
+}
+
+// preview shortens a frame for a log line.
+func preview(b []byte) string {
+	const max = 256
+	if len(b) <= max {
+		return string(b)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", b[:max], len(b))
+}
+
+// reattach evicts the connection a reconnecting worker had before, so that
+// its cleanup finishes before this connection's registrations are replayed.
+func (e *Engine) reattach(c *conn, m *iii.Message) {
+	e.mu.RLock()
+	old := e.conns[m.PreviousWorkerID]
+	e.mu.RUnlock()
+	switch {
+	case old == nil:
+		e.log.Debug("reattach ignored: previous worker is not connected", "worker_id", c.id,
+			"previous_worker_id", m.PreviousWorkerID)
+		return
+	case old == c:
+		return
+	case old.token != m.ReattachToken:
+		e.log.Warn("reattach ignored: reattach_token does not match", "worker_id", c.id,
+			"previous_worker_id", m.PreviousWorkerID)
+		return
+	}
+	e.log.Info("worker reattached; evicting its previous connection", "worker_id", c.id,
+		"previous_worker_id", old.id)
+	old.closeWith(websocket.CloseNormalClosure, "replaced by a reattached connection")
+	e.cleanup(old)
+}
+
+// cleanup removes everything a finished connection owned (engine-protocol
+// §1.8). It runs once per connection; concurrent callers wait for it.
+func (e *Engine) cleanup(c *conn) {
+	c.cleanupOnce.Do(func() {
+		e.haltInvocations(c)
+		e.mu.Lock()
+		delete(e.conns, c.id)
+		for id, f := range e.functions {
+			if f.owner == c {
+				delete(e.functions, id)
+			}
+		}
+		e.dropTriggersLocked(c)
+		e.mu.Unlock()
+	})
+}

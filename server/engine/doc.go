@@ -1,0 +1,72 @@
+// Package engine is an embedded iii engine: a WebSocket server that speaks
+// the iii worker protocol well enough that our Go client and the official
+// Node and Python iii-sdk clients connect to it unchanged.
+//
+// # Why it exists
+//
+// The real iii engine is a Rust binary that is not on any package registry.
+// The skills registry must run on one machine with nothing installed by
+// hand (`skills --standalone`), so it carries this engine, the way an
+// application carries SQLite beside Postgres. A deployment that outgrows one
+// machine points the same worker at a real engine instead; everything here
+// follows the real engine's wire behaviour (reference/engine-protocol.md) so
+// that switching is invisible to workers.
+//
+// # What it does
+//
+//		e, err := engine.New(engine.Config{Addr: "127.0.0.1:49134", DataDir: "./data"})
+//		err = e.Start()            // or e.Serve(ctx)
+//		fmt.Println(e.URL())       // ws://127.0.0.1:49134
+//		defer e.Close()
+//
+//	  - GET / is the worker socket. Every connection first receives
+//	    workerregistered {worker_id, reattach_token}. GET /otel accepts the
+//	    official SDKs' telemetry socket and discards what arrives on it.
+//	  - invokefunction is routed to the function's owner with the caller's
+//	    invocation_id (a fresh UUID for void calls), "_caller_worker_id" is
+//	    added to object payloads, and the owner's invocationresult goes back
+//	    to the caller unchanged. Unknown functions answer function_not_found;
+//	    an owner that disconnects answers its callers invocation_stopped.
+//	    The enqueue action runs jobs through a small in-process FIFO per queue
+//	    name and answers {messageReceiptId}.
+//	  - Trigger bindings are forwarded to the provider of their type, parked
+//	    while the type has no provider (or the provider refused them) and
+//	    delivered again when a provider registers the type.
+//	  - Built-in functions are served in-process: engine::workers::register,
+//	    engine::workers::list, engine::functions::list (which, unlike the real
+//	    engine, includes request_format/response_format), engine::functions::info,
+//	    engine::triggers::list/info, engine::registered-triggers::list and
+//	    state::set/get/delete/update/list/list_groups, plus the "state"
+//	    trigger type. State is durable when Config.DataDir is set (package
+//	    store: every acknowledged write is fsync'd).
+//
+// # Design choices
+//
+// Robustness over strictness. A frame that is not JSON, has an unknown type
+// or lacks a required field is logged with the reason and dropped; the
+// connection stays up, as in the real engine. Only a frame larger than
+// Config.MaxFrameBytes closes its connection. Panics in any handler are
+// recovered. Where the real engine would silently drop a frame that misses
+// "data" or "config", this one treats the key as null / {} instead, because
+// the Python and Node SDKs omit empty keys.
+//
+// Functions follow iii 0.22.1 (the npm "latest"): one namespace ("default"),
+// last registration wins, and only the current owner's unregister or
+// disconnect removes a function. Invocation ids are matched by value and any
+// non-empty string is accepted (the real engine insists on UUIDs).
+//
+// Ordering and back-pressure. Each connection has one writer goroutine fed
+// by a queue that never blocks its producers, so handlers may send while
+// holding the registry lock and frames to one worker keep their order. A
+// worker that stops reading is disconnected when its queue passes a bound
+// (or a write takes longer than 30 s) rather than stalling the engine.
+// Each connection's frames are processed in order by its read loop;
+// forwarding an invocation is a non-blocking enqueue, and built-ins run on
+// their own goroutine, so a slow handler (or an fsync) never blocks a read
+// loop.
+//
+// Hot path. The engine → owner invokefunction and built-in results are
+// encoded by hand (payloads are spliced, not re-encoded), the owner's
+// result frame is forwarded to the caller byte for byte, and
+// "_caller_worker_id" is injected by splicing the payload's bytes.
+package engine

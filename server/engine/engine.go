@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/iii-skills/skills/server/store"
+)
+
+// Defaults applied by New to a zero Config.
+const (
+	// DefaultAddr is the iii engine's standard worker address.
+	DefaultAddr = "127.0.0.1:49134"
+	// DefaultMaxFrameBytes is the largest inbound frame accepted by default.
+	DefaultMaxFrameBytes int64 = 16 << 20
+	// StateFile is the bbolt file created under Config.DataDir.
+	StateFile = "state.db"
+)
+
+const (
+	// pythonFrameLimit is the websockets library default max_size: the
+	// official Python client closes its socket on any larger frame.
+	pythonFrameLimit = 1 << 20
+	// writeTimeout bounds one frame write; a worker that stops reading is
+	// disconnected instead of stalling the engine.
+	writeTimeout = 30 * time.Second
+	// maxQueuedFrames and maxQueuedBytes bound a connection's outbound
+	// queue; a worker that lets it grow past either is disconnected.
+	maxQueuedFrames = 16384
+	maxQueuedBytes  = 256 << 20
+	// handshakeTimeout bounds the HTTP upgrade request (as the real engine).
+	handshakeTimeout = 10 * time.Second
+)
+
+// Config configures an Engine. The zero value is usable: it listens on
+// DefaultAddr and keeps state in memory only.
+type Config struct {
+	// Addr is the host:port to listen on. "127.0.0.1:0" picks a free port;
+	// Addr() reports the real one. Empty means DefaultAddr.
+	Addr string
+	// DataDir holds the durable state file (StateFile). Empty keeps state
+	// in memory only: it is lost when the engine stops.
+	DataDir string
+	// Logger receives the engine's logs. Nil means slog.Default().
+	Logger *slog.Logger
+	// MaxFrameBytes is the largest inbound WebSocket frame. A connection
+	// that sends a larger one is closed. Zero means DefaultMaxFrameBytes.
+	MaxFrameBytes int64
+}
+
+// Engine is an embedded iii engine: a WebSocket server speaking the iii
+// worker protocol, with the engine::* and state::* built-in functions and
+// the state trigger type. Create it with New, then Start or Serve.
+type Engine struct {
+	cfg      Config
+	log      *slog.Logger
+	store    *store.Store
+	upgrader websocket.Upgrader
+	builtins map[string]*builtin
+	queues   *queueSet
+
+	startMu  sync.Mutex
+	ln       net.Listener
+	srv      *http.Server
+	serveErr chan error
+
+	closeOnce sync.Once
+	ctx       context.Context // cancelled by Close
+	cancel    context.CancelFunc
+	closing   <-chan struct{} // ctx.Done()
+	connWG    sync.WaitGroup
+
+	// mu guards the registries below and conn.info.
+	mu           sync.RWMutex
+	conns        map[string]*conn
+	functions    map[string]*function
+	triggerTypes map[string]*triggerType
+	bindings     map[string]*binding
+	stateBinds   int // bindings of the built-in state trigger type
+
+	// pmu guards pending and conn.dead.
+	pmu     sync.Mutex
+	pending map[string]*pending
+}
+
+// New validates cfg, opens the state store and returns an engine that is not
+// listening yet.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.MaxFrameBytes <= 0 {
+		cfg.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	var st *store.Store
+	if cfg.DataDir == "" {
+		st = store.OpenMemory()
+	} else {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("engine: create data dir: %w", err)
+		}
+		var err error
+		st, err = store.Open(filepath.Join(cfg.DataDir, StateFile))
+		if err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &Engine{
+		cfg:          cfg,
+		log:          log.With("component", "iii-engine"),
+		store:        st,
+		ctx:          ctx,
+		cancel:       cancel,
+		closing:      ctx.Done(),
+		conns:        make(map[string]*conn),
+		functions:    make(map[string]*function),
+		triggerTypes: make(map[string]*triggerType),
+		bindings:     make(map[string]*binding),
+		pending:      make(map[string]*pending),
+	}
+	e.upgrader = websocket.Upgrader{
+		HandshakeTimeout: handshakeTimeout,
+		ReadBufferSize:   8 << 10,
+		WriteBufferSize:  8 << 10,
+		// Workers are not browsers; the real engine checks no origin either.
+		CheckOrigin: func(*http.Request) bool { return true },
+	}
+	e.queues = newQueueSet(e)
+	e.builtins = e.newBuiltins()
+	e.triggerTypes[stateTriggerType] = &triggerType{
+		id:          stateTriggerType,
+		description: stateTriggerDescription,
+		triggerReq:  stateTriggerConfigSchema,
+		callReq:     stateTriggerPayloadSchema,
+		workerName:  stateWorkerName,
+	}
+	return e, nil
+}
+
+// Start listens on the configured address and serves in the background.
+func (e *Engine) Start() error {
+	if err := e.listen(); err != nil {
+		return err
+	}
+	e.log.Info("iii engine listening", "url", e.URL(), "data_dir", e.cfg.DataDir)
+	return nil
+}
+
+func (e *Engine) listen() error {
+	e.startMu.Lock()
+	defer e.startMu.Unlock()
+	if e.ln != nil {
+		return errors.New("engine: already started")
+	}
+	select {
+	case <-e.closing:
+		return errors.New("engine: closed")
+	default:
+	}
+	ln, err := net.Listen("tcp", e.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("engine: listen on %s: %w", e.cfg.Addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", e.handleWorker)
+	mux.HandleFunc("GET /otel", e.handleOtel)
+	e.ln = ln
+	e.srv = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: handshakeTimeout,
+		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelDebug),
+	}
+	e.serveErr = make(chan error, 1)
+	go func() {
+		err := e.srv.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		e.serveErr <- err
+	}()
+	e.log.Info("iii engine listening", "addr", ln.Addr().String(), "data_dir", e.cfg.DataDir)
+	return nil
+}
+
+// Serve starts the engine if needed and runs until ctx is done or the HTTP
+// server fails, then closes the engine.
+func (e *Engine) Serve(ctx context.Context) error {
+	e.startMu.Lock()
+	started := e.ln != nil
+	e.startMu.Unlock()
+	if !started {
+		if err := e.Start(); err != nil {
+			return err
+		}
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-e.serveErr:
+	}
+	return errors.Join(serveErr, e.Close())
+}
+
+// Addr is the address the engine listens on (the real port once started).
+func (e *Engine) Addr() string {
+	e.startMu.Lock()
+	defer e.startMu.Unlock()
+	if e.ln != nil {
+		return e.ln.Addr().String()
+	}
+	return e.cfg.Addr
+}
+
+// URL is the WebSocket URL workers dial, e.g. ws://127.0.0.1:49134. An
+// unspecified listen host (0.0.0.0, ::) is reported as 127.0.0.1.
+func (e *Engine) URL() string {
+	host, port, err := net.SplitHostPort(e.Addr())
+	if err != nil {
+		return "ws://" + e.Addr()
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "ws://" + net.JoinHostPort(host, port)
+}
+
+// Close stops listening, disconnects every worker, waits for their cleanup
+// and closes the state store. It is safe to call more than once.
+func (e *Engine) Close() error {
+	var err error
+	e.closeOnce.Do(func() {
+		e.cancel()
+		e.startMu.Lock()
+		srv := e.srv
+		e.startMu.Unlock()
+		if srv != nil {
+			err = srv.Close()
+		}
+		e.mu.RLock()
+		conns := make([]*conn, 0, len(e.conns))
+		for _, c := range e.conns {
+			conns = append(conns, c)
+		}
+		e.mu.RUnlock()
+		for _, c := range conns {
+			c.closeWith(websocket.CloseGoingAway, "engine shutting down")
+		}
+		e.connWG.Wait()
+		e.queues.stop()
+		err = errors.Join(err, e.store.Close())
+		e.log.Info("iii engine stopped")
+	})
+	return err
+}
+
+func (e *Engine) isClosing() bool {
+	select {
+	case <-e.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// handleOtel accepts the telemetry socket the official SDKs open and
+// discards everything sent on it.
+func (e *Engine) handleOtel(w http.ResponseWriter, r *http.Request) {
+	ws, err := e.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		e.log.Debug("otel upgrade failed", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	e.connWG.Add(1)
+	defer e.connWG.Done()
+	ws.SetReadLimit(e.cfg.MaxFrameBytes)
+	stop := context.AfterFunc(e.ctx, func() { _ = ws.Close() })
+	defer stop()
+	defer ws.Close()
+	for {
+		if _, _, err := ws.NextReader(); err != nil {
+			return
+		}
+		// NextReader discards the unread remainder of the previous frame.
+	}
+}

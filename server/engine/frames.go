@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"encoding/json"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+)
+
+// encode marshals a protocol message. Messages built by the engine always
+// marshal; a failure would be a programming error, so it panics (and the
+// panic is contained by the frame or built-in handler).
+func encode(m *iii.Message) []byte {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic("engine: encode " + string(m.Type) + ": " + err.Error())
+	}
+	return b
+}
+
+// encodeInvoke builds the engine → owner invokefunction frame by hand: it is
+// the hottest frame and data/metadata are already valid JSON (they come from
+// a decoded frame or from the engine itself), so they are spliced as is.
+func encodeInvoke(id, functionID string, data, metadata json.RawMessage, traceparent, baggage string) []byte {
+	b := make([]byte, 0, 96+len(id)+len(functionID)+len(data)+len(metadata)+len(traceparent)+len(baggage))
+	b = append(b, `{"type":"invokefunction","invocation_id":`...)
+	b = appendString(b, id)
+	b = append(b, `,"function_id":`...)
+	b = appendString(b, functionID)
+	b = append(b, `,"data":`...)
+	if len(data) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, data...)
+	}
+	if len(metadata) > 0 {
+		b = append(b, `,"metadata":`...)
+		b = append(b, metadata...)
+	}
+	if traceparent != "" {
+		b = append(b, `,"traceparent":`...)
+		b = appendString(b, traceparent)
+	}
+	if baggage != "" {
+		b = append(b, `,"baggage":`...)
+		b = appendString(b, baggage)
+	}
+	return append(b, '}')
+}
+
+// encodeResult builds a successful invocationresult. A nil result omits the
+// "result" key, which is how the engine says "no value" (state::get of a
+// missing key).
+func encodeResult(id, functionID string, result json.RawMessage) []byte {
+	b := make([]byte, 0, 80+len(id)+len(functionID)+len(result))
+	b = append(b, `{"type":"invocationresult","invocation_id":`...)
+	b = appendString(b, id)
+	b = append(b, `,"function_id":`...)
+	b = appendString(b, functionID)
+	if result != nil {
+		b = append(b, `,"result":`...)
+		b = append(b, result...)
+	}
+	return append(b, '}')
+}
+
+// encodeError builds a failed invocationresult.
+func encodeError(id, functionID, code, message string) []byte {
+	return encode(&iii.Message{
+		Type:         iii.TypeInvocationResult,
+		InvocationID: id,
+		FunctionID:   functionID,
+		Error:        &iii.ErrorBody{Code: code, Message: message},
+	})
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// mustJSON marshals a value the engine built itself.
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("engine: marshal: " + err.Error())
+	}
+	return b
+}

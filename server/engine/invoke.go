@@ -1,0 +1,302 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/google/uuid"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+)
+
+// function is a worker-registered function.
+type function struct {
+	id             string
+	description    string
+	requestFormat  json.RawMessage
+	responseFormat json.RawMessage
+	metadata       json.RawMessage
+	owner          *conn
+}
+
+// pending is an invocation forwarded to a worker and not answered yet.
+type pending struct {
+	id         string
+	functionID string
+	owner      *conn
+	caller     *conn              // gets the result; nil when it is consumed
+	waiter     chan invokeOutcome // engine-originated calls wait here
+}
+
+// invokeOutcome is the result of an engine-originated invocation.
+type invokeOutcome struct {
+	result json.RawMessage
+	err    *iii.ErrorBody
+}
+
+func (e *Engine) registerFunction(c *conn, m *iii.Message) {
+	f := &function{
+		id:             m.ID,
+		description:    m.Description,
+		requestFormat:  m.RequestFormat,
+		responseFormat: m.ResponseFormat,
+		metadata:       nullToNil(m.Metadata),
+		owner:          c,
+	}
+	e.mu.Lock()
+	prev := e.functions[m.ID]
+	e.functions[m.ID] = f
+	e.mu.Unlock()
+	if prev != nil && prev.owner != c {
+		// 0.22.1 behaviour: the last registration wins.
+		e.log.Warn("function re-registered by another worker; the newest registration wins",
+			"function_id", m.ID, "worker_id", c.id, "previous_worker_id", prev.owner.id)
+	}
+}
+
+func (e *Engine) unregisterFunction(c *conn, id string) {
+	e.mu.Lock()
+	if f := e.functions[id]; f != nil && f.owner == c {
+		delete(e.functions, id)
+	}
+	e.mu.Unlock()
+}
+
+// handleInvoke routes an invokefunction frame from worker c (§3).
+func (e *Engine) handleInvoke(c *conn, m *iii.Message) {
+	if m.Action != nil && m.Action.Type == iii.ActionEnqueue {
+		e.enqueue(c, m)
+		return
+	}
+	// replyID is where the caller wants its answer; void calls get none.
+	replyID := m.InvocationID
+	if m.Action != nil && m.Action.Type == iii.ActionVoid {
+		replyID = ""
+	}
+	data := m.Data
+	if len(data) == 0 {
+		data = jsonNull
+	}
+
+	e.mu.RLock()
+	f := e.functions[m.FunctionID]
+	var owner *conn
+	if f != nil {
+		owner = f.owner
+	}
+	e.mu.RUnlock()
+
+	if f == nil {
+		if b := e.builtins[m.FunctionID]; b != nil {
+			go e.runBuiltin(c, b, replyID, data)
+			return
+		}
+		if replyID != "" {
+			c.send(encodeError(replyID, m.FunctionID, iii.CodeFunctionNotFound,
+				fmt.Sprintf("Function %s not found", m.FunctionID)))
+		} else {
+			e.log.Debug("void call to unknown function dropped", "function_id", m.FunctionID, "worker_id", c.id)
+		}
+		return
+	}
+
+	id := replyID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	p := &pending{id: id, functionID: m.FunctionID, owner: owner}
+	if replyID != "" {
+		p.caller = c
+	}
+	if code, msg := e.addPending(p, c); code != "" {
+		if replyID != "" {
+			c.send(encodeError(replyID, m.FunctionID, code, msg))
+		}
+		return
+	}
+	owner.send(encodeInvoke(id, m.FunctionID, injectCaller(data, c.id), m.Metadata, m.Traceparent, m.Baggage))
+}
+
+// addPending records p. It refuses (returning an error code and message)
+// when the owner is already gone or the id is in flight.
+func (e *Engine) addPending(p *pending, caller *conn) (code, msg string) {
+	e.pmu.Lock()
+	defer e.pmu.Unlock()
+	if p.owner.dead {
+		return iii.CodeInvocationStopped, "Invocation stopped"
+	}
+	if caller != nil && caller.dead {
+		p.caller = nil
+	}
+	if _, dup := e.pending[p.id]; dup {
+		return iii.CodeInvalidRequest, fmt.Sprintf("invocation_id %s is already in flight; use a fresh UUID per call", p.id)
+	}
+	e.pending[p.id] = p
+	p.owner.active.Add(1)
+	return "", ""
+}
+
+// handleResult routes an invocationresult back to whoever is waiting. The
+// caller receives the owner's frame unchanged (same invocation_id).
+func (e *Engine) handleResult(c *conn, m *iii.Message, raw []byte) {
+	e.pmu.Lock()
+	p := e.pending[m.InvocationID]
+	var caller *conn
+	if p != nil {
+		delete(e.pending, m.InvocationID)
+		caller = p.caller
+	}
+	e.pmu.Unlock()
+	if p == nil {
+		e.log.Debug("invocationresult for an unknown or finished invocation dropped",
+			"invocation_id", m.InvocationID, "worker_id", c.id)
+		return
+	}
+	p.owner.active.Add(-1)
+	switch {
+	case p.waiter != nil:
+		p.waiter <- invokeOutcome{result: m.Result, err: m.Error}
+	case caller != nil:
+		caller.send(raw)
+	}
+}
+
+// haltInvocations answers every invocation c was executing with
+// invocation_stopped and forgets the results c was waiting for.
+func (e *Engine) haltInvocations(c *conn) {
+	var stopped []*pending
+	e.pmu.Lock()
+	c.dead = true
+	for id, p := range e.pending {
+		switch {
+		case p.owner == c:
+			delete(e.pending, id)
+			stopped = append(stopped, p)
+		case p.caller == c:
+			// The owner still runs it; its result will be consumed.
+			p.caller = nil
+		}
+	}
+	e.pmu.Unlock()
+	for _, p := range stopped {
+		p.owner.active.Add(-1)
+		stop := &iii.ErrorBody{Code: iii.CodeInvocationStopped, Message: "Invocation stopped"}
+		switch {
+		case p.waiter != nil:
+			p.waiter <- invokeOutcome{err: stop}
+		case p.caller != nil && p.caller != c:
+			p.caller.send(encodeError(p.id, p.functionID, stop.Code, stop.Message))
+		}
+	}
+}
+
+// invokeInternal calls a function on behalf of the engine (trigger fires,
+// queued jobs) and waits for its outcome. No _caller_worker_id is injected.
+func (e *Engine) invokeInternal(ctx context.Context, functionID string, data, metadata json.RawMessage) invokeOutcome {
+	if len(data) == 0 {
+		data = jsonNull
+	}
+	e.mu.RLock()
+	f := e.functions[functionID]
+	var owner *conn
+	if f != nil {
+		owner = f.owner
+	}
+	e.mu.RUnlock()
+	if f == nil {
+		if b := e.builtins[functionID]; b != nil {
+			return e.callBuiltin(ctx, nil, b, data)
+		}
+		return invokeOutcome{err: &iii.ErrorBody{Code: iii.CodeFunctionNotFound,
+			Message: fmt.Sprintf("Function %s not found", functionID)}}
+	}
+	p := &pending{id: uuid.NewString(), functionID: functionID, owner: owner, waiter: make(chan invokeOutcome, 1)}
+	if code, msg := e.addPending(p, nil); code != "" {
+		return invokeOutcome{err: &iii.ErrorBody{Code: code, Message: msg}}
+	}
+	owner.send(encodeInvoke(p.id, functionID, data, metadata, "", ""))
+	select {
+	case out := <-p.waiter:
+		return out
+	case <-ctx.Done():
+	case <-e.closing:
+	}
+	e.pmu.Lock()
+	_, still := e.pending[p.id]
+	delete(e.pending, p.id)
+	e.pmu.Unlock()
+	if still {
+		owner.active.Add(-1)
+	} else {
+		// The outcome raced the cancellation and is already buffered.
+		return <-p.waiter
+	}
+	return invokeOutcome{err: &iii.ErrorBody{Code: iii.CodeInvocationStopped, Message: "Invocation stopped"}}
+}
+
+// runBuiltin executes a built-in for worker c and replies when replyID is set.
+func (e *Engine) runBuiltin(c *conn, b *builtin, replyID string, data json.RawMessage) {
+	out := e.callBuiltin(e.ctx, c, b, data)
+	if replyID == "" {
+		if out.err != nil {
+			e.log.Debug("void call to built-in failed", "function_id", b.id, "worker_id", c.id,
+				"code", out.err.Code, "message", out.err.Message)
+		}
+		return
+	}
+	if out.err != nil {
+		c.send(encodeError(replyID, b.id, out.err.Code, out.err.Message))
+		return
+	}
+	c.send(encodeResult(replyID, b.id, out.result))
+}
+
+// callBuiltin runs a built-in with panic containment.
+func (e *Engine) callBuiltin(ctx context.Context, c *conn, b *builtin, data json.RawMessage) (out invokeOutcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.log.Error("panic in built-in function", "function_id", b.id, "panic", r,
+				"stack", string(debug.Stack()))
+			out = invokeOutcome{err: &iii.ErrorBody{Code: iii.CodeInvocationFailed,
+				Message: fmt.Sprintf("built-in %s failed: %v", b.id, r)}}
+		}
+	}()
+	res, err := b.call(ctx, c, data)
+	return invokeOutcome{result: res, err: err}
+}
+
+var jsonNull = json.RawMessage("null")
+
+// injectCaller adds "_caller_worker_id" to an object payload (§3.1); other
+// payloads are returned unchanged. The common case splices bytes instead of
+// decoding the payload.
+func injectCaller(data json.RawMessage, workerID string) json.RawMessage {
+	d := bytes.TrimLeft(data, " \t\r\n")
+	if len(d) == 0 || d[0] != '{' {
+		return data
+	}
+	if bytes.Contains(d, []byte(`"_caller_worker_id"`)) {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(d, &obj); err != nil {
+			return data
+		}
+		obj["_caller_worker_id"], _ = json.Marshal(workerID)
+		out, err := json.Marshal(obj)
+		if err != nil {
+			return data
+		}
+		return out
+	}
+	rest := bytes.TrimLeft(d[1:], " \t\r\n")
+	out := make([]byte, 0, len(d)+len(workerID)+24)
+	out = append(out, `{"_caller_worker_id":`...)
+	out = appendString(out, workerID)
+	if len(rest) > 0 && rest[0] == '}' {
+		return append(out, '}')
+	}
+	out = append(out, ',')
+	return append(out, rest...)
+}

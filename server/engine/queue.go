@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+)
+
+// queueSet implements the enqueue action in-process: each named queue is a
+// FIFO drained by one goroutine that invokes the jobs one at a time. Jobs
+// live in memory only and are not retried; a job's result is discarded (its
+// failure is logged). This stands in for the real engine's queue worker so
+// that TriggerAction.Enqueue works against the embedded engine.
+type queueSet struct {
+	e      *Engine
+	mu     sync.Mutex
+	queues map[string]*jobQueue
+	wg     sync.WaitGroup
+	closed bool
+}
+
+type jobQueue struct {
+	jobs    []job
+	running bool
+}
+
+type job struct {
+	receipt    string
+	functionID string
+	data       json.RawMessage
+	metadata   json.RawMessage
+}
+
+func newQueueSet(e *Engine) *queueSet {
+	return &queueSet{e: e, queues: make(map[string]*jobQueue)}
+}
+
+// enqueue handles an invokefunction with action enqueue from worker c.
+func (e *Engine) enqueue(c *conn, m *iii.Message) {
+	reply := func(frame []byte) {
+		if m.InvocationID != "" {
+			c.send(frame)
+		}
+	}
+	e.mu.RLock()
+	_, known := e.functions[m.FunctionID]
+	e.mu.RUnlock()
+	if !known && e.builtins[m.FunctionID] == nil {
+		reply(encodeError(m.InvocationID, m.FunctionID, iii.CodeFunctionNotFound, fmt.Sprintf("Function %s not found", m.FunctionID)))
+		return
+	}
+	if m.Action.Queue == "" {
+		reply(encodeError(m.InvocationID, m.FunctionID, iii.CodeEnqueueError, "enqueue action needs a non-empty `queue` name"))
+		return
+	}
+	j := job{receipt: uuid.NewString(), functionID: m.FunctionID, data: m.Data, metadata: m.Metadata}
+	if !e.queues.push(m.Action.Queue, j) {
+		reply(encodeError(m.InvocationID, m.FunctionID, iii.CodeEnqueueError, "the engine is shutting down"))
+		return
+	}
+	reply(encodeResult(m.InvocationID, m.FunctionID, mustJSON(map[string]string{"messageReceiptId": j.receipt})))
+}
+
+func (q *queueSet) push(name string, j job) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	jq := q.queues[name]
+	if jq == nil {
+		jq = &jobQueue{}
+		q.queues[name] = jq
+	}
+	jq.jobs = append(jq.jobs, j)
+	if !jq.running {
+		jq.running = true
+		q.wg.Add(1)
+		go q.drain(name, jq)
+	}
+	return true
+}
+
+func (q *queueSet) drain(name string, jq *jobQueue) {
+	defer q.wg.Done()
+	for {
+		q.mu.Lock()
+		if len(jq.jobs) == 0 || q.closed {
+			jq.running = false
+			jq.jobs = nil
+			q.mu.Unlock()
+			return
+		}
+		j := jq.jobs[0]
+		jq.jobs = jq.jobs[1:]
+		q.mu.Unlock()
+		out := q.e.invokeInternal(q.e.ctx, j.functionID, j.data, j.metadata)
+		if out.err != nil {
+			q.e.log.Warn("queued job failed", "queue", name, "function_id", j.functionID,
+				"message_receipt_id", j.receipt, "code", out.err.Code, "message", out.err.Message)
+		}
+	}
+}
+
+// stop drops pending jobs and waits for running ones to return.
+func (q *queueSet) stop() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.wg.Wait()
+}

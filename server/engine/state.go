@@ -1,0 +1,330 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/store"
+)
+
+// The state trigger type (engine-protocol §5.5) and its event names.
+const (
+	stateTriggerType        = "state"
+	stateTriggerDescription = "State change trigger: fires on state::set, state::update and state::delete"
+	stateWorkerName         = "iii-state"
+	eventCreated            = "state:created"
+	eventUpdated            = "state:updated"
+	eventDeleted            = "state:deleted"
+)
+
+// State error codes (engine-protocol §3.3).
+const (
+	codeSetError        = "SET_ERROR"
+	codeGetError        = "GET_ERROR"
+	codeDeleteError     = "DELETE_ERROR"
+	codeUpdateError     = "UPDATE_ERROR"
+	codeListError       = "LIST_ERROR"
+	codeListGroupsError = "LIST_GROUPS_ERROR"
+)
+
+func (e *Engine) stateBuiltins() []*builtin {
+	return []*builtin{
+		{id: "state::set", description: "Store a JSON value under scope/key; returns the previous and the new value",
+			request: schemaStateSetInput, response: schemaStateSetResult, call: e.stateSet},
+		{id: "state::get", description: "Read the value stored under scope/key (no result when absent)",
+			request: schemaScopeKey, response: schemaAny, call: e.stateGet},
+		{id: "state::delete", description: "Delete scope/key; returns the deleted value (no result when absent)",
+			request: schemaScopeKey, response: schemaAny, call: e.stateDelete},
+		{id: "state::update", description: "Apply update operations (set, merge, increment, decrement, append, remove) to scope/key atomically",
+			request: schemaStateUpdateInput, response: schemaStateUpdateResult, call: e.stateUpdate},
+		{id: "state::list", description: "List the values of a scope in insertion order",
+			request: schemaScope, response: schemaStateListResult, call: e.stateList},
+		{id: "state::list_groups", description: "List the scopes that hold values",
+			request: schemaEmptyInput, response: schemaStateListGroupsResult, call: e.stateListGroups},
+	}
+}
+
+// scopeKey reads the scope and key fields every state function needs.
+func scopeKey(fn string, data json.RawMessage) (*args, string, string, *iii.ErrorBody) {
+	a, errb := parseArgs(fn, data, true, `{"scope":"skills","key":"my-skill"}`)
+	if errb != nil {
+		return nil, "", "", errb
+	}
+	scope, errb := a.str("scope")
+	if errb != nil {
+		return nil, "", "", errb
+	}
+	key, errb := a.str("key")
+	if errb != nil {
+		return nil, "", "", errb
+	}
+	return a, scope, key, nil
+}
+
+// storeErr maps a store error to an error body: validation problems are
+// the caller's fault (deserialization_error), the rest use code.
+func storeErr(fn, code string, err error) *iii.ErrorBody {
+	if errors.Is(err, store.ErrInvalid) {
+		return &iii.ErrorBody{Code: iii.CodeDeserializationError, Message: fmt.Sprintf("%s: %v", fn, err)}
+	}
+	return &iii.ErrorBody{Code: code, Message: fmt.Sprintf("%s: %v", fn, err)}
+}
+
+func compact(v json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		return v
+	}
+	return buf.Bytes()
+}
+
+func (e *Engine) stateSet(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	const fn = "state::set"
+	a, scope, key, errb := scopeKey(fn, data)
+	if errb != nil {
+		return nil, errb
+	}
+	value, ok := a.fields["value"]
+	if !ok {
+		value, ok = a.fields["data"] // alias accepted by the real engine
+	}
+	if !ok {
+		return nil, decodeErr("%s: missing field `value` (any JSON value; `data` is accepted as an alias)", fn)
+	}
+	value = compact(value)
+	old, err := e.store.Set(scope, key, value)
+	if err != nil {
+		return nil, storeErr(fn, codeSetError, err)
+	}
+	e.fireState(scope, key, old, value, old != nil, false)
+	return setResult(old, value), nil
+}
+
+// setResult renders {"old_value": old|null, "new_value": new}.
+func setResult(old, nv json.RawMessage) json.RawMessage {
+	if old == nil {
+		old = jsonNull
+	}
+	if nv == nil {
+		nv = jsonNull
+	}
+	b := make([]byte, 0, len(old)+len(nv)+30)
+	b = append(b, `{"old_value":`...)
+	b = append(b, old...)
+	b = append(b, `,"new_value":`...)
+	b = append(b, nv...)
+	return append(b, '}')
+}
+
+func (e *Engine) stateGet(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	_, scope, key, errb := scopeKey("state::get", data)
+	if errb != nil {
+		return nil, errb
+	}
+	v, ok, err := e.store.Get(scope, key)
+	if err != nil {
+		return nil, storeErr("state::get", codeGetError, err)
+	}
+	if !ok {
+		return nil, nil // no "result" key
+	}
+	return v, nil
+}
+
+func (e *Engine) stateDelete(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	const fn = "state::delete"
+	_, scope, key, errb := scopeKey(fn, data)
+	if errb != nil {
+		return nil, errb
+	}
+	if scope == "" || key == "" {
+		return nil, nil // nothing can be stored there
+	}
+	old, existed, err := e.store.Delete(scope, key)
+	if err != nil {
+		return nil, storeErr(fn, codeDeleteError, err)
+	}
+	if !existed {
+		return nil, nil
+	}
+	e.fireState(scope, key, old, nil, true, true)
+	return old, nil
+}
+
+func (e *Engine) stateList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	const fn = "state::list"
+	a, errb := parseArgs(fn, data, true, `{"scope":"skills"}`)
+	if errb != nil {
+		return nil, errb
+	}
+	scope, errb := a.str("scope")
+	if errb != nil {
+		return nil, errb
+	}
+	vals, err := e.store.List(scope)
+	if err != nil {
+		return nil, storeErr(fn, codeListError, err)
+	}
+	n := 2
+	for _, v := range vals {
+		n += len(v) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, v...)
+	}
+	return append(b, ']'), nil
+}
+
+func (e *Engine) stateListGroups(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	if _, errb := parseArgs("state::list_groups", data, false, `{}`); errb != nil {
+		return nil, errb
+	}
+	groups, err := e.store.ListGroups()
+	if err != nil {
+		return nil, storeErr("state::list_groups", codeListGroupsError, err)
+	}
+	return mustJSON(map[string][]string{"groups": groups}), nil
+}
+
+func (e *Engine) stateUpdate(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	const fn = "state::update"
+	a, scope, key, errb := scopeKey(fn, data)
+	if errb != nil {
+		return nil, errb
+	}
+	rawOps, ok := a.raw("ops")
+	if !ok {
+		return nil, decodeErr("%s: missing field `ops` (expected an array of update operations)", fn)
+	}
+	var ops []updateOp
+	if err := json.Unmarshal(rawOps, &ops); err != nil {
+		return nil, decodeErr("%s: field `ops` must be an array of {type, path?, value?, by?} objects: %v", fn, err)
+	}
+	var opErrs []opError
+	old, nv, existed, err := e.store.Update(scope, key, func(old json.RawMessage, _ bool) (json.RawMessage, error) {
+		out, errs, err := applyOps(old, ops)
+		opErrs = errs
+		return out, err
+	})
+	if err != nil {
+		return nil, storeErr(fn, codeUpdateError, err)
+	}
+	if !bytes.Equal(old, nv) || !existed {
+		e.fireState(scope, key, old, nv, existed, false)
+	}
+	res := struct {
+		OldValue json.RawMessage `json:"old_value"`
+		NewValue json.RawMessage `json:"new_value"`
+		Errors   []opError       `json:"errors,omitempty"`
+	}{orNull(old), orNull(nv), opErrs}
+	return mustJSON(res), nil
+}
+
+func orNull(v json.RawMessage) json.RawMessage {
+	if v == nil {
+		return jsonNull
+	}
+	return v
+}
+
+// ---- state trigger ----
+
+// stateFilter is the parsed config of a state binding.
+type stateFilter struct {
+	Scope               string `json:"scope"`
+	Key                 string `json:"key"`
+	ConditionFunctionID string `json:"condition_function_id"`
+}
+
+func parseStateFilter(cfg json.RawMessage) (*stateFilter, error) {
+	f := &stateFilter{}
+	c := bytes.TrimSpace(cfg)
+	if len(c) == 0 || bytes.Equal(c, jsonNull) {
+		return f, nil
+	}
+	if c[0] != '{' {
+		return nil, fmt.Errorf("state trigger config must be an object {scope?, key?, condition_function_id?}, got %s", jsonKind(c))
+	}
+	if err := json.Unmarshal(c, f); err != nil {
+		return nil, fmt.Errorf("state trigger config must be an object {scope?, key?, condition_function_id?} of strings: %v", err)
+	}
+	return f, nil
+}
+
+type stateTarget struct {
+	functionID string
+	metadata   json.RawMessage
+	condition  string
+}
+
+// fireState calls the targets of matching state bindings, one after the
+// other, in a background goroutine (the write has already been answered).
+func (e *Engine) fireState(scope, key string, old, nv json.RawMessage, existed, deleted bool) {
+	e.mu.RLock()
+	if e.stateBinds == 0 {
+		e.mu.RUnlock()
+		return
+	}
+	var targets []stateTarget
+	for _, b := range e.bindings {
+		if b.state == nil {
+			continue
+		}
+		if (b.state.Scope != "" && b.state.Scope != scope) || (b.state.Key != "" && b.state.Key != key) {
+			continue
+		}
+		targets = append(targets, stateTarget{functionID: b.functionID, metadata: b.metadata, condition: b.state.ConditionFunctionID})
+	}
+	e.mu.RUnlock()
+	if len(targets) == 0 {
+		return
+	}
+	event := eventUpdated
+	switch {
+	case deleted:
+		event = eventDeleted
+	case !existed:
+		event = eventCreated
+	}
+	payload := mustJSON(struct {
+		Type      string          `json:"type"`
+		EventType string          `json:"event_type"`
+		Scope     string          `json:"scope"`
+		Key       string          `json:"key"`
+		OldValue  json.RawMessage `json:"old_value"`
+		NewValue  json.RawMessage `json:"new_value"`
+	}{"state", event, scope, key, orNull(old), orNull(nv)})
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				e.log.Error("panic while firing state trigger", "panic", r)
+			}
+		}()
+		for _, t := range targets {
+			if t.condition != "" {
+				out := e.invokeInternal(e.ctx, t.condition, payload, t.metadata)
+				if out.err != nil {
+					e.log.Warn("state trigger condition failed; target skipped", "condition_function_id", t.condition,
+						"code", out.err.Code, "message", out.err.Message)
+					continue
+				}
+				if bytes.Equal(bytes.TrimSpace(out.result), []byte("false")) {
+					continue
+				}
+			}
+			if out := e.invokeInternal(e.ctx, t.functionID, payload, t.metadata); out.err != nil {
+				e.log.Warn("state trigger target failed", "function_id", t.functionID,
+					"code", out.err.Code, "message", out.err.Message)
+			}
+		}
+	}()
+}
