@@ -306,8 +306,9 @@ export class Publisher {
    * Registers every skill and prompt (in the order they were added) and keeps them
    * registered: after the engine connection is re-established, and when the registry's
    * `skills::register` appears again after having been absent. Resolves once the first
-   * registration completed (`{ registered: true }`), gave up, or a registry refusal was
-   * reported (`{ registered: false }`). Never rejects because the registry is missing.
+   * registration completed (`{ registered: true }`), gave up (`{ registered: false }`), or
+   * at once when the registry refuses an item (`{ registered: false, rejected }`; the other
+   * items are still registered). Never rejects because the registry is missing.
    */
   start(): Promise<RegistrationResult> {
     if (this.closed) return Promise.resolve({ registered: false, rejected: [] })

@@ -124,6 +124,7 @@ export class Registrar {
   private generation = 0
   private wake: (() => void) | undefined
   private first: Promise<RegistrationResult> | undefined
+  private settleFirst: ((r: RegistrationResult) => void) | undefined
   private backoff: Required<BackoffOptions> = { ...DEFAULT_BACKOFF }
 
   constructor(private readonly deps: RegistrarDeps) {}
@@ -136,15 +137,28 @@ export class Registrar {
     this.ensureRunning()
   }
 
-  /** Starts the first run; resolves with its outcome. Later calls return the same promise. */
+  /**
+   * Starts the first run. Resolves with its outcome, or as soon as the registry refuses an
+   * item (a refusal is reported at once; the run goes on with the other items). Later calls
+   * return the same promise.
+   */
   start(backoff: Required<BackoffOptions>): Promise<RegistrationResult> {
     if (this.first === undefined) {
       this.backoff = backoff
       this.started = true
       this.markAllPending()
-      this.first = this.run()
+      this.first = new Promise((resolve) => {
+        this.settleFirst = resolve
+      })
+      void this.run().then((r) => this.report(r))
     }
     return this.first
+  }
+
+  private report(r: RegistrationResult): void {
+    const settle = this.settleFirst
+    this.settleFirst = undefined
+    settle?.({ registered: r.registered, rejected: [...r.rejected] })
   }
 
   /** Registers everything again (the engine or the registry may have lost it). */
@@ -242,6 +256,7 @@ export class Registrar {
           this.deps.logger.error(`skills registry refused ${item.label}: ${message}`)
           rejected.push({ key, label: item.label, message })
           if (this.pending.get(key) === version) this.pending.delete(key)
+          this.report({ registered: false, rejected })
           continue
         }
         if (isFunctionNotFound(err)) this.deps.onRegistryAbsent()
