@@ -193,7 +193,6 @@ func (e *Engine) listen() error {
 		}
 		e.serveErr <- err
 	}()
-	e.log.Info("iii engine listening", "addr", ln.Addr().String(), "data_dir", e.cfg.DataDir)
 	return nil
 }
 

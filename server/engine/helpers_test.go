@@ -186,6 +186,21 @@ func (w *rawWorker) sync() {
 	w.expect("pong")
 }
 
+// syncCollect is sync for connections that may receive other frames
+// first; it returns them in order.
+func (w *rawWorker) syncCollect() []frame {
+	w.t.Helper()
+	w.send(map[string]any{"type": "ping"})
+	var out []frame
+	for {
+		f := w.next()
+		if f.str("type") == "pong" {
+			return out
+		}
+		out = append(out, f)
+	}
+}
+
 // waitClosed waits until the engine closes the connection.
 func (w *rawWorker) waitClosed() {
 	w.t.Helper()

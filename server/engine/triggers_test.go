@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"testing"
+)
+
+// registerTT registers a trigger type and returns the bindings the engine
+// delivered in response.
+func registerTT(w *rawWorker, id string) []frame {
+	w.send(map[string]any{"type": "registertriggertype", "id": id, "description": "test type"})
+	return w.syncCollect()
+}
+
+func expectDelivered(t *testing.T, got []frame, id, typ, fn string) {
+	t.Helper()
+	if len(got) != 1 || got[0].str("type") != "registertrigger" || got[0].str("id") != id ||
+		got[0].str("trigger_type") != typ || got[0].str("function_id") != fn {
+		var raws []string
+		for _, f := range got {
+			raws = append(raws, string(f.raw))
+		}
+		t.Fatalf("delivered %v; want binding %s of %s → %s", raws, id, typ, fn)
+	}
+}
+
+func bind(w *rawWorker, id, typ, fn string, config any) {
+	m := map[string]any{"type": "registertrigger", "id": id, "trigger_type": typ, "function_id": fn,
+		"metadata": map[string]any{"k": "v"}}
+	if config != nil {
+		m["config"] = config
+	}
+	w.send(m)
+	w.sync()
+}
+
+func expectBinding(t *testing.T, p *rawWorker, id, typ, fn string) frame {
+	t.Helper()
+	f := p.expect("registertrigger")
+	if f.str("id") != id || f.str("trigger_type") != typ || f.str("function_id") != fn {
+		t.Fatalf("provider got %s; want binding %s", f.raw, id)
+	}
+	return f
+}
+
+func TestTriggerForwardedToProviderAndUnregistered(t *testing.T) {
+	e := startEngine(t, Config{})
+	p := dialWorker(t, e.URL())
+	registerTT(p, "skills::on-change")
+	r := dialWorker(t, e.URL())
+	bind(r, "b1", "skills::on-change", "sub::cb", map[string]any{"filter": "x"})
+	f := expectBinding(t, p, "b1", "skills::on-change", "sub::cb")
+	if f.obj("config")["filter"] != "x" || f.obj("metadata")["k"] != "v" {
+		t.Fatalf("config/metadata not forwarded: %s", f.raw)
+	}
+	// A missing config key is tolerated and forwarded as {}.
+	bind(r, "b2", "skills::on-change", "sub::cb", nil)
+	f2 := expectBinding(t, p, "b2", "skills::on-change", "sub::cb")
+	if cfg, ok := f2.m["config"].(map[string]any); !ok || len(cfg) != 0 {
+		t.Fatalf("missing config must be forwarded as {}: %s", f2.raw)
+	}
+	// Success results need nothing; the registrant hears nothing.
+	p.send(map[string]any{"type": "triggerregistrationresult", "id": "b1", "trigger_type": "skills::on-change", "function_id": "sub::cb"})
+	p.sync()
+	r.send(map[string]any{"type": "unregistertrigger", "id": "b1", "trigger_type": "skills::on-change"})
+	r.sync()
+	u := p.expect("unregistertrigger")
+	if u.str("id") != "b1" || u.str("trigger_type") != "skills::on-change" {
+		t.Fatalf("provider got %s", u.raw)
+	}
+	// Registrant disconnect unregisters its remaining bindings.
+	r.close()
+	u2 := p.expect("unregistertrigger")
+	if u2.str("id") != "b2" || u2.str("trigger_type") != "skills::on-change" {
+		t.Fatalf("provider got %s", u2.raw)
+	}
+	p.sync()
+}
+
+func TestTriggerParkedUntilTypeRegisteredThenReplayed(t *testing.T) {
+	e := startEngine(t, Config{})
+	r := dialWorker(t, e.URL())
+	bind(r, "early", "late::type", "sub::cb", map[string]any{})
+	r.sync() // parked: no error to the registrant
+
+	p1 := dialWorker(t, e.URL())
+	expectDelivered(t, registerTT(p1, "late::type"), "early", "late::type", "sub::cb")
+
+	// The provider disconnects: the binding is parked again and replayed to
+	// the next provider.
+	p1.close()
+	p2 := dialWorker(t, e.URL())
+	expectDelivered(t, registerTT(p2, "late::type"), "early", "late::type", "sub::cb")
+
+	// Re-registering the type on a live provider re-delivers too.
+	expectDelivered(t, registerTT(p2, "late::type"), "early", "late::type", "sub::cb")
+
+	// unregistertriggertype from the provider parks the bindings.
+	p2.send(map[string]any{"type": "unregistertriggertype", "id": "late::type"})
+	p2.sync()
+	p3 := dialWorker(t, e.URL())
+	expectDelivered(t, registerTT(p3, "late::type"), "early", "late::type", "sub::cb")
+}
+
+func TestProviderErrorForwardedAndBindingParked(t *testing.T) {
+	e := startEngine(t, Config{})
+	p := dialWorker(t, e.URL())
+	registerTT(p, "t::x")
+	r := dialWorker(t, e.URL())
+	bind(r, "b", "t::x", "sub::cb", map[string]any{"bad": true})
+	expectBinding(t, p, "b", "t::x", "sub::cb")
+
+	// Only the provider of the type may report on it.
+	r.send(map[string]any{"type": "triggerregistrationresult", "id": "b", "trigger_type": "t::x", "function_id": "sub::cb",
+		"error": map[string]any{"code": "nope", "message": "not yours"}})
+	r.sync()
+
+	p.send(map[string]any{"type": "triggerregistrationresult", "id": "b", "trigger_type": "t::x", "function_id": "sub::cb",
+		"error": map[string]any{"code": "trigger_registration_failed", "message": "bad config"}})
+	got := r.expect("triggerregistrationresult")
+	if got.str("id") != "b" || got.obj("error")["message"] != "bad config" {
+		t.Fatalf("registrant got %s", got.raw)
+	}
+	// Parked: unregistering does not bother the provider, and a
+	// re-registration of the type delivers it again.
+	expectDelivered(t, registerTT(p, "t::x"), "b", "t::x", "sub::cb")
+}
+
+func TestProviderDisconnectRemovesTypeAndOwnBindings(t *testing.T) {
+	e := startEngine(t, Config{})
+	p := dialWorker(t, e.URL())
+	registerTT(p, "t::mine")
+	// The provider also binds to another provider's type.
+	other := dialWorker(t, e.URL())
+	registerTT(other, "t::other")
+	bind(p, "pb", "t::other", "p::cb", map[string]any{})
+	expectBinding(t, other, "pb", "t::other", "p::cb")
+	p.close()
+	u := other.expect("unregistertrigger")
+	if u.str("id") != "pb" {
+		t.Fatalf("other got %s", u.raw)
+	}
+	var out struct {
+		Triggers []map[string]any `json:"triggers"`
+	}
+	mustUnmarshal(t, other.result("engine::triggers::list", nil), &out)
+	for _, tt := range out.Triggers {
+		if tt["id"] == "t::mine" {
+			t.Fatal("trigger type of a disconnected provider still listed")
+		}
+	}
+}
+
+func TestBuiltinTriggerTypeCannotBeHijacked(t *testing.T) {
+	e := startEngine(t, Config{})
+	w := dialWorker(t, e.URL())
+	registerTT(w, "state")
+	w.close()
+	o := dialWorker(t, e.URL())
+	var out struct {
+		Triggers []map[string]any `json:"triggers"`
+	}
+	mustUnmarshal(t, o.result("engine::triggers::list", nil), &out)
+	if len(out.Triggers) != 1 || out.Triggers[0]["id"] != "state" || out.Triggers[0]["worker_name"] != "iii-state" {
+		t.Fatalf("triggers = %v", out.Triggers)
+	}
+}
