@@ -364,23 +364,66 @@ def test_retries_only_what_is_missing() -> None:
     publisher.close()
 
 
-def test_validation_error_from_the_registry_is_not_retried(caplog: pytest.LogCaptureFixture) -> None:
+def test_validation_error_from_the_registry_is_reported_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    release_c = threading.Event()
+
     def strict(function_id: str, payload: Any) -> Any:
         if payload.get("id") == "b":
             raise FakeInvocationError("invocation_failed", 'invalid id (segment 1 of "b"): nope')
+        if payload.get("id") == "c":
+            assert release_c.wait(10)
         return {}
 
     client = FakeClient(responder=strict)
     publisher = Publisher(client)
     clock = FakeClock(publisher)
+    registered = threading.Event()
+    publisher.on_registered(registered.set)
     for key in "abc":
         publisher.skill(key, f"# {key}")
     with caplog.at_level(logging.ERROR, logger="iii_skills"):
+        # returns while "c" is still being registered
         assert publisher.start() is False
-    assert [p["id"] for p in client.calls_to("skills::register")] == ["a", "b", "c"]
-    assert clock.pauses == []
+    release_c.set()
+    assert [p["id"] for p in client.wait_for_calls("skills::register", 3)] == ["a", "b", "c"]
+    publisher.close()  # waits for the registrar
+    assert clock.pauses == []  # never retried
+    assert not registered.is_set()  # a round with a refusal is not a full registration
     assert any("invalid id (segment 1" in r.getMessage() for r in caplog.records)
+
+
+def test_payload_decoding_errors_are_permanent() -> None:
+    def strict(function_id: str, payload: Any) -> Any:
+        raise FakeInvocationError("invocation_failed", "handler error: missing field `skill`")
+
+    client = FakeClient(responder=strict)
+    publisher = Publisher(client)
+    clock = FakeClock(publisher)
+    publisher.skill("a", "# a")
+    assert publisher.start() is False
     publisher.close()
+    assert clock.pauses == []
+    assert len(client.calls_to("skills::register")) == 1
+
+
+def test_no_call_outlives_the_deadline() -> None:
+    timeouts: list[int] = []
+
+    class Recording(FakeClient):
+        def trigger(self, request: dict[str, Any]) -> Any:
+            timeouts.append(request["timeout_ms"])
+            return super().trigger(request)
+
+    client = Recording(responder=registry_absent)
+    publisher = Publisher(client, backoff=Backoff(initial_delay=5, give_up_after=7.5))
+    clock = FakeClock(publisher)
+    publisher.skill("a", "# a")
+    assert publisher.start() is False
+    publisher.close()
+    assert clock.pauses == [5, 2.5]
+    assert timeouts == [5000, 2500, 1]
 
 
 def test_reregisters_after_the_connection_comes_back() -> None:
@@ -558,3 +601,25 @@ def test_events_decode() -> None:
         "unregister", "p"
     )
     assert PromptChange.from_payload({"op": "x", "name": "p"}) is None
+
+
+def test_driver_command_decoding() -> None:
+    from iii_skills._driver import CommandError, decode_command
+
+    assert decode_command('{"id": 3, "cmd": "skill", "id": "a/b", "markdown": "# x"}') == (
+        3,
+        {"cmd": "skill", "id": "a/b", "markdown": "# x"},
+    )
+    assert decode_command('{"id": 4, "cmd": "skill", "skill_id": "a", "markdown": "# x"}') == (
+        4,
+        {"cmd": "skill", "skill_id": "a", "id": "a", "markdown": "# x"},
+    )
+    assert decode_command('{"id": "fx", "cmd": "function", "fixture": "echo"}') == (
+        None,
+        {"cmd": "function", "fixture": "echo", "id": "fx"},
+    )
+    frame_id, arguments = decode_command('{"id": 5, "cmd": "section", "output": {"a": {"b": 1}}}')
+    assert frame_id == 5 and arguments["output"] == {"a": {"b": 1}}
+    for bad in ("[1]", "nope", ""):
+        with pytest.raises(CommandError, match="^bad command line"):
+            decode_command(bad)

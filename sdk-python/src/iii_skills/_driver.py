@@ -68,6 +68,7 @@ class Driver:
         self._client: III | None = None
         self._publisher: Publisher | None = None
         self._started = False
+        self._current_id: Any = None
         self._workers: list[threading.Thread] = []
         self._logger = logging.getLogger("iii_skills")
         self._log_handler = _EventLogHandler(self)
@@ -115,20 +116,17 @@ class Driver:
     def _handle(self, line: str) -> bool:
         """Run one command; True when the driver should exit."""
         try:
-            command = json.loads(line)
-        except json.JSONDecodeError as exc:
-            self._fail(None, f"invalid JSON command: {exc}")
+            command_id, command = decode_command(line)
+        except CommandError as exc:
+            self._fail(None, str(exc))
             return False
-        if not isinstance(command, dict):
-            self._fail(None, "a command must be a JSON object")
-            return False
-        command_id = command.get("id")
         name = command.get("cmd")
         handler = self._commands().get(name) if isinstance(name, str) else None
         if handler is None:
             self._fail(command_id, f"unknown command: {json.dumps(name)}")
             return False
         try:
+            self._current_id = command_id
             result = handler(command)
         except _Exit:
             self._reply(command_id, None)
@@ -242,7 +240,7 @@ class Driver:
         if not wait:
             publisher.start_in_background()
             return None
-        command_id = command.get("id")
+        command_id = self._current_id
 
         def run() -> None:
             try:
@@ -282,6 +280,62 @@ class _Exit(Exception):
 
 class _Deferred(Exception):
     """The reply is sent later, from another thread."""
+
+
+# Commands whose argument is also called `id`, and its unambiguous spellings.
+_ID_ALIASES = {"skill": "skill_id", "function": "function_id"}
+
+
+class _Pairs(dict[str, Any]):
+    """A decoded JSON object that remembers its keys in order, duplicates included."""
+
+    pairs: list[tuple[str, Any]]
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
+    obj = _Pairs(pairs)
+    obj.pairs = pairs
+    return obj
+
+
+def decode_command(line: str) -> tuple[Any, dict[str, Any]]:
+    """Split one command line into its frame id and its arguments (with ``cmd``).
+
+    DRIVER.md frames a command as ``{"id": <int>, "cmd": ..., ...arguments}``
+    while ``skill`` and ``function`` also take an argument named ``id``. A
+    JSON object keeps one value per key, so the top-level keys are read in
+    order: the first ``id`` is the frame id, a second one is the argument.
+    ``skill_id`` / ``function_id`` are accepted as unambiguous spellings, and
+    a lone string ``id`` can only be the argument (frame ids are integers).
+    The Node driver decodes lines the same way.
+
+    Raises:
+        CommandError: the line is not a JSON object.
+    """
+    try:
+        decoded = json.loads(line, object_pairs_hook=_object_pairs)
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"bad command line: {exc}") from None
+    if not isinstance(decoded, _Pairs):
+        raise CommandError("bad command line: a command must be a JSON object")
+    frame_id: Any = None
+    seen_frame_id = False
+    arguments: dict[str, Any] = {}
+    for key, value in decoded.pairs:
+        if key == "id" and not seen_frame_id:
+            frame_id, seen_frame_id = value, True
+        elif key == "cmd" and "cmd" in arguments:
+            continue
+        else:
+            arguments[key] = value
+    name = arguments.get("cmd")
+    alias = _ID_ALIASES.get(name) if isinstance(name, str) else None
+    if alias is not None and "id" not in arguments:
+        if isinstance(arguments.get(alias), str):
+            arguments["id"] = arguments[alias]
+        elif isinstance(frame_id, str):
+            arguments["id"], frame_id = frame_id, None
+    return frame_id, arguments
 
 
 def _str(command: dict[str, Any], key: str) -> str:

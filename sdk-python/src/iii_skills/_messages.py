@@ -110,6 +110,9 @@ PERMANENT_MARKERS: Final = (
     FUNCTION_ID_EMPTY,
     ARGUMENT_NAME_EMPTY,
     "duplicate argument name: ",
+    # the registry could not decode the payload (serde wording)
+    "missing field `",
+    "invalid type: ",
 )
 
 # Limits (every length is a UTF-8 byte count, as upstream).

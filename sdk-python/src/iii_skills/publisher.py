@@ -249,6 +249,7 @@ class Publisher:
         self._restart = False
         self._last_status: _Status = "closed"
         self._rejected = False
+        self._rejections = 0
         self._registry_present: bool | None = None
         self._last_state: str | None = None
         self._unsubscribe_state: Callable[[], None] | None = None
@@ -595,16 +596,23 @@ class Publisher:
     def start(self) -> bool:
         """Register every skill and prompt with the registry, retrying with backoff.
 
-        Blocks until every item is registered (``True``), or registration gave
-        up after the backoff's deadline or the registry refused an item
-        (``False``, logged; never raises for those). Afterwards the publisher
+        Blocks until every item is registered (``True``), registration gave up
+        after the backoff's deadline (``False``), or the registry refused an
+        item (``False`` at once, logged; the other items keep being
+        registered). Never raises for those. Afterwards the publisher
         keeps the registry up to date by itself: it registers everything again
         when the client reconnects to the engine and when ``skills::register``
         reappears in ``engine::functions-available``.
         """
+        with self._cond:
+            rejections = self._rejections
         ticket = self._begin()
         with self._cond:
-            self._cond.wait_for(lambda: self._served >= ticket or self._closed)
+            self._cond.wait_for(
+                lambda: self._served >= ticket or self._closed or self._rejections > rejections
+            )
+            if self._rejections > rejections:
+                return False
             return self._served >= ticket and self._last_status == "registered"
 
     async def start_async(self) -> bool:
@@ -775,9 +783,13 @@ class Publisher:
             if present and was is False and self._started and not self._closed:
                 self._request_locked(f"{m.FN_SKILLS_REGISTER} is available again")
 
-    def _call(self, function_id: str, payload: dict[str, Any]) -> Any:
+    def _call(self, function_id: str, payload: dict[str, Any], timeout_ms: int | None = None) -> Any:
         return self._iii.trigger(
-            {"function_id": function_id, "payload": payload, "timeout_ms": self._call_timeout_ms}
+            {
+                "function_id": function_id,
+                "payload": payload,
+                "timeout_ms": timeout_ms if timeout_ms is not None else self._call_timeout_ms,
+            }
         )
 
     def _call_quietly(self, function_id: str, payload: dict[str, Any]) -> None:
@@ -828,7 +840,8 @@ class Publisher:
                     delays = self._backoff.delays()
                 covered = self._requested
                 keys = [key for key in self._items if key in self._pending]
-            failure = self._round(keys)
+                deadline = started_at + self._backoff.give_up_after
+            failure = self._round(keys, deadline)
             with self._cond:
                 if self._closed:
                     return "closed", self._requested
@@ -861,8 +874,12 @@ class Publisher:
         """Wait between rounds (caller holds the lock); close() and restarts cut it short."""
         self._cond.wait_for(lambda: self._closed or self._restart, timeout=seconds)
 
-    def _round(self, keys: Iterable[_Key]) -> str | None:
-        """Register ``keys`` in order; stop at the first transient failure and describe it."""
+    def _round(self, keys: Iterable[_Key], deadline: float) -> str | None:
+        """Register ``keys`` in order; stop at the first transient failure and describe it.
+
+        No call outlives the effort's deadline: each one's timeout is the
+        configured one or the time left, whichever is shorter.
+        """
         for key in keys:
             with self._cond:
                 if self._closed or self._restart:
@@ -872,8 +889,9 @@ class Publisher:
                     continue
             kind, name = key
             function_id = m.FN_SKILLS_REGISTER if kind == "skill" else m.FN_PROMPTS_REGISTER
+            left_ms = int((deadline - self._clock()) * 1000)
             try:
-                self._call(function_id, payload)
+                self._call(function_id, payload, max(1, min(self._call_timeout_ms, left_ms)))
             except Exception as exc:
                 text = _error_text(exc)
                 if _is_permanent(exc):
@@ -881,6 +899,8 @@ class Publisher:
                     with self._cond:
                         self._pending.discard(key)
                         self._rejected = True
+                        self._rejections += 1
+                        self._cond.notify_all()
                     continue
                 with self._cond:
                     if _error_code(exc) in _NOT_FOUND_CODES:

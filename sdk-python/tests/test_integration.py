@@ -1,0 +1,305 @@
+"""The publisher against the real registry (``bin/skills --standalone``)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import pytest
+from iii.iii import III
+from pydantic import BaseModel, Field
+
+from iii_skills import Backoff, PromptChange, Publisher, SkillChange
+from iii_skills._fixtures import count_words, dialogue, echo, send_email
+
+from .conftest import Server, call, free_port, new_client, wait_until
+
+FAST = Backoff(initial_delay=0.05, multiplier=2, max_delay=0.2, give_up_after=20)
+GAVE_UP = "skills handshake gave up; install / start it and restart this worker"
+
+
+def skill_ids(client: III) -> set[str]:
+    return {row["id"] for row in call(client, "skills::list", {})["skills"]}
+
+
+def prompt_names(client: III) -> set[str]:
+    return {row["name"] for row in call(client, "prompts::list", {})["prompts"]}
+
+
+def read(client: III, uri: str) -> dict[str, Any]:
+    contents = call(client, "skills::resources-read", {"uri": uri})["contents"]
+    assert len(contents) == 1
+    item: dict[str, Any] = contents[0]
+    return item
+
+
+def mcp_prompt(client: III, name: str) -> dict[str, Any]:
+    prompts = call(client, "prompts::mcp-list", {})["prompts"]
+    (entry,) = [p for p in prompts if p["name"] == name]
+    result: dict[str, Any] = entry
+    return result
+
+
+def test_start_registers_skills_and_prompts(iii: III, observer: III, uid: str) -> None:
+    publisher = Publisher(iii, backoff=FAST)
+    publisher.skill(f"t-{uid}", f"# Router {uid}\n\nTop level.\n")
+    publisher.skill(f"t-{uid}/leaf", "# Leaf\n\nDeep content.\n")
+    publisher.prompt(f"send-email-{uid}", "Compose and send an email", send_email)
+    rounds: list[int] = []
+    publisher.on_registered(lambda: rounds.append(1))
+
+    assert publisher.start() is True
+    assert rounds == [1]
+    assert {f"t-{uid}", f"t-{uid}/leaf"} <= skill_ids(observer)
+    assert read(observer, f"iii://t-{uid}/leaf")["text"] == "# Leaf\n\nDeep content.\n"
+    assert mcp_prompt(observer, f"send-email-{uid}") == {
+        "name": f"send-email-{uid}",
+        "description": "Compose and send an email",
+        "arguments": [
+            {"name": "to", "required": True, "description": "Recipient address"},
+            {"name": "subject", "required": True, "description": "Subject line"},
+            {"name": "urgent", "required": False, "description": "Mark as urgent"},
+        ],
+    }
+    publisher.close(unregister=True)
+
+
+def test_section_uris_serve_handler_output(iii: III, observer: III, uid: str) -> None:
+    publisher = Publisher(iii, backoff=FAST)
+
+    class Quota(BaseModel):
+        remaining: int
+        unit: str
+
+    text = publisher.section(f"s{uid}/text", lambda: "# Plain\n\nmarkdown")
+    wrapped = publisher.section(f"s{uid}/wrapped", lambda: {"content": "# Wrapped"})
+
+    @publisher.section(f"s{uid}/model")
+    async def model() -> Quota:
+        return Quota(remaining=73, unit="percent")
+
+    assert text.uri == f"iii://fn/s{uid}/text"
+    wait_until(lambda: read(observer, text.uri)["text"] == "# Plain\n\nmarkdown", what="section")
+    assert read(observer, text.uri)["mimeType"] == "text/markdown"
+    assert read(observer, wrapped.uri) == {
+        "uri": wrapped.uri,
+        "mimeType": "text/markdown",
+        "text": "# Wrapped",
+    }
+    served = read(observer, model.uri)
+    assert served["mimeType"] == "application/json"
+    assert served["text"] == '{\n  "remaining": 73,\n  "unit": "percent"\n}'
+    fetched = call(observer, "skill::fetch", {"uris": [wrapped.uri]})
+    assert fetched == f"# {wrapped.uri}\n\n# Wrapped"
+    publisher.close()
+
+
+def test_prompts_render_and_validate_arguments(iii: III, observer: III, uid: str) -> None:
+    publisher = Publisher(iii, backoff=FAST)
+    publisher.prompt(f"send-{uid}", "Compose and send an email", send_email)
+    publisher.prompt(f"count-{uid}", "Limit the answer", count_words)
+    publisher.prompt(f"dialogue-{uid}", "Canned dialogue", dialogue)
+    assert publisher.start()
+
+    def get(name: str, arguments: Any) -> Any:
+        return call(observer, "prompts::mcp-get", {"name": name, "arguments": arguments})
+
+    rendered = get(f"send-{uid}", {"to": "a@b.c", "subject": "Hi", "urgent": "true"})
+    assert rendered["messages"] == [
+        {
+            "role": "user",
+            "content": {
+                "type": "text",
+                "text": 'Compose an email to a@b.c with the subject "Hi". Mark it urgent.',
+            },
+        }
+    ]
+    assert get(f"count-{uid}", {"limit": "42"})["messages"][0]["content"]["text"] == (
+        "Use at most 42 words."
+    )
+    assert [m["role"] for m in get(f"dialogue-{uid}", None)["messages"]] == ["user", "assistant"]
+
+    with pytest.raises(Exception) as missing:
+        get(f"send-{uid}", {"subject": "Hi"})
+    assert f'prompt "send-{uid}": missing required argument "to"' in str(missing.value)
+    with pytest.raises(Exception) as wrong:
+        get(f"count-{uid}", {"limit": "abc"})
+    assert f'prompt "count-{uid}": argument "limit" must be an integer, got "abc"' in str(wrong.value)
+    publisher.close(unregister=True)
+
+
+def test_typed_function_contract_is_listed(iii: III, observer: III, uid: str) -> None:
+    publisher = Publisher(iii, backoff=FAST)
+    function_id = f"pytest::echo-{uid}"
+    publisher.function(function_id, echo, description="Echo")
+
+    def listed() -> dict[str, Any] | None:
+        functions = call(observer, "engine::functions::list", {})["functions"]
+        for entry in functions:
+            if entry["function_id"] == function_id:
+                found: dict[str, Any] = entry
+                return found
+        return None
+
+    wait_until(lambda: listed() is not None, what=f"{function_id} in engine::functions::list")
+    entry = listed()
+    assert entry is not None
+    request, response = entry["request_format"], entry["response_format"]
+    assert request["type"] == "object"
+    assert set(request["properties"]) == {"message", "repeat"}
+    assert sorted(request["required"]) == ["message", "repeat"]
+    assert response["type"] == "object"
+    assert response["required"] == ["echo"]
+    assert call(observer, function_id, {"message": "ab", "repeat": 3}) == {"echo": "ababab"}
+    publisher.close()
+
+
+def test_change_subscriptions_receive_typed_events(iii: III, observer: III, uid: str) -> None:
+    watcher = Publisher(iii, backoff=FAST)
+    skills: list[SkillChange] = []
+    prompts: list[PromptChange] = []
+    lock = threading.Lock()
+
+    @watcher.on_skill_change
+    def on_skill(event: SkillChange) -> None:
+        with lock:
+            skills.append(event)
+
+    @watcher.on_prompt_change
+    async def on_prompt(event: PromptChange) -> None:
+        with lock:
+            prompts.append(event)
+
+    # Let the bindings reach the registry before anything changes.
+    sentinel = new_client(iii.get_address(), "pytest-sentinel")
+    try:
+
+        def bound() -> bool:
+            call(sentinel, "skills::register", {"id": f"probe-{uid}", "skill": "# probe"})
+            with lock:
+                return any(e.id == f"probe-{uid}" for e in skills)
+
+        wait_until(bound, what="the skills::on-change binding")
+        publisher = Publisher(sentinel, backoff=FAST)
+        publisher.skill(f"c-{uid}", "# changed")
+        publisher.prompt(f"p-{uid}", "A prompt", dialogue)
+        assert publisher.start()
+        publisher.close(unregister=True)
+        call(sentinel, "skills::unregister", {"id": f"probe-{uid}"})
+    finally:
+        sentinel.shutdown()
+
+    def seen() -> bool:
+        with lock:
+            return (
+                SkillChange("unregister", f"c-{uid}") in skills
+                and PromptChange("unregister", f"p-{uid}") in prompts
+            )
+
+    wait_until(seen, what="the unregister events")
+    with lock:
+        assert SkillChange("register", f"c-{uid}") in skills
+        assert PromptChange("register", f"p-{uid}") in prompts
+        assert skills.index(SkillChange("register", f"c-{uid}")) < skills.index(
+            SkillChange("unregister", f"c-{uid}")
+        )
+    watcher.close()
+
+
+def test_close_with_unregister_removes_content(iii: III, observer: III, uid: str) -> None:
+    publisher = Publisher(iii, backoff=FAST)
+    publisher.skill(f"gone-{uid}", "# gone")
+    publisher.prompt(f"gone-{uid}", "Goes away", dialogue)
+    section = publisher.section(f"gone{uid}/status", lambda: "ok")
+    assert publisher.start()
+    assert f"gone-{uid}" in skill_ids(observer)
+    assert f"gone-{uid}" in prompt_names(observer)
+
+    publisher.close(unregister=True)
+    assert f"gone-{uid}" not in skill_ids(observer)
+    assert f"gone-{uid}" not in prompt_names(observer)
+
+    def section_gone() -> bool:
+        try:
+            read(observer, section.uri)
+        except Exception as exc:
+            return "not found" in str(exc)
+        return False
+
+    wait_until(section_gone, what="the section function to be unregistered")
+
+
+def test_close_without_unregister_keeps_content(iii: III, observer: III, uid: str) -> None:
+    publisher = Publisher(iii, backoff=FAST)
+    publisher.skill(f"kept-{uid}", "# kept")
+    assert publisher.start()
+    publisher.close()
+    assert f"kept-{uid}" in skill_ids(observer)
+    call(observer, "skills::unregister", {"id": f"kept-{uid}"})
+
+
+def test_registry_rejection_is_reported_without_retry(
+    iii: III, uid: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    publisher = Publisher(iii, backoff=FAST)
+    publisher.skill(f"ok-{uid}", "# ok")
+    # Bypass local validation to see how a refusal by the registry is handled.
+    publisher._items[("skill", "Bad Id")] = {"id": "Bad Id", "skill": "# bad"}
+    with caplog.at_level(logging.INFO, logger="iii_skills"):
+        assert publisher.start() is False
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and 'invalid id (segment 1 of "Bad Id")' in errors[0]
+    assert not any("retrying" in r.getMessage() for r in caplog.records)
+    publisher.close(unregister=True)
+
+
+def test_gives_up_when_nothing_answers(caplog: pytest.LogCaptureFixture, server: Server) -> None:
+    # `server` only sets III_URL, where the client's telemetry socket goes.
+    client = new_client(f"ws://127.0.0.1:{free_port()}", "pytest-nowhere")
+    try:
+        publisher = Publisher(
+            client,
+            backoff=Backoff(initial_delay=0.05, multiplier=2, max_delay=0.1, give_up_after=0.5),
+            call_timeout=0.1,
+        )
+        publisher.skill("nowhere", "# nowhere")
+        gave_up = threading.Event()
+        publisher.on_gave_up(gave_up.set)
+        with caplog.at_level(logging.WARNING, logger="iii_skills"):
+            assert publisher.start() is False
+        assert gave_up.is_set()
+        assert [r.getMessage() for r in caplog.records if r.name == "iii_skills"] == [GAVE_UP]
+        publisher.close()
+    finally:
+        client.shutdown()
+
+
+def test_reregisters_after_the_engine_restarts(own_server: Server, uid: str) -> None:
+    client = new_client(own_server.url, "pytest-restart")
+    publisher = Publisher(client, backoff=FAST)
+    publisher.skill(f"r-{uid}", "# survives restarts")
+    publisher.prompt(f"r-{uid}", "Survives restarts", dialogue)
+    rounds = threading.Semaphore(0)
+    publisher.on_registered(rounds.release)
+    try:
+        assert publisher.start()
+        assert rounds.acquire(timeout=5)
+
+        # A new engine with empty state on the same address.
+        own_server.stop()
+        own_server.start(fresh_data=True)
+        observer = new_client(own_server.url, "pytest-restart-observer")
+        try:
+            assert rounds.acquire(timeout=30), "no registration round after the reconnect"
+            wait_until(lambda: f"r-{uid}" in skill_ids(observer), what="the skill after restart")
+            assert f"r-{uid}" in prompt_names(observer)
+            assert (
+                call(observer, "prompts::mcp-get", {"name": f"r-{uid}"})["messages"][1]["role"]
+                == "assistant"
+            )
+        finally:
+            observer.shutdown()
+    finally:
+        publisher.close()
+        client.shutdown()
