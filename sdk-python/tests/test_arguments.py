@@ -170,21 +170,28 @@ def test_contract_messages() -> None:
 
 def test_every_problem_is_reported_in_order() -> None:
     message = problems({"count": "4.5", "ratio": "fast", "flag": "yes"})
-    assert message == "; ".join(
+    assert message == 'prompt "p": ' + "; ".join(
         [
-            'prompt "p": missing required argument "text"',
-            'prompt "p": argument "count" must be an integer, got "4.5"',
-            'prompt "p": argument "ratio" must be a number, got "fast"',
-            'prompt "p": argument "flag" must be a boolean, got "yes"',
+            'missing required argument "text"',
+            'argument "count" must be an integer, got "4.5"',
+            'argument "ratio" must be a number, got "fast"',
+            'argument "flag" must be a boolean, got "yes"',
         ]
     )
-    assert problems({"text": 5, "count": True, "ratio": [1], "flag": 1}) == "; ".join(
+    assert problems({"text": 5, "count": True, "ratio": [1], "flag": 1}) == 'prompt "p": ' + "; ".join(
         [
-            'prompt "p": argument "text" must be a string, got 5',
-            'prompt "p": argument "count" must be an integer, got true',
-            'prompt "p": argument "ratio" must be a number, got [1]',
-            'prompt "p": argument "flag" must be a boolean, got 1',
+            'argument "text" must be a string, got 5',
+            'argument "count" must be an integer, got true',
+            'argument "ratio" must be a number, got [1]',
+            'argument "flag" must be a boolean, got 1',
         ]
+    )
+    with pytest.raises(PromptArgumentError) as caught:
+        check_arguments("p", arguments_from_model(SendEmail), {}, SendEmail)
+    assert caught.value.prompt == "p"
+    assert caught.value.problems == (
+        'missing required argument "to"',
+        'missing required argument "subject"',
     )
 
 
@@ -194,7 +201,7 @@ def test_strings_from_mcp_convert_when_unambiguous() -> None:
         arguments_from_model(Everything),
         {
             "text": "hello",
-            "count": "42",
+            "count": "+42",
             "ratio": "-1.5e2",
             "flag": "false",
             "maybe": "-7",
@@ -228,7 +235,7 @@ def test_native_json_types_are_accepted() -> None:
     assert values == {"text": "t", "count": 3, "ratio": 2, "flag": True, "maybe": 4}
 
 
-@pytest.mark.parametrize("text", [" 42", "42 ", "+42", "0x10", "1e3", "", "4.0"])
+@pytest.mark.parametrize("text", [" 42", "42 ", "--4", "0x10", "1e3", "", "4.0", "٤٢"])
 def test_ambiguous_integer_strings_are_refused(text: str) -> None:
     class Count(BaseModel):
         count: int
@@ -244,12 +251,20 @@ def test_ambiguous_boolean_strings_are_refused(text: str) -> None:
     assert "must be a boolean" in problems({"flag": text}, Flag)
 
 
-@pytest.mark.parametrize("text", ["NaN", "Infinity", "1e999", ".5", "1."])
+@pytest.mark.parametrize("text", ["NaN", "Infinity", "1e999", ".", "1,5", " 1", "0x1"])
 def test_ambiguous_number_strings_are_refused(text: str) -> None:
     class Ratio(BaseModel):
         ratio: float
 
     assert "must be a number" in problems({"ratio": text}, Ratio)
+
+
+@pytest.mark.parametrize(("text", "value"), [(".5", 0.5), ("1.", 1.0), ("+2", 2.0), ("3E2", 300.0)])
+def test_number_strings(text: str, value: float) -> None:
+    class Ratio(BaseModel):
+        ratio: float
+
+    assert check_arguments("p", arguments_from_model(Ratio), {"ratio": text}, Ratio) == {"ratio": value}
 
 
 def test_null_counts_as_absent() -> None:
@@ -264,8 +279,7 @@ def test_null_counts_as_absent() -> None:
 
 def test_missing_payload_reports_every_required_argument() -> None:
     assert problems(None, SendEmail, "send-email") == (
-        'prompt "send-email": missing required argument "to"; '
-        'prompt "send-email": missing required argument "subject"'
+        'prompt "send-email": missing required argument "to"; missing required argument "subject"'
     )
 
 
@@ -281,5 +295,7 @@ def test_model_constraints_are_reported_as_invalid_arguments() -> None:
         mode: Literal["a", "b"] = "a"
 
     message = problems({"to": "ab", "mode": "c"}, Constrained)
-    assert message.startswith('prompt "p": argument "to" is invalid: ')
-    assert '; prompt "p": argument "mode" is invalid: ' in message
+    assert message == (
+        'prompt "p": argument "to": String should have at least 3 characters; '
+        "argument \"mode\": Input should be 'a' or 'b'"
+    )

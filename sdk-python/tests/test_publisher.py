@@ -148,7 +148,7 @@ def test_prompt_handler_validates_before_running() -> None:
         client.invoke("prompt::send-email", {"subject": 3})
     assert str(caught.value) == (
         'prompt "send-email": missing required argument "to"; '
-        'prompt "send-email": argument "subject" must be a string, got 3'
+        'argument "subject" must be a string, got 3'
     )
     assert ran == []
     assert (

@@ -55,10 +55,12 @@ HIDDEN_PROMPT: Final = (
 )
 
 # Prompt arguments at call time (docs/publishers.md "Prompt arguments at call time").
-PROMPT_PROBLEM: Final = "prompt {name}: {problem}"
+# One message per call: the prefix once, then every problem joined by "; "
+# (the Node and Go publishers spell it the same way).
+PROMPT_PREFIX: Final = "prompt {name}: "
 ARG_MISSING: Final = "missing required argument {arg}"
 ARG_WRONG_TYPE: Final = "argument {arg} must be {type_word}, got {got}"
-ARG_INVALID: Final = "argument {arg} is invalid: {reason}"
+ARG_INVALID: Final = "argument {arg}: {reason}"
 ARGS_NOT_OBJECT: Final = "arguments must be an object, got {got}"
 PROBLEM_SEPARATOR: Final = "; "
 

@@ -51,18 +51,27 @@ _TYPE_WORDS: dict[ArgumentType, str] = {
     "number": "a number",
     "boolean": "a boolean",
 }
-_INTEGER_TEXT = re.compile(r"-?[0-9]+")
-_NUMBER_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+# Strings that convert unambiguously (the Node and Go publishers accept the same).
+_INTEGER_TEXT = re.compile(r"[-+]?[0-9]+")
+_NUMBER_TEXT = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
 # Keys the engine adds to every payload a worker sends.
 _ENGINE_KEYS = frozenset({"_caller_worker_id"})
 
 
 class PromptArgumentError(ValueError):
-    """The arguments of one prompt call were refused; the message lists every problem."""
+    """The arguments of one prompt call were refused; the message lists every problem.
 
-    def __init__(self, problems: Sequence[str]) -> None:
+    ``str(error)`` is ``prompt "name": problem; problem``; ``problems`` holds
+    the problems on their own.
+    """
+
+    def __init__(self, prompt: str, problems: Sequence[str]) -> None:
+        self.prompt = prompt
         self.problems = tuple(problems)
-        super().__init__(m.PROBLEM_SEPARATOR.join(self.problems))
+        super().__init__(
+            m.PROMPT_PREFIX.format(name=debug_quote(prompt))
+            + m.PROBLEM_SEPARATOR.join(self.problems)
+        )
 
 
 @dataclass(frozen=True)
@@ -322,17 +331,12 @@ def check_arguments(
     the keys the engine adds are ignored; ``null`` counts as absent.
 
     Raises:
-        PromptArgumentError: with every problem, each prefixed with the prompt.
+        PromptArgumentError: with every problem.
     """
-    prefix = debug_quote(prompt_name)
-
-    def problem(text: str) -> str:
-        return m.PROMPT_PROBLEM.format(name=prefix, problem=text)
-
     if payload is None:
         payload = {}
     if not isinstance(payload, Mapping):
-        raise PromptArgumentError([problem(m.ARGS_NOT_OBJECT.format(got=_json_text(payload)))])
+        raise PromptArgumentError(prompt_name, [m.ARGS_NOT_OBJECT.format(got=_json_text(payload))])
 
     problems: list[str] = []
     values: dict[str, Any] = {}
@@ -343,15 +347,13 @@ def check_arguments(
         quoted = debug_quote(argument.name)
         if raw is None:
             if argument.required:
-                problems.append(problem(m.ARG_MISSING.format(arg=quoted)))
+                problems.append(m.ARG_MISSING.format(arg=quoted))
             continue
         accepted, converted = _convert(argument.type, raw)
         if not accepted:
             problems.append(
-                problem(
-                    m.ARG_WRONG_TYPE.format(
-                        arg=quoted, type_word=_TYPE_WORDS[argument.type], got=_json_text(raw)
-                    )
+                m.ARG_WRONG_TYPE.format(
+                    arg=quoted, type_word=_TYPE_WORDS[argument.type], got=_json_text(raw)
                 )
             )
             continue
@@ -362,14 +364,13 @@ def check_arguments(
             model.model_validate(values)
         except pydantic.ValidationError as exc:
             for error in exc.errors(include_url=False):
-                location = error.get("loc") or ("arguments",)
+                location = error.get("loc") or ()
+                reason = error.get("msg", "")
                 problems.append(
-                    problem(
-                        m.ARG_INVALID.format(
-                            arg=debug_quote(str(location[0])), reason=error.get("msg", "")
-                        )
-                    )
+                    m.ARG_INVALID.format(arg=debug_quote(str(location[0])), reason=reason)
+                    if location
+                    else reason
                 )
     if problems:
-        raise PromptArgumentError(problems)
+        raise PromptArgumentError(prompt_name, problems)
     return values
