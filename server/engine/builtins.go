@@ -21,8 +21,16 @@ type builtin struct {
 	description string
 	request     json.RawMessage // JSON Schema of the input
 	response    json.RawMessage // JSON Schema of the result
-	call        func(ctx context.Context, c *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody)
+	// call serves built-ins that only touch memory; they run inline on
+	// the caller's read loop. async serves durable writes: it returns at
+	// once and calls done when the write is committed, so neither the read
+	// loop nor a goroutine waits for the fsync. Exactly one is set.
+	async func(c *conn, data json.RawMessage, done asyncDone)
+	call  func(ctx context.Context, c *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody)
 }
+
+// asyncDone receives an asynchronous built-in's outcome.
+type asyncDone func(result json.RawMessage, err *iii.ErrorBody)
 
 // Error codes of the engine::* built-ins (engine-protocol §3.3).
 const (

@@ -21,6 +21,7 @@ type conn struct {
 	id          string // worker_id sent in workerregistered
 	token       string // reattach_token
 	ws          *websocket.Conn
+	bc          *batchConn
 	remoteIP    string
 	connectedAt time.Time
 
@@ -75,7 +76,8 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "iii engine is shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	ws, err := e.upgrader.Upgrade(w, r, nil)
+	hc := &hijackCapture{ResponseWriter: w}
+	ws, err := e.upgrader.Upgrade(hc, r, nil)
 	if err != nil {
 		e.log.Debug("worker upgrade failed", "remote", r.RemoteAddr, "err", err)
 		return
@@ -86,6 +88,7 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 		id:          uuid.NewString(),
 		token:       uuid.NewString(),
 		ws:          ws,
+		bc:          hc.conn,
 		remoteIP:    ip,
 		connectedAt: time.Now(),
 		wake:        make(chan struct{}, 1),
@@ -188,20 +191,39 @@ func (c *conn) writeLoop() {
 		batch, c.queue = c.queue, batch[:0]
 		c.qbytes = 0
 		c.qmu.Unlock()
-		for i, frame := range batch {
-			_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
-			if err := c.ws.WriteMessage(websocket.TextMessage, frame); err != nil {
-				select {
-				case <-c.done:
-				default:
-					c.e.log.Debug("worker write failed; closing", "worker_id", c.id, "err", err)
-				}
-				c.close()
-				return
+		if err := c.writeBatch(batch); err != nil {
+			select {
+			case <-c.done:
+			default:
+				c.e.log.Debug("worker write failed; closing", "worker_id", c.id, "err", err)
 			}
-			batch[i] = nil
+			c.close()
+			return
+		}
+		clear(batch)
+	}
+}
+
+// writeBatch writes frames with as few syscalls as possible: gorilla
+// encodes each frame into the batchConn buffer, and one flush sends them.
+func (c *conn) writeBatch(frames [][]byte) error {
+	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if len(frames) == 1 || c.bc == nil {
+		for _, f := range frames {
+			if err := c.ws.WriteMessage(websocket.TextMessage, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	c.bc.begin()
+	for _, f := range frames {
+		if err := c.ws.WriteMessage(websocket.TextMessage, f); err != nil {
+			_ = c.bc.flush()
+			return err
 		}
 	}
+	return c.bc.flush()
 }
 
 // close ends the connection without a close frame.

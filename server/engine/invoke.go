@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -91,7 +92,7 @@ func (e *Engine) handleInvoke(c *conn, m *iii.Message) {
 
 	if f == nil {
 		if b := e.builtins[m.FunctionID]; b != nil {
-			go e.runBuiltin(c, b, replyID, data)
+			e.runBuiltin(c, b, replyID, data)
 			return
 		}
 		if replyID != "" {
@@ -237,35 +238,70 @@ func (e *Engine) invokeInternal(ctx context.Context, functionID string, data, me
 	return invokeOutcome{err: &iii.ErrorBody{Code: iii.CodeInvocationStopped, Message: "Invocation stopped"}}
 }
 
-// runBuiltin executes a built-in for worker c and replies when replyID is set.
+// runBuiltin executes a built-in for worker c and replies when replyID is
+// set. Memory-only built-ins finish before it returns; durable writes reply
+// from the store's committer once they are fsync'd.
 func (e *Engine) runBuiltin(c *conn, b *builtin, replyID string, data json.RawMessage) {
-	out := e.callBuiltin(e.ctx, c, b, data)
-	if replyID == "" {
-		if out.err != nil {
-			e.log.Debug("void call to built-in failed", "function_id", b.id, "worker_id", c.id,
-				"code", out.err.Code, "message", out.err.Message)
+	reply := func(res json.RawMessage, errb *iii.ErrorBody) {
+		switch {
+		case replyID == "":
+			if errb != nil {
+				e.log.Debug("void call to built-in failed", "function_id", b.id, "worker_id", c.id,
+					"code", errb.Code, "message", errb.Message)
+			}
+		case errb != nil:
+			c.send(encodeError(replyID, b.id, errb.Code, errb.Message))
+		default:
+			c.send(encodeResult(replyID, b.id, res))
 		}
-		return
 	}
-	if out.err != nil {
-		c.send(encodeError(replyID, b.id, out.err.Code, out.err.Message))
-		return
-	}
-	c.send(encodeResult(replyID, b.id, out.result))
+	e.execBuiltin(c, b, data, reply)
 }
 
-// callBuiltin runs a built-in with panic containment.
-func (e *Engine) callBuiltin(ctx context.Context, c *conn, b *builtin, data json.RawMessage) (out invokeOutcome) {
+// callBuiltin runs a built-in and waits for its outcome.
+func (e *Engine) callBuiltin(ctx context.Context, c *conn, b *builtin, data json.RawMessage) invokeOutcome {
+	ch := make(chan invokeOutcome, 1)
+	e.execBuiltin(c, b, data, func(res json.RawMessage, errb *iii.ErrorBody) {
+		ch <- invokeOutcome{result: res, err: errb}
+	})
+	select {
+	case out := <-ch:
+		return out
+	case <-ctx.Done():
+		return invokeOutcome{err: &iii.ErrorBody{Code: iii.CodeInvocationStopped, Message: "Invocation stopped"}}
+	}
+}
+
+// execBuiltin runs b and hands its outcome to done exactly once; a panic in
+// the built-in (or in the completion path) becomes an invocation_failed
+// error instead of taking anything down.
+func (e *Engine) execBuiltin(c *conn, b *builtin, data json.RawMessage, done asyncDone) {
+	var once sync.Once
+	finish := func(res json.RawMessage, errb *iii.ErrorBody) {
+		once.Do(func() { done(res, errb) })
+	}
+	recovered := func(r any) {
+		e.log.Error("panic in built-in function", "function_id", b.id, "panic", r, "stack", string(debug.Stack()))
+		finish(nil, &iii.ErrorBody{Code: iii.CodeInvocationFailed, Message: fmt.Sprintf("built-in %s failed: %v", b.id, r)})
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			e.log.Error("panic in built-in function", "function_id", b.id, "panic", r,
-				"stack", string(debug.Stack()))
-			out = invokeOutcome{err: &iii.ErrorBody{Code: iii.CodeInvocationFailed,
-				Message: fmt.Sprintf("built-in %s failed: %v", b.id, r)}}
+			recovered(r)
 		}
 	}()
-	res, err := b.call(ctx, c, data)
-	return invokeOutcome{result: res, err: err}
+	if b.async == nil {
+		res, errb := b.call(e.ctx, c, data)
+		finish(res, errb)
+		return
+	}
+	b.async(c, data, func(res json.RawMessage, errb *iii.ErrorBody) {
+		defer func() {
+			if r := recover(); r != nil {
+				recovered(r)
+			}
+		}()
+		finish(res, errb)
+	})
 }
 
 var jsonNull = json.RawMessage("null")

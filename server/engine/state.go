@@ -34,13 +34,13 @@ const (
 func (e *Engine) stateBuiltins() []*builtin {
 	return []*builtin{
 		{id: "state::set", description: "Store a JSON value under scope/key; returns the previous and the new value",
-			request: schemaStateSetInput, response: schemaStateSetResult, call: e.stateSet},
+			request: schemaStateSetInput, response: schemaStateSetResult, async: e.stateSet},
 		{id: "state::get", description: "Read the value stored under scope/key (no result when absent)",
 			request: schemaScopeKey, response: schemaAny, call: e.stateGet},
 		{id: "state::delete", description: "Delete scope/key; returns the deleted value (no result when absent)",
-			request: schemaScopeKey, response: schemaAny, call: e.stateDelete},
+			request: schemaScopeKey, response: schemaAny, async: e.stateDelete},
 		{id: "state::update", description: "Apply update operations (set, merge, increment, decrement, append, remove) to scope/key atomically",
-			request: schemaStateUpdateInput, response: schemaStateUpdateResult, call: e.stateUpdate},
+			request: schemaStateUpdateInput, response: schemaStateUpdateResult, async: e.stateUpdate},
 		{id: "state::list", description: "List the values of a scope in insertion order",
 			request: schemaScope, response: schemaStateListResult, call: e.stateList},
 		{id: "state::list_groups", description: "List the scopes that hold values",
@@ -48,21 +48,55 @@ func (e *Engine) stateBuiltins() []*builtin {
 	}
 }
 
-// scopeKey reads the scope and key fields every state function needs.
-func scopeKey(fn string, data json.RawMessage) (*args, string, string, *iii.ErrorBody) {
-	a, errb := parseArgs(fn, data, true, `{"scope":"skills","key":"my-skill"}`)
-	if errb != nil {
-		return nil, "", "", errb
+// stateInput is the input of every state function; each uses a subset.
+// It is decoded in one pass (no intermediate map): this is the hot path.
+type stateInput struct {
+	Scope *string         `json:"scope"`
+	Key   *string         `json:"key"`
+	Value json.RawMessage `json:"value"`
+	Data  json.RawMessage `json:"data"` // alias of value
+	Ops   json.RawMessage `json:"ops"`
+}
+
+const stateExample = `{"scope":"skills","key":"my-skill"}`
+
+// decodeState decodes a state function's input and checks that scope (and
+// key, when needKey) are present, naming what is missing or wrong.
+func decodeState(fn string, data json.RawMessage, needKey bool) (*stateInput, *iii.ErrorBody) {
+	d := bytes.TrimSpace(data)
+	if len(d) == 0 || d[0] != '{' {
+		got := "null"
+		if len(d) > 0 {
+			got = jsonKind(d)
+		}
+		return nil, decodeErr("%s: input must be a JSON object like %s, got %s", fn, stateExample, got)
 	}
-	scope, errb := a.str("scope")
-	if errb != nil {
-		return nil, "", "", errb
+	in := &stateInput{}
+	if err := json.Unmarshal(d, in); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, decodeErr("%s: field `%s` must be a string, got %s", fn, te.Field, article(te.Value))
+		}
+		return nil, decodeErr("%s: input is not a valid JSON object: %v", fn, err)
 	}
-	key, errb := a.str("key")
-	if errb != nil {
-		return nil, "", "", errb
+	if in.Scope == nil {
+		return nil, decodeErr("%s: missing field `scope` (expected a string)", fn)
 	}
-	return a, scope, key, nil
+	if needKey && in.Key == nil {
+		return nil, decodeErr("%s: missing field `key` (expected a string)", fn)
+	}
+	return in, nil
+}
+
+// article turns encoding/json's type names ("number") into "a number".
+func article(v string) string {
+	switch v {
+	case "object", "array":
+		return "an " + v
+	case "null", "":
+		return "null"
+	}
+	return "a " + v
 }
 
 // storeErr maps a store error to an error body: validation problems are
@@ -75,6 +109,9 @@ func storeErr(fn, code string, err error) *iii.ErrorBody {
 }
 
 func compact(v json.RawMessage) json.RawMessage {
+	if !needsCompact(v) {
+		return v
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, v); err != nil {
 		return v
@@ -82,26 +119,36 @@ func compact(v json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-func (e *Engine) stateSet(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+// needsCompact reports whether v may hold insignificant whitespace.
+func needsCompact(v []byte) bool {
+	return bytes.ContainsAny(v, " \t\r\n")
+}
+
+func (e *Engine) stateSet(_ *conn, data json.RawMessage, done asyncDone) {
 	const fn = "state::set"
-	a, scope, key, errb := scopeKey(fn, data)
+	in, errb := decodeState(fn, data, true)
 	if errb != nil {
-		return nil, errb
+		done(nil, errb)
+		return
 	}
-	value, ok := a.fields["value"]
-	if !ok {
-		value, ok = a.fields["data"] // alias accepted by the real engine
+	value := in.Value
+	if value == nil {
+		value = in.Data // alias accepted by the real engine
 	}
-	if !ok {
-		return nil, decodeErr("%s: missing field `value` (any JSON value; `data` is accepted as an alias)", fn)
+	if value == nil {
+		done(nil, decodeErr("%s: missing field `value` (any JSON value; `data` is accepted as an alias)", fn))
+		return
 	}
 	value = compact(value)
-	old, err := e.store.Set(scope, key, value)
-	if err != nil {
-		return nil, storeErr(fn, codeSetError, err)
-	}
-	e.fireState(scope, key, old, value, old != nil, false)
-	return setResult(old, value), nil
+	scope, key := *in.Scope, *in.Key
+	e.store.SetAsync(scope, key, value, func(old json.RawMessage, err error) {
+		if err != nil {
+			done(nil, storeErr(fn, codeSetError, err))
+			return
+		}
+		e.fireState(scope, key, old, value, old != nil, false)
+		done(setResult(old, value), nil)
+	})
 }
 
 // setResult renders {"old_value": old|null, "new_value": new}.
@@ -121,11 +168,11 @@ func setResult(old, nv json.RawMessage) json.RawMessage {
 }
 
 func (e *Engine) stateGet(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
-	_, scope, key, errb := scopeKey("state::get", data)
+	in, errb := decodeState("state::get", data, true)
 	if errb != nil {
 		return nil, errb
 	}
-	v, ok, err := e.store.Get(scope, key)
+	v, ok, err := e.store.Get(*in.Scope, *in.Key)
 	if err != nil {
 		return nil, storeErr("state::get", codeGetError, err)
 	}
@@ -135,37 +182,38 @@ func (e *Engine) stateGet(_ context.Context, _ *conn, data json.RawMessage) (jso
 	return v, nil
 }
 
-func (e *Engine) stateDelete(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+func (e *Engine) stateDelete(_ *conn, data json.RawMessage, done asyncDone) {
 	const fn = "state::delete"
-	_, scope, key, errb := scopeKey(fn, data)
+	in, errb := decodeState(fn, data, true)
 	if errb != nil {
-		return nil, errb
+		done(nil, errb)
+		return
 	}
+	scope, key := *in.Scope, *in.Key
 	if scope == "" || key == "" {
-		return nil, nil // nothing can be stored there
+		done(nil, nil) // nothing can be stored there
+		return
 	}
-	old, existed, err := e.store.Delete(scope, key)
-	if err != nil {
-		return nil, storeErr(fn, codeDeleteError, err)
-	}
-	if !existed {
-		return nil, nil
-	}
-	e.fireState(scope, key, old, nil, true, true)
-	return old, nil
+	e.store.DeleteAsync(scope, key, func(old json.RawMessage, existed bool, err error) {
+		switch {
+		case err != nil:
+			done(nil, storeErr(fn, codeDeleteError, err))
+		case !existed:
+			done(nil, nil)
+		default:
+			e.fireState(scope, key, old, nil, true, true)
+			done(old, nil)
+		}
+	})
 }
 
 func (e *Engine) stateList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
 	const fn = "state::list"
-	a, errb := parseArgs(fn, data, true, `{"scope":"skills"}`)
+	in, errb := decodeState(fn, data, false)
 	if errb != nil {
 		return nil, errb
 	}
-	scope, errb := a.str("scope")
-	if errb != nil {
-		return nil, errb
-	}
-	vals, err := e.store.List(scope)
+	vals, err := e.store.List(*in.Scope)
 	if err != nil {
 		return nil, storeErr(fn, codeListError, err)
 	}
@@ -195,38 +243,42 @@ func (e *Engine) stateListGroups(_ context.Context, _ *conn, data json.RawMessag
 	return mustJSON(map[string][]string{"groups": groups}), nil
 }
 
-func (e *Engine) stateUpdate(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+func (e *Engine) stateUpdate(_ *conn, data json.RawMessage, done asyncDone) {
 	const fn = "state::update"
-	a, scope, key, errb := scopeKey(fn, data)
+	in, errb := decodeState(fn, data, true)
 	if errb != nil {
-		return nil, errb
+		done(nil, errb)
+		return
 	}
-	rawOps, ok := a.raw("ops")
-	if !ok {
-		return nil, decodeErr("%s: missing field `ops` (expected an array of update operations)", fn)
+	if len(in.Ops) == 0 || bytes.Equal(in.Ops, jsonNull) {
+		done(nil, decodeErr("%s: missing field `ops` (expected an array of update operations)", fn))
+		return
 	}
 	var ops []updateOp
-	if err := json.Unmarshal(rawOps, &ops); err != nil {
-		return nil, decodeErr("%s: field `ops` must be an array of {type, path?, value?, by?} objects: %v", fn, err)
+	if err := json.Unmarshal(in.Ops, &ops); err != nil {
+		done(nil, decodeErr("%s: field `ops` must be an array of {type, path?, value?, by?} objects: %v", fn, err))
+		return
 	}
-	var opErrs []opError
-	old, nv, existed, err := e.store.Update(scope, key, func(old json.RawMessage, _ bool) (json.RawMessage, error) {
+	scope, key := *in.Scope, *in.Key
+	var opErrs []opError // written by the update function, read by the callback (same goroutine)
+	e.store.UpdateAsync(scope, key, func(old json.RawMessage, _ bool) (json.RawMessage, error) {
 		out, errs, err := applyOps(old, ops)
 		opErrs = errs
 		return out, err
+	}, func(old, nv json.RawMessage, existed bool, err error) {
+		if err != nil {
+			done(nil, storeErr(fn, codeUpdateError, err))
+			return
+		}
+		if !bytes.Equal(old, nv) || !existed {
+			e.fireState(scope, key, old, nv, existed, false)
+		}
+		done(mustJSON(struct {
+			OldValue json.RawMessage `json:"old_value"`
+			NewValue json.RawMessage `json:"new_value"`
+			Errors   []opError       `json:"errors,omitempty"`
+		}{orNull(old), orNull(nv), opErrs}), nil)
 	})
-	if err != nil {
-		return nil, storeErr(fn, codeUpdateError, err)
-	}
-	if !bytes.Equal(old, nv) || !existed {
-		e.fireState(scope, key, old, nv, existed, false)
-	}
-	res := struct {
-		OldValue json.RawMessage `json:"old_value"`
-		NewValue json.RawMessage `json:"new_value"`
-		Errors   []opError       `json:"errors,omitempty"`
-	}{orNull(old), orNull(nv), opErrs}
-	return mustJSON(res), nil
 }
 
 func orNull(v json.RawMessage) json.RawMessage {

@@ -18,7 +18,7 @@ func BenchmarkSetParallel64(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := n.Add(1)
-			if _, err := s.Set("bench", fmt.Sprintf("k%d", i%1000), val); err != nil {
+			if _, err := s.Set("bench", fmt.Sprintf("k%d", i%4096), val); err != nil {
 				b.Error(err)
 				return
 			}

@@ -21,6 +21,9 @@ const (
 	MaxKeyBytes = bolt.MaxKeySize
 	// maxBatch caps how many writes share one transaction.
 	maxBatch = 4096
+	// gatherWindow is the longest a started batch waits for writers that
+	// were just released to come back with their next write.
+	gatherWindow = 500 * time.Microsecond
 	// seqBytes is the size of the insertion sequence stored before each value.
 	seqBytes = 8
 )
@@ -90,7 +93,8 @@ type op struct {
 	existed bool
 	changed bool
 	err     error
-	done    chan struct{}
+	done    chan struct{} // closed when finished (synchronous callers)
+	cb      func(*op)     // called when finished (asynchronous callers)
 
 	// staged change, applied to memory after commit
 	seq uint64
@@ -329,42 +333,97 @@ func validate(scope, key string) error {
 // submit hands o to the committer and waits until it is durable or failed.
 func (s *Store) submit(o *op) error {
 	o.done = make(chan struct{})
+	if err := s.enqueue(o); err != nil {
+		return err
+	}
+	<-o.done
+	return nil
+}
+
+// enqueue hands o to the committer without waiting.
+func (s *Store) enqueue(o *op) error {
 	s.sendMu.RLock()
+	defer s.sendMu.RUnlock()
 	if s.sendClosed {
-		s.sendMu.RUnlock()
 		return ErrClosed
 	}
 	s.ops <- o
-	s.sendMu.RUnlock()
-	<-o.done
 	return nil
+}
+
+// SetAsync is Set without waiting: done is called with Set's results once
+// the write is durable (or failed). done runs on the committer goroutine
+// (or, for an invalid or refused write, on the caller's): it must be quick
+// and must not wait for another write. Reads (Get, List) are fine and see
+// the write.
+func (s *Store) SetAsync(scope, key string, value json.RawMessage, done func(old json.RawMessage, err error)) {
+	if err := validate(scope, key); err != nil {
+		done(nil, err)
+		return
+	}
+	if !json.Valid(value) {
+		done(nil, fmt.Errorf("%w: value for %s/%s is not valid JSON", ErrInvalid, scope, key))
+		return
+	}
+	o := &op{kind: opSet, scope: scope, key: key, value: bytes.Clone(value),
+		cb: func(o *op) { done(o.old, o.err) }}
+	if err := s.enqueue(o); err != nil {
+		done(nil, err)
+	}
+}
+
+// DeleteAsync is Delete without waiting; done follows SetAsync's rules.
+func (s *Store) DeleteAsync(scope, key string, done func(old json.RawMessage, existed bool, err error)) {
+	if err := validate(scope, key); err != nil {
+		done(nil, false, err)
+		return
+	}
+	o := &op{kind: opDelete, scope: scope, key: key,
+		cb: func(o *op) { done(o.old, o.existed, o.err) }}
+	if err := s.enqueue(o); err != nil {
+		done(nil, false, err)
+	}
+}
+
+// UpdateAsync is Update without waiting; done follows SetAsync's rules.
+func (s *Store) UpdateAsync(scope, key string, fn UpdateFunc, done func(old, updated json.RawMessage, existed bool, err error)) {
+	if err := validate(scope, key); err != nil {
+		done(nil, nil, false, err)
+		return
+	}
+	o := &op{kind: opUpdate, scope: scope, key: key, fn: fn,
+		cb: func(o *op) { done(o.old, o.newVal, o.existed, o.err) }}
+	if err := s.enqueue(o); err != nil {
+		done(nil, nil, false, err)
+	}
 }
 
 // commitLoop is the single writer. It takes one op, drains whatever else is
 // queued (up to maxBatch), applies the whole batch in one transaction, waits
 // for the fsync, publishes the result to the in-memory mirror and releases
-// the callers. While one batch is being fsync'd the next one accumulates.
+// the callers.
+//
+// Without more, concurrent writers split into two groups that alternate:
+// the ones released by batch N ask again while batch N+1 (everyone else) is
+// being synced, so every call waits for two commits. To keep them in one
+// group the loop remembers how many writers are active (the ones it just
+// released plus the ones already queued) and, once the next batch has
+// started, waits up to gatherWindow for that many ops before committing. A
+// lone writer is never delayed: its target is reached by its own op.
 func (s *Store) commitLoop() {
 	defer close(s.stopped)
 	batch := make([]*op, 0, maxBatch)
+	target := 1
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	for {
 		batch = batch[:0]
 		select {
 		case o := <-s.ops:
 			batch = append(batch, o)
 		case <-s.stop:
-			// Finish writes that were accepted before Close.
-			for {
-				select {
-				case o := <-s.ops:
-					batch = append(batch, o)
-				default:
-					if len(batch) > 0 {
-						s.commit(batch)
-					}
-					return
-				}
-			}
+			s.finishQueued(batch)
+			return
 		}
 	drain:
 		for len(batch) < maxBatch {
@@ -375,7 +434,43 @@ func (s *Store) commitLoop() {
 				break drain
 			}
 		}
+		if len(batch) < target {
+			timer.Reset(gatherWindow)
+		gather:
+			for len(batch) < target {
+				select {
+				case o := <-s.ops:
+					batch = append(batch, o)
+				case <-timer.C:
+					break gather
+				case <-s.stop:
+					break gather
+				}
+			}
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+		}
 		s.commit(batch)
+		target = min(len(batch)+len(s.ops), maxBatch)
+	}
+}
+
+// finishQueued commits what is still queued when the store closes.
+func (s *Store) finishQueued(batch []*op) {
+	for {
+		select {
+		case o := <-s.ops:
+			batch = append(batch, o)
+		default:
+			if len(batch) > 0 {
+				s.commit(batch)
+			}
+			return
+		}
 	}
 }
 
@@ -516,8 +611,18 @@ func (s *Store) commit(batch []*op) {
 		if o.kind == opUpdate && o.newVal != nil {
 			o.newVal = bytes.Clone(o.newVal)
 		}
-		close(o.done)
+		o.finish()
 	}
+}
+
+// finish releases the op's caller.
+func (o *op) finish() {
+	if o.cb != nil {
+		defer func() { _ = recover() }() // a panicking callback must not stop the committer
+		o.cb(o)
+		return
+	}
+	close(o.done)
 }
 
 // runUpdate calls fn, turning a panic into an error so that one bad update

@@ -337,3 +337,54 @@ func listStrings(t testing.TB, s *Store, scope string) string {
 	b, _ := json.Marshal(vals)
 	return string(b)
 }
+
+func TestAsyncWrites(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		type res struct {
+			old     string
+			existed bool
+			err     error
+		}
+		ch := make(chan res, 1)
+		s.SetAsync("a", "k", json.RawMessage(`1`), func(old json.RawMessage, err error) { ch <- res{string(old), false, err} })
+		if r := <-ch; r.err != nil || r.old != "" {
+			t.Fatalf("SetAsync = %+v", r)
+		}
+		s.SetAsync("a", "k", json.RawMessage(`2`), func(old json.RawMessage, err error) { ch <- res{string(old), false, err} })
+		if r := <-ch; r.err != nil || r.old != "1" {
+			t.Fatalf("second SetAsync = %+v", r)
+		}
+		// The callback runs after the write is visible.
+		s.SetAsync("a", "k", json.RawMessage(`3`), func(json.RawMessage, error) {
+			v, _, _ := s.Get("a", "k")
+			ch <- res{old: string(v)}
+		})
+		if r := <-ch; r.old != "3" {
+			t.Fatalf("value seen by the callback = %s; want 3", r.old)
+		}
+		s.UpdateAsync("a", "k", func(old json.RawMessage, _ bool) (json.RawMessage, error) {
+			return json.RawMessage(string(old) + "0"), nil
+		}, func(old, nv json.RawMessage, existed bool, err error) {
+			ch <- res{string(old) + ">" + string(nv), existed, err}
+		})
+		if r := <-ch; r.err != nil || r.old != "3>30" || !r.existed {
+			t.Fatalf("UpdateAsync = %+v", r)
+		}
+		s.DeleteAsync("a", "k", func(old json.RawMessage, existed bool, err error) { ch <- res{string(old), existed, err} })
+		if r := <-ch; r.err != nil || r.old != "30" || !r.existed {
+			t.Fatalf("DeleteAsync = %+v", r)
+		}
+		s.SetAsync("", "k", json.RawMessage(`1`), func(_ json.RawMessage, err error) { ch <- res{err: err} })
+		if r := <-ch; !errors.Is(r.err, ErrInvalid) {
+			t.Fatalf("invalid SetAsync = %+v", r)
+		}
+		// A panicking callback does not stop the committer.
+		s.SetAsync("a", "p", json.RawMessage(`1`), func(json.RawMessage, error) { panic("callback") })
+		mustSet(t, s, "a", "after", `1`)
+		_ = s.Close()
+		s.SetAsync("a", "k", json.RawMessage(`1`), func(_ json.RawMessage, err error) { ch <- res{err: err} })
+		if r := <-ch; !errors.Is(r.err, ErrClosed) {
+			t.Fatalf("SetAsync after Close = %+v", r)
+		}
+	})
+}
