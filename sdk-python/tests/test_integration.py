@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import subprocess
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +15,7 @@ from pydantic import BaseModel, Field
 from iii_skills import Backoff, PromptChange, Publisher, SkillChange
 from iii_skills._fixtures import count_words, dialogue, echo, send_email
 
-from .conftest import Server, call, free_port, new_client, wait_until
+from .conftest import SERVER_BIN, Server, call, free_port, new_client, wait_until
 
 FAST = Backoff(initial_delay=0.05, multiplier=2, max_delay=0.2, give_up_after=20)
 GAVE_UP = "skills handshake gave up; install / start it and restart this worker"
@@ -303,3 +305,70 @@ def test_reregisters_after_the_engine_restarts(own_server: Server, uid: str) -> 
     finally:
         publisher.close()
         client.shutdown()
+
+
+def test_late_registry_is_picked_up(own_server: Server, uid: str) -> None:
+    """The engine is up but the registry is not; it arrives while start() retries."""
+    logs: list[Path] = []
+
+    def worker() -> subprocess.Popen[bytes]:
+        # A second registry in worker mode takes the registry's functions over
+        # (last registration wins); when it leaves, they leave with it.
+        log = own_server.root / f"worker-{len(logs) + 1}.log"
+        logs.append(log)
+        with log.open("wb") as out:
+            return subprocess.Popen(
+                [str(SERVER_BIN), "--url", own_server.url],
+                cwd=own_server.root,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    def ready() -> bool:
+        return "skills ready" in logs[-1].read_text("utf-8", "replace")
+
+    def stop(process: subprocess.Popen[bytes]) -> None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+    def registry_answers(client: III) -> bool:
+        try:
+            call(client, "skills::list", {}, timeout_ms=1000)
+        except Exception as exc:
+            if getattr(exc, "code", None) == "function_not_found":
+                return False
+            raise
+        return True
+
+    observer = new_client(own_server.url, "pytest-late-observer")
+    client = new_client(own_server.url, "pytest-late")
+    takeover = worker()
+    late: subprocess.Popen[bytes] | None = None
+    publisher = Publisher(client, backoff=FAST)
+    try:
+        wait_until(ready, what="the second registry")
+        stop(takeover)
+        wait_until(lambda: not registry_answers(observer), what="the registry to be gone")
+
+        publisher.skill(f"late-{uid}", "# arrived late")
+        registered = threading.Event()
+        publisher.on_registered(registered.set)
+        publisher.start_in_background()
+        # the first rounds fail: nothing serves skills::register
+        wait_until(lambda: publisher._registry_present is False, what="a failed round")
+        assert not registered.is_set()
+
+        late = worker()
+        assert registered.wait(30), "the publisher did not register once the registry arrived"
+        assert f"late-{uid}" in skill_ids(observer)
+    finally:
+        publisher.close()
+        for process in (takeover, late):
+            if process is not None and process.poll() is None:
+                stop(process)
+        client.shutdown()
+        observer.shutdown()

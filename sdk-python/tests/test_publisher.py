@@ -591,6 +591,20 @@ def test_start_async_and_close_async() -> None:
     assert client.calls_to("skills::unregister") == [{"id": "a"}]
 
 
+def test_blocking_calls_are_refused_inside_an_event_loop() -> None:
+    publisher = Publisher(FakeClient(), backoff=FAST)
+
+    async def main() -> None:
+        with pytest.raises(RuntimeError, match="use await publisher.start_async"):
+            publisher.start()
+        with pytest.raises(RuntimeError, match="use await publisher.close_async"):
+            publisher.close()
+        assert await publisher.start_async() is True
+        await publisher.close_async()
+
+    asyncio.run(main())
+
+
 def test_events_decode() -> None:
     assert SkillChange.from_payload({"op": "register", "id": "x", "extra": 1}) == SkillChange(
         "register", "x"

@@ -120,6 +120,15 @@ def _caller_namespace() -> Mapping[str, Any]:
         return {}
 
 
+def _refuse_in_event_loop(call: str, instead: str) -> None:
+    """Blocking calls would stall (or, on the client's own loop, deadlock) a running loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(f"{call} blocks and cannot run inside an event loop; use {instead}")
+
+
 def _is_async(fn: Callable[..., Any]) -> bool:
     if inspect.iscoroutinefunction(fn):
         return True
@@ -604,6 +613,7 @@ class Publisher:
         when the client reconnects to the engine and when ``skills::register``
         reappears in ``engine::functions-available``.
         """
+        _refuse_in_event_loop("start()", "await publisher.start_async()")
         with self._cond:
             rejections = self._rejections
         ticket = self._begin()
@@ -630,6 +640,7 @@ class Publisher:
         ``prompts::unregister`` for every skill and prompt this publisher
         registered. The client itself stays open (it belongs to the caller).
         """
+        _refuse_in_event_loop("close()", "await publisher.close_async()")
         with self._cond:
             if self._closed:
                 return
