@@ -194,6 +194,21 @@ func (p *Publisher) Skill(id, markdown string) error {
 	return nil
 }
 
+// SetBackoff replaces the registration backoff (zero fields take the
+// defaults). It must come before Start; afterwards it fails.
+func (p *Publisher) SetBackoff(b Backoff) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.checkOpen(); err != nil {
+		return err
+	}
+	if p.started {
+		return errors.New("skills: SetBackoff must come before Start")
+	}
+	p.reg.setBackoff(b.withDefaults())
+	return nil
+}
+
 // SectionFunc produces the content of a section URI. Return a string
 // (markdown), Content(s) / Text(s), or any JSON value (served as pretty JSON).
 type SectionFunc func(ctx context.Context) (any, error)
@@ -470,14 +485,14 @@ func (p *Publisher) watchLocked() error {
 		p.connections++
 		n := p.connections
 		p.mu.Unlock()
-		// The first call is the connection current at Start (nothing to
-		// redo); a first connection made after Start and every later one
-		// may follow an engine restart with empty state.
+		// The first call is the connection current at Start, or the first
+		// connection made after it (retry what is pending now); every
+		// later one may follow an engine restart with empty state.
 		switch {
 		case n > 1:
 			p.reg.requestAll("engine connection re-established")
 		case !wasConnected:
-			p.reg.requestAll("engine connection established")
+			p.reg.nudge()
 		}
 	})
 	p.cleanups = append(p.cleanups, remove)

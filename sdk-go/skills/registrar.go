@@ -148,6 +148,7 @@ type registrar struct {
 	started   bool
 	closed    bool
 	running   bool
+	inCall    bool // a registry call is in flight
 	cancelRun context.CancelCauseFunc
 	kick      chan struct{}
 	stop      chan struct{}
@@ -165,6 +166,12 @@ func newRegistrar(log *slog.Logger, b Backoff, call func(context.Context, item) 
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{}),
 		first: make(chan struct{}),
 	}
+}
+
+func (r *registrar) setBackoff(b Backoff) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.backoff = b
 }
 
 // upsert adds or replaces an item; once started it is registered right away.
@@ -225,6 +232,23 @@ func (r *registrar) requestAll(reason string) {
 	r.log.Info(reason + "; registering skills and prompts again")
 	r.markAllLocked()
 	if r.cancelRun != nil {
+		r.cancelRun(errRestart)
+	}
+	r.kickLocked()
+}
+
+// nudge retries what is pending now instead of after the current backoff
+// wait; a call in flight is left alone (the client sends it once connected).
+func (r *registrar) nudge() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.started || r.closed || len(r.pending) == 0 {
+		return
+	}
+	if r.running {
+		if r.inCall || r.cancelRun == nil {
+			return
+		}
 		r.cancelRun(errRestart)
 	}
 	r.kickLocked()
@@ -314,13 +338,16 @@ func (r *registrar) loop() {
 // run is one registration run: rounds with backoff until every pending item
 // is registered, a refusal, the deadline, or cancellation.
 func (r *registrar) run(ctx context.Context) error {
-	deadline := time.Now().Add(r.backoff.GiveUpAfter)
+	r.mu.Lock()
+	cfg := r.backoff
+	r.mu.Unlock()
+	deadline := time.Now().Add(cfg.GiveUpAfter)
 	runCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	eb := backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(r.backoff.InitialDelay),
-		backoff.WithMultiplier(r.backoff.Multiplier),
-		backoff.WithMaxInterval(r.backoff.MaxDelay),
+		backoff.WithInitialInterval(cfg.InitialDelay),
+		backoff.WithMultiplier(cfg.Multiplier),
+		backoff.WithMaxInterval(cfg.MaxDelay),
 		backoff.WithRandomizationFactor(0),
 		backoff.WithMaxElapsedTime(0),
 	)
@@ -383,7 +410,13 @@ func (r *registrar) round(ctx context.Context, rejected *[]error) (more bool, er
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
+		r.mu.Lock()
+		r.inCall = true
+		r.mu.Unlock()
 		err := r.call(ctx, it)
+		r.mu.Lock()
+		r.inCall = false
+		r.mu.Unlock()
 		if ctx.Err() != nil && err != nil {
 			return false, err
 		}

@@ -1,0 +1,385 @@
+// Command driver is the Go publisher's conformance driver
+// (conformance/DRIVER.md): one JSON command per line on stdin, one JSON reply
+// or event per line on stdout; everything else goes to stderr.
+//
+//	III_URL=ws://127.0.0.1:49134 go run ./sdk-go/skills/internal/driver
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/skills"
+)
+
+func main() {
+	url := os.Getenv("III_URL")
+	if url == "" {
+		url = iii.DefaultEngineURL
+	}
+	os.Exit(run(url, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// out serializes protocol lines on stdout.
+type out struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (o *out) emit(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"event": "log", "level": "error", "message": "driver: encode: " + err.Error()})
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, _ = o.w.Write(append(b, '\n'))
+}
+
+// eventHandler turns the publisher's log records into log events.
+type eventHandler struct{ o *out }
+
+func (h eventHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h eventHandler) Handle(_ context.Context, r slog.Record) error {
+	level := "info"
+	switch {
+	case r.Level >= slog.LevelError:
+		level = "error"
+	case r.Level >= slog.LevelWarn:
+		level = "warn"
+	case r.Level < slog.LevelInfo:
+		level = "debug"
+	}
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		msg += fmt.Sprintf(" %s=%v", a.Key, a.Value)
+		return true
+	})
+	h.o.emit(map[string]any{"event": "log", "level": level, "message": msg})
+	return nil
+}
+func (h eventHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h eventHandler) WithGroup(string) slog.Handler      { return h }
+
+type driver struct {
+	o       *out
+	client  *iii.Client
+	pub     *skills.Publisher
+	backoff skills.Backoff
+	pending sync.WaitGroup
+}
+
+func run(url string, stdin io.Reader, stdout, stderr io.Writer) int {
+	o := &out{w: stdout}
+	client := iii.RegisterWorker(url,
+		iii.WithName(fmt.Sprintf("iii-skills-go-driver:%d", os.Getpid())),
+		iii.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
+		iii.WithReconnectConfig(iii.ReconnectConfig{InitialDelay: 100 * time.Millisecond, MaxDelay: 2 * time.Second}))
+	go func() { _ = client.Connect(context.Background()) }()
+	d := &driver{o: o, client: client}
+	d.pub = skills.NewPublisher(client,
+		skills.WithLogger(slog.New(eventHandler{o})),
+		skills.WithOnRegistered(func() { o.emit(map[string]any{"event": "registered"}) }),
+		skills.WithOnGaveUp(func() { o.emit(map[string]any{"event": "gave_up"}) }))
+
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		if d.handle(line) {
+			break
+		}
+	}
+	d.shutdown(false)
+	return 0
+}
+
+func (d *driver) shutdown(unregister bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = d.pub.Close(ctx, unregister)
+	d.pending.Wait()
+	_ = d.client.Close()
+}
+
+// command is one decoded command line.
+type command struct {
+	id   json.RawMessage
+	cmd  string
+	args map[string]json.RawMessage
+}
+
+type reply struct {
+	ID     json.RawMessage `json:"id"`
+	OK     bool            `json:"ok"`
+	Result any             `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// handle runs one command and reports whether the driver should exit.
+func (d *driver) handle(line string) (exit bool) {
+	c, err := decodeCommand(line)
+	if err != nil {
+		d.o.emit(map[string]any{"id": nil, "ok": false, "error": "bad command line: " + err.Error()})
+		return false
+	}
+	respond := func(result any, err error) {
+		if err != nil {
+			d.o.emit(reply{ID: c.id, OK: false, Error: err.Error()})
+			return
+		}
+		d.o.emit(map[string]any{"id": c.id, "ok": true, "result": result})
+	}
+	switch c.cmd {
+	case "start":
+		wait, err := c.boolArg("wait", true)
+		if err != nil {
+			respond(nil, err)
+			return false
+		}
+		done := d.pub.StartBackground(context.Background())
+		if !wait {
+			respond(nil, nil)
+			return false
+		}
+		d.pending.Add(1)
+		go func() {
+			defer d.pending.Done()
+			err := <-done
+			respond(map[string]any{"registered": err == nil}, nil)
+		}()
+		return false
+	case "close":
+		unregister, err := c.boolArg("unregister", false)
+		if err != nil {
+			respond(nil, err)
+			return false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = d.pub.Close(ctx, unregister)
+		cancel()
+		d.pending.Wait()
+		if err != nil {
+			respond(nil, err)
+		} else {
+			respond(nil, nil)
+		}
+		return true
+	}
+	result, err := d.execute(c)
+	respond(result, err)
+	return false
+}
+
+func (d *driver) execute(c command) (any, error) {
+	switch c.cmd {
+	case "hello":
+		return map[string]any{"sdk": "go", "version": skills.Version}, nil
+	case "configure":
+		return nil, d.configure(c)
+	case "skill":
+		id, err := c.stringArg("id")
+		if err != nil {
+			return nil, err
+		}
+		md, err := c.stringArg("markdown")
+		if err != nil {
+			return nil, err
+		}
+		return nil, d.pub.Skill(id, md)
+	case "section":
+		path, err := c.stringArg("path")
+		if err != nil {
+			return nil, err
+		}
+		output := c.args["output"]
+		if output == nil {
+			output = json.RawMessage("null")
+		}
+		uri, err := d.pub.Section(path, func(context.Context) (any, error) { return output, nil })
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{"uri": uri}, nil
+	case "prompt":
+		fixture, err := c.stringArg("fixture")
+		if err != nil {
+			return nil, err
+		}
+		name := fixture
+		if raw, ok := c.args["name"]; ok && string(raw) != "null" {
+			if name, err = c.stringArg("name"); err != nil {
+				return nil, err
+			}
+		}
+		fid, err := definePrompt(d.pub, fixture, name)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{"function_id": fid}, nil
+	case "function":
+		fixture, err := c.stringArg("fixture")
+		if err != nil {
+			return nil, err
+		}
+		id, err := c.stringArg("id")
+		if err != nil {
+			return nil, err
+		}
+		return nil, defineFunction(d.pub, fixture, id)
+	case "subscribe":
+		kind, err := c.stringArg("kind")
+		if err != nil {
+			return nil, err
+		}
+		switch kind {
+		case "skills":
+			_, err = d.pub.OnSkillChange(func(_ context.Context, ch skills.SkillChange) {
+				d.o.emit(map[string]any{"event": "skill_change", "op": ch.Op, "id": ch.ID})
+			})
+		case "prompts":
+			_, err = d.pub.OnPromptChange(func(_ context.Context, ch skills.PromptChange) {
+				d.o.emit(map[string]any{"event": "prompt_change", "op": ch.Op, "name": ch.Name})
+			})
+		default:
+			err = fmt.Errorf(`subscribe: kind must be "skills" or "prompts", got %q`, kind)
+		}
+		return nil, err
+	}
+	return nil, fmt.Errorf("unknown command %q", c.cmd)
+}
+
+func (d *driver) configure(c command) error {
+	raw, ok := c.args["backoff"]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
+	var b map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return errors.New("configure: backoff must be an object")
+	}
+	next := d.backoff
+	for key, v := range b {
+		var n float64
+		if err := json.Unmarshal(v, &n); err != nil || n < 0 {
+			return fmt.Errorf("configure: backoff.%s must be a number >= 0", key)
+		}
+		ms := time.Duration(n * float64(time.Millisecond))
+		switch key {
+		case "initial_ms":
+			next.InitialDelay = ms
+		case "multiplier":
+			if n < 1 {
+				return fmt.Errorf("configure: backoff.multiplier must be >= 1, got %v", n)
+			}
+			next.Multiplier = n
+		case "max_ms":
+			next.MaxDelay = ms
+		case "give_up_ms":
+			next.GiveUpAfter = ms
+		default:
+			return fmt.Errorf("configure: unknown backoff setting %s", key)
+		}
+	}
+	if err := d.pub.SetBackoff(next); err != nil {
+		return fmt.Errorf("configure must come before start: %w", err)
+	}
+	d.backoff = next
+	return nil
+}
+
+func (c command) stringArg(key string) (string, error) {
+	var s string
+	raw, ok := c.args[key]
+	if !ok || json.Unmarshal(raw, &s) != nil {
+		return "", fmt.Errorf("%s: %s must be a string", c.cmd, key)
+	}
+	return s, nil
+}
+
+func (c command) boolArg(key string, def bool) (bool, error) {
+	raw, ok := c.args[key]
+	if !ok || string(raw) == "null" {
+		return def, nil
+	}
+	var b bool
+	if json.Unmarshal(raw, &b) != nil {
+		return false, fmt.Errorf("%s: %s must be a boolean", c.cmd, key)
+	}
+	return b, nil
+}
+
+// idAliases are unambiguous spellings of the `id` argument of the commands
+// whose argument shares its name with the frame id.
+var idAliases = map[string]string{"skill": "skill_id", "function": "function_id"}
+
+// decodeCommand reads the top-level keys of a command in order: the first
+// "id" is the frame id, a second "id" is the command's own id argument.
+func decodeCommand(line string) (command, error) {
+	dec := json.NewDecoder(strings.NewReader(line))
+	tok, err := dec.Token()
+	if err != nil {
+		return command{}, err
+	}
+	if tok != json.Delim('{') {
+		return command{}, errors.New("a command must be a JSON object")
+	}
+	c := command{args: map[string]json.RawMessage{}}
+	sawID := false
+	var cmdRaw json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return command{}, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return command{}, err
+		}
+		switch {
+		case key == "id" && !sawID:
+			c.id, sawID = v, true
+		case key == "cmd" && cmdRaw == nil:
+			cmdRaw = v
+		default:
+			c.args[key] = v
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return command{}, err
+	}
+	if dec.More() {
+		return command{}, errors.New("unexpected text after the command")
+	}
+	if json.Unmarshal(cmdRaw, &c.cmd) != nil {
+		return command{}, errors.New(`"cmd" must be a string`)
+	}
+	if c.id == nil {
+		c.id = json.RawMessage("null")
+	}
+	if alias, ok := idAliases[c.cmd]; ok {
+		if _, has := c.args["id"]; !has {
+			if v, ok := c.args[alias]; ok {
+				c.args["id"] = v
+			} else if len(c.id) > 0 && c.id[0] == '"' {
+				// A string frame id can only be the argument (frame ids are integers).
+				c.args["id"], c.id = c.id, json.RawMessage("null")
+			}
+		}
+	}
+	return c, nil
+}
