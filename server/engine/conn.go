@@ -96,15 +96,10 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(e.cfg.MaxFrameBytes)
 
-	e.mu.Lock()
-	if e.isClosing() {
-		e.mu.Unlock()
+	if !e.track(c) {
 		_ = ws.Close()
 		return
 	}
-	e.conns[c.id] = c
-	e.connWG.Add(1)
-	e.mu.Unlock()
 	defer e.connWG.Done()
 
 	c.send(encode(&iii.Message{Type: iii.TypeWorkerRegistered, WorkerID: c.id, ReattachToken: c.token}))

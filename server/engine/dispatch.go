@@ -148,7 +148,8 @@ func (e *Engine) reattach(c *conn, m *iii.Message) {
 // §1.8). It runs once per connection; concurrent callers wait for it.
 func (e *Engine) cleanup(c *conn) {
 	c.cleanupOnce.Do(func() {
-		e.haltInvocations(c)
+		// Functions go first, so that once a caller has been told
+		// invocation_stopped, a retry gets function_not_found.
 		e.mu.Lock()
 		delete(e.conns, c.id)
 		for id, f := range e.functions {
@@ -158,5 +159,6 @@ func (e *Engine) cleanup(c *conn) {
 		}
 		e.dropTriggersLocked(c)
 		e.mu.Unlock()
+		e.haltInvocations(c)
 	})
 }

@@ -267,6 +267,22 @@ func (e *Engine) Close() error {
 	return err
 }
 
+// track registers a connection goroutine with Close (and c, if not nil,
+// in the worker registry), unless the engine is already closing. Doing
+// both under e.mu orders them before Close's snapshot of the connections.
+func (e *Engine) track(c *conn) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.isClosing() {
+		return false
+	}
+	e.connWG.Add(1)
+	if c != nil {
+		e.conns[c.id] = c
+	}
+	return true
+}
+
 func (e *Engine) isClosing() bool {
 	select {
 	case <-e.closing:
@@ -284,7 +300,10 @@ func (e *Engine) handleOtel(w http.ResponseWriter, r *http.Request) {
 		e.log.Debug("otel upgrade failed", "remote", r.RemoteAddr, "err", err)
 		return
 	}
-	e.connWG.Add(1)
+	if !e.track(nil) {
+		_ = ws.Close()
+		return
+	}
 	defer e.connWG.Done()
 	ws.SetReadLimit(e.cfg.MaxFrameBytes)
 	stop := context.AfterFunc(e.ctx, func() { _ = ws.Close() })

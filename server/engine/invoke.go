@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -194,9 +195,16 @@ func (e *Engine) haltInvocations(c *conn) {
 	}
 }
 
+// internalCallTimeout bounds an engine-originated call (trigger fire,
+// queued job) so that a worker that never answers cannot pile up goroutines
+// or stall a queue forever.
+const internalCallTimeout = 5 * time.Minute
+
 // invokeInternal calls a function on behalf of the engine (trigger fires,
 // queued jobs) and waits for its outcome. No _caller_worker_id is injected.
 func (e *Engine) invokeInternal(ctx context.Context, functionID string, data, metadata json.RawMessage) invokeOutcome {
+	ctx, cancel := context.WithTimeout(ctx, internalCallTimeout)
+	defer cancel()
 	if len(data) == 0 {
 		data = jsonNull
 	}
