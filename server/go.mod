@@ -3,7 +3,9 @@ module github.com/iii-skills/skills/server
 go 1.25.0
 
 require (
+	github.com/google/uuid v1.6.0
 	github.com/gorilla/websocket v1.5.3
+	github.com/iii-skills/skills/sdk-go v0.0.0
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0
 	go.etcd.io/bbolt v1.5.0
