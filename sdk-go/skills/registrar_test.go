@@ -116,7 +116,6 @@ func TestRegistrarGivesUpWithTheExactWarning(t *testing.T) {
 
 func TestRegistrarGivesUpWhileACallHangs(t *testing.T) {
 	logs := newLogRecorder()
-	f := &fakeRegistry{answer: func(item, int) error { return nil }}
 	hang := func(ctx context.Context, it item) error {
 		<-ctx.Done()
 		return ctx.Err()
@@ -129,7 +128,6 @@ func TestRegistrarGivesUpWhileACallHangs(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 	r.close()
-	_ = f
 	if !logs.has(slog.LevelWarn, GaveUpMessage) {
 		t.Fatal("no give-up warning")
 	}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/iii-skills/skills/sdk-go/skills"
+)
+
+func TestDecodeCommand(t *testing.T) {
+	c, err := decodeCommand(`{"id": 3, "cmd": "skill", "id": "resend", "markdown": "# r"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(c.id) != "3" || c.cmd != "skill" || string(c.args["id"]) != `"resend"` || string(c.args["markdown"]) != `"# r"` {
+		t.Fatalf("got %+v", c)
+	}
+	c, _ = decodeCommand(`{"id": 4, "cmd": "function", "fixture": "echo", "function_id": "demo::echo"}`)
+	if string(c.args["id"]) != `"demo::echo"` {
+		t.Fatalf("alias: %+v", c)
+	}
+	c, _ = decodeCommand(`{"cmd": "skill", "id": "resend", "markdown": "x"}`)
+	if string(c.args["id"]) != `"resend"` || string(c.id) != "null" {
+		t.Fatalf("string id: %+v", c)
+	}
+	for _, bad := range []string{`[1]`, `{"id":1,"cmd":2}`, `{"id":1`, `{"id":1,"cmd":"hello"} x`} {
+		if _, err := decodeCommand(bad); err == nil {
+			t.Errorf("%s: expected an error", bad)
+		}
+	}
+}
+
+// TestDriverProtocol runs the driver against an engine URL nobody listens
+// on: everything that needs no registry, and the give-up path.
+func TestDriverProtocol(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("ws://%s", l.Addr())
+	l.Close()
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	exited := make(chan int, 1)
+	go func() { exited <- run(url, inR, outW, io.Discard); outW.Close() }()
+	lines := make(chan map[string]any, 100)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Errorf("stdout line is not JSON: %s", sc.Text())
+				continue
+			}
+			lines <- m
+		}
+		close(lines)
+	}()
+	send := func(s string) {
+		if _, err := io.WriteString(inW, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen []map[string]any
+	replyTo := func(id float64) map[string]any {
+		t.Helper()
+		timeout := time.After(30 * time.Second)
+		for {
+			select {
+			case m, ok := <-lines:
+				if !ok {
+					t.Fatalf("driver exited before replying to %v", id)
+				}
+				seen = append(seen, m)
+				if m["id"] == id {
+					return m
+				}
+			case <-timeout:
+				t.Fatalf("no reply to %v", id)
+			}
+		}
+	}
+
+	send(`{"id":1,"cmd":"hello"}`)
+	if r := replyTo(1); r["ok"] != true || fmt.Sprint(r["result"]) != "map[sdk:go version:0.1.0]" {
+		t.Fatalf("hello: %v", r)
+	}
+	send(`{"id":2,"cmd":"configure","backoff":{"initial_ms":5,"multiplier":2,"max_ms":10,"give_up_ms":100}}`)
+	if r := replyTo(2); r["ok"] != true {
+		t.Fatalf("configure: %v", r)
+	}
+	send(`{"id":3,"cmd":"skill","id":"a/","markdown":"x"}`)
+	if r := replyTo(3); r["ok"] != false || r["error"] != `id may not have a leading or trailing '/': "a/"` {
+		t.Fatalf("skill: %v", r)
+	}
+	send(`{"id":4,"cmd":"prompt","fixture":"send-email","name":"Bad Name"}`)
+	if r := replyTo(4); r["error"] != `name may only contain lowercase ASCII letters, digits, '-' and '_': "Bad Name"` {
+		t.Fatalf("prompt: %v", r)
+	}
+	send(`{"id":5,"cmd":"section","path":"state/set","output":"x"}`)
+	if r := replyTo(5); r["error"] != `Function 'state::set' is in an internal namespace and cannot back a skill resource` {
+		t.Fatalf("section: %v", r)
+	}
+	send(`{"id":6,"cmd":"nope"}`)
+	if r := replyTo(6); r["ok"] != false {
+		t.Fatalf("unknown: %v", r)
+	}
+	send(`not json`)
+	send(`{"id":7,"cmd":"skill","id":"lonely","markdown":"# lonely"}`)
+	replyTo(7)
+	send(`{"id":8,"cmd":"start"}`)
+	if r := replyTo(8); r["ok"] != true || fmt.Sprint(r["result"]) != "map[registered:false]" {
+		t.Fatalf("start: %v", r)
+	}
+	send(`{"id":9,"cmd":"configure","backoff":{"initial_ms":1}}`)
+	if r := replyTo(9); r["ok"] != false {
+		t.Fatalf("configure after start: %v", r)
+	}
+	send(`{"id":10,"cmd":"close","unregister":false}`)
+	if r := replyTo(10); r["ok"] != true {
+		t.Fatalf("close: %v", r)
+	}
+	for m := range lines {
+		seen = append(seen, m)
+	}
+	var sawGaveUp, sawWarning bool
+	for _, m := range seen {
+		sawGaveUp = sawGaveUp || m["event"] == "gave_up"
+		sawWarning = sawWarning || m["event"] == "log" && m["level"] == "warn" && m["message"] == skills.GaveUpMessage
+	}
+	if !sawGaveUp || !sawWarning {
+		t.Fatalf("gave_up event %v, warning %v in %v", sawGaveUp, sawWarning, seen)
+	}
+	select {
+	case code := <-exited:
+		if code != 0 {
+			t.Fatalf("exit code %d", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("driver did not exit after close")
+	}
+	inW.Close()
+}
