@@ -36,6 +36,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "trigger" {
 		return runTrigger(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "mcp" {
+		return runMCP(args[1:], stdout, stderr)
+	}
 	return runWorker(args, stdout, stderr)
 }
 
@@ -57,6 +60,8 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	dataDir := fs.String("data", ".data", "With --standalone: directory of the embedded engine's durable state")
 	strictFetch := fs.Bool("strict-fetch", false, "Reject bare skill paths in skill::fetch, exactly like upstream v0.2.2")
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error")
+	mcpAddr := fs.String("mcp-addr", defaultMCPAddr, "With --standalone: serve MCP Streamable HTTP at http://ADDR/mcp (empty disables)")
+	mcpToken := fs.String("mcp-token", os.Getenv(mcpTokenEnv), "With --standalone: bearer token required by the MCP endpoint (env "+mcpTokenEnv+")")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\n\nUsage:\n  skills [flags]\n  skills trigger --function-id ID [--payload JSON] [--url URL]\n\nFlags:\n", worker.About)
 		fs.PrintDefaults()
@@ -128,6 +133,13 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	log.Info("skills ready: 13 functions + 2 custom trigger types")
 	if *standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
+		if *mcpAddr != "" {
+			if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, *mcpToken, log); err != nil {
+				log.Warn("MCP endpoint not started (the registry runs without it; choose another --mcp-addr)", "addr", *mcpAddr, "err", err)
+			} else {
+				defer stopMCP()
+			}
+		}
 	}
 	<-ctx.Done()
 	log.Info("skills shutting down")

@@ -1,0 +1,132 @@
+package main
+
+// The MCP surface of the binary:
+//
+//	skills mcp --stdio [--url URL]          serve one MCP client over stdin/stdout
+//	skills mcp --http ADDR [--url URL]      serve Streamable HTTP at http://ADDR/mcp
+//	skills --standalone [--mcp-addr ADDR]   also serve http://ADDR/mcp (default 127.0.0.1:49135)
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	skillsmcp "github.com/iii-skills/skills/server/mcp"
+	"github.com/iii-skills/skills/server/worker"
+)
+
+// defaultMCPAddr is where --standalone serves MCP unless --mcp-addr says
+// otherwise (loopback only: the endpoint gives access to every function).
+const defaultMCPAddr = "127.0.0.1:49135"
+
+// mcpTokenEnv supplies --mcp-token / --token when the flag is not given.
+const mcpTokenEnv = "SKILLS_MCP_TOKEN"
+
+// startMCPHTTP serves the MCP endpoint for client on addr until ctx ends and
+// returns a func that stops it and waits.
+func startMCPHTTP(ctx context.Context, client *iii.Client, addr, token string, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := skillsmcp.New(client, skillsmcp.Options{Version: worker.Version, Logger: log})
+	ctx, cancel := context.WithCancel(ctx)
+	if err := srv.Start(ctx); err != nil {
+		cancel()
+		_ = ln.Close()
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.ServeHTTP(ctx, ln, skillsmcp.HTTPOptions{Token: token}); err != nil {
+			log.Error("MCP endpoint stopped", "err", err)
+		}
+	}()
+	log.Info(fmt.Sprintf("MCP endpoint http://%s%s", ln.Addr(), skillsmcp.Path), "auth", token != "")
+	return func() {
+		cancel()
+		<-done
+		_ = srv.Close()
+	}, nil
+}
+
+func runMCP(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("skills mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	engineURL := fs.String("url", envOr("III_URL", iii.DefaultEngineURL), "WebSocket URL of an iii engine running the skills registry")
+	stdio := fs.Bool("stdio", false, "Serve one MCP client over stdin/stdout (for clients that launch a command)")
+	httpAddr := fs.String("http", "", "Serve MCP Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:49135)")
+	token := fs.String("token", os.Getenv(mcpTokenEnv), "Bearer token required on every HTTP request (env "+mcpTokenEnv+")")
+	connectTimeout := fs.Duration("connect-timeout", 15*time.Second, "How long to wait for the engine at start-up")
+	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error (logs go to stderr)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage:\n  skills mcp --stdio [--url URL]\n  skills mcp --http ADDR [--url URL] [--token T]\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 || (!*stdio && *httpAddr == "") {
+		fmt.Fprintln(stderr, "skills mcp: give --stdio, --http ADDR or both")
+		fs.Usage()
+		return 2
+	}
+	log := newLogger(stderr, *logLevel)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	// Worker names are unique per engine: several MCP servers may share one.
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	client := iii.RegisterWorker(*engineURL, iii.WithName("skills-mcp-"+hex.EncodeToString(b[:])),
+		iii.WithDescription("MCP server of the skills registry"), iii.WithLogger(log))
+	defer client.Close()
+	cctx, cancel := context.WithTimeout(ctx, *connectTimeout)
+	err := client.Connect(cctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(stderr, "skills mcp: cannot reach the iii engine at %s: %v\n", *engineURL, err)
+		return 1
+	}
+
+	if *httpAddr != "" {
+		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, *token, log)
+		if err != nil {
+			log.Error("cannot start the MCP endpoint", "addr", *httpAddr, "err", err)
+			return 1
+		}
+		defer stopHTTP()
+	}
+	if *stdio {
+		srv := skillsmcp.New(client, skillsmcp.Options{Version: worker.Version, Logger: log})
+		if err := srv.Start(ctx); err != nil {
+			log.Error("cannot subscribe to the skills registry", "err", err)
+			return 1
+		}
+		defer srv.Close()
+		log.Info("serving MCP over stdio", "engine", *engineURL)
+		if err := srv.ServeStdio(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+			log.Error("MCP stdio session ended", "err", err)
+			return 1
+		}
+		return 0
+	}
+	<-ctx.Done()
+	return 0
+}

@@ -1,0 +1,45 @@
+// Package mcp serves the skills registry to MCP clients (Claude Code,
+// Claude Desktop, Cursor, any agent built on an MCP SDK) over the official
+// Go MCP SDK (github.com/modelcontextprotocol/go-sdk).
+//
+// The server is an ordinary iii worker client: every answer comes from the
+// registry functions through the engine, so it works against any engine
+// that runs the skills registry (the embedded one of `skills --standalone`
+// or a real iii engine):
+//
+//	resources/list            skills::resources-list (index first, then every skill, nested included; paginated)
+//	resources/read            skills::resources-read (any iii:// URI, iii://fn/… sections included)
+//	resources/templates/list  skills::resources-templates
+//	prompts/list              prompts::mcp-list
+//	prompts/get               prompts::mcp-get
+//	tools/list                engine::functions::list minus the hidden namespaces, "::" → "__"
+//	tools/call                the function itself
+//
+// # Live updates
+//
+// The go-sdk server holds a mirror of the registry's resources, prompts and
+// tools; adding or removing mirror entries makes the SDK send
+// notifications/{resources,prompts,tools}/list_changed to every session
+// (stateful 2025-11-25 sessions on their stream, 2026-07-28 clients on their
+// subscriptions/listen stream). The mirror follows the registry through two
+// iii trigger bindings (skills::on-change and prompts::on-change, bound to
+// internal functions of this client) and follows the function set through
+// engine::functions-available when the engine provides that trigger type,
+// else by polling engine::functions::list. A skill change also sends
+// notifications/resources/updated for iii://{id} and for the iii://skills
+// index to sessions subscribed to them.
+//
+// Lists and reads are always answered live from the registry (lists resync
+// the mirror first), so a client never sees a stale mirror.
+//
+// # Transports
+//
+// HTTPHandler serves MCP Streamable HTTP for both protocol revisions:
+// requests whose MCP-Protocol-Version header is 2026-07-28 or later go to a
+// stateless go-sdk handler (the only mode in which go-sdk speaks the
+// sessionless 2026-07-28 protocol); everything else (the 2025-11-25
+// initialize handshake, Mcp-Session-Id requests, the GET notification
+// stream, DELETE) goes to a stateful handler of the same server. Both check
+// Origin and, when a token is configured, the bearer token. ServeStdio
+// serves one client over stdin/stdout.
+package mcp

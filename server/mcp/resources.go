@@ -1,0 +1,202 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/iii-skills/skills/server/registry"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// fetchResources calls skills::resources-list: the index entry first, then
+// every registered skill sorted by id.
+func (s *Server) fetchResources(ctx context.Context) ([]sdk.Resource, error) {
+	raw, err := s.call(ctx, registry.FnSkillsResourcesList, map[string]any{})
+	if err != nil {
+		return nil, err
+	}
+	var env registry.ResourcesList
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", registry.FnSkillsResourcesList, errRegistryShape, err)
+	}
+	out := make([]sdk.Resource, 0, len(env.Resources))
+	for _, r := range env.Resources {
+		out = append(out, sdk.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: r.MimeType})
+	}
+	return out, nil
+}
+
+// syncResources reloads the resource mirror. URIs in touched are re-added
+// even when unchanged, so that a re-registration of an identical skill still
+// reaches clients as notifications/resources/list_changed.
+func (s *Server) syncResources(ctx context.Context, touched ...string) error {
+	list, err := s.fetchResources(ctx)
+	if err != nil {
+		return err
+	}
+	s.applyResources(list, touched)
+	return nil
+}
+
+func (s *Server) applyResources(list []sdk.Resource, touched []string) {
+	s.resMu.Lock()
+	defer s.resMu.Unlock()
+	next := make(map[string]sdk.Resource, len(list))
+	for _, r := range list {
+		if _, dup := next[r.URI]; !dup { // a skill registered as "skills" shadows nothing: the index wins
+			next[r.URI] = r
+		}
+	}
+	var removed []string
+	for uri := range s.resources {
+		if _, ok := next[uri]; !ok {
+			removed = append(removed, uri)
+		}
+	}
+	if len(removed) > 0 {
+		s.sdk.RemoveResources(removed...)
+	}
+	for uri, r := range next {
+		old, had := s.resources[uri]
+		if !had || !sameResource(old, r) || slices.Contains(touched, uri) {
+			res := r
+			s.sdk.AddResource(&res, s.readResourceHandler)
+		}
+	}
+	s.resources = next
+}
+
+func sameResource(a, b sdk.Resource) bool {
+	return a.URI == b.URI && a.Name == b.Name && a.Description == b.Description && a.MIMEType == b.MIMEType
+}
+
+// readResourceHandler serves resources/read for mirrored URIs through the
+// registry (the receiving middleware answers every read the same way).
+func (s *Server) readResourceHandler(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	return s.readResource(ctx, req.Params.URI)
+}
+
+// readResource resolves any URI through skills::resources-read.
+func (s *Server) readResource(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
+	raw, err := s.call(ctx, registry.FnSkillsResourcesRead, map[string]any{"uri": uri})
+	if err != nil {
+		return nil, registryError(registry.FnSkillsResourcesRead, err)
+	}
+	var env registry.ReadResult
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return nil, internalError(fmt.Sprintf("%s: %v: %v", registry.FnSkillsResourcesRead, errRegistryShape, err))
+	}
+	res := &sdk.ReadResourceResult{Contents: make([]*sdk.ResourceContents, 0, len(env.Contents))}
+	for _, c := range env.Contents {
+		res.Contents = append(res.Contents, &sdk.ResourceContents{URI: c.URI, MIMEType: c.MimeType, Text: c.Text})
+	}
+	res.CacheScope = "public" // ttlMs 0: every read is live
+	return res, nil
+}
+
+// listResources answers resources/list live, in the registry's order, one
+// page at a time. The cursor names the last URI of the previous page, so a
+// registration between pages neither repeats nor skips an entry.
+func (s *Server) listResources(ctx context.Context, rawCursor string) (*sdk.ListResourcesResult, error) {
+	after, hasCursor, err := decodeCursor(rawCursor)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.fetchResources(ctx)
+	if err != nil {
+		return nil, registryError(registry.FnSkillsResourcesList, err)
+	}
+	s.applyResources(list, nil)
+	start := 0
+	if hasCursor {
+		start = len(list)
+		for i, r := range list {
+			// The index comes first (cursor "head"); the rest is sorted by URI.
+			if i > 0 && (after.Head || r.URI > after.After) {
+				start = i
+				break
+			}
+		}
+	}
+	end := min(start+s.opts.PageSize, len(list))
+	res := &sdk.ListResourcesResult{Resources: make([]*sdk.Resource, 0, end-start)}
+	for i := start; i < end; i++ {
+		r := list[i]
+		res.Resources = append(res.Resources, &r)
+	}
+	if end < len(list) {
+		res.NextCursor = encodeCursor(cursor{After: list[end-1].URI, Head: end == 1})
+	}
+	res.CacheScope = "public"
+	return res, nil
+}
+
+// listTemplates answers resources/templates/list from
+// skills::resources-templates.
+func (s *Server) listTemplates(ctx context.Context, rawCursor string) (*sdk.ListResourceTemplatesResult, error) {
+	after, hasCursor, err := decodeCursor(rawCursor)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.call(ctx, registry.FnSkillsResourcesTemplates, map[string]any{})
+	if err != nil {
+		return nil, registryError(registry.FnSkillsResourcesTemplates, err)
+	}
+	var env registry.ResourceTemplates
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return nil, internalError(fmt.Sprintf("%s: %v: %v", registry.FnSkillsResourcesTemplates, errRegistryShape, err))
+	}
+	start := 0
+	if hasCursor {
+		start = len(env.ResourceTemplates)
+		for i, t := range env.ResourceTemplates {
+			if t.URITemplate == after.After {
+				start = i + 1
+				break
+			}
+		}
+	}
+	end := min(start+s.opts.PageSize, len(env.ResourceTemplates))
+	res := &sdk.ListResourceTemplatesResult{ResourceTemplates: make([]*sdk.ResourceTemplate, 0, end-start)}
+	for _, t := range env.ResourceTemplates[start:end] {
+		res.ResourceTemplates = append(res.ResourceTemplates, &sdk.ResourceTemplate{
+			URITemplate: t.URITemplate, Name: t.Name, Description: t.Description, MIMEType: t.MimeType})
+	}
+	if end < len(env.ResourceTemplates) {
+		res.NextCursor = encodeCursor(cursor{After: env.ResourceTemplates[end-1].URITemplate})
+	}
+	res.CacheScope = "public"
+	return res, nil
+}
+
+// cursor is the opaque pagination token: the key of the last entry of the
+// previous page, and whether that entry was the list's head (the index).
+// On the wire it is base64url JSON; anything else is invalid params.
+type cursor struct {
+	After string `json:"after"`
+	Head  bool   `json:"head,omitempty"`
+}
+
+func encodeCursor(c cursor) string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(c string) (cur cursor, ok bool, err error) {
+	if c == "" {
+		return cursor{}, false, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	var v struct {
+		After *string `json:"after"`
+		Head  bool    `json:"head"`
+	}
+	if err != nil || json.Unmarshal(b, &v) != nil || v.After == nil {
+		return cursor{}, false, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid cursor %q", c)}
+	}
+	return cursor{After: *v.After, Head: v.Head}, true, nil
+}

@@ -1,0 +1,393 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/registry"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of Options.
+const (
+	DefaultName         = "skills"
+	DefaultCallTimeout  = 30 * time.Second
+	DefaultPollInterval = 2 * time.Second
+	DefaultPageSize     = 1000
+
+	// TriggerFunctionsAvailable is the engine-owned trigger type that fires
+	// when the function set changes (real iii engines provide it).
+	TriggerFunctionsAvailable = "engine::functions-available"
+)
+
+// Instructions tell an agent how the surface fits together.
+const Instructions = "Skills registry of an iii engine. Start by reading the resource iii://skills: " +
+	"it indexes every registered skill (markdown at iii://{id}; nested skills at iii://{parent}/{child}). " +
+	"Skills explain when and why to call the tools listed here; iii://fn/{a}/{b} links are sections " +
+	"rendered by the function a::b. Tool skill__fetch reads one or more iii:// URIs in one call. " +
+	"Prompts are the registry's slash-commands."
+
+// Options tune a Server.
+type Options struct {
+	// Name and Version are the MCP serverInfo (default "skills", "dev").
+	Name    string
+	Version string
+	// CallTimeout bounds every engine call: registry functions, prompt
+	// handlers and tool calls (default 30 s).
+	CallTimeout time.Duration
+	// PollInterval is how often engine::functions::list is diffed when the
+	// engine has no engine::functions-available trigger type (default 2 s).
+	PollInterval time.Duration
+	// PageSize is the page length of every MCP list (default 1000).
+	PageSize int
+	// Logger receives the server's logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Name == "" {
+		o.Name = DefaultName
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Server is the MCP face of the skills registry, bound to an iii client.
+type Server struct {
+	client *iii.Client
+	opts   Options
+	log    *slog.Logger
+	sdk    *sdk.Server
+	sdkLog *slog.Logger // the SDK's own logs, warnings and up
+	ids    instanceIDs
+
+	resMu     sync.Mutex
+	resources map[string]sdk.Resource // mirror, keyed by URI
+
+	promptMu sync.Mutex
+	prompts  map[string]promptDef // mirror, keyed by name
+
+	toolMu   sync.Mutex
+	tools    map[string]toolDef         // mirror, keyed by tool name
+	infoMemo map[string]json.RawMessage // function id → request_schema from engine::functions::info (nil: none)
+
+	regMu    sync.Mutex // registry presence, seen by the poller
+	registry bool
+
+	startOnce sync.Once
+	stopOnce  sync.Once
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	cleanups  []func()
+}
+
+// instanceIDs are the ids of this server's internal functions. They carry a
+// random part so that several MCP servers can share one engine (function ids
+// are unique per engine) and start with "mcp::", a hidden namespace.
+type instanceIDs struct {
+	skillsChanged    string
+	promptsChanged   string
+	functionsChanged string
+}
+
+func newInstanceIDs() instanceIDs {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	p := "mcp::" + hex.EncodeToString(b[:]) + "::"
+	return instanceIDs{skillsChanged: p + "skills-changed", promptsChanged: p + "prompts-changed", functionsChanged: p + "functions-changed"}
+}
+
+// internalMetadata keeps this server's functions out of
+// engine::functions::list (and so out of every tool listing).
+var internalMetadata = map[string]any{"internal": true}
+
+// New builds the MCP server for client. Call Start to subscribe to the
+// registry and load the mirror; the client may connect before or after.
+func New(client *iii.Client, opts Options) *Server {
+	opts = opts.withDefaults()
+	s := &Server{
+		client:    client,
+		opts:      opts,
+		log:       opts.Logger,
+		ids:       newInstanceIDs(),
+		resources: map[string]sdk.Resource{},
+		prompts:   map[string]promptDef{},
+		tools:     map[string]toolDef{},
+		infoMemo:  map[string]json.RawMessage{},
+		sdkLog:    slog.New(minLevel{h: opts.Logger.Handler(), min: slog.LevelWarn}),
+	}
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "iii skills registry", Version: opts.Version}, &sdk.ServerOptions{
+		Instructions: Instructions,
+		Logger:       s.sdkLog,
+		PageSize:     opts.PageSize,
+		Capabilities: &sdk.ServerCapabilities{
+			Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
+			Tools:     &sdk.ToolCapabilities{ListChanged: true},
+		},
+		// Any iii:// URI may be subscribed to; updates are sent for the
+		// index and for each skill that changes.
+		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+	})
+	s.sdk.AddReceivingMiddleware(s.middleware)
+	return s
+}
+
+// SDK returns the underlying go-sdk server (to serve it over another
+// transport, e.g. an in-memory one in tests).
+func (s *Server) SDK() *sdk.Server { return s.sdk }
+
+// Start registers the change subscriptions on the client, loads the mirror
+// and keeps it in step until ctx ends or Close is called. It returns after
+// the first load attempt; a registry that is not running yet is picked up
+// as soon as its functions appear. Start is idempotent.
+func (s *Server) Start(ctx context.Context) error {
+	var err error
+	s.startOnce.Do(func() { err = s.start(ctx) })
+	return err
+}
+
+func (s *Server) start(parent context.Context) error {
+	ctx, cancel := context.WithCancel(parent)
+	s.cancel = cancel
+	type binding struct {
+		fn, trigger string
+		h           iii.Handler
+		desc        string
+	}
+	for _, b := range []binding{
+		{s.ids.skillsChanged, registry.TriggerSkillsOnChange, s.onSkillsChanged, "MCP server: turns skills registry changes into MCP notifications"},
+		{s.ids.promptsChanged, registry.TriggerPromptsOnChange, s.onPromptsChanged, "MCP server: turns prompt registry changes into MCP notifications"},
+	} {
+		if err := s.bind(b.fn, b.trigger, b.h, b.desc); err != nil {
+			cancel()
+			s.runCleanups()
+			return err
+		}
+	}
+	removeHook := s.client.OnConnect(func(connCtx context.Context) {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.resyncAll(ctx)
+		}()
+	})
+	s.cleanups = append(s.cleanups, removeHook)
+
+	s.resyncAll(ctx)
+
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.watchFunctions(ctx)
+	}()
+	return nil
+}
+
+// bind registers an internal function and binds it to a trigger type.
+func (s *Server) bind(fn, triggerType string, h iii.Handler, desc string) error {
+	ref, err := s.client.RegisterFunction(fn, h, iii.FunctionOptions{Description: desc, Metadata: internalMetadata})
+	if err != nil {
+		return fmt.Errorf("register %s: %w", fn, err)
+	}
+	tr, err := s.client.RegisterTrigger(iii.Trigger{Type: triggerType, FunctionID: fn, Config: map[string]any{}})
+	if err != nil {
+		_ = ref.Unregister()
+		return fmt.Errorf("bind %s to %s: %w", fn, triggerType, err)
+	}
+	s.cleanups = append(s.cleanups, func() { _ = tr.Unregister(); _ = ref.Unregister() })
+	return nil
+}
+
+// Close stops following the registry and removes this server's functions
+// and trigger bindings from the client. Sessions being served stay open;
+// close their transports (or HTTP server) separately.
+func (s *Server) Close() error {
+	s.stopOnce.Do(func() {
+		if s.cancel != nil {
+			s.cancel()
+		}
+		s.wg.Wait()
+		s.runCleanups()
+	})
+	return nil
+}
+
+func (s *Server) runCleanups() {
+	for i := len(s.cleanups) - 1; i >= 0; i-- {
+		s.cleanups[i]()
+	}
+	s.cleanups = nil
+}
+
+// resyncAll reloads resources, prompts and tools, logging (not returning)
+// failures: the registry may simply not be running yet.
+func (s *Server) resyncAll(ctx context.Context) {
+	if err := s.syncResources(ctx); err != nil {
+		s.log.Debug("MCP: resources not loaded", "err", err)
+	}
+	if err := s.syncPrompts(ctx); err != nil {
+		s.log.Debug("MCP: prompts not loaded", "err", err)
+	}
+	if _, err := s.syncTools(ctx); err != nil {
+		s.log.Debug("MCP: tools not loaded", "err", err)
+	}
+}
+
+// call triggers a function through the engine with the call timeout.
+func (s *Server) call(ctx context.Context, fn string, payload any) (json.RawMessage, error) {
+	return s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Payload: payload, Timeout: s.opts.CallTimeout})
+}
+
+// ---- change events ----
+
+// onSkillsChanged handles {"op":"register"|"unregister","id":…}.
+func (s *Server) onSkillsChanged(ctx context.Context, data json.RawMessage) (any, error) {
+	var ev struct {
+		Op string `json:"op"`
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(data, &ev)
+	var touched []string
+	if ev.ID != "" {
+		touched = append(touched, registry.SkillURI(ev.ID))
+	}
+	if err := s.syncResources(ctx, touched...); err != nil {
+		s.log.Warn("MCP: cannot reload resources after a registry change", "op", ev.Op, "id", ev.ID, "err", err)
+	}
+	for _, uri := range append(touched, registry.IndexURI) {
+		_ = s.sdk.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri})
+	}
+	return nil, nil
+}
+
+// onPromptsChanged handles {"op":…,"name":…}.
+func (s *Server) onPromptsChanged(ctx context.Context, data json.RawMessage) (any, error) {
+	var ev struct {
+		Op   string `json:"op"`
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(data, &ev)
+	var touched []string
+	if ev.Name != "" {
+		touched = append(touched, ev.Name)
+	}
+	if err := s.syncPrompts(ctx, touched...); err != nil {
+		s.log.Warn("MCP: cannot reload prompts after a registry change", "op", ev.Op, "name", ev.Name, "err", err)
+	}
+	return nil, nil
+}
+
+// watchFunctions follows the engine's function set: through
+// engine::functions-available when the engine provides it, else by polling
+// engine::functions::list. Either way the registry's own return (after a
+// restart, or a registry started after this server) triggers a full resync.
+func (s *Server) watchFunctions(ctx context.Context) {
+	if s.engineHasTriggerType(ctx, TriggerFunctionsAvailable) {
+		if err := s.bind(s.ids.functionsChanged, TriggerFunctionsAvailable, s.onFunctionsChanged, "MCP server: turns function set changes into tools/list_changed"); err == nil {
+			s.log.Debug("MCP: following " + TriggerFunctionsAvailable)
+			<-ctx.Done()
+			return
+		}
+	}
+	t := time.NewTicker(s.opts.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.functionsTick(ctx)
+		}
+	}
+}
+
+func (s *Server) onFunctionsChanged(ctx context.Context, _ json.RawMessage) (any, error) {
+	s.functionsTick(ctx)
+	return nil, nil
+}
+
+func (s *Server) functionsTick(ctx context.Context) {
+	present, err := s.syncTools(ctx)
+	if err != nil {
+		s.log.Debug("MCP: engine::functions::list failed", "err", err)
+		return
+	}
+	s.regMu.Lock()
+	back := present && !s.registry
+	s.registry = present
+	s.regMu.Unlock()
+	if back {
+		s.log.Debug("MCP: skills registry is available; reloading resources and prompts")
+		if err := s.syncResources(ctx); err != nil {
+			s.log.Debug("MCP: resources not loaded", "err", err)
+		}
+		if err := s.syncPrompts(ctx); err != nil {
+			s.log.Debug("MCP: prompts not loaded", "err", err)
+		}
+	}
+}
+
+// engineHasTriggerType asks engine::triggers::list whether id exists.
+func (s *Server) engineHasTriggerType(ctx context.Context, id string) bool {
+	raw, err := s.call(ctx, "engine::triggers::list", map[string]any{"include_internal": true, "prefix": id})
+	if err != nil {
+		return false
+	}
+	var out struct {
+		Triggers []struct {
+			ID string `json:"id"`
+		} `json:"triggers"`
+	}
+	if json.Unmarshal(raw, &out) != nil {
+		return false
+	}
+	for _, t := range out.Triggers {
+		if t.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// minLevel drops records below min (the go-sdk logs every notification at
+// info level).
+type minLevel struct {
+	h   slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.h.Enabled(ctx, l)
+}
+func (m minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{h: m.h.WithAttrs(a), min: m.min}
+}
+func (m minLevel) WithGroup(n string) slog.Handler { return minLevel{h: m.h.WithGroup(n), min: m.min} }
+
+// errRegistryShape reports a registry answer that does not decode.
+var errRegistryShape = errors.New("unexpected answer shape")

@@ -1,0 +1,316 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/registry"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxInfoBatch is engine::functions::info's function_ids limit.
+const maxInfoBatch = 32
+
+// toolDef is one mirrored tool: an engine function that is not hidden.
+type toolDef struct {
+	name        string
+	functionID  string
+	description string
+	schema      json.RawMessage // compact, always an object schema
+}
+
+func (t toolDef) equal(o toolDef) bool {
+	return t.name == o.name && t.functionID == o.functionID && t.description == o.description && bytes.Equal(t.schema, o.schema)
+}
+
+// ToolName maps a function id to its MCP tool name ("::" → "__"), the way
+// every upstream bridge does.
+func ToolName(functionID string) string { return strings.ReplaceAll(functionID, "::", "__") }
+
+// functionSummary is one engine::functions::list row.
+type functionSummary struct {
+	FunctionID    string          `json:"function_id"`
+	Description   string          `json:"description"`
+	RequestFormat json.RawMessage `json:"request_format"`
+	Metadata      json.RawMessage `json:"metadata"`
+}
+
+// isInternal reports metadata.internal == true (the engine already leaves
+// these out of the list; checked again for engines that do not).
+func (f functionSummary) isInternal() bool {
+	var md struct {
+		Internal bool `json:"internal"`
+	}
+	return len(f.Metadata) > 0 && json.Unmarshal(f.Metadata, &md) == nil && md.Internal
+}
+
+// syncTools reloads the tool mirror from engine::functions::list. It also
+// reports whether the skills registry is running (its resources-list
+// function is registered), for the poller.
+func (s *Server) syncTools(ctx context.Context) (registryPresent bool, err error) {
+	raw, err := s.call(ctx, "engine::functions::list", map[string]any{})
+	if err != nil {
+		return false, err
+	}
+	var env struct {
+		Functions []functionSummary `json:"functions"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return false, fmt.Errorf("engine::functions::list: %w: %v", errRegistryShape, err)
+	}
+	sort.Slice(env.Functions, func(i, j int) bool { return env.Functions[i].FunctionID < env.Functions[j].FunctionID })
+
+	var visible []functionSummary
+	for _, f := range env.Functions {
+		if f.FunctionID == registry.FnSkillsResourcesList {
+			registryPresent = true
+		}
+		if f.FunctionID == "" || registry.IsHidden(f.FunctionID) || f.isInternal() {
+			continue
+		}
+		visible = append(visible, f)
+	}
+
+	s.toolMu.Lock()
+	defer s.toolMu.Unlock()
+	s.fillSchemasLocked(ctx, visible)
+	next := make(map[string]toolDef, len(visible))
+	for _, f := range visible {
+		name := ToolName(f.FunctionID)
+		if prev, dup := next[name]; dup {
+			s.log.Warn("MCP: two functions map to one tool name; keeping the first", "tool", name, "kept", prev.functionID, "dropped", f.FunctionID)
+			continue
+		}
+		schema := f.RequestFormat
+		if !usableSchema(schema) {
+			schema = s.infoMemo[f.FunctionID]
+		}
+		next[name] = toolDef{name: name, functionID: f.FunctionID, description: f.Description, schema: inputSchema(schema)}
+	}
+	var removed []string
+	for name := range s.tools {
+		if _, ok := next[name]; !ok {
+			removed = append(removed, name)
+		}
+	}
+	if len(removed) > 0 {
+		s.sdk.RemoveTools(removed...)
+	}
+	for name, t := range next {
+		if old, had := s.tools[name]; had && old.equal(t) {
+			continue
+		}
+		if err := s.addTool(t); err != nil {
+			s.log.Warn("MCP: function schema refused by the MCP SDK; publishing the tool with an open object schema", "function_id", t.functionID, "err", err)
+			t.schema = json.RawMessage(`{"type":"object"}`)
+			_ = s.addTool(t)
+			next[name] = t
+		}
+	}
+	for id := range s.infoMemo {
+		if _, ok := next[ToolName(id)]; !ok {
+			delete(s.infoMemo, id)
+		}
+	}
+	s.tools = next
+	return registryPresent, nil
+}
+
+// addTool adds t to the SDK server, turning the SDK's panics on schemas it
+// refuses into an error.
+func (s *Server) addTool(t toolDef) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	fid := t.functionID
+	s.sdk.AddTool(&sdk.Tool{Name: t.name, Description: t.description, InputSchema: t.schema},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return s.callFunction(ctx, fid, req.Params.Arguments), nil
+		})
+	return nil
+}
+
+// fillSchemasLocked asks engine::functions::info for the request_schema of
+// functions listed without a request_format (a real engine's list carries
+// none). Answers, including "no schema", are memoized per function id.
+func (s *Server) fillSchemasLocked(ctx context.Context, fns []functionSummary) {
+	var missing []string
+	for _, f := range fns {
+		if _, memo := s.infoMemo[f.FunctionID]; !usableSchema(f.RequestFormat) && !memo {
+			missing = append(missing, f.FunctionID)
+		}
+	}
+	for len(missing) > 0 {
+		batch := missing[:min(maxInfoBatch, len(missing))]
+		missing = missing[len(batch):]
+		raw, err := s.call(ctx, "engine::functions::info", map[string]any{"function_ids": batch})
+		if err != nil {
+			s.log.Debug("MCP: engine::functions::info failed", "err", err)
+			return
+		}
+		var out struct {
+			Functions []struct {
+				FunctionID    string          `json:"function_id"`
+				RequestSchema json.RawMessage `json:"request_schema"`
+			} `json:"functions"`
+		}
+		if json.Unmarshal(raw, &out) != nil {
+			return
+		}
+		for _, id := range batch {
+			s.infoMemo[id] = nil
+		}
+		for _, f := range out.Functions {
+			if usableSchema(f.RequestSchema) {
+				s.infoMemo[f.FunctionID] = f.RequestSchema
+			}
+		}
+	}
+}
+
+// usableSchema: a JSON object (not null, not absent).
+func usableSchema(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
+}
+
+// inputSchema turns a function's request format into an MCP tool input
+// schema: a JSON object schema with type "object" (added when missing,
+// forced when another type was declared, since tool arguments are always
+// an object), boolean property schemas turned into {} and no top-level
+// $schema/$id that some clients reject. Unusable input gives
+// {"type":"object"}.
+func inputSchema(raw json.RawMessage) json.RawMessage {
+	open := json.RawMessage(`{"type":"object"}`)
+	if !usableSchema(raw) {
+		return open
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return open
+	}
+	if t, ok := m["type"].(string); !ok || t != "object" {
+		m["type"] = "object"
+	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		for k, v := range props {
+			if _, isBool := v.(bool); isBool {
+				props[k] = map[string]any{}
+			}
+		}
+	}
+	delete(m, "$schema")
+	delete(m, "$id")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return open
+	}
+	return out
+}
+
+// resolveTool finds the function behind a tool name: the mirror first (so
+// ids that really contain "__" resolve), resynced once on a miss.
+func (s *Server) resolveTool(ctx context.Context, name string) (string, bool) {
+	lookup := func() (string, bool) {
+		s.toolMu.Lock()
+		defer s.toolMu.Unlock()
+		t, ok := s.tools[name]
+		return t.functionID, ok
+	}
+	if fid, ok := lookup(); ok {
+		return fid, true
+	}
+	if _, err := s.syncTools(ctx); err != nil {
+		s.log.Debug("MCP: engine::functions::list failed", "err", err)
+	}
+	return lookup()
+}
+
+// callTool answers tools/call. A name that maps into a hidden namespace is
+// a tool error (upstream bridge wording); a name that matches no visible
+// function is invalid params.
+func (s *Server) callTool(ctx context.Context, name string, args json.RawMessage) (*sdk.CallToolResult, error) {
+	if fid := strings.ReplaceAll(name, "__", "::"); registry.IsHidden(fid) {
+		return toolError(fmt.Sprintf("Tool '%s' is in an internal namespace and cannot be called", name)), nil
+	}
+	fid, ok := s.resolveTool(ctx, name)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %s", name)}
+	}
+	return s.callFunction(ctx, fid, args), nil
+}
+
+// callFunction triggers fid with the tool arguments ({} when absent) and
+// shapes the outcome: a string result is the text as is, anything else is
+// pretty JSON (and structuredContent when it is an object); a failure is
+// isError with the error text.
+func (s *Server) callFunction(ctx context.Context, fid string, args json.RawMessage) *sdk.CallToolResult {
+	if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		args = json.RawMessage(`{}`)
+	}
+	out, err := s.call(ctx, fid, args)
+	if err != nil {
+		return toolError(callErrorText(err))
+	}
+	out = bytes.TrimSpace(out)
+	var str string
+	if json.Unmarshal(out, &str) == nil {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: str}}}
+	}
+	if len(out) == 0 {
+		out = []byte("null")
+	}
+	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: prettyJSON(out)}}}
+	if out[0] == '{' {
+		res.StructuredContent = json.RawMessage(out)
+	}
+	return res
+}
+
+func toolError(text string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+}
+
+// callErrorText is the message an agent sees for a failed call: the
+// function's own message, prefixed with the code when it is not a plain
+// handler failure (function_not_found, timeouts, …).
+func callErrorText(err error) string {
+	var inv *iii.InvocationError
+	switch {
+	case errors.As(err, &inv) && inv.Code == iii.CodeInvocationFailed:
+		return inv.Message
+	case errors.As(err, &inv):
+		return inv.Code + ": " + inv.Message
+	case errors.Is(err, iii.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return "invocation timed out"
+	default:
+		return err.Error()
+	}
+}
+
+// prettyJSON indents JSON with two spaces without escaping HTML.
+func prettyJSON(raw []byte) string {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return string(raw)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if enc.Encode(v) != nil {
+		return string(raw)
+	}
+	return strings.TrimRight(buf.String(), "\n")
+}
