@@ -98,11 +98,21 @@ func (q *queueSet) drain(name string, jq *jobQueue) {
 		j := jq.jobs[0]
 		jq.jobs = jq.jobs[1:]
 		q.mu.Unlock()
-		out := q.e.invokeInternal(q.e.ctx, j.functionID, j.data, j.metadata)
-		if out.err != nil {
-			q.e.log.Warn("queued job failed", "queue", name, "function_id", j.functionID,
-				"message_receipt_id", j.receipt, "code", out.err.Code, "message", out.err.Message)
+		q.run(name, j)
+	}
+}
+
+// run executes one job; a panic fails that job only.
+func (q *queueSet) run(name string, j job) {
+	defer func() {
+		if r := recover(); r != nil {
+			q.e.log.Error("panic while running a queued job", "queue", name, "function_id", j.functionID, "panic", r)
 		}
+	}()
+	out := q.e.invokeInternal(q.e.ctx, j.functionID, j.data, j.metadata)
+	if out.err != nil {
+		q.e.log.Warn("queued job failed", "queue", name, "function_id", j.functionID,
+			"message_receipt_id", j.receipt, "code", out.err.Code, "message", out.err.Message)
 	}
 }
 
