@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from iii.iii import III
+from iii.triggers import TriggerConfig, TriggerHandler
 from pydantic import BaseModel, Field
 
 from iii_skills import Backoff, PromptChange, Publisher, SkillChange
@@ -372,3 +373,70 @@ def test_late_registry_is_picked_up(own_server: Server, uid: str) -> None:
                 stop(process)
         client.shutdown()
         observer.shutdown()
+
+
+class _FunctionsAvailableProvider(TriggerHandler[Any]):
+    """Stands in for the engine as provider of ``engine::functions-available``
+    (the embedded engine does not fire it), recording who binds to it."""
+
+    def __init__(self) -> None:
+        self.bound: list[str] = []
+        self.lock = threading.Lock()
+
+    async def register_trigger(self, config: TriggerConfig[Any]) -> None:
+        with self.lock:
+            self.bound.append(config.function_id)
+
+    async def unregister_trigger(self, config: TriggerConfig[Any]) -> None:
+        pass
+
+
+def test_reregisters_when_functions_available_reports_the_registry_back(
+    own_server: Server, uid: str
+) -> None:
+    provider = _FunctionsAvailableProvider()
+    engine_stand_in = new_client(own_server.url, "pytest-functions-available")
+    client = new_client(own_server.url, "pytest-watch")
+    observer = new_client(own_server.url, "pytest-watch-observer")
+    publisher = Publisher(client, backoff=FAST)
+    try:
+        engine_stand_in.register_trigger_type(
+            {"id": "engine::functions-available", "description": "test stand-in"}, provider
+        )
+        publisher.skill(f"back-{uid}", "# comes back")
+        rounds = threading.Semaphore(0)
+        publisher.on_registered(rounds.release)
+        assert publisher.start()
+        assert rounds.acquire(timeout=5)
+
+        def bound() -> list[str]:
+            with provider.lock:
+                return list(provider.bound)
+
+        wait_until(lambda: len(bound()) == 1, what="the publisher's engine::functions-available binding")
+        (watch,) = bound()
+
+        def fire(*function_ids: str) -> None:
+            event = {
+                "event": "functions_changed",
+                "functions": [{"function_id": f} for f in function_ids],
+            }
+            call(engine_stand_in, watch, event)
+
+        def registered_at() -> str:
+            rows = call(observer, "skills::list", {})["skills"]
+            (row,) = [r for r in rows if r["id"] == f"back-{uid}"]
+            stamp: str = row["registered_at"]
+            return stamp
+
+        first = registered_at()
+        fire("skills::register", "skills::list")  # present all along: nothing to do
+        fire("skills::list")  # the registry left
+        assert not rounds.acquire(timeout=0.3)
+        fire("skills::register", "skills::list")  # ... and came back
+        assert rounds.acquire(timeout=10), "no registration round after the registry returned"
+        assert registered_at() != first
+    finally:
+        publisher.close()
+        for c in (observer, client, engine_stand_in):
+            c.shutdown()
