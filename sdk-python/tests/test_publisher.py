@@ -98,7 +98,7 @@ def test_section_path_is_validated() -> None:
         publisher.section("state/set", lambda: "x")
     with pytest.raises(InvalidContentError, match='invalid section URI segment "Bad"'):
         publisher.section("Bad")
-    with pytest.raises(InvalidContentError, match="empty segments"):
+    with pytest.raises(InvalidContentError, match="segment must be non-empty"):
         publisher.section_uri("a//b")
 
 

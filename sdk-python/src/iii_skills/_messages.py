@@ -30,11 +30,7 @@ SEGMENT_CHARS: Final = (
 SKILL_EMPTY: Final = "skill must be non-empty"
 SKILL_TOO_LARGE: Final = "skill body too large ({n} bytes; max {max})"
 
-# Section URIs (the registry's parse_uri applied to iii://fn/{path}).
-URI_EMPTY_SEGMENTS: Final = (
-    "Resource URI may not contain empty segments "
-    "(no leading, trailing, or doubled '/'): {uri}"
-)
+# Section paths (each segment of iii://fn/{path}).
 URI_SECTION_SEGMENT: Final = "invalid section URI segment {segment}: {error}"
 HIDDEN_SECTION: Final = (
     "Function '{function_id}' is in an internal namespace and cannot back a skill resource"

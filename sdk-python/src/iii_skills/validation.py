@@ -166,16 +166,14 @@ def function_id_for_section(path: str) -> str:
 
 
 def validate_section_path(path: str) -> None:
-    """A section path, checked as the registry parses ``iii://fn/{path}``.
+    """A section path (``a/b/c``, the part of ``iii://fn/a/b/c`` after ``fn/``).
 
-    Empty segments (an empty path, a leading, trailing or doubled ``/``) fail
-    with the registry's URI message, every segment must pass the segment rule,
-    and the function id it maps to may not be in an internal namespace.
+    Every ``/``-separated segment must pass the segment rule (so an empty
+    path, or a leading, trailing or doubled ``/``, fails with ``segment must
+    be non-empty``), and the function id it maps to may not be in an
+    internal namespace.
     """
-    uri = "iii://fn/" + path
     segments = path.split("/")
-    if any(segment == "" for segment in segments):
-        raise InvalidContentError(m.URI_EMPTY_SEGMENTS.format(uri=uri))
     for segment in segments:
         error = _segment_error(segment)
         if error is not None:
