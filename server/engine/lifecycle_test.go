@@ -37,8 +37,10 @@ func TestCloseReleasesEverything(t *testing.T) {
 		caller.send(map[string]any{"type": "invokefunction", "function_id": "svc::f", "data": nil,
 			"action": map[string]any{"type": "enqueue", "queue": "q"}})
 		owner.send(map[string]any{"type": "registertrigger", "id": "st", "trigger_type": "state", "function_id": "svc::f", "config": map[string]any{}})
-		owner.syncCollect()                                                                  // may include the queued job
-		caller.result("state::set", map[string]any{"scope": "s", "key": "fire", "value": 1}) // fires to a worker that never answers
+		// The queued job may arrive before the pong.
+		owner.syncCollect()
+		// This write fires the state trigger at a worker that never answers.
+		caller.result("state::set", map[string]any{"scope": "s", "key": "fire", "value": 1})
 		if err := e.Close(); err != nil {
 			t.Fatal(err)
 		}
