@@ -262,6 +262,16 @@ func (e *Engine) Close() error {
 		e.connWG.Wait()
 		e.queues.stop()
 		err = errors.Join(err, e.store.Close())
+		// Drop what the registries still hold, so a closed engine that
+		// stays reachable (e.g. from a test cleanup) costs next to nothing.
+		e.mu.Lock()
+		clear(e.conns)
+		clear(e.functions)
+		clear(e.bindings)
+		e.mu.Unlock()
+		e.pmu.Lock()
+		clear(e.pending)
+		e.pmu.Unlock()
 		e.log.Info("iii engine stopped")
 	})
 	return err

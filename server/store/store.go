@@ -177,6 +177,7 @@ func (s *Store) Close() error {
 		<-s.stopped
 		s.mu.Lock()
 		s.closed = true
+		s.scopes = nil // release the mirror even if the Store stays reachable
 		s.mu.Unlock()
 		err = nil
 		if s.db != nil {

@@ -388,3 +388,16 @@ func TestAsyncWrites(t *testing.T) {
 		}
 	})
 }
+
+func TestCloseReleasesMirror(t *testing.T) {
+	s, _ := openTemp(t)
+	mustSet(t, s, "s", "k", `"v"`)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.scopes != nil {
+		t.Fatal("a closed store still holds its in-memory mirror")
+	}
+}
