@@ -1,0 +1,211 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+)
+
+// Benchmarks of the registry end to end: a caller client → embedded engine →
+// registry worker → engine → caller, over loopback, as in standalone mode.
+// Each reports ops/s and p50/p99 latency; run with `make bench`.
+
+// measure runs b.N calls of op spread over `callers` goroutines and reports
+// throughput and latency percentiles.
+func measure(b *testing.B, callers int, op func(i int) error) {
+	b.Helper()
+	lat := make([]time.Duration, b.N)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	b.ResetTimer()
+	start := time.Now()
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= b.N {
+					return
+				}
+				t0 := time.Now()
+				if err := op(i); err != nil {
+					errs <- err
+					return
+				}
+				lat[i] = time.Since(t0)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	select {
+	case err := <-errs:
+		b.Fatal(err)
+	default:
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50_µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99_µs")
+}
+
+func benchCall(s *stack, fn string, payload any) error {
+	_, err := s.caller.Trigger(context.Background(), iii.TriggerRequest{FunctionID: fn, Payload: payload, Timeout: 30 * time.Second})
+	return err
+}
+
+// body2K is a skill body of about 2 KiB with a title and a description.
+func body2K(i int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "# Skill %d\n\nWhen and why to call the tools of worker %d.\n\n", i, i)
+	for sb.Len() < 2048 {
+		sb.WriteString("- a line of orientation text about one function and its arguments\n")
+	}
+	return sb.String()[:2048]
+}
+
+// loadSkills registers n skills of 2 KiB with 64 concurrent callers.
+func loadSkills(tb testing.TB, s *stack, n int) {
+	tb.Helper()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				id := "w" + strconv.Itoa(i/100) + "/s" + strconv.Itoa(i)
+				if err := benchCall(s, FnSkillsRegister, map[string]string{"id": id, "skill": body2K(i)}); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func BenchmarkRegister(b *testing.B) {
+	for _, callers := range []int{1, 64} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			s := startStack(b, b.TempDir())
+			body := body2K(0)
+			measure(b, callers, func(i int) error {
+				return benchCall(s, FnSkillsRegister, map[string]string{"id": "bench/s" + strconv.Itoa(i%1000), "skill": body})
+			})
+		})
+	}
+}
+
+func BenchmarkResourcesRead(b *testing.B) {
+	s := startStack(b, b.TempDir())
+	loadSkills(b, s, 100)
+	for _, callers := range []int{1, 64} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			measure(b, callers, func(i int) error {
+				return benchCall(s, FnResourcesRead, map[string]string{"uri": "iii://w0/s" + strconv.Itoa(i%100)})
+			})
+		})
+	}
+}
+
+func BenchmarkFetch(b *testing.B) {
+	s := startStack(b, b.TempDir())
+	loadSkills(b, s, 100)
+	ten := make([]string, 10)
+	for i := range ten {
+		ten[i] = "iii://w0/s" + strconv.Itoa(i*7)
+	}
+	for _, tc := range []struct {
+		uris    int
+		callers int
+	}{{1, 1}, {1, 64}, {10, 1}, {10, 64}} {
+		b.Run(fmt.Sprintf("uris=%d/callers=%d", tc.uris, tc.callers), func(b *testing.B) {
+			measure(b, tc.callers, func(i int) error {
+				if tc.uris == 1 {
+					return benchCall(s, FnFetchAlias, map[string]string{"uri": "iii://w0/s" + strconv.Itoa(i%100)})
+				}
+				return benchCall(s, FnFetchAlias, map[string][]string{"uris": ten})
+			})
+		})
+	}
+}
+
+// BenchmarkIndexRead reads iii://skills end to end with 1 000 and 10 000
+// registered skills (upstream re-lists and re-parses the scope on each read).
+func BenchmarkIndexRead(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("skills=%d", n), func(b *testing.B) {
+			s := startStack(b, b.TempDir())
+			loadSkills(b, s, n)
+			measure(b, 1, func(int) error {
+				return benchCall(s, FnResourcesRead, map[string]string{"uri": "iii://skills"})
+			})
+		})
+	}
+}
+
+// BenchmarkMemory10K loads 10 000 skills of 2 KiB into a standalone stack and
+// reports the growth of resident memory against the body bytes (the target
+// is at most 2× the bodies + 300 B per skill).
+func BenchmarkMemory10K(b *testing.B) {
+	const n = 10000
+	s := startStack(b, b.TempDir())
+	before := rss(b)
+	loadSkills(b, s, n)
+	// The measured operation is an index read; memory is what the loaded
+	// registry holds afterwards.
+	measure(b, 1, func(int) error {
+		return benchCall(s, FnResourcesRead, map[string]string{"uri": "iii://skills"})
+	})
+	after := rss(b)
+	growth := float64(after - before)
+	bodies := float64(n * 2048)
+	b.ReportMetric(growth/(1<<20), "rss_growth_MiB")
+	b.ReportMetric(growth/bodies, "rss_per_body_byte")
+	b.ReportMetric((2*bodies+300*n)/(1<<20), "target_MiB")
+}
+
+// rss returns the resident set size after a GC that returns freed memory to
+// the OS, so only live data is counted.
+func rss(tb testing.TB) int64 {
+	tb.Helper()
+	runtime.GC()
+	debug.FreeOSMemory()
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		tb.Skip("no /proc/self/status on this platform")
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	tb.Skip("VmRSS not reported")
+	return 0
+}
+
