@@ -208,4 +208,3 @@ func rss(tb testing.TB) int64 {
 	tb.Skip("VmRSS not reported")
 	return 0
 }
-
