@@ -68,6 +68,8 @@ func Setup(ctx context.Context, workDir string) (t Target, stop func(), err erro
 		t.URL = os.Getenv("III_URL")
 	}
 	if t.URL != "" {
+		ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
 		c, err := Dial(ctx, t.URL, "skills-conformance-probe")
 		if err != nil {
 			return t, nil, fmt.Errorf("engine %s: %w", t.URL, err)

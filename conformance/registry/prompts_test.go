@@ -37,12 +37,12 @@ var _ = Describe("prompts::register (checklist F)", Label("prompts_register"), f
 			[]map[string]any{{"name": "to", "required": true}, {"name": "to"}}), "duplicate argument name: to"),
 		Entry("F8 empty argument name", promptPayload("p-empty-arg", "d", "bdd::f",
 			[]map[string]any{{"name": ""}}), "argument name must be non-empty"),
-		Entry("extra: a 65-char name", promptPayload(strings.Repeat("n", 65), "d", "bdd::f", nil), "name too long (65 chars; max 64)"),
-		Entry("extra: a name with a slash", promptPayload("a/b", "d", "bdd::f", nil), "name may only contain"),
-		Entry("extra: blank function_id", promptPayload("p-fid2", "d", "   ", nil), "function_id must be non-empty"),
-		Entry("extra: whitespace argument name", promptPayload("p-ws-arg", "d", "bdd::f",
+		Entry("extra: a 65-char name", Label("extra"), promptPayload(strings.Repeat("n", 65), "d", "bdd::f", nil), "name too long (65 chars; max 64)"),
+		Entry("extra: a name with a slash", Label("extra"), promptPayload("a/b", "d", "bdd::f", nil), "name may only contain"),
+		Entry("extra: blank function_id", Label("extra"), promptPayload("p-fid2", "d", "   ", nil), "function_id must be non-empty"),
+		Entry("extra: whitespace argument name", Label("extra"), promptPayload("p-ws-arg", "d", "bdd::f",
 			[]map[string]any{{"name": "  "}}), "argument name must be non-empty"),
-		Entry("extra: explicit null arguments", promptPayload("p-null-args", "d", "bdd::f", json.RawMessage("null")), "invalid type"),
+		Entry("extra: explicit null arguments", Label("extra"), promptPayload("p-null-args", "d", "bdd::f", json.RawMessage("null")), "invalid type"),
 	)
 
 	It("F9 lists a registered prompt with its argument count, sorted by name", func(ctx SpecContext) {

@@ -95,7 +95,7 @@ var _ = Describe("skills::register (checklist B)", Label("skills_register"), fun
 		Expect(skillIDs(ctx)).NotTo(ContainElement(id))
 	})
 
-	It("accepts an id with a slash (v0.1.4 rejected it)", func(ctx SpecContext) {
+	It("accepts an id with a slash (v0.1.4 rejected it)", Label("extra"), func(ctx SpecContext) {
 		registerSkill(ctx, nested("with", "slash"), "# nested\n")
 	})
 })
