@@ -59,6 +59,8 @@ func (s *Server) fetchPrompts(ctx context.Context) ([]promptDef, error) {
 // syncPrompts reloads the prompt mirror; names in touched are re-added even
 // when unchanged (a re-registration may have changed the handler).
 func (s *Server) syncPrompts(ctx context.Context, touched ...string) error {
+	s.promptSync.Lock()
+	defer s.promptSync.Unlock()
 	list, err := s.fetchPrompts(ctx)
 	if err != nil {
 		return err
@@ -78,11 +80,16 @@ func (s *Server) syncPrompts(ctx context.Context, touched ...string) error {
 	if len(removed) > 0 {
 		s.sdk.RemovePrompts(removed...)
 	}
+	var added []string
 	for name, p := range next {
 		old, had := s.prompts[name]
 		if !had || !old.equal(p) || slices.Contains(touched, name) {
 			s.sdk.AddPrompt(p.sdkPrompt(), s.getPromptHandler)
+			added = append(added, name)
 		}
+	}
+	if len(added)+len(removed) > 0 {
+		s.log.Debug("MCP: prompts changed", "added", added, "removed", removed)
 	}
 	s.prompts = next
 	return nil

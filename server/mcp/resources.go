@@ -33,18 +33,25 @@ func (s *Server) fetchResources(ctx context.Context) ([]sdk.Resource, error) {
 // syncResources reloads the resource mirror. URIs in touched are re-added
 // even when unchanged, so that a re-registration of an identical skill still
 // reaches clients as notifications/resources/list_changed.
+// Fetch and apply happen under one lock, so a slow, stale answer is never
+// applied over a newer one.
 func (s *Server) syncResources(ctx context.Context, touched ...string) error {
-	list, err := s.fetchResources(ctx)
-	if err != nil {
-		return err
-	}
-	s.applyResources(list, touched)
-	return nil
+	_, err := s.syncResourcesList(ctx, touched)
+	return err
 }
 
-func (s *Server) applyResources(list []sdk.Resource, touched []string) {
+func (s *Server) syncResourcesList(ctx context.Context, touched []string) ([]sdk.Resource, error) {
 	s.resMu.Lock()
 	defer s.resMu.Unlock()
+	list, err := s.fetchResources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.applyResourcesLocked(list, touched)
+	return list, nil
+}
+
+func (s *Server) applyResourcesLocked(list []sdk.Resource, touched []string) {
 	next := make(map[string]sdk.Resource, len(list))
 	for _, r := range list {
 		if _, dup := next[r.URI]; !dup { // a skill registered as "skills" shadows nothing: the index wins
@@ -106,11 +113,10 @@ func (s *Server) listResources(ctx context.Context, rawCursor string) (*sdk.List
 	if err != nil {
 		return nil, err
 	}
-	list, err := s.fetchResources(ctx)
+	list, err := s.syncResourcesList(ctx, nil)
 	if err != nil {
 		return nil, registryError(registry.FnSkillsResourcesList, err)
 	}
-	s.applyResources(list, nil)
 	start := 0
 	if hasCursor {
 		start = len(list)

@@ -86,9 +86,11 @@ type Server struct {
 	resMu     sync.Mutex
 	resources map[string]sdk.Resource // mirror, keyed by URI
 
-	promptMu sync.Mutex
-	prompts  map[string]promptDef // mirror, keyed by name
+	promptSync sync.Mutex // serializes prompt syncs (fetch + apply)
+	promptMu   sync.Mutex
+	prompts    map[string]promptDef // mirror, keyed by name
 
+	toolSync sync.Mutex // serializes tool syncs (fetch + apply)
 	toolMu   sync.Mutex
 	tools    map[string]toolDef         // mirror, keyed by tool name
 	infoMemo map[string]json.RawMessage // function id → request_schema from engine::functions::info (nil: none)
@@ -246,14 +248,18 @@ func (s *Server) runCleanups() {
 // resyncAll reloads resources, prompts and tools, logging (not returning)
 // failures: the registry may simply not be running yet.
 func (s *Server) resyncAll(ctx context.Context) {
+	if present, err := s.syncTools(ctx); err != nil {
+		s.log.Debug("MCP: tools not loaded", "err", err)
+	} else {
+		s.regMu.Lock()
+		s.registry = present
+		s.regMu.Unlock()
+	}
 	if err := s.syncResources(ctx); err != nil {
 		s.log.Debug("MCP: resources not loaded", "err", err)
 	}
 	if err := s.syncPrompts(ctx); err != nil {
 		s.log.Debug("MCP: prompts not loaded", "err", err)
-	}
-	if _, err := s.syncTools(ctx); err != nil {
-		s.log.Debug("MCP: tools not loaded", "err", err)
 	}
 }
 
@@ -291,6 +297,7 @@ func (s *Server) onPromptsChanged(ctx context.Context, data json.RawMessage) (an
 		Name string `json:"name"`
 	}
 	_ = json.Unmarshal(data, &ev)
+	s.log.Debug("MCP: prompts::on-change", "op", ev.Op, "name", ev.Name)
 	var touched []string
 	if ev.Name != "" {
 		touched = append(touched, ev.Name)
@@ -326,6 +333,7 @@ func (s *Server) watchFunctions(ctx context.Context) {
 }
 
 func (s *Server) onFunctionsChanged(ctx context.Context, _ json.RawMessage) (any, error) {
+	s.log.Debug("MCP: " + TriggerFunctionsAvailable)
 	s.functionsTick(ctx)
 	return nil, nil
 }

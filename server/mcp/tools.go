@@ -55,6 +55,8 @@ func (f functionSummary) isInternal() bool {
 // reports whether the skills registry is running (its resources-list
 // function is registered), for the poller.
 func (s *Server) syncTools(ctx context.Context) (registryPresent bool, err error) {
+	s.toolSync.Lock()
+	defer s.toolSync.Unlock()
 	raw, err := s.call(ctx, "engine::functions::list", map[string]any{})
 	if err != nil {
 		return false, err
@@ -103,16 +105,21 @@ func (s *Server) syncTools(ctx context.Context) (registryPresent bool, err error
 	if len(removed) > 0 {
 		s.sdk.RemoveTools(removed...)
 	}
+	var added []string
 	for name, t := range next {
 		if old, had := s.tools[name]; had && old.equal(t) {
 			continue
 		}
+		added = append(added, name)
 		if err := s.addTool(t); err != nil {
 			s.log.Warn("MCP: function schema refused by the MCP SDK; publishing the tool with an open object schema", "function_id", t.functionID, "err", err)
 			t.schema = json.RawMessage(`{"type":"object"}`)
 			_ = s.addTool(t)
 			next[name] = t
 		}
+	}
+	if len(added)+len(removed) > 0 {
+		s.log.Debug("MCP: tools changed", "added", added, "removed", removed)
 	}
 	for id := range s.infoMemo {
 		if _, ok := next[ToolName(id)]; !ok {
