@@ -1,0 +1,161 @@
+package mcp_test
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// skillsBinary builds cmd/skills once per test run.
+func skillsBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "skills-mcp-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "skills")
+		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", binPath, "github.com/iii-skills/skills/server/cmd/skills")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = &buildError{out: string(out), err: err}
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building skills: %v", buildErr)
+	}
+	return binPath
+}
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+var endpointLine = regexp.MustCompile(`MCP endpoint (http://\S+/mcp)`)
+
+// TestBinaryStandalone runs `skills --standalone` with its MCP endpoint on
+// a free port and a token, and drives it with the go-sdk client over real
+// HTTP for both protocol revisions.
+func TestBinaryStandalone(t *testing.T) {
+	bin := skillsBinary(t)
+	engineURL := "ws://" + freeAddr(t)
+	cmd := exec.Command(bin, "--standalone", "--url", engineURL, "--data", t.TempDir(), "--config", filepath.Join(t.TempDir(), "none.yaml"),
+		"--mcp-addr", "127.0.0.1:0", "--mcp-token", "tok")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if os.Getenv("SKILLS_TEST_LOG") != "" {
+				t.Log(sc.Text())
+			}
+			if m := endpointLine.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	var endpoint string
+	select {
+	case endpoint = <-found:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no 'MCP endpoint http://…/mcp' log line")
+	}
+	if !strings.HasPrefix(endpoint, "http://127.0.0.1:") {
+		t.Fatalf("endpoint %s is not on loopback", endpoint)
+	}
+
+	pub := iii.RegisterWorker(engineURL, iii.WithName("publisher"), iii.WithLogger(quiet()))
+	t.Cleanup(func() { _ = pub.Close() })
+	connect(t, pub)
+	s := &stack{t: t, ctx: context.Background(), url: engineURL, pub: pub}
+	s.seed()
+
+	resp, err := http.Post(endpoint, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without the token: status %d, want 401", resp.StatusCode)
+	}
+
+	for _, v := range []string{v2026, v2025} {
+		t.Run(v, func(t *testing.T) {
+			n := &notes{}
+			cs := s.connectClient(&sdk.StreamableClientTransport{Endpoint: endpoint,
+				HTTPClient: &http.Client{Transport: bearer{token: "tok", next: http.DefaultTransport}}}, v, n)
+			checkSurface(t, cs)
+			before := n.count(resourcesChanged)
+			id := "from-" + strings.ReplaceAll(v, "-", "")
+			s.registerSkill(id, "# New\n")
+			defer s.trigger("skills::unregister", map[string]string{"id": id})
+			eventually(t, time.Second, func() bool { return n.count(resourcesChanged) > before }, "resources/list_changed after skills::register")
+		})
+	}
+}
+
+// TestBinaryStdio launches `skills mcp --stdio --url …` the way Claude
+// Desktop or Cursor do and drives it with the go-sdk command transport.
+func TestBinaryStdio(t *testing.T) {
+	bin := skillsBinary(t)
+	s := newStack(t)
+	s.seed()
+	for _, v := range []string{v2026, v2025} {
+		t.Run(v, func(t *testing.T) {
+			cmd := exec.Command(bin, "mcp", "--stdio", "--url", s.url, "--log-level", "warn")
+			n := &notes{}
+			cs := s.connectClient(&sdk.CommandTransport{Command: cmd}, v, n)
+			checkSurface(t, cs)
+			before := n.count(promptsChanged)
+			name := "stdio-" + strings.ReplaceAll(v, "-", "")
+			s.trigger("prompts::register", map[string]any{"name": name, "description": "d", "function_id": "greet::render"})
+			defer s.trigger("prompts::unregister", map[string]any{"name": name})
+			eventually(t, time.Second, func() bool { return n.count(promptsChanged) > before }, "prompts/list_changed after prompts::register")
+		})
+	}
+}
