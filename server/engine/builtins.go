@@ -160,6 +160,7 @@ func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessag
 	e.mu.Lock()
 	c.info = info
 	e.mu.Unlock()
+	e.workersEvent(eventWorkerMetadataUpdated, c.id)
 	return json.RawMessage(`{"success":true}`), nil
 }
 

@@ -105,6 +105,7 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 	c.send(encode(&iii.Message{Type: iii.TypeWorkerRegistered, WorkerID: c.id, ReattachToken: c.token}))
 	go c.writeLoop()
 	e.log.Debug("worker connected", "worker_id", c.id, "remote", r.RemoteAddr)
+	e.workersEvent(eventWorkerConnected, c.id)
 
 	c.readLoop()
 	c.close()

@@ -152,13 +152,19 @@ func (e *Engine) cleanup(c *conn) {
 		// invocation_stopped, a retry gets function_not_found.
 		e.mu.Lock()
 		delete(e.conns, c.id)
+		removed := false
 		for id, f := range e.functions {
 			if f.owner == c {
 				delete(e.functions, id)
+				removed = true
 			}
 		}
 		e.dropTriggersLocked(c)
 		e.mu.Unlock()
 		e.haltInvocations(c)
+		if removed {
+			e.functionsChanged()
+		}
+		e.workersEvent(eventWorkerDisconnected, c.id)
 	})
 }

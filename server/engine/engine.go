@@ -86,7 +86,14 @@ type Engine struct {
 	functions    map[string]*function
 	triggerTypes map[string]*triggerType
 	bindings     map[string]*binding
-	stateBinds   int // bindings of the built-in state trigger type
+	builtinTypes map[string]*triggerType // the engine's own trigger types
+	builtinBinds map[string]int          // bindings served by each built-in type
+
+	// functions-available bookkeeping (fnMu): the debounce timer and the
+	// function set last reported.
+	fnMu      sync.Mutex
+	fnTimer   *time.Timer
+	fnLastSet string
 
 	// pmu guards pending and conn.dead.
 	pmu     sync.Mutex
@@ -142,13 +149,12 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.queues = newQueueSet(e)
 	e.builtins = e.newBuiltins()
-	e.triggerTypes[stateTriggerType] = &triggerType{
-		id:          stateTriggerType,
-		description: stateTriggerDescription,
-		triggerReq:  stateTriggerConfigSchema,
-		callReq:     stateTriggerPayloadSchema,
-		workerName:  stateWorkerName,
+	e.builtinTypes = builtinTriggerTypes()
+	e.builtinBinds = make(map[string]int)
+	for id, tt := range e.builtinTypes {
+		e.triggerTypes[id] = tt
 	}
+	_, e.fnLastSet = e.functionEvent()
 	return e, nil
 }
 
@@ -272,6 +278,11 @@ func (e *Engine) Close() error {
 		e.pmu.Lock()
 		clear(e.pending)
 		e.pmu.Unlock()
+		e.fnMu.Lock()
+		if e.fnTimer != nil {
+			e.fnTimer.Stop()
+		}
+		e.fnMu.Unlock()
 		e.log.Info("iii engine stopped")
 	})
 	return err

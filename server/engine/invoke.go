@@ -52,6 +52,7 @@ func (e *Engine) registerFunction(c *conn, m *iii.Message) {
 	prev := e.functions[m.ID]
 	e.functions[m.ID] = f
 	e.mu.Unlock()
+	e.functionsChanged()
 	if prev != nil && prev.owner != c {
 		// 0.22.1 behaviour: the last registration wins.
 		e.log.Warn("function re-registered by another worker; the newest registration wins",
@@ -61,10 +62,15 @@ func (e *Engine) registerFunction(c *conn, m *iii.Message) {
 
 func (e *Engine) unregisterFunction(c *conn, id string) {
 	e.mu.Lock()
-	if f := e.functions[id]; f != nil && f.owner == c {
+	f := e.functions[id]
+	removed := f != nil && f.owner == c
+	if removed {
 		delete(e.functions, id)
 	}
 	e.mu.Unlock()
+	if removed {
+		e.functionsChanged()
+	}
 }
 
 // handleInvoke routes an invokefunction frame from worker c (§3).

@@ -33,6 +33,7 @@ type job struct {
 	functionID string
 	data       json.RawMessage
 	metadata   json.RawMessage
+	fn         func() // engine work (trigger fires) instead of a function call
 }
 
 func newQueueSet(e *Engine) *queueSet {
@@ -109,12 +110,22 @@ func (q *queueSet) run(name string, j job) {
 			q.e.log.Error("panic while running a queued job", "queue", name, "function_id", j.functionID, "panic", r)
 		}
 	}()
+	if j.fn != nil {
+		j.fn()
+		return
+	}
 	out := q.e.invokeInternal(q.e.ctx, j.functionID, j.data, j.metadata)
 	if out.err != nil {
 		q.e.log.Warn("queued job failed", "queue", name, "function_id", j.functionID,
 			"message_receipt_id", j.receipt, "code", out.err.Code, "message", out.err.Message)
 	}
 }
+
+// bindingQueue names the queue that delivers one binding's events, so each
+// binding sees its events in order and a slow target delays only itself.
+// User queue names come from JSON and cannot collide in practice: the NUL
+// prefix is not something a worker would send.
+func bindingQueue(bindingID string) string { return "\x00trigger:" + bindingID }
 
 // stop drops pending jobs and waits for running ones to return.
 func (q *queueSet) stop() {

@@ -313,28 +313,31 @@ func parseStateFilter(cfg json.RawMessage) (*stateFilter, error) {
 }
 
 type stateTarget struct {
+	bindingID  string
 	functionID string
 	metadata   json.RawMessage
 	condition  string
 }
 
-// fireState calls the targets of matching state bindings, one after the
-// other, in a background goroutine (the write has already been answered).
+// fireState delivers a state event to the matching state bindings, each
+// through its own FIFO queue (see fireBuiltin). It runs after the write is
+// durable, in commit order, so every binding sees a key's changes in order.
 func (e *Engine) fireState(scope, key string, old, nv json.RawMessage, existed, deleted bool) {
 	e.mu.RLock()
-	if e.stateBinds == 0 {
+	if e.builtinBinds[stateTriggerType] == 0 {
 		e.mu.RUnlock()
 		return
 	}
 	var targets []stateTarget
 	for _, b := range e.bindings {
-		if b.state == nil {
+		if !b.onBuiltin || b.state == nil {
 			continue
 		}
 		if (b.state.Scope != "" && b.state.Scope != scope) || (b.state.Key != "" && b.state.Key != key) {
 			continue
 		}
-		targets = append(targets, stateTarget{functionID: b.functionID, metadata: b.metadata, condition: b.state.ConditionFunctionID})
+		targets = append(targets, stateTarget{bindingID: b.id, functionID: b.functionID, metadata: b.metadata,
+			condition: b.state.ConditionFunctionID})
 	}
 	e.mu.RUnlock()
 	if len(targets) == 0 {
@@ -355,28 +358,23 @@ func (e *Engine) fireState(scope, key string, old, nv json.RawMessage, existed, 
 		OldValue  json.RawMessage `json:"old_value"`
 		NewValue  json.RawMessage `json:"new_value"`
 	}{"state", event, scope, key, orNull(old), orNull(nv)})
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				e.log.Error("panic while firing state trigger", "panic", r)
-			}
-		}()
-		for _, t := range targets {
+	for _, t := range targets {
+		e.queues.push(bindingQueue(t.bindingID), job{fn: func() {
 			if t.condition != "" {
 				out := e.invokeInternal(e.ctx, t.condition, payload, t.metadata)
 				if out.err != nil {
 					e.log.Warn("state trigger condition failed; target skipped", "condition_function_id", t.condition,
 						"code", out.err.Code, "message", out.err.Message)
-					continue
+					return
 				}
 				if bytes.Equal(bytes.TrimSpace(out.result), []byte("false")) {
-					continue
+					return
 				}
 			}
 			if out := e.invokeInternal(e.ctx, t.functionID, payload, t.metadata); out.err != nil {
 				e.log.Warn("state trigger target failed", "function_id", t.functionID,
 					"code", out.err.Code, "message", out.err.Message)
 			}
-		}
-	}()
+		}})
+	}
 }

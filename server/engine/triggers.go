@@ -7,7 +7,8 @@ import (
 )
 
 // triggerType is a registered trigger type. provider is nil for the
-// engine's own types (state), which are served in-process.
+// engine's own types (state, engine::functions-available,
+// engine::workers-available), which are served in-process.
 type triggerType struct {
 	id          string
 	description string
@@ -20,7 +21,8 @@ type triggerType struct {
 // binding is a registered trigger: "call function_id when trigger_type
 // fires, configured by config". It is parked while its type has no
 // provider or the provider refused it, and delivered again when a provider
-// (re)registers the type.
+// (re)registers the type. A binding of a built-in type is served by the
+// engine (onBuiltin) unless a worker has taken the type over.
 type binding struct {
 	id          string
 	triggerType string
@@ -29,7 +31,8 @@ type binding struct {
 	metadata    json.RawMessage
 	owner       *conn
 	parked      bool
-	state       *stateFilter // parsed config of a state binding
+	onBuiltin   bool
+	state       *stateFilter // parsed config of a state binding on the built-in provider
 }
 
 var emptyObject = json.RawMessage("{}")
@@ -54,13 +57,53 @@ func unregisterTriggerFrame(id, triggerType string) []byte {
 	return encode(&iii.Message{Type: iii.TypeUnregisterTrigger, ID: id, TriggerType: triggerType})
 }
 
+// deliverLocked activates b on the current provider of its type: a worker
+// gets a registertrigger frame, a built-in type validates and serves it,
+// and without a provider b is parked. An error means the built-in provider
+// refused the config; b is then parked. Callers hold e.mu.
+func (e *Engine) deliverLocked(b *binding) error {
+	tt := e.triggerTypes[b.triggerType]
+	switch {
+	case tt == nil:
+		b.parked = true
+	case tt.provider == nil:
+		if b.triggerType == stateTriggerType {
+			f, err := parseStateFilter(b.config)
+			if err != nil {
+				b.parked = true
+				return err
+			}
+			b.state = f
+		}
+		b.parked = false
+		b.onBuiltin = true
+		e.builtinBinds[b.triggerType]++
+	default:
+		b.parked = false
+		tt.provider.send(registerTriggerFrame(b))
+	}
+	return nil
+}
+
+// detachBuiltinLocked takes b off the engine's own provider. Callers hold e.mu.
+func (e *Engine) detachBuiltinLocked(b *binding) {
+	if b.onBuiltin {
+		b.onBuiltin = false
+		b.state = nil
+		e.builtinBinds[b.triggerType]--
+	}
+}
+
+// registerTriggerType makes c the provider of a type. A worker may also take
+// over one of the engine's own types (as a test stand-in, say); the engine
+// serves it again when that worker leaves, like the real engine's fallback
+// provider.
 func (e *Engine) registerTriggerType(c *conn, m *iii.Message) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if cur := e.triggerTypes[m.ID]; cur != nil && cur.provider == nil {
-		e.log.Warn("registertriggertype refused: the engine provides this trigger type itself",
+		e.log.Info("a worker takes over a built-in trigger type until it disconnects",
 			"trigger_type", m.ID, "worker_id", c.id)
-		return
 	}
 	e.triggerTypes[m.ID] = &triggerType{
 		id:          m.ID,
@@ -72,6 +115,7 @@ func (e *Engine) registerTriggerType(c *conn, m *iii.Message) {
 	// Deliver every binding of this type, parked or live, to the new provider.
 	for _, b := range e.bindings {
 		if b.triggerType == m.ID {
+			e.detachBuiltinLocked(b)
 			b.parked = false
 			c.send(registerTriggerFrame(b))
 		}
@@ -79,19 +123,30 @@ func (e *Engine) registerTriggerType(c *conn, m *iii.Message) {
 }
 
 // unregisterTriggerType is sent by the Node/Python SDKs (the real engine
-// drops it). The provider that sent it stops providing the type; its
-// bindings are parked until a provider registers the type again.
+// drops it). The provider that sent it stops providing the type.
 func (e *Engine) unregisterTriggerType(c *conn, id string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	tt := e.triggerTypes[id]
-	if tt == nil || tt.provider != c {
-		return
+	if tt := e.triggerTypes[id]; tt != nil && tt.provider == c {
+		e.removeTypeLocked(id)
 	}
+}
+
+// removeTypeLocked drops a worker-provided type: its bindings go back to the
+// engine's own provider for built-in ids, or are parked until a provider
+// registers the type again. Callers hold e.mu.
+func (e *Engine) removeTypeLocked(id string) {
 	delete(e.triggerTypes, id)
+	if bt := e.builtinTypes[id]; bt != nil {
+		e.triggerTypes[id] = bt
+	}
 	for _, b := range e.bindings {
-		if b.triggerType == id {
-			b.parked = true
+		if b.triggerType != id {
+			continue
+		}
+		if err := e.deliverLocked(b); err != nil {
+			e.log.Warn("binding parked: the engine's provider refused its config", "id", b.id,
+				"trigger_type", id, "err", err)
 		}
 	}
 }
@@ -102,7 +157,7 @@ func (e *Engine) registerTrigger(c *conn, m *iii.Message) {
 		triggerType: m.TriggerType,
 		functionID:  m.FunctionID,
 		config:      m.Config,
-		metadata:    m.Metadata,
+		metadata:    nullToNil(m.Metadata),
 		owner:       c,
 	}
 	e.mu.Lock()
@@ -110,44 +165,24 @@ func (e *Engine) registerTrigger(c *conn, m *iii.Message) {
 	if prev := e.bindings[b.id]; prev != nil {
 		e.removeBindingLocked(prev)
 	}
-	tt := e.triggerTypes[b.triggerType]
-	switch {
-	case tt == nil:
-		b.parked = true
-	case tt.provider == nil: // built-in type
-		if err := e.activateBuiltinBinding(b); err != nil {
-			c.send(encode(&iii.Message{
-				Type:        iii.TypeTriggerRegistrationResult,
-				ID:          b.id,
-				TriggerType: b.triggerType,
-				FunctionID:  b.functionID,
-				Error:       &iii.ErrorBody{Code: iii.CodeTriggerRegistration, Message: err.Error()},
-			}))
-			return
-		}
-	default:
-		tt.provider.send(registerTriggerFrame(b))
+	if err := e.deliverLocked(b); err != nil {
+		c.send(encode(&iii.Message{
+			Type:        iii.TypeTriggerRegistrationResult,
+			ID:          b.id,
+			TriggerType: b.triggerType,
+			FunctionID:  b.functionID,
+			Error:       &iii.ErrorBody{Code: iii.CodeTriggerRegistration, Message: err.Error()},
+		}))
+		return
 	}
 	e.bindings[b.id] = b
-}
-
-// activateBuiltinBinding validates a binding of an engine-provided type.
-// Callers hold e.mu.
-func (e *Engine) activateBuiltinBinding(b *binding) error {
-	f, err := parseStateFilter(b.config)
-	if err != nil {
-		return err
-	}
-	b.state = f
-	e.stateBinds++
-	return nil
 }
 
 // removeBindingLocked forgets b and tells its provider. Callers hold e.mu.
 func (e *Engine) removeBindingLocked(b *binding) {
 	delete(e.bindings, b.id)
-	if b.state != nil {
-		e.stateBinds--
+	if b.onBuiltin {
+		e.detachBuiltinLocked(b)
 		return
 	}
 	if tt := e.triggerTypes[b.triggerType]; tt != nil && tt.provider != nil && !b.parked {
@@ -192,8 +227,8 @@ func (e *Engine) triggerRegistrationResult(c *conn, m *iii.Message, raw []byte) 
 }
 
 // dropTriggersLocked removes what a finished connection owned: its bindings
-// (telling their providers) and the trigger types it provided (parking
-// their bindings). Callers hold e.mu.
+// (telling their providers) and the trigger types it provided (their
+// bindings fall back to the engine or are parked). Callers hold e.mu.
 func (e *Engine) dropTriggersLocked(c *conn) {
 	for _, b := range e.bindings {
 		if b.owner == c {
@@ -201,14 +236,8 @@ func (e *Engine) dropTriggersLocked(c *conn) {
 		}
 	}
 	for id, tt := range e.triggerTypes {
-		if tt.provider != c {
-			continue
-		}
-		delete(e.triggerTypes, id)
-		for _, b := range e.bindings {
-			if b.triggerType == id {
-				b.parked = true
-			}
+		if tt.provider == c {
+			e.removeTypeLocked(id)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"testing"
+	"time"
 )
 
 // registerTT registers a trigger type and returns the bindings the engine
@@ -150,17 +151,103 @@ func TestProviderDisconnectRemovesTypeAndOwnBindings(t *testing.T) {
 	}
 }
 
-func TestBuiltinTriggerTypeCannotBeHijacked(t *testing.T) {
+func TestWorkerTakesOverBuiltinTriggerTypeUntilItLeaves(t *testing.T) {
 	e := startEngine(t, Config{})
-	w := dialWorker(t, e.URL())
-	registerTT(w, "state")
-	w.close()
-	o := dialWorker(t, e.URL())
-	var out struct {
-		Triggers []map[string]any `json:"triggers"`
+	sub := dialWorker(t, e.URL())
+	sub.register("sub::cb", nil)
+	bind(sub, "watch", "state", "sub::cb", map[string]any{"scope": "x"})
+
+	standIn := dialWorker(t, e.URL())
+	expectDelivered(t, registerTT(standIn, "state"), "watch", "state", "sub::cb")
+	listed := func() string {
+		var out struct {
+			Triggers []map[string]any `json:"triggers"`
+		}
+		mustUnmarshal(t, sub.result("engine::triggers::list", nil), &out)
+		for _, tt := range out.Triggers {
+			if tt["id"] == "state" {
+				return tt["worker_name"].(string)
+			}
+		}
+		return ""
 	}
-	mustUnmarshal(t, o.result("engine::triggers::list", nil), &out)
-	if len(out.Triggers) != 1 || out.Triggers[0]["id"] != "state" || out.Triggers[0]["worker_name"] != "iii-state" {
-		t.Fatalf("triggers = %v", out.Triggers)
+	if got := listed(); got != "state" {
+		t.Fatalf("provider while taken over = %q", got)
+	}
+	standIn.close()
+	// Wait for the stand-in's cleanup to hand the type back.
+	for deadline := time.Now().Add(waitLimit); listed() != "iii-state"; {
+		if time.Now().After(deadline) {
+			t.Fatal("the engine never took the state trigger type back")
+		}
+	}
+	writer := dialWorker(t, e.URL())
+	writer.result("state::set", map[string]any{"scope": "x", "key": "k", "value": 1})
+	in := sub.expect("invokefunction")
+	if in.str("function_id") != "sub::cb" || in.obj("data")["event_type"] != "state:created" {
+		t.Fatalf("after the stand-in left, the engine serves the binding again: %s", in.raw)
+	}
+}
+
+func TestFunctionsAvailableTrigger(t *testing.T) {
+	e := startEngine(t, Config{})
+	sub := dialWorker(t, e.URL())
+	sub.register("sub::cb", nil)
+	bind(sub, "fa", "engine::functions-available", "sub::cb", map[string]any{})
+
+	functionsIn := func() []string {
+		t.Helper()
+		in := sub.expect("invokefunction")
+		if in.str("function_id") != "sub::cb" || in.obj("data")["event"] != "functions_changed" || in.obj("metadata")["k"] != "v" {
+			t.Fatalf("event = %s", in.raw)
+		}
+		sub.send(map[string]any{"type": "invocationresult", "invocation_id": in.str("invocation_id"), "function_id": "sub::cb", "result": nil})
+		var ids []string
+		for _, f := range in.m["data"].(map[string]any)["functions"].([]any) {
+			fm := f.(map[string]any)
+			if _, has := fm["request_format"]; has {
+				t.Fatalf("events carry summaries without schemas: %v", fm)
+			}
+			ids = append(ids, fm["function_id"].(string))
+		}
+		return ids
+	}
+	has := func(ids []string, id string) bool {
+		for _, x := range ids {
+			if x == id {
+				return true
+			}
+		}
+		return false
+	}
+	pub := dialWorker(t, e.URL())
+	pub.register("skills::register", nil)
+	pub.register("skills::list", nil)
+	ids := functionsIn()
+	if !has(ids, "skills::register") || !has(ids, "sub::cb") || has(ids, "engine::functions::list") {
+		t.Fatalf("functions = %v", ids)
+	}
+	pub.close() // the registry leaves
+	if ids := functionsIn(); has(ids, "skills::register") {
+		t.Fatalf("after the owner left: %v", ids)
+	}
+}
+
+func TestWorkersAvailableTriggerInOrder(t *testing.T) {
+	e := startEngine(t, Config{})
+	sub := dialWorker(t, e.URL())
+	sub.register("sub::cb", nil)
+	bind(sub, "wa", "engine::workers-available", "sub::cb", nil)
+	w := dialWorker(t, e.URL())
+	w.hello("someone", 9)
+	w.sync()
+	w.close()
+	for _, want := range []string{"worker_connected", "worker_metadata_updated", "worker_disconnected"} {
+		in := sub.expect("invokefunction")
+		d := in.obj("data")
+		if d["event"] != want || d["worker_id"] != w.id {
+			t.Fatalf("event = %s; want %s of %s", in.raw, want, w.id)
+		}
+		sub.send(map[string]any{"type": "invocationresult", "invocation_id": in.str("invocation_id"), "function_id": "sub::cb", "result": nil})
 	}
 }
