@@ -36,9 +36,17 @@
 //	    engine::workers::list, engine::functions::list (which, unlike the real
 //	    engine, includes request_format/response_format), engine::functions::info,
 //	    engine::triggers::list/info, engine::registered-triggers::list and
-//	    state::set/get/delete/update/list/list_groups, plus the "state"
-//	    trigger type. State is durable when Config.DataDir is set (package
-//	    store: every acknowledged write is fsync'd).
+//	    state::set/get/delete/update/list/list_groups. State is durable when
+//	    Config.DataDir is set (package store: every acknowledged write is
+//	    fsync'd).
+//	  - Built-in trigger types: state (state:created/updated/deleted),
+//	    engine::functions-available (the function list, whenever the set of
+//	    function ids changes; bursts are coalesced) and
+//	    engine::workers-available (worker_connected / _metadata_updated /
+//	    _disconnected). Each binding receives its events through its own
+//	    FIFO, in order, one call at a time. A worker may register one of
+//	    these type ids itself (a test stand-in, say): it then provides the
+//	    type until it disconnects, and the engine serves the bindings again.
 //
 // # Design choices
 //
