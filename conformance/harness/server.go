@@ -28,6 +28,8 @@ type ServerOptions struct {
 	Config []byte
 	// Args are extra flags, e.g. --strict-fetch.
 	Args []string
+	// Port is the loopback port to serve on; 0 picks a free one.
+	Port int
 }
 
 // Server is a running `skills --standalone`.
@@ -56,9 +58,12 @@ func StartServer(ctx context.Context, o ServerOptions) (*Server, error) {
 	} else {
 		configPath = filepath.Join(home, "no-config.yaml")
 	}
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
+	port := o.Port
+	if port == 0 {
+		var err error
+		if port, err = FreePort(); err != nil {
+			return nil, err
+		}
 	}
 	url := fmt.Sprintf("ws://127.0.0.1:%d", port)
 	args := append([]string{"--standalone", "--url", url, "--data", filepath.Join(home, "data"), "--config", configPath}, o.Args...)
