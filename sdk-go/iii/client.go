@@ -511,7 +511,7 @@ func (c *Client) dropped(cn *wsConn) {
 func (c *Client) replayLocked() [][]byte {
 	var out [][]byte
 	if c.workerID != "" {
-		out = append(out, mustMarshal(Message{Type: TypeReattach, PreviousWorkerID: c.workerID, ReattachToken: c.reattachToken}))
+		out = append(out, EncodeMessage(&Message{Type: TypeReattach, PreviousWorkerID: c.workerID, ReattachToken: c.reattachToken}))
 	}
 	hello := map[string]any{
 		"name":    c.opts.name,
@@ -523,7 +523,7 @@ func (c *Client) replayLocked() [][]byte {
 	if c.opts.description != "" {
 		hello["description"] = c.opts.description
 	}
-	out = append(out, mustMarshal(Message{
+	out = append(out, EncodeMessage(&Message{
 		Type:       TypeInvokeFunction,
 		FunctionID: "engine::workers::register",
 		Data:       mustMarshal(hello),
@@ -590,7 +590,7 @@ func (c *Client) dispatch(cn *wsConn, data []byte) {
 	case TypeRegistrationRejected:
 		c.handleRejected(cn, m)
 	case TypePing:
-		cn.send(mustMarshal(Message{Type: TypePong}))
+		cn.send(EncodeMessage(&Message{Type: TypePong}))
 	case TypePong:
 	default:
 		c.log.Debug("iii: ignoring frame of unknown type", "type", m.Type)

@@ -301,8 +301,8 @@ func (e *fakeEngine) route(fc *fakeConn, f frame) {
 		delete(e.routes, m.InvocationID)
 		e.mu.Unlock()
 		if caller != nil {
-			caller.send(resultFrame{Message: Message{Type: TypeInvocationResult, InvocationID: m.InvocationID,
-				Result: m.Result, Error: m.Error}, FunctionID: m.FunctionID})
+			caller.send(&Message{Type: TypeInvocationResult, InvocationID: m.InvocationID,
+				Result: m.Result, Error: m.Error, FunctionID: m.FunctionID})
 		}
 	}
 }
@@ -315,8 +315,8 @@ func (e *fakeEngine) invoke(caller *fakeConn, m Message) {
 		if m.InvocationID == "" {
 			return
 		}
-		caller.send(resultFrame{Message: Message{Type: TypeInvocationResult, InvocationID: m.InvocationID,
-			Result: result, Error: eb}, FunctionID: m.FunctionID})
+		caller.send(&Message{Type: TypeInvocationResult, InvocationID: m.InvocationID,
+			Result: result, Error: eb, FunctionID: m.FunctionID})
 	}
 	e.mu.Lock()
 	builtin := e.builtins[m.FunctionID]

@@ -68,7 +68,7 @@ func (c *Client) RegisterFunction(id string, h Handler, opts ...FunctionOptions)
 	if m.Metadata, err = marshalOr(o.Metadata, nil); err != nil {
 		return nil, fmt.Errorf("iii: register function %q: encode metadata: %w", id, err)
 	}
-	e := &functionEntry{handler: h, frame: mustMarshal(m)}
+	e := &functionEntry{handler: h, frame: EncodeMessage(&m)}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -117,7 +117,7 @@ func (r *FunctionRef) Unregister() error {
 	}
 	delete(c.functions, r.id)
 	if c.conn != nil {
-		c.conn.send(mustMarshal(Message{Type: TypeUnregisterFunction, ID: r.id}))
+		c.conn.send(EncodeMessage(&Message{Type: TypeUnregisterFunction, ID: r.id}))
 	}
 	return nil
 }
@@ -137,13 +137,6 @@ func MetadataFromContext(ctx context.Context) json.RawMessage {
 func InvocationIDFromContext(ctx context.Context) string {
 	id, _ := ctx.Value(invocationIDKey{}).(string)
 	return id
-}
-
-// resultFrame forces function_id onto invocationresult frames (it is a
-// required key there, while Message omits it when empty).
-type resultFrame struct {
-	Message
-	FunctionID string `json:"function_id"`
 }
 
 // handleInvoke serves one inbound invokefunction and answers it.
@@ -175,7 +168,8 @@ func (c *Client) handleInvoke(cn *wsConn, m Message) {
 	if m.InvocationID == "" {
 		return // nobody to answer (the engine always sends an id; tolerate its absence)
 	}
-	cn.send(mustMarshal(resultFrame{Message: reply, FunctionID: m.FunctionID}))
+	reply.FunctionID = m.FunctionID
+	cn.send(EncodeMessage(&reply))
 }
 
 func callHandler(ctx context.Context, h Handler, data json.RawMessage) (res any, err error) {

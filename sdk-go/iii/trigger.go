@@ -100,7 +100,7 @@ func (c *Client) Trigger(ctx context.Context, req TriggerRequest) (json.RawMessa
 		Metadata: meta, Namespace: req.Namespace}
 
 	if req.Action != nil && req.Action.Type == ActionVoid {
-		frame := mustMarshal(m)
+		frame := EncodeMessage(&m)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.stopErr != nil {
@@ -114,7 +114,7 @@ func (c *Client) Trigger(ctx context.Context, req TriggerRequest) (json.RawMessa
 
 	m.InvocationID = uuid.NewString()
 	p := &pendingCall{id: m.InvocationID, functionID: req.FunctionID, ch: make(chan callResult, 1)}
-	frame := mustMarshal(m)
+	frame := EncodeMessage(&m)
 	c.mu.Lock()
 	if c.stopErr != nil {
 		c.mu.Unlock()

@@ -67,7 +67,7 @@ func (c *Client) RegisterTrigger(t Trigger) (*TriggerRef, error) {
 	if err != nil {
 		return nil, fmt.Errorf("iii: register trigger %q: encode metadata: %w", t.ID, err)
 	}
-	e := &triggerEntry{typ: t.Type, frame: mustMarshal(Message{Type: TypeRegisterTrigger, ID: t.ID,
+	e := &triggerEntry{typ: t.Type, frame: EncodeMessage(&Message{Type: TypeRegisterTrigger, ID: t.ID,
 		TriggerType: t.Type, FunctionID: t.FunctionID, Config: cfg, Metadata: meta})}
 
 	c.mu.Lock()
@@ -95,7 +95,7 @@ func (c *Client) UnregisterTrigger(id string) error {
 	}
 	delete(c.triggers, id)
 	if c.conn != nil {
-		c.conn.send(mustMarshal(Message{Type: TypeUnregisterTrigger, ID: id, TriggerType: e.typ}))
+		c.conn.send(EncodeMessage(&Message{Type: TypeUnregisterTrigger, ID: id, TriggerType: e.typ}))
 	}
 	return nil
 }
@@ -146,13 +146,6 @@ type triggerTypeEntry struct {
 
 func (e *triggerTypeEntry) order() uint64 { return e.seq }
 
-// triggerTypeFrame forces description onto registertriggertype (required
-// there, while Message omits it when empty).
-type triggerTypeFrame struct {
-	Message
-	Description string `json:"description"`
-}
-
 // RegisterTriggerType makes this client the provider of trigger type id. The
 // registration is sent now if connected and replayed on every reconnect. It
 // fails if id is empty or already provided by this client.
@@ -163,7 +156,7 @@ func (c *Client) RegisterTriggerType(id, description string, h TriggerHandler, o
 	if h == nil {
 		return nil, fmt.Errorf("iii: register trigger type %q: handler is nil", id)
 	}
-	m := Message{Type: TypeRegisterTriggerType, ID: id}
+	m := Message{Type: TypeRegisterTriggerType, ID: id, Description: description}
 	for _, o := range opts {
 		var err error
 		if o.TriggerRequestFormat != nil {
@@ -177,7 +170,7 @@ func (c *Client) RegisterTriggerType(id, description string, h TriggerHandler, o
 			}
 		}
 	}
-	e := &triggerTypeEntry{handler: h, frame: mustMarshal(triggerTypeFrame{Message: m, Description: description}),
+	e := &triggerTypeEntry{handler: h, frame: EncodeMessage(&m),
 		bindings: map[string]TriggerConfig{}}
 
 	c.mu.Lock()
@@ -214,7 +207,7 @@ func (r *TriggerTypeRef) Unregister() error {
 	}
 	delete(c.triggerTypes, r.id)
 	if c.conn != nil {
-		c.conn.send(mustMarshal(Message{Type: TypeUnregisterTriggerType, ID: r.id}))
+		c.conn.send(EncodeMessage(&Message{Type: TypeUnregisterTriggerType, ID: r.id}))
 	}
 	return nil
 }
@@ -258,22 +251,13 @@ func (c *Client) FireTrigger(ctx context.Context, cfg TriggerConfig, payload any
 	return err
 }
 
-// registrationResultFrame forces the three required keys of
-// triggerregistrationresult.
-type registrationResultFrame struct {
-	Message
-	ID          string `json:"id"`
-	TriggerType string `json:"trigger_type"`
-	FunctionID  string `json:"function_id"`
-}
-
 func (c *Client) handleRegisterTrigger(cn *wsConn, m Message) {
 	cfg := TriggerConfig{ID: m.ID, FunctionID: m.FunctionID, Config: m.Config, Metadata: m.Metadata, Namespace: m.Namespace}
 	c.mu.Lock()
 	e := c.triggerTypes[m.TriggerType]
 	c.mu.Unlock()
 
-	reply := Message{Type: TypeTriggerRegistrationResult}
+	reply := Message{Type: TypeTriggerRegistrationResult, ID: m.ID, TriggerType: m.TriggerType, FunctionID: m.FunctionID}
 	if e == nil {
 		reply.Error = &ErrorBody{Code: CodeTriggerTypeNotFound, Message: "Trigger type not found"}
 	} else if err := safeTriggerCall(func() error { return e.handler.RegisterTrigger(cn.ctx, cfg) }); err != nil {
@@ -287,7 +271,7 @@ func (c *Client) handleRegisterTrigger(cn *wsConn, m Message) {
 		e.bindings[m.ID] = cfg
 		c.mu.Unlock()
 	}
-	cn.send(mustMarshal(registrationResultFrame{Message: reply, ID: m.ID, TriggerType: m.TriggerType, FunctionID: m.FunctionID}))
+	cn.send(EncodeMessage(&reply))
 }
 
 func (c *Client) handleUnregisterTrigger(cn *wsConn, m Message) {
