@@ -1,0 +1,159 @@
+// The official MCP TypeScript clients against `skills --standalone`'s MCP endpoint and
+// against `skills mcp --stdio`: v2 @modelcontextprotocol/client (2026-07-28) and v1
+// @modelcontextprotocol/sdk (2025-11-25).
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+
+import { connectClient, eventually, startPublisher, startStandalone } from './helpers.mjs'
+
+const CASES = [
+  { kind: 'v2', transport: 'http', version: '2026-07-28' },
+  { kind: 'v2', transport: 'stdio', version: '2026-07-28' },
+  { kind: 'v1', transport: 'http', version: '2025-11-25' },
+  { kind: 'v1', transport: 'stdio', version: '2025-11-25' },
+]
+
+let server
+let publisher
+
+before(async () => {
+  server = await startStandalone()
+  publisher = await startPublisher(server.engineURL)
+})
+
+after(async () => {
+  await publisher?.close()
+  await server?.stop()
+})
+
+/** Errors of both SDK generations carry the JSON-RPC code as `code`. */
+async function rejectsWith(promise, code, substring) {
+  await assert.rejects(promise, (err) => {
+    assert.equal(err.code, code, `code of ${err}`)
+    assert.match(String(err.message), new RegExp(substring.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    return true
+  })
+}
+
+for (const c of CASES) {
+  describe(`${c.kind} client over ${c.transport} (${c.version})`, () => {
+    let mc
+    before(async () => {
+      mc = await connectClient(c.kind, c.transport, server)
+    })
+    after(async () => {
+      await mc?.close()
+    })
+
+    test('negotiates the expected protocol revision', () => {
+      assert.equal(mc.version, c.version)
+    })
+
+    test('resources/list: the index first, then every skill, nested included', async () => {
+      const { resources } = await mc.client.listResources()
+      const uris = resources.map((r) => r.uri)
+      assert.equal(uris[0], 'iii://skills')
+      for (const u of ['iii://nodedemo', 'iii://nodedemo/nested']) assert.ok(uris.includes(u), `${u} in ${uris}`)
+      const demo = resources.find((r) => r.uri === 'iii://nodedemo')
+      assert.equal(demo.name, 'Node demo')
+      assert.equal(demo.mimeType, 'text/markdown')
+    })
+
+    test('resources/read: skills, nested skills, the index and iii://fn sections', async () => {
+      for (const [uri, want] of [
+        ['iii://nodedemo', 'How to use the node demo worker.'],
+        ['iii://nodedemo/nested', 'A sub-skill.'],
+        ['iii://skills', '(iii://nodedemo/nested) — Nested node demo — A sub-skill.'],
+        ['iii://fn/nodedemo/echo', 'rendered by nodedemo::echo'],
+      ]) {
+        const { contents } = await mc.client.readResource({ uri })
+        assert.equal(contents.length, 1)
+        assert.equal(contents[0].uri, uri)
+        assert.equal(contents[0].mimeType, 'text/markdown')
+        assert.ok(contents[0].text.includes(want), `${uri}: ${contents[0].text}`)
+      }
+    })
+
+    test('resources/read of an unknown skill is -32602 with the registry message', async () => {
+      await rejectsWith(mc.client.readResource({ uri: 'iii://no-such-skill' }), -32602, 'Skill not found: no-such-skill')
+    })
+
+    test('resources/templates/list', async () => {
+      const { resourceTemplates } = await mc.client.listResourceTemplates()
+      assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ['iii://{skill_id}', 'iii://fn/{function_path}'])
+    })
+
+    test('prompts/list and prompts/get', async () => {
+      const { prompts } = await mc.client.listPrompts()
+      const p = prompts.find((x) => x.name === 'nodegreet')
+      assert.ok(p, JSON.stringify(prompts))
+      assert.equal(p.description, 'Greets someone')
+      assert.deepEqual(p.arguments, [{ name: 'to', description: 'Who to greet', required: true }])
+      const res = await mc.client.getPrompt({ name: 'nodegreet', arguments: { to: 'alice@example.com' } })
+      assert.equal(res.description, 'Greets someone')
+      assert.deepEqual(res.messages, [{ role: 'user', content: { type: 'text', text: 'Say hello to alice@example.com' } }])
+      await rejectsWith(mc.client.getPrompt({ name: 'no-such-prompt' }), -32602, 'Prompt not found: no-such-prompt')
+    })
+
+    test('tools/list: visible functions with "::" → "__", skill__fetch included, hidden ones not', async () => {
+      const { tools } = await mc.client.listTools()
+      const names = tools.map((t) => t.name)
+      for (const n of ['skill__fetch', 'nodedemo__echo', 'nodedemo__fail', 'nodegreet__render']) assert.ok(names.includes(n), `${n} in ${names}`)
+      for (const n of names) assert.ok(!/^(engine|state|stream|skills|prompts|mcp|iii|a2a)__/.test(n), `hidden tool ${n}`)
+      const echo = tools.find((t) => t.name === 'nodedemo__echo')
+      assert.equal(echo.description, 'Echoes its input')
+      assert.deepEqual(echo.inputSchema, { type: 'object', properties: { text: { type: 'string' } } })
+    })
+
+    test('tools/call: results, failures as isError, hidden functions refused', async () => {
+      const ok = await mc.client.callTool({ name: 'nodedemo__echo', arguments: { text: 'hi' } })
+      assert.ok(!ok.isError)
+      assert.deepEqual(ok.structuredContent, { echo: { text: 'hi' } })
+      assert.equal(ok.content[0].text, '{\n  "echo": {\n    "text": "hi"\n  }\n}')
+
+      const fetched = await mc.client.callTool({ name: 'skill__fetch', arguments: { uris: ['iii://nodedemo', 'iii://nodedemo/nested'] } })
+      assert.ok(!fetched.isError)
+      assert.ok(fetched.content[0].text.startsWith('# iii://nodedemo\n\n# Node demo'), fetched.content[0].text)
+
+      const failed = await mc.client.callTool({ name: 'nodedemo__fail', arguments: {} })
+      assert.equal(failed.isError, true)
+      assert.match(failed.content[0].text, /nodedemo failure: the widget is broken/)
+
+      const hidden = await mc.client.callTool({ name: 'state__get', arguments: { scope: 'skills', key: 'nodedemo' } })
+      assert.equal(hidden.isError, true)
+      assert.match(hidden.content[0].text, /internal namespace/)
+    })
+
+    test('list_changed within a second of a skills::register by another worker', async () => {
+      const id = `live-${c.kind}-${c.transport}`
+      const before = mc.count('notifications/resources/list_changed')
+      await publisher.trigger('skills::register', { id, skill: `# Live ${id}\n` })
+      await eventually(() => mc.count('notifications/resources/list_changed') > before,
+        () => `resources/list_changed after skills::register (seen: ${JSON.stringify([...mc.seen])})`, 1000)
+      await eventually(() => (mc.seen.get('notifications/resources/updated') ?? []).some((p) => p.uri === 'iii://skills'),
+        () => 'resources/updated for iii://skills', 1000)
+      const { resources } = await mc.client.listResources()
+      assert.ok(resources.some((r) => r.uri === `iii://${id}`))
+
+      const prompts = mc.count('notifications/prompts/list_changed')
+      await publisher.trigger('prompts::register', { name: id, description: 'live', function_id: 'nodegreet::render' })
+      await eventually(() => mc.count('notifications/prompts/list_changed') > prompts, () => 'prompts/list_changed', 1000)
+
+      await publisher.trigger('skills::unregister', { id })
+      await publisher.trigger('prompts::unregister', { name: id })
+    })
+
+    test('tools/list_changed when a function appears', async () => {
+      const before = mc.count('notifications/tools/list_changed')
+      const fid = `nodelate::${c.kind}_${c.transport}`
+      const ref = publisher.worker.registerFunction(fid, async () => 'late')
+      try {
+        await eventually(() => mc.count('notifications/tools/list_changed') > before, () => 'tools/list_changed', 5000)
+        const { tools } = await mc.client.listTools()
+        assert.ok(tools.some((t) => t.name === fid.replace('::', '__')))
+      } finally {
+        ref.unregister()
+      }
+    })
+  })
+}
