@@ -20,7 +20,7 @@ import (
 func EncodeMessage(m *Message) []byte {
 	b := make([]byte, 0, 128+len(m.Data)+len(m.Result)+len(m.RequestFormat)+len(m.ResponseFormat)+len(m.Config)+len(m.Metadata))
 	b = append(b, `{"type":`...)
-	b = appendJSONString(b, string(m.Type))
+	b = AppendJSONString(b, string(m.Type))
 
 	always := func(key string) bool {
 		switch m.Type {
@@ -40,7 +40,7 @@ func EncodeMessage(m *Message) []byte {
 		b = append(b, ',', '"')
 		b = append(b, key...)
 		b = append(b, '"', ':')
-		b = appendJSONString(b, v)
+		b = AppendJSONString(b, v)
 	}
 	raw := func(key string, v json.RawMessage, def string) {
 		if len(v) == 0 {
@@ -72,21 +72,21 @@ func EncodeMessage(m *Message) []byte {
 	raw("result", m.Result, "")
 	if m.Error != nil {
 		b = append(b, `,"error":{"code":`...)
-		b = appendJSONString(b, m.Error.Code)
+		b = AppendJSONString(b, m.Error.Code)
 		b = append(b, `,"message":`...)
-		b = appendJSONString(b, m.Error.Message)
+		b = AppendJSONString(b, m.Error.Message)
 		if m.Error.Stacktrace != "" {
 			b = append(b, `,"stacktrace":`...)
-			b = appendJSONString(b, m.Error.Stacktrace)
+			b = AppendJSONString(b, m.Error.Stacktrace)
 		}
 		b = append(b, '}')
 	}
 	if m.Action != nil {
 		b = append(b, `,"action":{"type":`...)
-		b = appendJSONString(b, string(m.Action.Type))
+		b = AppendJSONString(b, string(m.Action.Type))
 		if m.Action.Queue != "" {
 			b = append(b, `,"queue":`...)
-			b = appendJSONString(b, m.Action.Queue)
+			b = AppendJSONString(b, m.Action.Queue)
 		}
 		b = append(b, '}')
 	}
@@ -113,10 +113,10 @@ func EncodeMessage(m *Message) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString appends s as a JSON string. Control characters, quotes and
+// AppendJSONString appends s as a JSON string. Control characters, quotes and
 // backslashes are escaped, U+2028/U+2029 too (JavaScript line terminators),
 // and invalid UTF-8 becomes U+FFFD, as encoding/json does.
-func appendJSONString(b []byte, s string) []byte {
+func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {

@@ -73,7 +73,7 @@ func TestEncodeMessageRequiredKeys(t *testing.T) {
 
 func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
 	for _, s := range []string{"", "plain", "q\"b\\", "\x00\x1f\x7f", "é ✓ 😀", "\u2028\u2029", "bad \xff utf8", "<&>"} {
-		got := appendJSONString(nil, s)
+		got := AppendJSONString(nil, s)
 		var back string
 		if err := json.Unmarshal(got, &back); err != nil {
 			t.Fatalf("%q encoded as invalid JSON %s", s, got)

@@ -6,16 +6,9 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 )
 
-// encode marshals a protocol message. Messages built by the engine always
-// marshal; a failure would be a programming error, so it panics (and the
-// panic is contained by the frame or built-in handler).
-func encode(m *iii.Message) []byte {
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic("engine: encode " + string(m.Type) + ": " + err.Error())
-	}
-	return b
-}
+// encode writes a protocol frame; raw fields come from decoded frames or the
+// engine itself, so they are valid JSON and are copied as is.
+func encode(m *iii.Message) []byte { return iii.EncodeMessage(m) }
 
 // encodeInvoke builds the engine → owner invokefunction frame by hand: it is
 // the hottest frame and data/metadata are already valid JSON (they come from
@@ -74,17 +67,7 @@ func encodeError(id, functionID, code, message string) []byte {
 }
 
 // appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+func appendString(b []byte, s string) []byte { return iii.AppendJSONString(b, s) }
 
 // mustJSON marshals a value the engine built itself.
 func mustJSON(v any) json.RawMessage {
