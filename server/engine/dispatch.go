@@ -29,6 +29,9 @@ func (e *Engine) handleFrame(c *conn, mt int, data []byte) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return
 	}
+	if id, ok := resultHeader(data); ok && e.forwardResult(c, id, data) {
+		return
+	}
 	var m iii.Message
 	if err := json.Unmarshal(data, &m); err != nil {
 		e.log.Warn("dropping frame: not a valid iii protocol message", "worker_id", c.id,
@@ -167,4 +170,39 @@ func (e *Engine) cleanup(c *conn) {
 		}
 		e.workersEvent(eventWorkerDisconnected, c.id)
 	})
+}
+
+var resultPrefix = []byte(`{"type":"invocationresult","invocation_id":"`)
+
+// resultHeader reads the invocation id of an invocationresult frame written
+// the way our Go client writes it (type and invocation_id first), without
+// decoding the rest: results can be megabytes (the iii://skills index) and
+// the engine only forwards them.
+func resultHeader(data []byte) (string, bool) {
+	if !bytes.HasPrefix(data, resultPrefix) {
+		return "", false
+	}
+	rest := data[len(resultPrefix):]
+	end := bytes.IndexByte(rest, '"')
+	if end <= 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
+}
+
+// forwardResult sends a result frame unchanged to the worker that made the
+// call. It reports false, touching nothing, when the frame needs the full
+// decode: an engine-internal waiter, or no pending invocation by that id.
+func (e *Engine) forwardResult(c *conn, id string, data []byte) bool {
+	e.pmu.Lock()
+	p := e.pending[id]
+	if p == nil || p.waiter != nil || p.caller == nil {
+		e.pmu.Unlock()
+		return false
+	}
+	delete(e.pending, id)
+	e.pmu.Unlock()
+	p.owner.active.Add(-1)
+	p.caller.send(data)
+	return true
 }
