@@ -97,6 +97,7 @@ func (q *queueSet) drain(name string, jq *jobQueue) {
 			return
 		}
 		j := jq.jobs[0]
+		jq.jobs[0] = job{} // do not pin the payload until the queue empties
 		jq.jobs = jq.jobs[1:]
 		q.mu.Unlock()
 		q.run(name, j)

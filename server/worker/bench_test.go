@@ -183,6 +183,8 @@ func BenchmarkMemory10K(b *testing.B) {
 		b.Fatal(err)
 	}
 	growth := float64(rss(b) - before)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
 	bodies := float64(n * 2048)
 	b.Run("skills=10000", func(b *testing.B) {
 		for range b.N {
@@ -191,6 +193,7 @@ func BenchmarkMemory10K(b *testing.B) {
 			}
 		}
 		b.ReportMetric(growth/(1<<20), "rss_growth_MiB")
+		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap_inuse_MiB")
 		b.ReportMetric(growth/bodies, "rss_per_body_byte")
 		b.ReportMetric((2*bodies+300*n)/(1<<20), "target_MiB")
 	})

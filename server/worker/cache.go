@@ -107,6 +107,18 @@ func (c *skillCache) put(s registry.StoredSkill) {
 	c.mu.Unlock()
 }
 
+// putIfChanged puts s unless the cache already holds that exact row: the
+// state events of the worker's own writes arrive after it cached them.
+func (c *skillCache) putIfChanged(s registry.StoredSkill) {
+	c.mu.RLock()
+	cur, ok := c.rows[s.ID]
+	c.mu.RUnlock()
+	if ok && cur == s {
+		return
+	}
+	c.put(s)
+}
+
 func (c *skillCache) remove(id string) {
 	c.mu.Lock()
 	delete(c.rows, id)

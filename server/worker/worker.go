@@ -212,7 +212,7 @@ func (w *Worker) cacheSync(_ context.Context, data json.RawMessage) (any, error)
 		w.skills.remove(ev.Key) // upstream would not list an undecodable row
 		return nil, nil
 	}
-	w.skills.put(row)
+	w.skills.putIfChanged(row)
 	return nil, nil
 }
 
