@@ -108,6 +108,9 @@ func Open(path string) (*Store, error) {
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
 	})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("store: %s is locked by another process (is another engine using the same data directory?): %w", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
