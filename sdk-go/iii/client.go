@@ -468,7 +468,7 @@ func (c *Client) serve(ws *websocket.Conn) {
 	for {
 		_, data, err := ws.ReadMessage()
 		if err != nil {
-			if c.ctx.Err() == nil {
+			if c.stopError() == nil { // not our own Close
 				c.log.Warn("iii: connection closed", "error", err)
 			}
 			break
