@@ -151,6 +151,7 @@ func New(client *iii.Client, opts Options) *Server {
 		},
 		// Any iii:// URI may be subscribed to; updates are sent for the
 		// index and for each skill that changes.
+		CompletionHandler:  s.complete,
 		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
 	})

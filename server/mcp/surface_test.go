@@ -170,7 +170,7 @@ func checkSurface(t *testing.T, cs *sdk.ClientSession) {
 			var schema map[string]any
 			_ = json.Unmarshal(b, &schema)
 			props, _ := schema["properties"].(map[string]any)
-			if schema["type"] != "object" || props["text"] == nil || schema["$schema"] != nil {
+			if schema["type"] != "object" || props["text"] == nil || schema["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
 				t.Errorf("demo__echo inputSchema = %s", b)
 			}
 			if flag, ok := props["flag"].(map[string]any); !ok || len(flag) != 0 {
@@ -185,6 +185,24 @@ func checkSurface(t *testing.T, cs *sdk.ClientSession) {
 			if string(b) != `{"type":"object"}` {
 				t.Errorf("a function without request format gets {type:object}, got %s", b)
 			}
+		}
+	})
+
+	t.Run("completion/complete", func(t *testing.T) {
+		res, err := cs.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/resource", URI: "iii://{skill_id}"},
+			Argument: sdk.CompleteParamsArgument{Name: "skill_id", Value: "demo"}})
+		if err != nil || !slices.Equal(res.Completion.Values, []string{"demo", "demo/nested"}) {
+			t.Errorf("skill_id completion: %v %+v", err, res)
+		}
+		res, err = cs.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/resource", URI: "iii://fn/{function_path}"},
+			Argument: sdk.CompleteParamsArgument{Name: "function_path", Value: "demo/e"}})
+		if err != nil || !slices.Equal(res.Completion.Values, []string{"demo/echo"}) {
+			t.Errorf("function_path completion: %v %+v", err, res)
+		}
+		res, err = cs.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: "greet"},
+			Argument: sdk.CompleteParamsArgument{Name: "to", Value: "a"}})
+		if err != nil || len(res.Completion.Values) != 0 {
+			t.Errorf("prompt argument completion: %v %+v", err, res)
 		}
 	})
 

@@ -193,9 +193,9 @@ func usableSchema(raw json.RawMessage) bool {
 // inputSchema turns a function's request format into an MCP tool input
 // schema: a JSON object schema with type "object" (added when missing,
 // forced when another type was declared, since tool arguments are always
-// an object), boolean property schemas turned into {} and no top-level
-// $schema/$id that some clients reject. Unusable input gives
-// {"type":"object"}.
+// an object) and boolean property schemas turned into {}. Every other
+// keyword ($schema, $defs, additionalProperties, …) is kept as published
+// (SEP-1613). Unusable input gives {"type":"object"}.
 func inputSchema(raw json.RawMessage) json.RawMessage {
 	open := json.RawMessage(`{"type":"object"}`)
 	if !usableSchema(raw) {
@@ -215,8 +215,6 @@ func inputSchema(raw json.RawMessage) json.RawMessage {
 			}
 		}
 	}
-	delete(m, "$schema")
-	delete(m, "$id")
 	out, err := json.Marshal(m)
 	if err != nil {
 		return open
