@@ -180,6 +180,9 @@ func checkSurface(t *testing.T, cs *sdk.ClientSession) {
 				t.Errorf("demo__echo description = %q", e.Description)
 			}
 		}
+		if g := byName["greet__render"]; g != nil && g.Description != "Calls the iii function greet::render (it published no description)." {
+			t.Errorf("a function without description gets a fallback, got %q", g.Description)
+		}
 		if f := byName["demo__fail"]; f != nil {
 			b, _ := json.Marshal(f.InputSchema)
 			if string(b) != `{"type":"object"}` {

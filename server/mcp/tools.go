@@ -94,7 +94,7 @@ func (s *Server) syncTools(ctx context.Context) (registryPresent bool, err error
 		if !usableSchema(schema) {
 			schema = s.infoMemo[f.FunctionID]
 		}
-		next[name] = toolDef{name: name, functionID: f.FunctionID, description: f.Description, schema: inputSchema(schema)}
+		next[name] = toolDef{name: name, functionID: f.FunctionID, description: toolDescription(f), schema: inputSchema(schema)}
 	}
 	var removed []string
 	for name := range s.tools {
@@ -182,6 +182,16 @@ func (s *Server) fillSchemasLocked(ctx context.Context, fns []functionSummary) {
 			}
 		}
 	}
+}
+
+// toolDescription is the function's description, or a plain statement of
+// what the tool calls when it published none (clients and agents expect
+// every tool to say something).
+func toolDescription(f functionSummary) string {
+	if strings.TrimSpace(f.Description) != "" {
+		return f.Description
+	}
+	return fmt.Sprintf("Calls the iii function %s (it published no description).", f.FunctionID)
 }
 
 // usableSchema: a JSON object (not null, not absent).

@@ -35,13 +35,16 @@ type HTTPOptions struct {
 // HTTPHandler serves MCP Streamable HTTP (mount it at Path). Requests with
 // an MCP-Protocol-Version header of 2026-07-28 or later go to a stateless
 // go-sdk handler; all others (2025-11-25 and older: initialize, session
-// requests, the GET stream, DELETE) to a stateful one. Both serve the same
-// server, so list_changed notifications reach both kinds of clients.
+// requests, the GET stream, DELETE) to a stateful one whose SSE streams are
+// resumable. Both serve the same server, so list_changed notifications
+// reach both kinds of clients.
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	get := func(*http.Request) *sdk.Server { return s.sdk }
 	logger := s.sdkLog
 	stateless := sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Stateless: true, Logger: logger})
-	stateful := sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Logger: logger})
+	// 2025-11-25 streams are resumable (Last-Event-ID) from a bounded
+	// in-memory store (10 MiB); 2026-07-28 removed resumability.
+	stateful := sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Logger: logger, EventStore: sdk.NewMemoryEventStore(nil)})
 	route := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get("Mcp-Protocol-Version"); v >= StatelessProtocolVersion {
 			stateless.ServeHTTP(w, r)

@@ -63,7 +63,7 @@ export async function eventually(probe, what, limitMs = 5000) {
  * Starts `skills --standalone` with `--mcp-addr 127.0.0.1:<free>` and `--mcp-token`,
  * or, when MCP_URL/III_URL are set, uses that running server instead.
  */
-export async function startStandalone() {
+export async function startStandalone({ token = TOKEN } = {}) {
   if (process.env.MCP_URL && process.env.III_URL) {
     return { engineURL: process.env.III_URL, endpoint: process.env.MCP_URL, token: process.env.SKILLS_MCP_TOKEN ?? '', log: () => '', stop: async () => {} }
   }
@@ -71,8 +71,9 @@ export async function startStandalone() {
   const [enginePort, mcpPort] = [await freePort(), await freePort()]
   const data = mkdtempSync(join(tmpdir(), 'skills-mcp-node-'))
   const engineURL = `ws://127.0.0.1:${enginePort}`
-  const child = spawn(bin, ['--standalone', '--url', engineURL, '--data', data, '--config', join(data, 'none.yaml'),
-    '--mcp-addr', `127.0.0.1:${mcpPort}`, '--mcp-token', TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const args = ['--standalone', '--url', engineURL, '--data', data, '--config', join(data, 'none.yaml'), '--mcp-addr', `127.0.0.1:${mcpPort}`]
+  if (token) args.push('--mcp-token', token)
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKILLS_MCP_TOKEN: '' } })
   let output = ''
   child.stdout.on('data', (d) => (output += d))
   child.stderr.on('data', (d) => (output += d))
@@ -86,7 +87,7 @@ export async function startStandalone() {
   return {
     engineURL,
     endpoint,
-    token: TOKEN,
+    token,
     log: () => output,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {
