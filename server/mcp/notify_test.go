@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/engine"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
+	"github.com/iii-skills/skills/server/worker"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -178,4 +181,56 @@ func TestHTTPSecurity(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestLateRegistry: an MCP server started before the registry (same
+// engine) serves it, and notifies its changes, once it is up.
+func TestLateRegistry(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close() })
+	s := &stack{t: t, ctx: ctx, url: eng.URL()}
+	s.startMCP(skillsmcp.Options{})
+	n := &notes{}
+	cs := s.connectInMemory(v2025, n)
+	if _, err := cs.ListResources(ctx, nil); rpcCode(err) != -32603 || !strings.Contains(err.Error(), "skills registry unavailable") {
+		t.Fatalf("resources/list without a registry: %v", err)
+	}
+
+	regCli := iii.RegisterWorker(s.url, iii.WithName(worker.Name), iii.WithLogger(quiet()))
+	t.Cleanup(func() { _ = regCli.Close() })
+	w := worker.New(regCli, worker.DefaultConfig(), worker.Options{Logger: quiet()})
+	if err := w.Register(); err != nil {
+		t.Fatal(err)
+	}
+	connect(t, regCli)
+	w.Start(ctx)
+	s.pub = iii.RegisterWorker(s.url, iii.WithName("publisher"), iii.WithLogger(quiet()))
+	t.Cleanup(func() { _ = s.pub.Close() })
+	connect(t, s.pub)
+
+	eventually(t, 5*time.Second, func() bool {
+		res, err := cs.ListResources(ctx, nil)
+		return err == nil && len(res.Resources) == 1 && res.Resources[0].URI == "iii://skills"
+	}, "the registry's index listed")
+	// The on-change binding made before the registry existed reaches it.
+	eventually(t, 5*time.Second, func() bool {
+		before := n.count(resourcesChanged)
+		s.registerSkill("late", "# Late\n")
+		deadline := time.Now().Add(time.Second)
+		for time.Now().Before(deadline) {
+			if n.count(resourcesChanged) > before {
+				return true
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return false
+	}, "resources/list_changed after the registry came up")
 }
