@@ -52,7 +52,15 @@ func TestNotifications(t *testing.T) {
 
 				s.registerSkill("fresh", "# Fresh\n")
 				eventually(t, time.Second, func() bool { return n.count(resourcesChanged) > 0 }, "resources/list_changed after skills::register")
-				eventually(t, time.Second, func() bool {
+				// A 2026-07-28 go-sdk client's Subscribe returns before the
+				// server has its subscriptions/listen stream, so a change may
+				// precede the subscription: register again until it is live.
+				eventually(t, 5*time.Second, func() bool {
+					if n.has(resourceUpdated, "iii://fresh") && n.has(resourceUpdated, "iii://skills") {
+						return true
+					}
+					s.registerSkill("fresh", "# Fresh\n")
+					time.Sleep(100 * time.Millisecond)
 					return n.has(resourceUpdated, "iii://fresh") && n.has(resourceUpdated, "iii://skills")
 				}, "resources/updated for iii://fresh and iii://skills")
 				res, err := cs.ListResources(ctx, nil)
