@@ -405,8 +405,19 @@ func (c *Client) sleep(d time.Duration) bool {
 	}
 }
 
+// writeBuffers is shared by every connection: a client frame is masked
+// through the write buffer and each buffer-full goes out as its own fragment
+// and syscall, so large results want a large buffer, held only while a
+// message is being written.
+var writeBuffers sync.Pool
+
 func (c *Client) dial() (*websocket.Conn, error) {
-	d := websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: handshakeTimeout}
+	d := websocket.Dialer{
+		Proxy:            http.ProxyFromEnvironment,
+		HandshakeTimeout: handshakeTimeout,
+		WriteBufferSize:  64 << 10,
+		WriteBufferPool:  &writeBuffers,
+	}
 	ws, resp, err := d.DialContext(c.ctx, c.url, c.opts.headers)
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close()
@@ -562,6 +573,9 @@ func sortedBySeq[E sequenced](m map[string]E) []E {
 
 // dispatch handles one inbound frame. It never blocks on handlers.
 func (c *Client) dispatch(cn *wsConn, data []byte) {
+	if f, ok := ScanResultFrame(data); ok && c.resolveScanned(f) {
+		return
+	}
 	var m Message
 	if err := json.Unmarshal(data, &m); err != nil {
 		c.log.Warn("iii: dropping undecodable frame", "error", err, "frame", truncate(data, 200))
@@ -595,6 +609,20 @@ func (c *Client) dispatch(cn *wsConn, data []byte) {
 	default:
 		c.log.Debug("iii: ignoring frame of unknown type", "type", m.Type)
 	}
+}
+
+// resolveScanned completes a call from a scanned result frame; false means
+// the frame needs the full decode (an error body that does not decode).
+func (c *Client) resolveScanned(f ResultFrame) bool {
+	m := Message{Type: TypeInvocationResult, InvocationID: f.InvocationID, FunctionID: f.FunctionID, Result: f.Result}
+	if f.Error != nil {
+		m.Error = new(ErrorBody)
+		if err := json.Unmarshal(f.Error, m.Error); err != nil {
+			return false
+		}
+	}
+	c.resolve(m)
+	return true
 }
 
 func (c *Client) handleRejected(cn *wsConn, m Message) {

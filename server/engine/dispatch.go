@@ -29,7 +29,9 @@ func (e *Engine) handleFrame(c *conn, mt int, data []byte) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return
 	}
-	if id, ok := resultHeader(data); ok && e.forwardResult(c, id, data) {
+	// Results are forwarded as they came, without decoding them: they can be
+	// megabytes (the iii://skills index) and the caller decodes them anyway.
+	if f, ok := iii.ScanResultFrame(data); ok && e.forwardResult(c, f.InvocationID, data) {
 		return
 	}
 	var m iii.Message
@@ -170,24 +172,6 @@ func (e *Engine) cleanup(c *conn) {
 		}
 		e.workersEvent(eventWorkerDisconnected, c.id)
 	})
-}
-
-var resultPrefix = []byte(`{"type":"invocationresult","invocation_id":"`)
-
-// resultHeader reads the invocation id of an invocationresult frame written
-// the way our Go client writes it (type and invocation_id first), without
-// decoding the rest: results can be megabytes (the iii://skills index) and
-// the engine only forwards them.
-func resultHeader(data []byte) (string, bool) {
-	if !bytes.HasPrefix(data, resultPrefix) {
-		return "", false
-	}
-	rest := data[len(resultPrefix):]
-	end := bytes.IndexByte(rest, '"')
-	if end <= 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
-		return "", false
-	}
-	return string(rest[:end]), true
 }
 
 // forwardResult sends a result frame unchanged to the worker that made the

@@ -8,9 +8,8 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// Results written type-and-id first (as our Go client writes them) are
-// forwarded without a decode; the caller must get the owner's bytes as they
-// were sent, and results in any other key order still route.
+// Results are forwarded without a decode, in whatever key order the owner
+// wrote them: the caller must get the owner's bytes as they were sent.
 func TestResultForwardingKeepsBytes(t *testing.T) {
 	te := startEngine(t, Config{})
 	owner := dialWorker(t, te.URL())
@@ -41,7 +40,7 @@ func TestResultForwardingKeepsBytes(t *testing.T) {
 		if got.str("invocation_id") != id || got.obj("result") == nil {
 			t.Fatalf("%s: caller got %s", tc.name, preview(got.raw))
 		}
-		if tc.name == "client order" && !bytes.Equal(got.raw, sent) {
+		if !bytes.Equal(got.raw, sent) {
 			t.Fatalf("%s: forwarded frame differs from the owner's", tc.name)
 		}
 	}
