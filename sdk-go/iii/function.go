@@ -155,7 +155,7 @@ func (c *Client) handleInvoke(cn *wsConn, m Message) {
 		}
 		res, err := callHandler(ctx, e.handler, m.Data)
 		if err == nil && res != nil {
-			if reply.Result, err = json.Marshal(res); err != nil {
+			if reply.Result, err = encodeResult(res); err != nil {
 				err = fmt.Errorf("encode result of function %s as JSON: %w", m.FunctionID, err)
 			}
 		}
@@ -170,6 +170,16 @@ func (c *Client) handleInvoke(cn *wsConn, m Message) {
 	}
 	reply.FunctionID = m.FunctionID
 	cn.send(EncodeMessage(&reply))
+}
+
+// encodeResult encodes a handler's result. Strings, the usual result of a
+// document-serving function, skip reflection: encoding/json escapes them at
+// a fraction of AppendJSONString's speed.
+func encodeResult(res any) (json.RawMessage, error) {
+	if s, ok := res.(string); ok {
+		return AppendJSONString(make([]byte, 0, len(s)+len(s)/16+2), s), nil
+	}
+	return json.Marshal(res)
 }
 
 func callHandler(ctx context.Context, h Handler, data json.RawMessage) (res any, err error) {
