@@ -39,21 +39,6 @@ func benchmarkRenderIndex(b *testing.B, n int) {
 func BenchmarkRenderIndex1000(b *testing.B)  { benchmarkRenderIndex(b, 1_000) }
 func BenchmarkRenderIndex10000(b *testing.B) { benchmarkRenderIndex(b, 10_000) }
 
-// BenchmarkRenderIndexLines10000 is the precomputed-lines path: only the
-// concatenation a read pays when the worker keeps IndexLine output.
-func BenchmarkRenderIndexLines10000(b *testing.B) {
-	entries := benchEntries(10_000)
-	lines := make([]string, len(entries))
-	for i, e := range entries {
-		lines[i] = e.Line()
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		_ = registry.RenderIndexLines(lines)
-	}
-}
-
 // BenchmarkIndexRenderAfterPut10000 measures one Put into a 10 000-entry
 // Index followed by the re-render a read then pays.
 func BenchmarkIndexRenderAfterPut10000(b *testing.B) {

@@ -29,9 +29,9 @@
 // Summarize extracts a body's title (ExtractTitle) and description
 // (ExtractDescription, cut by TruncateChars at MaxDescriptionChars) once,
 // at register time. IndexLine renders one line from that summary, and
-// RenderIndex / RenderIndexLines concatenate sorted lines under
-// IndexHeader. Index keeps the lines of a live registry sorted and caches
-// the rendered body, so a read of 10 000 skills is a string copy.
+// RenderIndex concatenates sorted lines under IndexHeader. Index keeps the
+// summaries of a live registry sorted and caches the rendered body, so a
+// read of 10 000 skills is a string copy until the next change.
 //
 // # Outputs
 //

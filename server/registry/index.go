@@ -123,26 +123,6 @@ func RenderIndex(entries []IndexEntry) string {
 	return b.String()
 }
 
-// RenderIndexLines renders the index from precomputed lines (IndexLine
-// output, each ending in '\n') that are already in bytewise id order. It
-// only concatenates, so keeping lines around makes a read O(total bytes).
-func RenderIndexLines(lines []string) string {
-	if len(lines) == 0 {
-		return IndexHeader + IndexEmptyLine
-	}
-	n := len(IndexHeader)
-	for _, l := range lines {
-		n += len(l)
-	}
-	var b strings.Builder
-	b.Grow(n)
-	b.WriteString(IndexHeader)
-	for _, l := range lines {
-		b.WriteString(l)
-	}
-	return b.String()
-}
-
 // RenderIndexError is the index body served (as a successful read) when the
 // skills could not be listed; e is the error's display text.
 func RenderIndexError(e string) string {
@@ -150,15 +130,15 @@ func RenderIndexError(e string) string {
 }
 
 // Index is an in-memory, concurrency-safe iii://skills index: a sorted set
-// of ids with their precomputed lines. Put and Delete cost O(n) in the
-// worst case (slice shift); Render is O(total bytes) on the first call
-// after a change and O(1) afterwards (the body is cached). The zero value
-// is ready to use.
+// of ids with their summaries. Put and Delete cost O(n) in the worst case
+// (slice shift); Render is O(total bytes) on the first call after a change
+// and O(1) afterwards (the body is cached). Lines are not kept between
+// renders: with 10 000 skills they would cost 1.6 MB to save 1.5 ms per
+// post-change render. The zero value is ready to use.
 type Index struct {
 	mu       sync.RWMutex
 	ids      []string // bytewise sorted
 	entries  map[string]IndexEntry
-	lines    map[string]string
 	rendered string
 	valid    bool
 }
@@ -173,19 +153,16 @@ func (x *Index) Put(id, body string) {
 
 // PutEntry inserts or replaces e.
 func (x *Index) PutEntry(e IndexEntry) {
-	line := e.Line()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.entries == nil {
 		x.entries = make(map[string]IndexEntry)
-		x.lines = make(map[string]string)
 	}
 	if _, ok := x.entries[e.ID]; !ok {
 		i, _ := slices.BinarySearch(x.ids, e.ID)
 		x.ids = slices.Insert(x.ids, i, e.ID)
 	}
 	x.entries[e.ID] = e
-	x.lines[e.ID] = line
 	x.valid = false
 }
 
@@ -199,7 +176,6 @@ func (x *Index) Delete(id string) bool {
 	i, _ := slices.BinarySearch(x.ids, id)
 	x.ids = slices.Delete(x.ids, i, i+1)
 	delete(x.entries, id)
-	delete(x.lines, id)
 	x.valid = false
 	return true
 }
@@ -208,19 +184,17 @@ func (x *Index) Delete(id string) bool {
 // id wins).
 func (x *Index) Replace(entries []IndexEntry) {
 	m := make(map[string]IndexEntry, len(entries))
-	l := make(map[string]string, len(entries))
 	for _, e := range entries {
 		m[e.ID] = e
 	}
 	ids := make([]string, 0, len(m))
-	for id, e := range m {
+	for id := range m {
 		ids = append(ids, id)
-		l[id] = e.Line()
 	}
 	slices.Sort(ids)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.ids, x.entries, x.lines, x.valid = ids, m, l, false
+	x.ids, x.entries, x.valid = ids, m, false
 }
 
 // Len is the number of entries.
@@ -262,11 +236,11 @@ func (x *Index) Render() string {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !x.valid {
-		lines := make([]string, len(x.ids))
+		sorted := make([]IndexEntry, len(x.ids))
 		for i, id := range x.ids {
-			lines[i] = x.lines[id]
+			sorted[i] = x.entries[id]
 		}
-		x.rendered = RenderIndexLines(lines)
+		x.rendered = RenderIndex(sorted)
 		x.valid = true
 	}
 	return x.rendered

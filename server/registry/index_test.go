@@ -95,7 +95,6 @@ var _ = Describe("markdown extraction details", Label("pure", "markdown"), func(
 var _ = Describe("iii://skills index (J7)", Label("pure"), func() {
 	It("renders the exact header and empty-registry line", func() {
 		Expect(registry.RenderIndex(nil)).To(Equal(header + "_No skills are currently registered._\n"))
-		Expect(registry.RenderIndexLines(nil)).To(Equal(header + "_No skills are currently registered._\n"))
 		Expect(registry.NewIndex().Render()).To(Equal(header + "_No skills are currently registered._\n"))
 	})
 
