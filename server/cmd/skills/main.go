@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -29,6 +30,13 @@ import (
 )
 
 func main() {
+	// The registry's live heap is mostly skill bodies: strings the collector
+	// never scans. Collecting at 50 % growth instead of 100 % costs little
+	// CPU and keeps the resident size near 1.5x the bodies instead of 2x.
+	// GOGC, when set, still wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
