@@ -30,6 +30,10 @@ type HTTPOptions struct {
 	// on any port). Requests without an Origin header (every non-browser
 	// client) are allowed.
 	AllowedOrigins []string
+	// IdleSessionTimeout closes a 2025-11-25 session that has had no
+	// request in flight and no open stream for this long: its client left
+	// without a DELETE. Zero means DefaultIdleSessionTimeout, negative never.
+	IdleSessionTimeout time.Duration
 }
 
 // HTTPHandler serves MCP Streamable HTTP (mount it at Path). Requests with
@@ -45,13 +49,20 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	// 2025-11-25 streams are resumable (Last-Event-ID) from a bounded
 	// in-memory store (10 MiB); 2026-07-28 removed resumability.
 	stateful := sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Logger: logger, EventStore: sdk.NewMemoryEventStore(nil)})
-	route := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var route http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get("Mcp-Protocol-Version"); v >= StatelessProtocolVersion {
 			stateless.ServeHTTP(w, r)
 			return
 		}
 		stateful.ServeHTTP(w, r)
 	})
+	idle := opts.IdleSessionTimeout
+	if idle == 0 {
+		idle = DefaultIdleSessionTimeout
+	}
+	if idle > 0 {
+		route = newIdleSessions(s.sdk, idle).wrap(route)
+	}
 	return guard(opts, route)
 }
 
