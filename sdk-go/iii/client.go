@@ -477,7 +477,7 @@ func (c *Client) serve(ws *websocket.Conn) {
 	}
 
 	for {
-		_, data, err := ws.ReadMessage()
+		_, data, err := ReadMessage(ws)
 		if err != nil {
 			if c.stopError() == nil { // not our own Close
 				c.log.Warn("iii: connection closed", "error", err)

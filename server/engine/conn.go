@@ -116,7 +116,7 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 func (c *conn) readLoop() {
 	log := c.e.log
 	for {
-		mt, data, err := c.ws.ReadMessage()
+		mt, data, err := iii.ReadMessage(c.ws)
 		if err != nil {
 			switch {
 			case errors.Is(err, websocket.ErrReadLimit):
