@@ -70,6 +70,18 @@ func (a *args) optStr(name string) (string, *iii.ErrorBody) {
 	return a.str(name)
 }
 
+// optStrs reads several optional string fields, in the order named.
+func (a *args) optStrs(names ...string) ([]string, *iii.ErrorBody) {
+	out := make([]string, len(names))
+	for i, name := range names {
+		var errb *iii.ErrorBody
+		if out[i], errb = a.optStr(name); errb != nil {
+			return nil, errb
+		}
+	}
+	return out, nil
+}
+
 // optBool reads an optional boolean field (false when absent).
 func (a *args) optBool(name string) (bool, *iii.ErrorBody) {
 	v, ok := a.raw(name)

@@ -193,19 +193,11 @@ func (e *Engine) workersList(_ context.Context, _ *conn, data json.RawMessage) (
 	if errb != nil {
 		return nil, errb
 	}
-	search, errb := a.optStr("search")
+	opt, errb := a.optStrs("search", "runtime", "status")
 	if errb != nil {
 		return nil, errb
 	}
-	runtime, errb := a.optStr("runtime")
-	if errb != nil {
-		return nil, errb
-	}
-	status, errb := a.optStr("status")
-	if errb != nil {
-		return nil, errb
-	}
-	search = strings.ToLower(search)
+	search, runtime, status := strings.ToLower(opt[0]), opt[1], opt[2]
 
 	e.mu.RLock()
 	counts := make(map[*conn]int)
@@ -295,18 +287,11 @@ func (e *Engine) functionsList(_ context.Context, _ *conn, data json.RawMessage)
 	if errb != nil {
 		return nil, errb
 	}
-	search, errb := a.optStr("search")
+	opt, errb := a.optStrs("search", "prefix", "worker")
 	if errb != nil {
 		return nil, errb
 	}
-	prefix, errb := a.optStr("prefix")
-	if errb != nil {
-		return nil, errb
-	}
-	worker, errb := a.optStr("worker")
-	if errb != nil {
-		return nil, errb
-	}
+	search, prefix, worker := strings.ToLower(opt[0]), opt[1], opt[2]
 	workers, haveWorkers, errb := a.optStrings("workers")
 	if errb != nil {
 		return nil, errb
@@ -315,7 +300,6 @@ func (e *Engine) functionsList(_ context.Context, _ *conn, data json.RawMessage)
 	if errb != nil {
 		return nil, errb
 	}
-	search = strings.ToLower(search)
 
 	e.mu.RLock()
 	views := e.functionViewsLocked()
@@ -464,23 +448,15 @@ func (e *Engine) triggersList(_ context.Context, _ *conn, data json.RawMessage) 
 	if errb != nil {
 		return nil, errb
 	}
-	search, errb := a.optStr("search")
+	opt, errb := a.optStrs("search", "prefix", "worker")
 	if errb != nil {
 		return nil, errb
 	}
-	prefix, errb := a.optStr("prefix")
-	if errb != nil {
-		return nil, errb
-	}
-	worker, errb := a.optStr("worker")
-	if errb != nil {
-		return nil, errb
-	}
+	search, prefix, worker := strings.ToLower(opt[0]), opt[1], opt[2]
 	includeInternal, errb := a.optBool("include_internal")
 	if errb != nil {
 		return nil, errb
 	}
-	search = strings.ToLower(search)
 	out := []triggerTypeSummary{}
 	e.mu.RLock()
 	for _, tt := range e.triggerTypes {
@@ -549,11 +525,9 @@ func (e *Engine) registeredTriggersList(_ context.Context, _ *conn, data json.Ra
 	if errb != nil {
 		return nil, errb
 	}
-	var filters [4]string
-	for i, name := range []string{"search", "trigger_type", "function_id", "worker"} {
-		if filters[i], errb = a.optStr(name); errb != nil {
-			return nil, errb
-		}
+	filters, errb := a.optStrs("search", "trigger_type", "function_id", "worker")
+	if errb != nil {
+		return nil, errb
 	}
 	search, triggerType, functionID, worker := strings.ToLower(filters[0]), filters[1], filters[2], filters[3]
 	includeInternal, errb := a.optBool("include_internal")
