@@ -3,54 +3,27 @@ package skills
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // The registry's limits, in bytes (docs/publishers.md, "Validation").
 const (
-	MaxIDBytes      = 1024
-	MaxSegmentBytes = 64
-	MaxNameBytes    = 64
-	MaxSkillBytes   = 262144
+	MaxIDBytes      = rules.MaxIDBytes
+	MaxSegmentBytes = rules.MaxSegmentBytes
+	MaxNameBytes    = rules.MaxNameBytes
+	MaxSkillBytes   = rules.MaxSkillBytes
 )
 
 // GaveUpMessage is logged, at warning level and exactly, when boot-time
 // registration reaches its deadline.
 const GaveUpMessage = "skills handshake gave up; install / start it and restart this worker"
 
-// Exact message texts shared with the registry and the other publisher SDKs.
-// Fmt* are fmt formats whose %s stand for rustQuote(x) where the registry
-// prints Rust's {:?}.
+// Messages of prompt arguments checked at call time (the registry's own
+// validation messages come from sdk-go/rules); %s are jsonQuote'd names and
+// the JSON text of the received value.
 const (
-	msgIDEmpty        = "id must be non-empty"
-	fmtIDEdgeSlash    = "id may not have a leading or trailing '/': %s"
-	fmtIDTooLong      = "id too long (%d chars; max %d): %s"
-	fmtIDSegment      = "invalid id (segment %d of %s): %s"
-	fmtIDReserved     = `id may not have "fn" as its first segment (reserved as the iii://fn/ section-URI marker): %s`
-	msgSegmentEmpty   = "segment must be non-empty"
-	fmtSegmentTooLong = "segment too long (%d chars; max %d): %s"
-	fmtSegmentChars   = "segment may only contain lowercase ASCII letters, digits, '-' and '_': %s"
-
-	msgSkillEmpty    = "skill must be non-empty"
-	fmtSkillTooLarge = "skill body too large (%d bytes; max %d)"
-
-	fmtSectionSegment  = "invalid section URI segment %s: %s"
-	fmtSectionInternal = "Function '%s' is in an internal namespace and cannot back a skill resource"
-
-	msgNameEmpty         = "name must be non-empty"
-	fmtNameTooLong       = "name too long (%d chars; max %d)"
-	fmtNameChars         = "name may only contain lowercase ASCII letters, digits, '-' and '_': %s"
-	msgDescriptionEmpty  = "description must be non-empty"
-	msgFunctionIDEmpty   = "function_id must be non-empty"
-	msgArgumentNameEmpty = "argument name must be non-empty"
-	fmtArgumentDuplicate = "duplicate argument name: %s"
-	fmtPromptInternal    = "Prompt handler '%s' is in an internal namespace and cannot back a prompt"
-
-	// Prompt arguments at call time; %s are jsonQuote'd names and the JSON
-	// text of the received value.
 	fmtArgPrefix     = "prompt %s: "
 	fmtArgMissing    = "missing required argument %s"
 	fmtArgType       = "argument %s must be %s, got %s"
@@ -65,64 +38,6 @@ const (
 	wordNumber  = "a number"
 	wordBoolean = "a boolean"
 )
-
-// internalPrefixes is the registry's hard floor: a function id starting with
-// one of these can back neither a section URI nor a prompt.
-var internalPrefixes = []string{
-	"engine::", "state::", "stream::", "iii.", "iii::", "mcp::", "a2a::", "skills::", "prompts::",
-}
-
-// isInternal reports whether the registry refuses to call functionID.
-func isInternal(functionID string) bool {
-	for _, p := range internalPrefixes {
-		if strings.HasPrefix(functionID, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// rustQuote renders s like Rust's format!("{:?}", s), which is how the
-// registry quotes values in its messages. For printable ASCII it equals %q.
-func rustQuote(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
-			b.WriteByte(c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		switch r {
-		case 0:
-			b.WriteString(`\0`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '"':
-			b.WriteString(`\"`)
-		default:
-			if unicode.In(r, unicode.Mn, unicode.Me, unicode.Other_Grapheme_Extend) || !unicode.IsPrint(r) {
-				b.WriteString(`\u{`)
-				b.WriteString(strconv.FormatInt(int64(r), 16))
-				b.WriteByte('}')
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
 
 // jsonQuote is the JSON text of s (like JavaScript's JSON.stringify), which
 // the prompt-argument messages use for names.

@@ -124,20 +124,3 @@ func TestMessagesAppearInContractDoc(t *testing.T) {
 		}
 	}
 }
-
-func TestRustQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"abc":    `"abc"`,
-		"a\"b":   `"a\"b"`,
-		"a\\b":   `"a\\b"`,
-		"\t\r\n": `"\t\r\n"`,
-		"\x00":   `"\0"`,
-		"é":      `"é"`,
-		"\u200b": `"\u{200b}"`,
-		"\u0301": `"\u{301}"`,
-	} {
-		if got := rustQuote(in); got != want {
-			t.Errorf("rustQuote(%q) = %s; want %s", in, got, want)
-		}
-	}
-}

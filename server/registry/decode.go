@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // Stored rows are decoded with serde's strictness, because upstream drops
@@ -60,7 +62,7 @@ func unexpected(raw json.RawMessage) string {
 		return "boolean `" + string(bytes.TrimSpace(raw)) + "`"
 	case '"':
 		s, _ := asString(raw)
-		return "string " + rustDebugQuote(s)
+		return "string " + rules.RustQuote(s)
 	case '[':
 		return "sequence"
 	case '{':

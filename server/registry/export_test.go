@@ -1,4 +1,6 @@
 package registry
 
-// RustDebugQuote exposes rustDebugQuote to the external test package.
-var RustDebugQuote = rustDebugQuote
+import "github.com/iii-skills/skills/sdk-go/rules"
+
+// RustDebugQuote is the quoting every registry message uses.
+var RustDebugQuote = rules.RustQuote

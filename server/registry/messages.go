@@ -7,42 +7,29 @@ package registry
 //
 // Msg* constants are complete messages. Fmt* constants are fmt format
 // strings; a %s that stands for a Rust `{x:?}` placeholder is always fed
-// with rustDebugQuote(x).
+// with rules.RustQuote(x).
 
-// Validation messages (§1.0 of the reference).
+import "github.com/iii-skills/skills/sdk-go/rules"
+
+// Validation messages (§1.0 of the reference), from sdk-go/rules.
 const (
-	MsgIDEmpty = "id must be non-empty"
-	// FmtIDEdgeSlash: %s = Debug-quoted id.
-	FmtIDEdgeSlash = "id may not have a leading or trailing '/': %s"
-	// FmtIDTooLong: byte length, limit, Debug-quoted id.
-	FmtIDTooLong = "id too long (%d chars; max %d): %s"
-	// FmtIDSegment: 1-based segment index, Debug-quoted id, segment error.
-	FmtIDSegment = "invalid id (segment %d of %s): %s"
-	// FmtIDReserved: Debug-quoted id.
-	FmtIDReserved = `id may not have "fn" as its first segment (reserved as the iii://fn/ section-URI marker): %s`
-
-	MsgSegmentEmpty = "segment must be non-empty"
-	// FmtSegmentTooLong: byte length, limit, Debug-quoted segment.
-	FmtSegmentTooLong = "segment too long (%d chars; max %d): %s"
-	// FmtSegmentChars: Debug-quoted segment.
-	FmtSegmentChars = "segment may only contain lowercase ASCII letters, digits, '-' and '_': %s"
-
-	MsgNameEmpty = "name must be non-empty"
-	// FmtNameTooLong: byte length, limit.
-	FmtNameTooLong = "name too long (%d chars; max %d)"
-	// FmtNameChars: Debug-quoted name.
-	FmtNameChars = "name may only contain lowercase ASCII letters, digits, '-' and '_': %s"
-
-	MsgArgumentNameEmpty = "argument name must be non-empty"
-	// FmtArgumentDuplicate: the raw (untrimmed) argument name.
-	FmtArgumentDuplicate = "duplicate argument name: %s"
-
-	MsgSkillEmpty = "skill must be non-empty"
-	// FmtSkillTooLarge: byte length, limit.
-	FmtSkillTooLarge = "skill body too large (%d bytes; max %d)"
-
-	MsgDescriptionEmpty = "description must be non-empty"
-	MsgFunctionIDEmpty  = "function_id must be non-empty"
+	MsgIDEmpty           = rules.MsgIDEmpty
+	FmtIDEdgeSlash       = rules.FmtIDEdgeSlash
+	FmtIDTooLong         = rules.FmtIDTooLong
+	FmtIDSegment         = rules.FmtIDSegment
+	FmtIDReserved        = rules.FmtIDReserved
+	MsgSegmentEmpty      = rules.MsgSegmentEmpty
+	FmtSegmentTooLong    = rules.FmtSegmentTooLong
+	FmtSegmentChars      = rules.FmtSegmentChars
+	MsgNameEmpty         = rules.MsgNameEmpty
+	FmtNameTooLong       = rules.FmtNameTooLong
+	FmtNameChars         = rules.FmtNameChars
+	MsgArgumentNameEmpty = rules.MsgArgumentNameEmpty
+	FmtArgumentDuplicate = rules.FmtArgumentDuplicate
+	MsgSkillEmpty        = rules.MsgSkillEmpty
+	FmtSkillTooLarge     = rules.FmtSkillTooLarge
+	MsgDescriptionEmpty  = rules.MsgDescriptionEmpty
+	MsgFunctionIDEmpty   = rules.MsgFunctionIDEmpty
 )
 
 // URI parsing messages (§2.1). Every %s is the URI exactly as given.
@@ -52,7 +39,7 @@ const (
 	FmtURIEmptySegments = "Resource URI may not contain empty segments (no leading, trailing, or doubled '/'): %s"
 	FmtURIMissingFnPath = "Section URI 'iii://fn' is missing a function path: expected iii://fn/{a}/{b}/...: %s"
 	// FmtURISectionSegment: Debug-quoted segment, segment error.
-	FmtURISectionSegment = "invalid section URI segment %s: %s"
+	FmtURISectionSegment = rules.FmtSectionSegment
 )
 
 // Read-path messages (§2.2, §1.13, §3).
@@ -60,9 +47,9 @@ const (
 	FmtSkillNotFound  = "Skill not found: %s"
 	FmtPromptNotFound = "Prompt not found: %s"
 	// FmtHiddenSection: the function id a section URI resolved to.
-	FmtHiddenSection = "Function '%s' is in an internal namespace and cannot back a skill resource"
+	FmtHiddenSection = rules.FmtHiddenSection
 	// FmtHiddenPrompt: the stored function id of a prompt.
-	FmtHiddenPrompt = "Prompt handler '%s' is in an internal namespace and cannot back a prompt"
+	FmtHiddenPrompt = rules.FmtHiddenPrompt
 	// FmtTrigger: function id, the SDK error (wrapped with %w).
 	FmtTrigger = "trigger %s: %w"
 	// FmtStateGet: the SDK error (wrapped with %w).

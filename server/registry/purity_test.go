@@ -11,12 +11,15 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// The package is pure domain code: only these standard-library packages
-// may be imported by non-test files (no transport, no sdk-go, no os/net).
+// The package is pure domain code: only these standard-library packages,
+// and sdk-go/rules (the validation rules shared with the Go publisher,
+// itself standard-library only), may be imported by non-test files (no
+// transport, no client, no os/net).
 var allowedImports = map[string]bool{
 	"bytes": true, "encoding/json": true, "errors": true, "fmt": true, "io": true,
 	"slices": true, "strconv": true, "strings": true, "sync": true, "time": true,
 	"unicode": true, "unicode/utf8": true,
+	"github.com/iii-skills/skills/sdk-go/rules": true,
 }
 
 var _ = Describe("package purity", Label("pure"), func() {

@@ -3,6 +3,8 @@ package registry
 import (
 	"fmt"
 	"strings"
+
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // Scheme is the prefix every resource URI carries.
@@ -91,7 +93,7 @@ func ParseURI(uri string) (Target, error) {
 	}
 	for _, s := range segs[1:] {
 		if err := ValidateIDSegment(s); err != nil {
-			return Target{}, fmt.Errorf(FmtURISectionSegment, rustDebugQuote(s), err.Error())
+			return Target{}, fmt.Errorf(FmtURISectionSegment, rules.RustQuote(s), err.Error())
 		}
 	}
 	return SectionTarget(strings.Join(segs[1:], "::")), nil
@@ -102,31 +104,9 @@ func SkillURI(id string) string { return Scheme + id }
 
 // AlwaysHiddenPrefixes is the hard floor of internal namespaces: a function
 // id starting with any of these can never back a section URI or a prompt,
-// and MCP bridges never list it as a tool. "iii." carries a dot on purpose;
-// a bare "state" (without "::") and "skill::" (singular) are not hidden.
-var AlwaysHiddenPrefixes = []string{
-	"engine::",
-	"state::",
-	"stream::",
-	"iii.",
-	"iii::",
-	"mcp::",
-	"a2a::",
-	"skills::",
-	"prompts::",
-}
-
-// hiddenPrefixes is a private copy so callers mutating the exported slice
-// cannot weaken the guard.
-var hiddenPrefixes = append([]string(nil), AlwaysHiddenPrefixes...)
+// and MCP bridges never list it as a tool (sdk-go/rules).
+var AlwaysHiddenPrefixes = rules.AlwaysHiddenPrefixes
 
 // IsHidden reports whether functionID starts with one of the
 // AlwaysHiddenPrefixes (a plain prefix test).
-func IsHidden(functionID string) bool {
-	for _, p := range hiddenPrefixes {
-		if strings.HasPrefix(functionID, p) {
-			return true
-		}
-	}
-	return false
-}
+func IsHidden(functionID string) bool { return rules.IsHidden(functionID) }
