@@ -33,19 +33,23 @@ func startStack(tb testing.TB, dataDir string) *stack {
 		tb.Fatal(err)
 	}
 	s := &stack{engine: eng}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	// The worker keeps ctx for its reloads after (re)connects, so it lives
+	// as long as the stack; only the connects below are bounded.
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	connectCtx, cancelConnect := context.WithTimeout(ctx, 10*time.Second)
+	defer cancelConnect()
 	s.wc = iii.RegisterWorker(eng.URL(), iii.WithName(Name), iii.WithLogger(quiet))
 	s.worker = New(s.wc, DefaultConfig(), Options{Logger: quiet})
 	if err := s.worker.Register(); err != nil {
 		tb.Fatal(err)
 	}
-	if err := s.wc.Connect(ctx); err != nil {
+	if err := s.wc.Connect(connectCtx); err != nil {
 		tb.Fatal(err)
 	}
 	s.worker.Start(ctx)
 	s.caller = iii.RegisterWorker(eng.URL(), iii.WithName("caller"), iii.WithLogger(quiet))
-	if err := s.caller.Connect(ctx); err != nil {
+	if err := s.caller.Connect(connectCtx); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(s.stop)

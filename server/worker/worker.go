@@ -145,28 +145,37 @@ func (w *Worker) Register() error {
 	return err
 }
 
-// Start loads the skills cache and reloads it after every reconnect (the
-// engine may have restarted with other state). It returns once the first
-// load was attempted; a failed load leaves reads on the state path and is
-// retried in the background until ctx ends.
+// Start loads the skills cache on every (re)connect (the engine may have
+// restarted with other state); until a load succeeds, reads are served from
+// state. The loads run from the client's connect hook, which also runs at
+// once when the client is already connected: Start then returns after that
+// first load was attempted, otherwise at once. A failed load is retried in
+// the background until ctx ends.
 func (w *Worker) Start(ctx context.Context) {
+	first := make(chan struct{})
+	var once sync.Once
+	attempted := func() { once.Do(func() { close(first) }) }
 	w.client.OnConnect(func(context.Context) {
 		w.skills.invalidate()
-		go w.loadUntilReady(ctx)
+		go w.loadUntilReady(ctx, attempted)
 	})
-	w.loadUntilReady(ctx)
+	if !w.client.Connected() {
+		attempted()
+	}
+	<-first
 }
 
-func (w *Worker) loadUntilReady(ctx context.Context) {
+// loadUntilReady loads the cache, retrying with backoff until it succeeds
+// or ctx ends; attempted is called after the first try.
+func (w *Worker) loadUntilReady(ctx context.Context, attempted func()) {
 	delay := 500 * time.Millisecond
 	for {
-		if err := w.loadCache(ctx); err == nil {
+		err := w.loadCache(ctx)
+		attempted()
+		if err == nil || ctx.Err() != nil {
 			return
-		} else if ctx.Err() != nil {
-			return
-		} else {
-			w.log.Warn("skills index not loaded yet; serving reads from state", "err", err, "retry_in", delay)
 		}
+		w.log.Warn("skills index not loaded yet; serving reads from state", "err", err, "retry_in", delay)
 		select {
 		case <-ctx.Done():
 			return
