@@ -4,8 +4,9 @@
 // publisher refuses locally with the very text the registry would answer.
 // It depends on the standard library only.
 //
-// Msg* constants are complete messages. Fmt* constants are fmt formats; a
-// %s that stands for a Rust `{x:?}` placeholder is fed with RustQuote(x).
+// Msg* constants are complete messages. Fmt* constants are fmt formats;
+// where upstream prints a value with Rust's `{x:?}`, the %s gets
+// RustQuote(x).
 package rules
 
 import (
