@@ -2,16 +2,14 @@ package mcp
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"net"
 	"net/http"
-	"net/url"
-	"slices"
-	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/iii-skills/skills/server/httpguard"
 )
 
 // Path is where the Streamable HTTP endpoint is served.
@@ -68,45 +66,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 
 // guard applies the Origin check (403) and the bearer token (401).
 func guard(opts HTTPOptions, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, opts.AllowedOrigins) {
-			http.Error(w, "Forbidden: origin "+o+" is not allowed", http.StatusForbidden)
-			return
-		}
-		if opts.Token != "" && !bearerOK(r.Header.Get("Authorization"), opts.Token) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="skills-mcp"`)
-			http.Error(w, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func originAllowed(origin string, extra []string) bool {
-	if slices.Contains(extra, origin) {
-		return true
-	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
-	}
-	return isLoopbackHost(u.Hostname())
-}
-
-func isLoopbackHost(h string) bool {
-	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
-
-func bearerOK(header, token string) bool {
-	scheme, got, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
+	return httpguard.Policy{AllowedOrigins: opts.AllowedOrigins, Token: opts.Token}.Wrap(next)
 }
 
 // Mux returns an http.Handler serving HTTPHandler at Path and 404

@@ -1,0 +1,175 @@
+// Package httpguard holds the checks every listener of the skills server
+// applies before it serves a request: the browser Origin (so that a web page
+// the user visits cannot drive a local endpoint), the Host header (so that a
+// DNS-rebinding page cannot either) and an optional shared bearer token.
+//
+// The engine's worker socket, the MCP endpoint and the Skills Protocol
+// endpoint all use one Policy, so the rules are the same on every door.
+// Clients that are not browsers send no Origin and are never refused for it.
+package httpguard
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Policy says who may use an endpoint. The zero value allows requests
+// without an Origin or with a loopback Origin, any Host, and no token.
+type Policy struct {
+	// AllowedOrigins are extra browser origins (scheme://host[:port], e.g.
+	// "https://app.example") allowed besides loopback ones (http(s) on
+	// localhost, *.localhost, 127.0.0.0/8 or [::1], any port). "*" allows
+	// every origin.
+	AllowedOrigins []string
+	// AllowedHosts are the Host header values (host or host:port) accepted
+	// besides loopback names and the listener's own address. Empty means
+	// Host is not checked; CheckHost turns the check on.
+	AllowedHosts []string
+	// CheckHost refuses requests whose Host is neither a loopback name,
+	// nor ListenAddr's host, nor one of AllowedHosts: a page served from
+	// an attacker's name that resolves to 127.0.0.1 (DNS rebinding)
+	// reaches the listener with that name in Host.
+	CheckHost bool
+	// ListenAddr is the address the listener is bound to (host:port); its
+	// host is accepted in Host when CheckHost is set.
+	ListenAddr string
+	// Token, when set, must be presented as "Authorization: Bearer <Token>".
+	Token string
+}
+
+// Refusal is why a request was refused, with the HTTP status to answer.
+type Refusal struct {
+	Status  int
+	Message string
+}
+
+func (r *Refusal) Error() string { return r.Message }
+
+// CheckOrigin applies the Origin rule alone (nil when allowed).
+func (p Policy) CheckOrigin(r *http.Request) *Refusal {
+	o := r.Header.Get("Origin")
+	if o == "" || OriginAllowed(o, p.AllowedOrigins) {
+		return nil
+	}
+	return &Refusal{Status: http.StatusForbidden, Message: fmt.Sprintf(
+		"Forbidden: origin %s is not allowed (only loopback origins and those given with --allow-origin may connect)", o)}
+}
+
+// CheckHostHeader applies the Host rule alone (nil when allowed or off).
+func (p Policy) CheckHostHeader(r *http.Request) *Refusal {
+	if !p.CheckHost || p.hostAllowed(r.Host) {
+		return nil
+	}
+	return &Refusal{Status: http.StatusForbidden, Message: fmt.Sprintf(
+		"Forbidden: Host %q is not this server's address (expected localhost, 127.0.0.1 or the listen address)", r.Host)}
+}
+
+// CheckToken applies the bearer token rule alone (nil when no token is
+// configured or the request carries it).
+func (p Policy) CheckToken(r *http.Request) *Refusal {
+	if p.Token == "" || BearerOK(r.Header.Get("Authorization"), p.Token) {
+		return nil
+	}
+	return &Refusal{Status: http.StatusUnauthorized, Message: "Unauthorized: a valid bearer token is required (Authorization: Bearer <token>)"}
+}
+
+// Check applies Origin, Host and token rules in that order.
+func (p Policy) Check(r *http.Request) *Refusal {
+	if ref := p.CheckOrigin(r); ref != nil {
+		return ref
+	}
+	if ref := p.CheckHostHeader(r); ref != nil {
+		return ref
+	}
+	return p.CheckToken(r)
+}
+
+// Wrap serves next only for requests that pass Check; others get the
+// refusal's status and message as plain text.
+func (p Policy) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ref := p.Check(r); ref != nil {
+			if ref.Status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="skills"`)
+			}
+			http.Error(w, ref.Message, ref.Status)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (p Policy) hostAllowed(hostport string) bool {
+	if hostport == "" {
+		return false
+	}
+	if slices.Contains(p.AllowedHosts, hostport) {
+		return true
+	}
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if IsLoopbackHost(host) || slices.Contains(p.AllowedHosts, host) {
+		return true
+	}
+	if lh, _, err := net.SplitHostPort(p.ListenAddr); err == nil && lh != "" {
+		if ip := net.ParseIP(lh); ip != nil && ip.IsUnspecified() {
+			// Bound to every interface: the operator chose to be reachable
+			// by any address of this machine; names still have to be listed.
+			return net.ParseIP(host) != nil
+		}
+		return strings.EqualFold(host, lh)
+	}
+	return false
+}
+
+// OriginAllowed reports whether a browser origin may use the endpoint:
+// loopback http(s) origins always, others when listed in extra ("*" lists
+// every origin).
+func OriginAllowed(origin string, extra []string) bool {
+	if slices.Contains(extra, origin) || slices.Contains(extra, "*") {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return IsLoopbackHost(u.Hostname())
+}
+
+// IsLoopbackHost reports whether h (a host name or IP, no port) names this
+// machine's loopback interface.
+func IsLoopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// IsLoopbackAddr reports whether a listen address (host:port) binds only
+// the loopback interface. An empty or unspecified host (":8080",
+// "0.0.0.0:8080") binds every interface.
+func IsLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	return host != "" && IsLoopbackHost(host)
+}
+
+// BearerOK compares an Authorization header with the token in constant time.
+func BearerOK(header, token string) bool {
+	scheme, got, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
+}

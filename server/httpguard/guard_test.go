@@ -1,0 +1,78 @@
+package httpguard
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func req(host, origin, auth string) *http.Request {
+	r := httptest.NewRequest(http.MethodGet, "http://"+host+"/", nil)
+	r.Host = host
+	if origin != "" {
+		r.Header.Set("Origin", origin)
+	}
+	if auth != "" {
+		r.Header.Set("Authorization", auth)
+	}
+	return r
+}
+
+func TestPolicy(t *testing.T) {
+	strict := Policy{CheckHost: true, ListenAddr: "127.0.0.1:49134", Token: "s3cret", AllowedOrigins: []string{"https://app.example"}}
+	cases := []struct {
+		name   string
+		p      Policy
+		r      *http.Request
+		status int // 0 = allowed
+	}{
+		{"no origin, zero policy", Policy{}, req("evil.example:1", "", ""), 0},
+		{"loopback origin", Policy{}, req("127.0.0.1:1", "http://localhost:3000", ""), 0},
+		{"foreign origin", Policy{}, req("127.0.0.1:1", "https://evil.example", ""), http.StatusForbidden},
+		{"null origin", Policy{}, req("127.0.0.1:1", "null", ""), http.StatusForbidden},
+		{"listed origin", strict, req("127.0.0.1:49134", "https://app.example", "Bearer s3cret"), 0},
+		{"wildcard origin", Policy{AllowedOrigins: []string{"*"}}, req("x", "https://any.example", ""), 0},
+		{"rebinding host", strict, req("evil.example:49134", "", "Bearer s3cret"), http.StatusForbidden},
+		{"localhost host", strict, req("localhost:49134", "", "Bearer s3cret"), 0},
+		{"ipv6 loopback host", strict, req("[::1]:49134", "", "Bearer s3cret"), 0},
+		{"missing token", strict, req("127.0.0.1:49134", "", ""), http.StatusUnauthorized},
+		{"wrong token", strict, req("127.0.0.1:49134", "", "Bearer nope"), http.StatusUnauthorized},
+		{"basic scheme", strict, req("127.0.0.1:49134", "", "Basic s3cret"), http.StatusUnauthorized},
+		{"listed host", Policy{CheckHost: true, ListenAddr: "127.0.0.1:1", AllowedHosts: []string{"box.lan"}}, req("box.lan:1", "", ""), 0},
+		{"any-interface listener takes IPs", Policy{CheckHost: true, ListenAddr: "0.0.0.0:1"}, req("192.0.2.7:1", "", ""), 0},
+		{"any-interface listener refuses names", Policy{CheckHost: true, ListenAddr: "0.0.0.0:1"}, req("evil.example:1", "", ""), http.StatusForbidden},
+	}
+	for _, c := range cases {
+		ref := c.p.Check(c.r)
+		got := 0
+		if ref != nil {
+			got = ref.Status
+		}
+		if got != c.status {
+			t.Errorf("%s: status %d, want %d (%v)", c.name, got, c.status, ref)
+		}
+	}
+}
+
+func TestIsLoopbackAddr(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:49134": true, "localhost:1": true, "[::1]:2": true,
+		":49134": false, "0.0.0.0:1": false, "192.0.2.1:1": false, "[::]:1": false,
+	} {
+		if got := IsLoopbackAddr(addr); got != want {
+			t.Errorf("IsLoopbackAddr(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	f.Add("127.0.0.1:49134", "http://localhost", "Bearer x")
+	f.Add("[::1", "://", "Bearer")
+	f.Fuzz(func(t *testing.T, host, origin, auth string) {
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
+		r.Host = host
+		r.Header.Set("Origin", origin)
+		r.Header.Set("Authorization", auth)
+		_ = Policy{CheckHost: true, ListenAddr: "127.0.0.1:1", Token: "x"}.Check(r)
+	})
+}
