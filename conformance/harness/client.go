@@ -44,7 +44,14 @@ func Dial(ctx context.Context, url, name string) (*Client, error) {
 // Call invokes fn with payload and returns the raw result. A payload of nil
 // is sent as {}; send json.RawMessage("null") for a literal null.
 func (c *Client) Call(ctx context.Context, fn string, payload any) (json.RawMessage, error) {
-	return c.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Payload: payload, Timeout: CallTimeout})
+	var data json.RawMessage
+	if payload != nil {
+		var err error
+		if data, err = json.Marshal(payload); err != nil {
+			return nil, fmt.Errorf("encode the %s payload: %w", fn, err)
+		}
+	}
+	return c.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: CallTimeout})
 }
 
 // CallInto invokes fn and decodes the result into out.
@@ -63,7 +70,7 @@ func (c *Client) CallInto(ctx context.Context, fn string, payload, out any) erro
 func (c *Client) WaitForRegistry(ctx context.Context) error {
 	for {
 		attempt, cancel := context.WithTimeout(ctx, 3*time.Second)
-		_, err := c.Trigger(attempt, iii.TriggerRequest{FunctionID: "skills::list", Payload: map[string]any{}, Timeout: 3 * time.Second})
+		_, err := c.Trigger(attempt, iii.TriggerRequest{FunctionID: "skills::list", Data: json.RawMessage(`{}`), Timeout: 3 * time.Second})
 		cancel()
 		if err == nil {
 			return nil
@@ -310,13 +317,13 @@ func (c *Client) Subscribe(ctx context.Context, triggerType, fnID string) (*Even
 	if err != nil {
 		return nil, nil, err
 	}
-	tr, err := c.RegisterTrigger(iii.Trigger{Type: triggerType, FunctionID: fnID, Config: map[string]any{}})
-	if err != nil {
+	tid := "conformance-binding-" + UID()
+	if err := c.RegisterTrigger(tid, triggerType, fnID, nil); err != nil {
 		undoFn()
 		return nil, nil, err
 	}
 	return ev, func() {
-		_ = tr.Unregister()
+		_ = c.UnregisterTrigger(tid)
 		undoFn()
 	}, nil
 }

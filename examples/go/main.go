@@ -11,6 +11,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -26,11 +27,12 @@ import (
 	"github.com/iii-skills/skills/sdk-go/skills"
 )
 
-//go:embed docs/resend-email-send.md
-var sendDoc string
-
-//go:embed docs/resend-email-track.md
-var trackDoc string
+var (
+	//go:embed docs/resend-email-send.md
+	sendDoc string
+	//go:embed docs/resend-email-track.md
+	trackDoc string
+)
 
 // SendEmailArgs are the /send-email arguments; the argument list clients see
 // (name, description, required) is derived from this struct.
@@ -40,97 +42,63 @@ type SendEmailArgs struct {
 }
 
 func main() {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	url := os.Getenv("III_URL")
-	if url == "" {
-		url = iii.DefaultEngineURL
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, url, log); err != nil {
-		log.Error("resend example failed", "error", err)
+	if err := run(ctx, cmp.Or(os.Getenv("III_URL"), iii.DefaultEngineURL), slog.Default()); err != nil {
+		slog.Error("resend example failed", "error", err)
 		os.Exit(1)
 	}
 }
 
-// run publishes everything, then serves until ctx ends.
+// run publishes everything, then serves until ctx ends. The engine may not be
+// up yet: the client dials in the background and the publisher retries.
 func run(ctx context.Context, url string, log *slog.Logger) error {
 	client := iii.RegisterWorker(url, iii.WithName("resend-example"), iii.WithLogger(log))
 	defer client.Close()
 	p := skills.NewPublisher(client, skills.WithLogger(log))
-	uri, err := publish(p)
-	if err != nil {
-		return err
-	}
 
-	// The engine may not be up yet: the client keeps dialling in the
-	// background and the publisher retries with backoff.
-	go func() {
-		if err := client.Connect(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("not connected to the engine yet; retrying in the background", "url", url, "error", err)
-		}
-	}()
-	started := p.StartBackground(ctx)
-	select {
-	case err := <-started:
-		var rejected *skills.RejectedError
-		switch {
-		case err == nil:
-			log.Info("resend example registered",
-				"skills", []string{"resend", "resend/email", "resend/email/send", "resend/email/track"},
-				"section", uri, "prompt", "/send-email", "engine", url)
-		case errors.Is(err, skills.ErrGaveUp):
-			log.Warn("not registered with the skills registry; still serving the section and prompt, and registering again when it appears")
-		case errors.As(err, &rejected):
-			return err
-		}
-	case <-ctx.Done():
-	}
-	<-ctx.Done()
-	log.Info("stopping")
-	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return p.Close(closeCtx, false)
-}
+	err := errors.Join(
+		// 1. Top-level router: a small body that links to its children.
+		p.Skill("resend", "# resend\n\nEmail provider integration.\n\n"+
+			"- [`email`](iii://resend/email) — sending and tracking\n\n"+
+			"Live status check: [`health`](iii://fn/resend/health)\n"),
+		// 2. Mid-level group, itself a router into its own children.
+		p.Skill("resend/email", "# resend/email\n\nEmail flows.\n\n"+
+			"- [`send`](iii://resend/email/send) — outbound\n"+
+			"- [`track`](iii://resend/email/track) — webhooks + status\n"),
+		// 3. The leaves the agent reads once it decides to drill in.
+		p.Skill("resend/email/send", sendDoc),
+		p.Skill("resend/email/track", trackDoc),
+	)
 
-// publish adds the resend tree, section and prompt to p and returns the
-// section URI.
-func publish(p *skills.Publisher) (string, error) {
-	// 1. Top-level router: small, links into its children.
-	// 2. Mid-level group, itself a router.
-	// 3. Leaves: the content an agent reads once it drills in.
-	tree := []struct{ id, markdown string }{
-		{"resend", "# resend\n\nEmail provider integration.\n\n" +
-			"- [`email`](iii://resend/email) — sending and tracking\n\n" +
-			"Live status check: [`health`](iii://fn/resend/health)\n"},
-		{"resend/email", "# resend/email\n\nEmail flows.\n\n" +
-			"- [`send`](iii://resend/email/send) — outbound\n" +
-			"- [`track`](iii://resend/email/track) — webhooks + status\n"},
-		{"resend/email/send", sendDoc},
-		{"resend/email/track", trackDoc},
-	}
-	for _, s := range tree {
-		if err := p.Skill(s.id, s.markdown); err != nil {
-			return "", err
-		}
-	}
-
-	// 4. A section: iii://fn/resend/health calls resend::health.
+	// 4. A section: iii://fn/resend/health calls resend::health and serves its output.
 	startedAt := time.Now()
 	var checks atomic.Int64
-	uri, err := p.Section("resend/health", func(context.Context) (any, error) {
-		n := checks.Add(1)
+	uri, serr := p.Section("resend/health", func(context.Context) (any, error) {
 		return skills.Content(fmt.Sprintf("# Resend health\n\nAPI: ok. Worker up %s; this is health check #%d, served at %s.",
-			time.Since(startedAt).Round(time.Second), n, time.Now().UTC().Format(time.RFC3339))), nil
+			time.Since(startedAt).Round(time.Second), checks.Add(1), time.Now().UTC().Format(time.RFC3339))), nil
 	}, skills.WithDescription("Live operational health for the resend integration."))
-	if err != nil {
-		return "", err
-	}
 
 	// 5. A slash-command with typed arguments, checked before the handler runs.
-	_, err = skills.Prompt(p, "send-email", "Compose and send an email",
+	_, perr := skills.Prompt(p, "send-email", "Compose and send an email",
 		func(_ context.Context, a SendEmailArgs) (skills.PromptResult, error) {
 			return skills.Content(fmt.Sprintf("Compose an email to %s with the subject %q. Be concise and friendly.", a.To, a.Subject)), nil
 		}, skills.WithFunctionID("resend::send_email_prompt"))
-	return uri, err
+	if err := errors.Join(err, serr, perr); err != nil {
+		return err
+	}
+
+	var rejected *skills.RejectedError
+	switch err := p.Start(ctx); {
+	case errors.As(err, &rejected):
+		return err
+	case err != nil:
+		log.Warn("resend example: not registered with the skills registry; still serving the section and prompt", "error", err)
+	default:
+		log.Info("resend example: skills, " + uri + " and /send-email are registered; Ctrl-C to stop")
+	}
+	<-ctx.Done()
+	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return p.Close(closeCtx, false)
 }

@@ -95,7 +95,14 @@ func TestResendExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	trigger := func(fid string, payload any) (json.RawMessage, error) {
-		return c.Trigger(cctx, iii.TriggerRequest{FunctionID: fid, Payload: payload, Timeout: 5 * time.Second})
+		if payload == nil {
+			payload = struct{}{} // sent as {}, like an absent payload
+		}
+		data, err := json.Marshal(payload)
+		if err != nil {
+			return nil, err
+		}
+		return c.Trigger(cctx, iii.TriggerRequest{FunctionID: fid, Data: data, Timeout: 5 * time.Second})
 	}
 	var list struct {
 		Skills []struct {

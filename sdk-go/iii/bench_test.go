@@ -27,7 +27,7 @@ func BenchmarkTrigger(b *testing.B) {
 			connect(b, e, caller)
 			payload := json.RawMessage(`{"id":"x","skill":"# X"}`)
 			call := func() error {
-				_, err := caller.Trigger(context.Background(), TriggerRequest{FunctionID: "bench::echo", Payload: payload})
+				_, err := caller.Trigger(context.Background(), TriggerRequest{FunctionID: "bench::echo", Data: payload})
 				return err
 			}
 			if err := call(); err != nil {

@@ -14,11 +14,16 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/gorilla/websocket"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 // Version is the SDK version reported to the engine in
 // engine::workers::register.
 const Version = "0.1.0"
+
+// DefaultEngineURL is where an iii engine listens for workers by default
+// (an IPv4 loopback literal: "localhost" may resolve to ::1 first).
+const DefaultEngineURL = "ws://127.0.0.1:49134"
 
 // Defaults of the client options.
 const (
@@ -30,26 +35,26 @@ const (
 )
 
 // ReconnectConfig controls the exponential backoff between connection
-// attempts: delay = min(InitialDelay*Multiplier^attempt, MaxDelay), randomised
-// by ±Jitter (a fraction of the delay). The attempt counter resets after every
+// attempts: delay = min(InitialDelay*BackoffMultiplier^attempt, MaxDelay), randomised
+// by ±JitterFactor (a fraction of the delay). The attempt counter resets after every
 // successful open.
 //
 // Zero fields take the defaults of DefaultReconnectConfig (1 s, 30 s, ×2,
-// jitter 0.3, retry forever). A negative Jitter disables jitter. MaxRetries < 0
+// jitter 0.3, retry forever). A negative JitterFactor disables jitter. MaxRetries < 0
 // (or 0, the zero value) retries forever; MaxRetries > 0 gives up after that
 // many consecutive failed attempts, failing pending calls with an error that
 // wraps ErrNotConnected.
 type ReconnectConfig struct {
-	InitialDelay time.Duration
-	MaxDelay     time.Duration
-	Multiplier   float64
-	Jitter       float64
-	MaxRetries   int
+	InitialDelay      time.Duration
+	MaxDelay          time.Duration
+	BackoffMultiplier float64
+	JitterFactor      float64
+	MaxRetries        int
 }
 
 // DefaultReconnectConfig returns the backoff the official iii SDKs use.
 func DefaultReconnectConfig() ReconnectConfig {
-	return ReconnectConfig{InitialDelay: time.Second, MaxDelay: 30 * time.Second, Multiplier: 2, Jitter: 0.3, MaxRetries: -1}
+	return ReconnectConfig{InitialDelay: time.Second, MaxDelay: 30 * time.Second, BackoffMultiplier: 2, JitterFactor: 0.3, MaxRetries: -1}
 }
 
 func (r ReconnectConfig) withDefaults() ReconnectConfig {
@@ -63,16 +68,16 @@ func (r ReconnectConfig) withDefaults() ReconnectConfig {
 	if r.MaxDelay < r.InitialDelay {
 		r.MaxDelay = r.InitialDelay
 	}
-	if r.Multiplier < 1 {
-		r.Multiplier = d.Multiplier
+	if r.BackoffMultiplier < 1 {
+		r.BackoffMultiplier = d.BackoffMultiplier
 	}
 	switch {
-	case r.Jitter == 0:
-		r.Jitter = d.Jitter
-	case r.Jitter < 0:
-		r.Jitter = 0
-	case r.Jitter > 1:
-		r.Jitter = 1
+	case r.JitterFactor == 0:
+		r.JitterFactor = d.JitterFactor
+	case r.JitterFactor < 0:
+		r.JitterFactor = 0
+	case r.JitterFactor > 1:
+		r.JitterFactor = 1
 	}
 	if r.MaxRetries == 0 {
 		r.MaxRetries = -1
@@ -170,9 +175,11 @@ type connectHook struct {
 	f  func(context.Context)
 }
 
-// RegisterWorker builds a client for the engine at url (for example
-// DefaultEngineURL). It does not dial; call Connect.
-func RegisterWorker(url string, opts ...Option) *Client {
+// New builds a client for the engine at url (for example DefaultEngineURL)
+// without dialling: Connect starts the connection. Use it when nothing may
+// reach the engine before the program says so; RegisterWorker is the usual
+// entry point.
+func New(url string, opts ...Option) *Client {
 	o := options{
 		reconnect:         DefaultReconnectConfig(),
 		invocationTimeout: DefaultInvocationTimeout,
@@ -219,6 +226,33 @@ func RegisterWorker(url string, opts ...Option) *Client {
 	}
 }
 
+// RegisterWorker builds a client for the engine at url (for example
+// DefaultEngineURL) and starts connecting in the background, like
+// registerWorker of the Node and Python SDKs: it returns at once, retries
+// with backoff while the engine is absent, and replays every registration on
+// each connection, so functions and triggers may be registered before or
+// after it connects. Connect waits for the first connection; Close stops.
+func RegisterWorker(url string, opts ...Option) *Client {
+	c := New(url, opts...)
+	c.start()
+	return c
+}
+
+// start launches the connection loop once; it returns the stop reason when
+// the client already stopped for good.
+func (c *Client) start() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopErr != nil {
+		return c.stopErr
+	}
+	if !c.started {
+		c.started = true
+		go c.run()
+	}
+	return nil
+}
+
 func defaultWorkerName() string {
 	if n := os.Getenv("III_WORKER_NAME"); n != "" {
 		return n
@@ -230,22 +264,15 @@ func defaultWorkerName() string {
 	return fmt.Sprintf("%s:%d", host, os.Getpid())
 }
 
-// Connect starts the connection loop and waits until the first connection is
-// open (registrations replayed) or ctx ends. The loop keeps reconnecting in
-// the background until Close, also when Connect returns ctx's error. Calling
+// Connect starts the connection loop if New built the client (RegisterWorker
+// already started it) and waits until the first connection is open
+// (registrations replayed) or ctx ends. The loop keeps reconnecting in the
+// background until Close, also when Connect returns ctx's error. Calling
 // Connect again just waits for the first connection.
 func (c *Client) Connect(ctx context.Context) error {
-	c.mu.Lock()
-	if c.stopErr != nil {
-		err := c.stopErr
-		c.mu.Unlock()
+	if err := c.start(); err != nil {
 		return err
 	}
-	if !c.started {
-		c.started = true
-		go c.run()
-	}
-	c.mu.Unlock()
 	select {
 	case <-c.firstConn:
 		return nil
@@ -270,10 +297,11 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Err reports why the client stopped for good (wrapping ErrClosed after
-// Close or a fatal registrationrejected, ErrNotConnected after giving up
-// reconnecting), or nil while it is running.
-func (c *Client) Err() error { return c.stopError() }
+// FatalError reports why the client stopped for good (wrapping ErrClosed
+// after Close or a fatal registrationrejected, ErrNotConnected after giving
+// up reconnecting), or nil while it is running. The official Go SDK names its
+// accessor the same way.
+func (c *Client) FatalError() error { return c.stopError() }
 
 // WorkerID is the worker_id the engine assigned on the latest connection
 // ("" before the first workerregistered frame).
@@ -351,8 +379,8 @@ func (c *Client) run() {
 	rc := c.opts.reconnect
 	b := &backoff.ExponentialBackOff{
 		InitialInterval:     rc.InitialDelay,
-		RandomizationFactor: rc.Jitter,
-		Multiplier:          rc.Multiplier,
+		RandomizationFactor: rc.JitterFactor,
+		Multiplier:          rc.BackoffMultiplier,
 		MaxInterval:         rc.MaxDelay,
 		MaxElapsedTime:      0, // never stop on elapsed time; MaxRetries decides
 		Stop:                backoff.Stop,
@@ -477,7 +505,7 @@ func (c *Client) serve(ws *websocket.Conn) {
 	}
 
 	for {
-		_, data, err := ReadMessage(ws)
+		_, data, err := wire.ReadMessage(ws)
 		if err != nil {
 			if c.stopError() == nil { // not our own Close
 				c.log.Warn("iii: connection closed", "error", err)
@@ -509,7 +537,7 @@ func (c *Client) dropped(cn *wsConn) {
 	for _, p := range lost {
 		p.ch <- callResult{err: &InvocationError{
 			FunctionID: p.functionID,
-			Code:       CodeInvocationStopped,
+			Code:       wire.CodeInvocationStopped,
 			Message:    "connection to the engine was lost before the result arrived",
 			cause:      ErrNotConnected,
 		}}
@@ -522,7 +550,7 @@ func (c *Client) dropped(cn *wsConn) {
 func (c *Client) replayLocked() [][]byte {
 	var out [][]byte
 	if c.workerID != "" {
-		out = append(out, EncodeMessage(&Message{Type: TypeReattach, PreviousWorkerID: c.workerID, ReattachToken: c.reattachToken}))
+		out = append(out, wire.EncodeMessage(&wire.Message{Type: wire.TypeReattach, PreviousWorkerID: c.workerID, ReattachToken: c.reattachToken}))
 	}
 	hello := map[string]any{
 		"name":    c.opts.name,
@@ -534,8 +562,8 @@ func (c *Client) replayLocked() [][]byte {
 	if c.opts.description != "" {
 		hello["description"] = c.opts.description
 	}
-	out = append(out, EncodeMessage(&Message{
-		Type:       TypeInvokeFunction,
+	out = append(out, wire.EncodeMessage(&wire.Message{
+		Type:       wire.TypeInvokeFunction,
 		FunctionID: "engine::workers::register",
 		Data:       mustMarshal(hello),
 		Action:     VoidAction(),
@@ -573,39 +601,39 @@ func sortedBySeq[E sequenced](m map[string]E) []E {
 
 // dispatch handles one inbound frame. It never blocks on handlers.
 func (c *Client) dispatch(cn *wsConn, data []byte) {
-	if f, ok := ScanResultFrame(data); ok && c.resolveScanned(f) {
+	if f, ok := wire.ScanResultFrame(data); ok && c.resolveScanned(f) {
 		return
 	}
-	var m Message
+	var m wire.Message
 	if err := json.Unmarshal(data, &m); err != nil {
 		c.log.Warn("iii: dropping undecodable frame", "error", err, "frame", truncate(data, 200))
 		return
 	}
 	switch m.Type {
-	case TypeWorkerRegistered:
+	case wire.TypeWorkerRegistered:
 		c.mu.Lock()
 		c.workerID = m.WorkerID
 		c.reattachToken = m.ReattachToken
 		c.mu.Unlock()
 		c.log.Debug("iii: worker registered", "worker_id", m.WorkerID)
-	case TypeInvokeFunction:
+	case wire.TypeInvokeFunction:
 		go c.handleInvoke(cn, m)
-	case TypeInvocationResult:
+	case wire.TypeInvocationResult:
 		c.resolve(m)
-	case TypeRegisterTrigger:
+	case wire.TypeRegisterTrigger:
 		c.provider.run(func() { c.handleRegisterTrigger(cn, m) })
-	case TypeUnregisterTrigger:
+	case wire.TypeUnregisterTrigger:
 		c.provider.run(func() { c.handleUnregisterTrigger(cn, m) })
-	case TypeTriggerRegistrationResult:
+	case wire.TypeTriggerRegistrationResult:
 		if m.Error != nil {
 			c.log.Warn("iii: trigger registration failed", "trigger_id", m.ID, "trigger_type", m.TriggerType,
 				"function_id", m.FunctionID, "code", m.Error.Code, "message", m.Error.Message)
 		}
-	case TypeRegistrationRejected:
+	case wire.TypeRegistrationRejected:
 		c.handleRejected(cn, m)
-	case TypePing:
-		cn.send(EncodeMessage(&Message{Type: TypePong}))
-	case TypePong:
+	case wire.TypePing:
+		cn.send(wire.EncodeMessage(&wire.Message{Type: wire.TypePong}))
+	case wire.TypePong:
 	default:
 		c.log.Debug("iii: ignoring frame of unknown type", "type", m.Type)
 	}
@@ -613,10 +641,10 @@ func (c *Client) dispatch(cn *wsConn, data []byte) {
 
 // resolveScanned completes a call from a scanned result frame; false means
 // the frame needs the full decode (an error body that does not decode).
-func (c *Client) resolveScanned(f ResultFrame) bool {
-	m := Message{Type: TypeInvocationResult, InvocationID: f.InvocationID, FunctionID: f.FunctionID, Result: f.Result}
+func (c *Client) resolveScanned(f wire.ResultFrame) bool {
+	m := wire.Message{Type: wire.TypeInvocationResult, InvocationID: f.InvocationID, FunctionID: f.FunctionID, Result: f.Result}
 	if f.Error != nil {
-		m.Error = new(ErrorBody)
+		m.Error = new(wire.ErrorBody)
 		if err := json.Unmarshal(f.Error, m.Error); err != nil {
 			return false
 		}
@@ -625,10 +653,10 @@ func (c *Client) resolveScanned(f ResultFrame) bool {
 	return true
 }
 
-func (c *Client) handleRejected(cn *wsConn, m Message) {
+func (c *Client) handleRejected(cn *wsConn, m wire.Message) {
 	rej := &RegistrationRejectedError{Code: m.Code, Namespace: m.Namespace, WorkerName: m.WorkerName,
 		FunctionID: m.FunctionID, OwnerWorkerID: m.OwnerWorkerID}
-	if m.Code == CodeFunctionNamespaceClash {
+	if m.Code == wire.CodeFunctionNamespaceClash {
 		c.log.Error("iii: engine refused a function", "function_id", m.FunctionID, "namespace", m.Namespace,
 			"owner_worker_id", m.OwnerWorkerID)
 		return

@@ -9,12 +9,14 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 func echo(_ context.Context, data json.RawMessage) (any, error) { return data, nil }
@@ -35,13 +37,13 @@ func mustUUIDv4(t *testing.T, what, s string) {
 func TestHandshakeOrderAndContents(t *testing.T) {
 	e := newFakeEngine(t)
 	c := newTestClient(t, e, WithName("pub-1"), WithDescription("publishes things"))
-	if _, err := c.RegisterFunction("svc::b", echo, FunctionOptions{Description: "B", Metadata: map[string]any{"owner": "me"}}); err != nil {
+	if _, err := c.RegisterFunction("svc::b", echo, RegisterFunctionOptions{Description: "B", Metadata: map[string]any{"owner": "me"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.RegisterFunction("svc::a", echo); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.RegisterTrigger(Trigger{Type: "demo::tick", FunctionID: "svc::a"}); err != nil {
+	if err := c.RegisterTrigger("tick-1", "demo::tick", "svc::a", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.RegisterTriggerType("demo::tick", "", nopTriggerHandler{}); err != nil {
@@ -55,10 +57,10 @@ func TestHandshakeOrderAndContents(t *testing.T) {
 	fc := e.waitConn(t)
 
 	hello := fc.next(t)
-	if hello.Type != TypeInvokeFunction || hello.FunctionID != "engine::workers::register" {
+	if hello.Type != wire.TypeInvokeFunction || hello.FunctionID != "engine::workers::register" {
 		t.Fatalf("first frame = %s, want the engine::workers::register hello", hello.raw)
 	}
-	if hello.Action == nil || hello.Action.Type != ActionVoid || hello.has("invocation_id") {
+	if hello.Action == nil || hello.Action.Type != wire.ActionVoid || hello.has("invocation_id") {
 		t.Fatalf("hello must be void without invocation_id: %s", hello.raw)
 	}
 	var data map[string]any
@@ -74,22 +76,21 @@ func TestHandshakeOrderAndContents(t *testing.T) {
 	}
 
 	tt := fc.next(t)
-	if tt.Type != TypeRegisterTriggerType || tt.ID != "demo::tick" || !tt.has("description") {
+	if tt.Type != wire.TypeRegisterTriggerType || tt.ID != "demo::tick" || !tt.has("description") {
 		t.Fatalf("second frame = %s, want registertriggertype with a description key", tt.raw)
 	}
 	fb := fc.next(t)
 	fa := fc.next(t)
-	if fb.Type != TypeRegisterFunction || fb.ID != "svc::b" || fb.Description != "B" || string(fb.Metadata) != `{"owner":"me"}` {
+	if fb.Type != wire.TypeRegisterFunction || fb.ID != "svc::b" || fb.Description != "B" || string(fb.Metadata) != `{"owner":"me"}` {
 		t.Fatalf("third frame = %s, want registerfunction svc::b with description and metadata", fb.raw)
 	}
-	if fa.Type != TypeRegisterFunction || fa.ID != "svc::a" {
+	if fa.Type != wire.TypeRegisterFunction || fa.ID != "svc::a" {
 		t.Fatalf("fourth frame = %s, want registerfunction svc::a", fa.raw)
 	}
 	tr := fc.next(t)
-	if tr.Type != TypeRegisterTrigger || tr.TriggerType != "demo::tick" || tr.FunctionID != "svc::a" || string(tr.Config) != "{}" {
-		t.Fatalf("fifth frame = %s, want registertrigger with config {}", tr.raw)
+	if tr.Type != wire.TypeRegisterTrigger || tr.ID != "tick-1" || tr.TriggerType != "demo::tick" || tr.FunctionID != "svc::a" || string(tr.Config) != "{}" {
+		t.Fatalf("fifth frame = %s, want registertrigger tick-1 with config {}", tr.raw)
 	}
-	mustUUIDv4(t, "generated trigger id", tr.ID)
 
 	eventually(t, "worker id stored", func() bool { return c.WorkerID() == fc.workerID })
 	if !c.Connected() {
@@ -107,7 +108,8 @@ func TestTriggerRoundTrip(t *testing.T) {
 	}
 	got := make(chan seen, 1)
 	if _, err := owner.RegisterFunction("math::add", func(ctx context.Context, data json.RawMessage) (any, error) {
-		got <- seen{data, MetadataFromContext(ctx), InvocationIDFromContext(ctx)}
+		meta, _ := MetadataFromContext(ctx)
+		got <- seen{data, meta, InvocationIDFromContext(ctx)}
 		var in struct{ A, B int }
 		if err := json.Unmarshal(data, &in); err != nil {
 			return nil, err
@@ -122,8 +124,8 @@ func TestTriggerRoundTrip(t *testing.T) {
 
 	ctx, cancel := contextWithLimit()
 	defer cancel()
-	res, err := caller.Trigger(ctx, TriggerRequest{FunctionID: "math::add", Payload: map[string]int{"A": 2, "B": 3},
-		Metadata: map[string]string{"trace": "t1"}})
+	res, err := caller.Trigger(ctx, TriggerRequest{FunctionID: "math::add", Data: json.RawMessage(`{"A":2,"B":3}`),
+		Metadata: json.RawMessage(`{"trace":"t1"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +139,7 @@ func TestTriggerRoundTrip(t *testing.T) {
 	if string(s.meta) != `{"trace":"t1"}` {
 		t.Errorf("MetadataFromContext = %s, want {\"trace\":\"t1\"}", s.meta)
 	}
-	call := cfc.waitFor(t, "the invokefunction", func(f frame) bool { return f.Type == TypeInvokeFunction })
+	call := cfc.waitFor(t, "the invokefunction", func(f frame) bool { return f.Type == wire.TypeInvokeFunction })
 	mustUUIDv4(t, "invocation_id", call.InvocationID)
 	if s.id != call.InvocationID {
 		t.Errorf("InvocationIDFromContext = %q, want %q", s.id, call.InvocationID)
@@ -151,7 +153,7 @@ func TestTriggerRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-got
-	call = cfc.waitFor(t, "the second invokefunction", func(f frame) bool { return f.Type == TypeInvokeFunction })
+	call = cfc.waitFor(t, "the second invokefunction", func(f frame) bool { return f.Type == wire.TypeInvokeFunction })
 	if !call.has("data") || string(call.Data) != "{}" {
 		t.Fatalf("nil payload sent as %s, want data {}", call.raw)
 	}
@@ -159,12 +161,12 @@ func TestTriggerRoundTrip(t *testing.T) {
 
 func TestTriggerResultAbsentIsNil(t *testing.T) {
 	e := newFakeEngine(t)
-	e.builtin("state::get", func(json.RawMessage) (json.RawMessage, *ErrorBody) { return nil, nil })
+	e.builtin("state::get", func(json.RawMessage) (json.RawMessage, *wire.ErrorBody) { return nil, nil })
 	c := newTestClient(t, e)
 	connect(t, e, c)
 	ctx, cancel := contextWithLimit()
 	defer cancel()
-	res, err := c.Trigger(ctx, TriggerRequest{FunctionID: "state::get", Payload: map[string]string{"scope": "s", "key": "k"}})
+	res, err := c.Trigger(ctx, TriggerRequest{FunctionID: "state::get", Data: json.RawMessage(`{"scope":"s","key":"k"}`)})
 	if err != nil || res != nil {
 		t.Fatalf("Trigger = (%s, %v), want (nil, nil)", res, err)
 	}
@@ -192,8 +194,8 @@ func TestInboundInvocationAnswers(t *testing.T) {
 	ask := func(fn string) frame {
 		t.Helper()
 		id := uuid.NewString()
-		fc.send(Message{Type: TypeInvokeFunction, InvocationID: id, FunctionID: fn, Data: json.RawMessage(`{"x":1,"_caller_worker_id":"w"}`)})
-		f := fc.waitFor(t, "result of "+fn, func(f frame) bool { return f.Type == TypeInvocationResult && f.InvocationID == id })
+		fc.send(wire.Message{Type: wire.TypeInvokeFunction, InvocationID: id, FunctionID: fn, Data: json.RawMessage(`{"x":1,"_caller_worker_id":"w"}`)})
+		f := fc.waitFor(t, "result of "+fn, func(f frame) bool { return f.Type == wire.TypeInvocationResult && f.InvocationID == id })
 		if f.FunctionID != fn {
 			t.Errorf("%s: result function_id = %q", fn, f.FunctionID)
 		}
@@ -205,19 +207,19 @@ func TestInboundInvocationAnswers(t *testing.T) {
 	if f := ask("t::nil"); f.Error != nil || f.Result != nil {
 		t.Errorf("t::nil answered %s", f.raw)
 	}
-	if f := ask("t::err"); f.Error == nil || f.Error.Code != CodeInvocationFailed || f.Error.Message != "disk on fire" {
+	if f := ask("t::err"); f.Error == nil || f.Error.Code != wire.CodeInvocationFailed || f.Error.Message != "disk on fire" {
 		t.Errorf("t::err answered %s", f.raw)
 	}
 	if f := ask("t::coded"); f.Error == nil || f.Error.Code != "NOT_FOUND" || f.Error.Message != "no such skill" || f.Error.Stacktrace != "st" {
 		t.Errorf("t::coded answered %s", f.raw)
 	}
-	if f := ask("t::panic"); f.Error == nil || f.Error.Code != CodeInvocationFailed || !strings.Contains(f.Error.Message, "boom") || f.Error.Stacktrace == "" {
+	if f := ask("t::panic"); f.Error == nil || f.Error.Code != wire.CodeInvocationFailed || !strings.Contains(f.Error.Message, "boom") || f.Error.Stacktrace == "" {
 		t.Errorf("t::panic answered %s", f.raw)
 	}
-	if f := ask("t::unencodable"); f.Error == nil || f.Error.Code != CodeInvocationFailed || f.Result != nil {
+	if f := ask("t::unencodable"); f.Error == nil || f.Error.Code != wire.CodeInvocationFailed || f.Result != nil {
 		t.Errorf("t::unencodable answered %s", f.raw)
 	}
-	if f := ask("t::missing"); f.Error == nil || f.Error.Code != CodeFunctionNotFound {
+	if f := ask("t::missing"); f.Error == nil || f.Error.Code != wire.CodeFunctionNotFound {
 		t.Errorf("t::missing answered %s", f.raw)
 	}
 	// The connection survived all of that.
@@ -246,7 +248,7 @@ func TestInvocationErrorPropagation(t *testing.T) {
 		t.Errorf("Error() = %q", got)
 	}
 	_, err = c.Trigger(ctx, TriggerRequest{FunctionID: "nobody::home"})
-	if !errors.As(err, &ie) || ie.Code != CodeFunctionNotFound {
+	if !errors.As(err, &ie) || ie.Code != wire.CodeFunctionNotFound {
 		t.Fatalf("unknown function: err = %v, want function_not_found", err)
 	}
 }
@@ -265,12 +267,12 @@ func TestTypedFunction(t *testing.T) {
 	c := newTestClient(t, e)
 	if _, err := RegisterFunctionTyped(c, "math::typed", func(_ context.Context, r addReq) (addResp, error) {
 		return addResp{Sum: r.A + r.B}, nil
-	}, FunctionOptions{Description: "adds"}); err != nil {
+	}, RegisterFunctionOptions{Description: "adds"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := RegisterFunctionTyped(c, "math::given", func(_ context.Context, r addReq) (addResp, error) {
 		return addResp{}, nil
-	}, FunctionOptions{RequestFormat: map[string]string{"type": "object"}}); err != nil {
+	}, RegisterFunctionOptions{RequestFormat: map[string]string{"type": "object"}}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := contextWithLimit()
@@ -279,7 +281,7 @@ func TestTypedFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 	fc := e.waitConn(t)
-	reg := fc.waitFor(t, "registerfunction math::typed", func(f frame) bool { return f.Type == TypeRegisterFunction && f.ID == "math::typed" })
+	reg := fc.waitFor(t, "registerfunction math::typed", func(f frame) bool { return f.Type == wire.TypeRegisterFunction && f.ID == "math::typed" })
 	var req struct {
 		Type       string                    `json:"type"`
 		Properties map[string]map[string]any `json:"properties"`
@@ -295,18 +297,18 @@ func TestTypedFunction(t *testing.T) {
 	if !strings.Contains(string(reg.ResponseFormat), `"sum"`) || reg.Description != "adds" {
 		t.Errorf("registerfunction = %s", reg.raw)
 	}
-	given := fc.waitFor(t, "registerfunction math::given", func(f frame) bool { return f.Type == TypeRegisterFunction && f.ID == "math::given" })
+	given := fc.waitFor(t, "registerfunction math::given", func(f frame) bool { return f.Type == wire.TypeRegisterFunction && f.ID == "math::given" })
 	if string(given.RequestFormat) != `{"type":"object"}` || !strings.Contains(string(given.ResponseFormat), `"sum"`) {
 		t.Errorf("explicit formats not honoured: %s", given.raw)
 	}
 
-	res, err := c.Trigger(ctx, TriggerRequest{FunctionID: "math::typed", Payload: addReq{A: 4, B: 5}})
+	res, err := c.Trigger(ctx, TriggerRequest{FunctionID: "math::typed", Data: json.RawMessage(`{"a":4,"b":5}`)})
 	if err != nil || string(res) != `{"sum":9}` {
 		t.Fatalf("Trigger = (%s, %v), want {\"sum\":9}", res, err)
 	}
-	_, err = c.Trigger(ctx, TriggerRequest{FunctionID: "math::typed", Payload: map[string]any{"a": "four"}})
+	_, err = c.Trigger(ctx, TriggerRequest{FunctionID: "math::typed", Data: json.RawMessage(`{"a":"four"}`)})
 	var ie *InvocationError
-	if !errors.As(err, &ie) || ie.Code != CodeInvalidRequest || !strings.Contains(ie.Message, "math::typed") || !strings.Contains(ie.Message, "addReq") {
+	if !errors.As(err, &ie) || ie.Code != wire.CodeInvalidRequest || !strings.Contains(ie.Message, "math::typed") || !strings.Contains(ie.Message, "addReq") {
 		t.Fatalf("bad payload: err = %v, want invalid_request naming the function and type", err)
 	}
 }
@@ -336,7 +338,7 @@ func TestTriggerTimeoutAndCancel(t *testing.T) {
 	e := newFakeEngine(t)
 	swallowed := make(chan string, 10)
 	e.setHook(func(fc *fakeConn, f frame) bool {
-		if f.Type == TypeInvokeFunction && f.FunctionID == "slow::fn" {
+		if f.Type == wire.TypeInvokeFunction && f.FunctionID == "slow::fn" {
 			swallowed <- f.InvocationID
 			return true
 		}
@@ -391,7 +393,8 @@ func TestVoidTrigger(t *testing.T) {
 	owner := newTestClient(t, e)
 	called := make(chan json.RawMessage, 1)
 	if _, err := owner.RegisterFunction("log::write", func(ctx context.Context, data json.RawMessage) (any, error) {
-		called <- MetadataFromContext(ctx)
+		m, _ := MetadataFromContext(ctx)
+		called <- m
 		return "ignored", nil
 	}); err != nil {
 		t.Fatal(err)
@@ -399,12 +402,12 @@ func TestVoidTrigger(t *testing.T) {
 	connect(t, e, owner)
 	c := newTestClient(t, e)
 	fc := connect(t, e, c)
-	res, err := c.Trigger(context.Background(), TriggerRequest{FunctionID: "log::write", Payload: "line", Action: VoidAction(), Metadata: 7})
+	res, err := c.Trigger(context.Background(), TriggerRequest{FunctionID: "log::write", Data: json.RawMessage(`"line"`), Action: VoidAction(), Metadata: json.RawMessage(`7`)})
 	if err != nil || res != nil {
 		t.Fatalf("void Trigger = (%s, %v), want (nil, nil)", res, err)
 	}
-	f := fc.waitFor(t, "the void call", func(f frame) bool { return f.Type == TypeInvokeFunction })
-	if f.has("invocation_id") || f.Action == nil || f.Action.Type != ActionVoid || string(f.Data) != `"line"` {
+	f := fc.waitFor(t, "the void call", func(f frame) bool { return f.Type == wire.TypeInvokeFunction })
+	if f.has("invocation_id") || f.Action == nil || f.Action.Type != wire.ActionVoid || string(f.Data) != `"line"` {
 		t.Fatalf("void frame = %s", f.raw)
 	}
 	select {
@@ -442,15 +445,15 @@ func TestEnqueueTrigger(t *testing.T) {
 	if err := json.Unmarshal(res, &receipt); err != nil || receipt.ID == "" {
 		t.Fatalf("enqueue result = %s, want a messageReceiptId", res)
 	}
-	f := fc.waitFor(t, "the enqueue call", func(f frame) bool { return f.Type == TypeInvokeFunction })
-	if f.Action == nil || f.Action.Type != ActionEnqueue || f.Action.Queue != "default" {
+	f := fc.waitFor(t, "the enqueue call", func(f frame) bool { return f.Type == wire.TypeInvokeFunction })
+	if f.Action == nil || f.Action.Type != wire.ActionEnqueue || f.Action.Queue != "default" {
 		t.Fatalf("enqueue frame = %s", f.raw)
 	}
 	mustUUIDv4(t, "enqueue invocation_id", f.InvocationID)
 	<-ran
 	_, err = c.Trigger(ctx, TriggerRequest{FunctionID: "jobs::missing", Action: EnqueueAction("default")})
 	var ie *InvocationError
-	if !errors.As(err, &ie) || ie.Code != CodeEnqueueError {
+	if !errors.As(err, &ie) || ie.Code != wire.CodeEnqueueError {
 		t.Fatalf("enqueue of a missing function: err = %v, want enqueue_error", err)
 	}
 }
@@ -511,7 +514,7 @@ func TestTriggerTypeProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	pfc := connect(t, e, p)
-	tt := pfc.waitFor(t, "registertriggertype", func(f frame) bool { return f.Type == TypeRegisterTriggerType })
+	tt := pfc.waitFor(t, "registertriggertype", func(f frame) bool { return f.Type == wire.TypeRegisterTriggerType })
 	if tt.Description != "Fires on change" || string(tt.TriggerRequestFormat) != `{"type":"object"}` {
 		t.Fatalf("registertriggertype = %s", tt.raw)
 	}
@@ -519,15 +522,15 @@ func TestTriggerTypeProvider(t *testing.T) {
 	r := newTestClient(t, e)
 	got := make(chan json.RawMessage, 10)
 	if _, err := r.RegisterFunction("sub::notify", func(ctx context.Context, data json.RawMessage) (any, error) {
-		got <- MetadataFromContext(ctx)
+		m, _ := MetadataFromContext(ctx)
+		got <- m
 		return nil, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	connect(t, e, r)
-	tref, err := r.RegisterTrigger(Trigger{ID: "b1", Type: "demo::on-change", FunctionID: "sub::notify",
-		Config: map[string]string{"prefix": "a/"}, Metadata: map[string]string{"who": "r"}})
-	if err != nil {
+	if err := r.RegisterTrigger("b1", "demo::on-change", "sub::notify",
+		json.RawMessage(`{"prefix":"a/"}`), json.RawMessage(`{"who":"r"}`)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -535,7 +538,7 @@ func TestTriggerTypeProvider(t *testing.T) {
 	if cfg.FunctionID != "sub::notify" || string(cfg.Config) != `{"prefix":"a/"}` || string(cfg.Metadata) != `{"who":"r"}` {
 		t.Fatalf("provider got %+v", cfg)
 	}
-	res := pfc.waitFor(t, "triggerregistrationresult", func(f frame) bool { return f.Type == TypeTriggerRegistrationResult })
+	res := pfc.waitFor(t, "triggerregistrationresult", func(f frame) bool { return f.Type == wire.TypeTriggerRegistrationResult })
 	if res.Error != nil || res.ID != "b1" || res.TriggerType != "demo::on-change" || res.FunctionID != "sub::notify" {
 		t.Fatalf("triggerregistrationresult = %s", res.raw)
 	}
@@ -544,7 +547,7 @@ func TestTriggerTypeProvider(t *testing.T) {
 	}
 
 	// Firing invokes the bound function with the binding's metadata.
-	if err := ref.Fire(context.Background(), map[string]string{"op": "register", "id": "x"}); err != nil {
+	if err := ref.Fire(context.Background(), json.RawMessage(`{"op":"register","id":"x"}`)); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -557,7 +560,7 @@ func TestTriggerTypeProvider(t *testing.T) {
 	}
 
 	// Unregistering the binding reaches the provider with the stored config.
-	if err := tref.Unregister(); err != nil {
+	if err := r.UnregisterTrigger("b1"); err != nil {
 		t.Fatal(err)
 	}
 	cfg = prov.wait(t, "unregister b1")
@@ -567,23 +570,23 @@ func TestTriggerTypeProvider(t *testing.T) {
 	if b := ref.Bindings(); len(b) != 0 {
 		t.Fatalf("Bindings() after unregister = %+v", b)
 	}
-	if err := tref.Unregister(); !errors.Is(err, ErrNotRegistered) {
+	if err := r.UnregisterTrigger("b1"); !errors.Is(err, ErrNotRegistered) {
 		t.Fatalf("second Unregister = %v, want ErrNotRegistered", err)
 	}
 
 	// Unknown trigger type and a failing handler are reported.
-	pfc.send(Message{Type: TypeRegisterTrigger, ID: "b2", TriggerType: "demo::nope", FunctionID: "f", Config: json.RawMessage(`{}`)})
-	res = pfc.waitFor(t, "result for b2", func(f frame) bool { return f.Type == TypeTriggerRegistrationResult && f.ID == "b2" })
-	if res.Error == nil || res.Error.Code != CodeTriggerTypeNotFound || res.Error.Message != "Trigger type not found" || res.FunctionID != "f" {
+	pfc.send(wire.Message{Type: wire.TypeRegisterTrigger, ID: "b2", TriggerType: "demo::nope", FunctionID: "f", Config: json.RawMessage(`{}`)})
+	res = pfc.waitFor(t, "result for b2", func(f frame) bool { return f.Type == wire.TypeTriggerRegistrationResult && f.ID == "b2" })
+	if res.Error == nil || res.Error.Code != wire.CodeTriggerTypeNotFound || res.Error.Message != "Trigger type not found" || res.FunctionID != "f" {
 		t.Fatalf("unknown type answered %s", res.raw)
 	}
 	prov.mu.Lock()
 	prov.fail = errors.New("bad config")
 	prov.mu.Unlock()
-	pfc.send(Message{Type: TypeRegisterTrigger, ID: "b3", TriggerType: "demo::on-change", FunctionID: "f", Config: json.RawMessage(`{}`)})
+	pfc.send(wire.Message{Type: wire.TypeRegisterTrigger, ID: "b3", TriggerType: "demo::on-change", FunctionID: "f", Config: json.RawMessage(`{}`)})
 	prov.wait(t, "register b3")
-	res = pfc.waitFor(t, "result for b3", func(f frame) bool { return f.Type == TypeTriggerRegistrationResult && f.ID == "b3" })
-	if res.Error == nil || res.Error.Code != CodeTriggerRegistration || res.Error.Message != "bad config" {
+	res = pfc.waitFor(t, "result for b3", func(f frame) bool { return f.Type == wire.TypeTriggerRegistrationResult && f.ID == "b3" })
+	if res.Error == nil || res.Error.Code != wire.CodeTriggerRegistration || res.Error.Message != "bad config" {
 		t.Fatalf("failing handler answered %s", res.raw)
 	}
 	if b := ref.Bindings(); len(b) != 0 {
@@ -594,7 +597,7 @@ func TestTriggerTypeProvider(t *testing.T) {
 	if err := ref.Unregister(); err != nil {
 		t.Fatal(err)
 	}
-	pfc.waitFor(t, "unregistertriggertype", func(f frame) bool { return f.Type == TypeUnregisterTriggerType && f.ID == "demo::on-change" })
+	pfc.waitFor(t, "unregistertriggertype", func(f frame) bool { return f.Type == wire.TypeUnregisterTriggerType && f.ID == "demo::on-change" })
 	if _, err := p.RegisterTriggerType("demo::on-change", "again", prov); err != nil {
 		t.Fatalf("re-register after Unregister: %v", err)
 	}
@@ -604,29 +607,36 @@ func TestTriggerUpsertAndUnregisterFrames(t *testing.T) {
 	e := newFakeEngine(t)
 	c := newTestClient(t, e)
 	fc := connect(t, e, c)
-	if _, err := c.RegisterTrigger(Trigger{ID: "t1", Type: "state", FunctionID: "f::a", Config: map[string]string{"scope": "s"}}); err != nil {
+	if err := c.RegisterTrigger("t1", "state", "f::a", json.RawMessage(`{"scope":"s"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.RegisterTrigger(Trigger{ID: "t1", Type: "state", FunctionID: "f::b"}); err != nil {
+	if err := c.RegisterTrigger("t1", "state", "f::b", nil); err != nil {
 		t.Fatal(err)
 	}
-	fc.waitFor(t, "first registertrigger", func(f frame) bool { return f.Type == TypeRegisterTrigger && f.FunctionID == "f::a" })
-	fc.waitFor(t, "replacing registertrigger", func(f frame) bool { return f.Type == TypeRegisterTrigger && f.FunctionID == "f::b" })
+	fc.waitFor(t, "first registertrigger", func(f frame) bool { return f.Type == wire.TypeRegisterTrigger && f.FunctionID == "f::a" })
+	fc.waitFor(t, "replacing registertrigger", func(f frame) bool { return f.Type == wire.TypeRegisterTrigger && f.FunctionID == "f::b" })
 	if err := c.UnregisterTrigger("t1"); err != nil {
 		t.Fatal(err)
 	}
-	u := fc.waitFor(t, "unregistertrigger", func(f frame) bool { return f.Type == TypeUnregisterTrigger })
+	u := fc.waitFor(t, "unregistertrigger", func(f frame) bool { return f.Type == wire.TypeUnregisterTrigger })
 	if u.ID != "t1" || u.TriggerType != "state" {
 		t.Fatalf("unregistertrigger = %s", u.raw)
 	}
 	if err := c.UnregisterTrigger("t1"); !errors.Is(err, ErrNotRegistered) {
 		t.Fatalf("second UnregisterTrigger = %v", err)
 	}
-	if _, err := c.RegisterTrigger(Trigger{FunctionID: "f"}); err == nil {
-		t.Fatal("RegisterTrigger without Type succeeded")
+	for _, bad := range []struct{ id, typ, fn, config string }{
+		{"", "state", "f", "{}"},
+		{"t2", "", "f", "{}"},
+		{"t2", "state", "", "{}"},
+		{"t2", "state", "f", "{not json"},
+	} {
+		if err := c.RegisterTrigger(bad.id, bad.typ, bad.fn, json.RawMessage(bad.config)); err == nil {
+			t.Errorf("RegisterTrigger(%q, %q, %q, %s) succeeded", bad.id, bad.typ, bad.fn, bad.config)
+		}
 	}
-	if _, err := c.RegisterTrigger(Trigger{Type: "state"}); err == nil {
-		t.Fatal("RegisterTrigger without FunctionID succeeded")
+	if err := c.RegisterTrigger("t2", "state", "f", nil, json.RawMessage(`{}`), json.RawMessage(`{}`)); err == nil {
+		t.Error("RegisterTrigger with two metadata arguments succeeded")
 	}
 }
 
@@ -643,14 +653,14 @@ func TestRegisterFunctionValidationAndUnregister(t *testing.T) {
 	if _, err := c.RegisterFunction("svc::x", echo); err == nil || !strings.Contains(err.Error(), "already registered") {
 		t.Fatalf("duplicate id: err = %v", err)
 	}
-	if _, err := c.RegisterFunction("svc::bad", echo, FunctionOptions{Metadata: func() {}}); err == nil {
+	if _, err := c.RegisterFunction("svc::bad", echo, RegisterFunctionOptions{Metadata: func() {}}); err == nil {
 		t.Fatal("unencodable metadata accepted")
 	}
 	fc := connect(t, e, c)
 	if err := ref.Unregister(); err != nil {
 		t.Fatal(err)
 	}
-	u := fc.waitFor(t, "unregisterfunction", func(f frame) bool { return f.Type == TypeUnregisterFunction })
+	u := fc.waitFor(t, "unregisterfunction", func(f frame) bool { return f.Type == wire.TypeUnregisterFunction })
 	if u.ID != "svc::x" {
 		t.Fatalf("unregisterfunction = %s", u.raw)
 	}
@@ -681,7 +691,7 @@ func TestReconnectReplaysAndFlushesOfflineQueue(t *testing.T) {
 	if _, err := c.RegisterTriggerType("mine::tt", "my type", nopTriggerHandler{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.RegisterTrigger(Trigger{ID: "trig-1", Type: "mine::tt", FunctionID: "mine::fn"}); err != nil {
+	if err := c.RegisterTrigger("trig-1", "mine::tt", "mine::fn", nil); err != nil {
 		t.Fatal(err)
 	}
 	connects := make(chan struct{}, 10)
@@ -701,7 +711,7 @@ func TestReconnectReplaysAndFlushesOfflineQueue(t *testing.T) {
 	}
 	awaited := make(chan out, 1)
 	go func() {
-		res, err := c.Trigger(context.Background(), TriggerRequest{FunctionID: "echo::it", Payload: map[string]int{"n": 1}})
+		res, err := c.Trigger(context.Background(), TriggerRequest{FunctionID: "echo::it", Data: json.RawMessage(`{"n":1}`)})
 		awaited <- out{res, err}
 	}()
 	eventually(t, "awaited call queued", func() bool {
@@ -709,11 +719,11 @@ func TestReconnectReplaysAndFlushesOfflineQueue(t *testing.T) {
 		defer c.mu.Unlock()
 		return len(c.offline) == 1
 	})
-	if _, err := c.Trigger(context.Background(), TriggerRequest{FunctionID: "echo::it", Payload: "void-1", Action: VoidAction()}); err != nil {
+	if _, err := c.Trigger(context.Background(), TriggerRequest{FunctionID: "echo::it", Data: json.RawMessage(`"void-1"`), Action: VoidAction()}); err != nil {
 		t.Fatal(err)
 	}
 	// This caller gives up while disconnected; its call must not be sent.
-	if _, err := c.Trigger(context.Background(), TriggerRequest{FunctionID: "echo::it", Payload: "abandoned", Timeout: time.Millisecond}); !errors.Is(err, ErrTimeout) {
+	if _, err := c.Trigger(context.Background(), TriggerRequest{FunctionID: "echo::it", Data: json.RawMessage(`"abandoned"`), Timeout: time.Millisecond}); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("abandoned call: err = %v, want ErrTimeout", err)
 	}
 	eventually(t, "calls queued", func() bool {
@@ -724,7 +734,7 @@ func TestReconnectReplaysAndFlushesOfflineQueue(t *testing.T) {
 
 	e.refuse.Store(false)
 	fc2 := e.waitConn(t)
-	want := []MessageType{TypeReattach, TypeInvokeFunction, TypeRegisterTriggerType, TypeRegisterFunction, TypeRegisterTrigger}
+	want := []wire.MessageType{wire.TypeReattach, wire.TypeInvokeFunction, wire.TypeRegisterTriggerType, wire.TypeRegisterFunction, wire.TypeRegisterTrigger}
 	frames := make([]frame, 0, 7)
 	for range want {
 		frames = append(frames, fc2.next(t))
@@ -742,10 +752,10 @@ func TestReconnectReplaysAndFlushesOfflineQueue(t *testing.T) {
 	}
 	// Then the queue, in call order, without the abandoned call.
 	q1, q2 := fc2.next(t), fc2.next(t)
-	if q1.Type != TypeInvokeFunction || q1.Action != nil || q1.InvocationID == "" {
+	if q1.Type != wire.TypeInvokeFunction || q1.Action != nil || q1.InvocationID == "" {
 		t.Fatalf("first flushed frame = %s, want the awaited call", q1.raw)
 	}
-	if q2.Type != TypeInvokeFunction || q2.Action == nil || string(q2.Data) != `"void-1"` {
+	if q2.Type != wire.TypeInvokeFunction || q2.Action == nil || string(q2.Data) != `"void-1"` {
 		t.Fatalf("second flushed frame = %s, want the void call", q2.raw)
 	}
 	select {
@@ -757,12 +767,12 @@ func TestReconnectReplaysAndFlushesOfflineQueue(t *testing.T) {
 		t.Fatal("queued awaited call never completed")
 	}
 	// Nothing else was flushed: the next frame is the marker sent now.
-	if _, err := c.Trigger(context.Background(), TriggerRequest{FunctionID: "echo::it", Payload: "marker", Action: VoidAction()}); err != nil {
+	if _, err := c.Trigger(context.Background(), TriggerRequest{FunctionID: "echo::it", Data: json.RawMessage(`"marker"`), Action: VoidAction()}); err != nil {
 		t.Fatal(err)
 	}
 	// (The client is also the provider of mine::tt, so it answers the
 	// engine's forwarded registertrigger in between; skip that.)
-	if m := fc2.waitFor(t, "next call", func(f frame) bool { return f.Type == TypeInvokeFunction }); string(m.Data) != `"marker"` {
+	if m := fc2.waitFor(t, "next call", func(f frame) bool { return f.Type == wire.TypeInvokeFunction }); string(m.Data) != `"marker"` {
 		t.Fatalf("frame after the flush = %s, want the marker (the abandoned call leaked)", m.raw)
 	}
 	<-connects
@@ -772,7 +782,7 @@ func TestReconnectReplaysAndFlushesOfflineQueue(t *testing.T) {
 func TestPendingCallFailsWhenConnectionDrops(t *testing.T) {
 	e := newFakeEngine(t)
 	e.setHook(func(fc *fakeConn, f frame) bool {
-		return f.Type == TypeInvokeFunction && f.FunctionID == "hang::forever"
+		return f.Type == wire.TypeInvokeFunction && f.FunctionID == "hang::forever"
 	})
 	c := newTestClient(t, e)
 	fc := connect(t, e, c)
@@ -781,7 +791,7 @@ func TestPendingCallFailsWhenConnectionDrops(t *testing.T) {
 		_, err := c.Trigger(context.Background(), TriggerRequest{FunctionID: "hang::forever"})
 		done <- err
 	}()
-	fc.waitFor(t, "the call", func(f frame) bool { return f.Type == TypeInvokeFunction && f.FunctionID == "hang::forever" })
+	fc.waitFor(t, "the call", func(f frame) bool { return f.Type == wire.TypeInvokeFunction && f.FunctionID == "hang::forever" })
 	fc.drop()
 	var err error
 	select {
@@ -790,7 +800,7 @@ func TestPendingCallFailsWhenConnectionDrops(t *testing.T) {
 		t.Fatal("pending call not failed after the drop")
 	}
 	var ie *InvocationError
-	if !errors.As(err, &ie) || ie.Code != CodeInvocationStopped || ie.FunctionID != "hang::forever" || !errors.Is(err, ErrNotConnected) {
+	if !errors.As(err, &ie) || ie.Code != wire.CodeInvocationStopped || ie.FunctionID != "hang::forever" || !errors.Is(err, ErrNotConnected) {
 		t.Fatalf("err = %v, want invocation_stopped wrapping ErrNotConnected", err)
 	}
 	// And the client comes back on its own.
@@ -804,7 +814,7 @@ func TestOfflineQueueBounded(t *testing.T) {
 	c := newTestClient(t, e, WithOfflineQueueSize(2))
 	ctx := context.Background()
 	for i := range 2 {
-		if _, err := c.Trigger(ctx, TriggerRequest{FunctionID: "f", Action: VoidAction(), Payload: i}); err != nil {
+		if _, err := c.Trigger(ctx, TriggerRequest{FunctionID: "f", Action: VoidAction(), Data: json.RawMessage(strconv.Itoa(i))}); err != nil {
 			t.Fatalf("queued call %d: %v", i, err)
 		}
 	}
@@ -847,7 +857,7 @@ func TestOfflineQueueBounded(t *testing.T) {
 
 func TestClose(t *testing.T) {
 	e := newFakeEngine(t)
-	e.setHook(func(fc *fakeConn, f frame) bool { return f.Type == TypeInvokeFunction && f.FunctionID == "hang" })
+	e.setHook(func(fc *fakeConn, f frame) bool { return f.Type == wire.TypeInvokeFunction && f.FunctionID == "hang" })
 	c := newTestClient(t, e)
 	fc := connect(t, e, c)
 	done := make(chan error, 1)
@@ -892,7 +902,7 @@ func TestWorkerNamespaceConflictStopsClient(t *testing.T) {
 	e := newFakeEngine(t)
 	e.setHook(func(fc *fakeConn, f frame) bool {
 		if f.FunctionID == "engine::workers::register" {
-			fc.send(Message{Type: TypeRegistrationRejected, Code: CodeWorkerNamespaceClash, Namespace: "default",
+			fc.send(wire.Message{Type: wire.TypeRegistrationRejected, Code: wire.CodeWorkerNamespaceClash, Namespace: "default",
 				WorkerName: "test-worker", OwnerWorkerID: "other"})
 			return true
 		}
@@ -905,10 +915,10 @@ func TestWorkerNamespaceConflictStopsClient(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("client kept running after WORKER_NAMESPACE_CONFLICT")
 	}
-	err := c.Err()
+	err := c.FatalError()
 	var rej *RegistrationRejectedError
 	if !errors.Is(err, ErrClosed) || !errors.As(err, &rej) || rej.WorkerName != "test-worker" || rej.OwnerWorkerID != "other" {
-		t.Fatalf("Err() = %v, want ErrClosed wrapping the rejection", err)
+		t.Fatalf("FatalError() = %v, want ErrClosed wrapping the rejection", err)
 	}
 	if _, err := c.Trigger(context.Background(), TriggerRequest{FunctionID: "x"}); !errors.As(err, &rej) {
 		t.Fatalf("Trigger after rejection = %v", err)
@@ -925,11 +935,11 @@ func TestFunctionNamespaceConflictKeepsConnection(t *testing.T) {
 	e := newFakeEngine(t)
 	c := newTestClient(t, e)
 	fc := connect(t, e, c)
-	fc.send(Message{Type: TypeRegistrationRejected, Code: CodeFunctionNamespaceClash, FunctionID: "engine::x", Namespace: "ns"})
-	fc.send(Message{Type: TypePing})
-	fc.waitFor(t, "pong", func(f frame) bool { return f.Type == TypePong })
-	if !c.Connected() || c.Err() != nil {
-		t.Fatalf("client stopped after FUNCTION_NAMESPACE_CONFLICT: %v", c.Err())
+	fc.send(wire.Message{Type: wire.TypeRegistrationRejected, Code: wire.CodeFunctionNamespaceClash, FunctionID: "engine::x", Namespace: "ns"})
+	fc.send(wire.Message{Type: wire.TypePing})
+	fc.waitFor(t, "pong", func(f frame) bool { return f.Type == wire.TypePong })
+	if !c.Connected() || c.FatalError() != nil {
+		t.Fatalf("client stopped after FUNCTION_NAMESPACE_CONFLICT: %v", c.FatalError())
 	}
 }
 
@@ -940,8 +950,8 @@ func TestProtocolPingAndUnknownFrames(t *testing.T) {
 	fc.sendRaw([]byte(`{"type":"somethingnew","x":1}`))
 	fc.sendRaw([]byte(`not json`))
 	fc.sendRaw([]byte(`{"type":"invocationresult","invocation_id":"` + uuid.NewString() + `","function_id":"late","result":1}`))
-	fc.send(Message{Type: TypePing})
-	fc.waitFor(t, "pong", func(f frame) bool { return f.Type == TypePong })
+	fc.send(wire.Message{Type: wire.TypePing})
+	fc.waitFor(t, "pong", func(f frame) bool { return f.Type == wire.TypePong })
 	if !c.Connected() {
 		t.Fatal("client dropped the connection over unknown frames")
 	}
@@ -980,7 +990,7 @@ func TestOnConnectHooks(t *testing.T) {
 	if a, b := <-calls, <-calls; a != "a" || b != "b" {
 		t.Fatalf("hooks ran as %s,%s", a, b)
 	}
-	fc.waitFor(t, "hook registration", func(f frame) bool { return f.Type == TypeRegisterFunction && f.ID == "hook::fn" })
+	fc.waitFor(t, "hook registration", func(f frame) bool { return f.Type == wire.TypeRegisterFunction && f.ID == "hook::fn" })
 	// A hook added while connected runs for the current connection.
 	c.OnConnect(func(context.Context) { calls <- "c" })
 	if got := <-calls; got != "c" {
@@ -994,7 +1004,7 @@ func TestOnConnectHooks(t *testing.T) {
 		t.Fatalf("hooks after reconnect: %v", seen)
 	}
 	// Replay includes the hook's function exactly once.
-	fc2.waitFor(t, "replayed hook::fn", func(f frame) bool { return f.Type == TypeRegisterFunction && f.ID == "hook::fn" })
+	fc2.waitFor(t, "replayed hook::fn", func(f frame) bool { return f.Type == wire.TypeRegisterFunction && f.ID == "hook::fn" })
 }
 
 func TestGiveUpAfterMaxRetries(t *testing.T) {
@@ -1047,11 +1057,11 @@ func TestHandlersRunConcurrently(t *testing.T) {
 	}
 	fc := connect(t, e, c)
 	first, second := uuid.NewString(), uuid.NewString()
-	fc.send(Message{Type: TypeInvokeFunction, InvocationID: first, FunctionID: "wait::release", Data: json.RawMessage(`{}`)})
-	fc.send(Message{Type: TypeInvokeFunction, InvocationID: second, FunctionID: "do::release", Data: json.RawMessage(`{}`)})
+	fc.send(wire.Message{Type: wire.TypeInvokeFunction, InvocationID: first, FunctionID: "wait::release", Data: json.RawMessage(`{}`)})
+	fc.send(wire.Message{Type: wire.TypeInvokeFunction, InvocationID: second, FunctionID: "do::release", Data: json.RawMessage(`{}`)})
 	got := map[string]string{}
 	for len(got) < 2 {
-		f := fc.waitFor(t, "both results", func(f frame) bool { return f.Type == TypeInvocationResult })
+		f := fc.waitFor(t, "both results", func(f frame) bool { return f.Type == wire.TypeInvocationResult })
 		got[f.InvocationID] = string(f.Result)
 	}
 	if got[first] != `"released"` || got[second] != `"ok"` {
@@ -1070,7 +1080,7 @@ func TestProviderBindingsSurviveReconnectAsUpsert(t *testing.T) {
 	fc := connect(t, e, p)
 	r := newTestClient(t, e)
 	connect(t, e, r)
-	if _, err := r.RegisterTrigger(Trigger{ID: "b1", Type: "demo::tt", FunctionID: "sub::fn"}); err != nil {
+	if err := r.RegisterTrigger("b1", "demo::tt", "sub::fn", nil); err != nil {
 		t.Fatal(err)
 	}
 	prov.wait(t, "register b1")
@@ -1081,5 +1091,94 @@ func TestProviderBindingsSurviveReconnectAsUpsert(t *testing.T) {
 	prov.wait(t, "register b1")
 	if b := ref.Bindings(); len(b) != 1 || b[0].ID != "b1" || b[0].FunctionID != "sub::fn" {
 		t.Fatalf("Bindings() after re-delivery = %+v", b)
+	}
+}
+
+// RegisterWorker connects by itself, like registerWorker of the Node and
+// Python SDKs: the engine sees the worker without any Connect call, and
+// registrations made afterwards reach it live.
+func TestRegisterWorkerConnectsInTheBackground(t *testing.T) {
+	e := newFakeEngine(t)
+	c := RegisterWorker(e.url, WithLogger(testLogger()), WithReconnectConfig(fastReconnect), WithName("bg-worker"))
+	t.Cleanup(func() { _ = c.Close() })
+	fc := e.waitConn(t)
+	fc.waitFor(t, "the worker hello", func(f frame) bool {
+		return f.Type == wire.TypeInvokeFunction && f.FunctionID == "engine::workers::register"
+	})
+	if _, err := c.RegisterFunction("bg::fn", echo); err != nil {
+		t.Fatal(err)
+	}
+	fc.waitFor(t, "the live registerfunction", func(f frame) bool { return f.Type == wire.TypeRegisterFunction && f.ID == "bg::fn" })
+	ctx, cancel := contextWithLimit()
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
+		t.Fatalf("Connect after RegisterWorker = %v, want nil (it only waits)", err)
+	}
+	res, err := c.Trigger(ctx, TriggerRequest{FunctionID: "bg::fn", Data: json.RawMessage(`{"n":1}`)})
+	if err != nil || !strings.Contains(string(res), `"n":1`) {
+		t.Fatalf("Trigger = (%s, %v)", res, err)
+	}
+}
+
+// New does not dial: nothing reaches the engine until Connect.
+func TestNewWaitsForConnect(t *testing.T) {
+	e := newFakeEngine(t)
+	c := newTestClient(t, e)
+	if _, err := c.RegisterFunction("later::fn", echo); err != nil {
+		t.Fatal(err)
+	}
+	// A call made before Connect is queued, not failed, and sent on connect.
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Trigger(context.Background(), TriggerRequest{FunctionID: "later::fn", Data: json.RawMessage(`1`)})
+		done <- err
+	}()
+	eventually(t, "the call queued", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.offline) == 1
+	})
+	e.mu.Lock()
+	n := len(e.conns)
+	e.mu.Unlock()
+	if n != 0 || c.Connected() {
+		t.Fatalf("New dialled the engine before Connect (%d connections)", n)
+	}
+	connect(t, e, c)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("queued Trigger = %v", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("queued call never completed after Connect")
+	}
+}
+
+// Data and Metadata go to the wire verbatim, so invalid JSON is refused
+// before anything is sent, with a message naming the field.
+func TestTriggerRefusesInvalidJSON(t *testing.T) {
+	e := newFakeEngine(t)
+	c := newTestClient(t, e)
+	connect(t, e, c)
+	for _, req := range []TriggerRequest{
+		{FunctionID: "f::g", Data: json.RawMessage(`{"a":`)},
+		{FunctionID: "f::g", Metadata: json.RawMessage(`nope`)},
+	} {
+		_, err := c.Trigger(context.Background(), req)
+		if err == nil || !strings.Contains(err.Error(), "not valid JSON") {
+			t.Errorf("Trigger(%+v) = %v, want a not-valid-JSON error", req, err)
+		}
+	}
+}
+
+// MetadataFromContext tells "no metadata" apart from metadata.
+func TestMetadataFromContextOK(t *testing.T) {
+	if raw, ok := MetadataFromContext(context.Background()); ok || raw != nil {
+		t.Fatalf("MetadataFromContext(no metadata) = (%s, %v), want (nil, false)", raw, ok)
+	}
+	ctx := context.WithValue(context.Background(), metadataKey{}, json.RawMessage(`{"k":1}`))
+	if raw, ok := MetadataFromContext(ctx); !ok || string(raw) != `{"k":1}` {
+		t.Fatalf("MetadataFromContext = (%s, %v), want ({\"k\":1}, true)", raw, ok)
 	}
 }

@@ -3,6 +3,8 @@ package iii
 import (
 	"errors"
 	"fmt"
+
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 // Sentinel errors. Every error the client returns wraps one of these or is
@@ -87,6 +89,28 @@ func (e *RegistrationRejectedError) Error() string {
 	}
 }
 
-func errorFromBody(functionID string, b *ErrorBody) *InvocationError {
+func errorFromBody(functionID string, b *wire.ErrorBody) *InvocationError {
 	return &InvocationError{FunctionID: functionID, Code: b.Code, Message: b.Message, Stacktrace: b.Stacktrace}
 }
+
+// Error codes a caller meets in InvocationError.Code and
+// RegistrationRejectedError.Code, or returns with NewInvocationError. They
+// are the wire's own codes (package wire holds the full set).
+const (
+	// CodeFunctionNotFound: no function with that id is registered.
+	CodeFunctionNotFound = wire.CodeFunctionNotFound
+	// CodeInvocationFailed: the function returned an error (the default
+	// code of a Handler error).
+	CodeInvocationFailed = wire.CodeInvocationFailed
+	// CodeInvocationStopped: the connection carrying the call dropped
+	// before the result arrived.
+	CodeInvocationStopped = wire.CodeInvocationStopped
+	// CodeInvalidRequest: the data did not decode into the function's
+	// request type (RegisterFunctionTyped).
+	CodeInvalidRequest = wire.CodeInvalidRequest
+	// CodeWorkerNamespaceClash: the worker name is held by another worker;
+	// fatal for the client.
+	CodeWorkerNamespaceClash = wire.CodeWorkerNamespaceClash
+	// CodeFunctionNamespaceClash: a function id is held by another worker.
+	CodeFunctionNamespaceClash = wire.CodeFunctionNamespaceClash
+)

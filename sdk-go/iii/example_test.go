@@ -28,17 +28,15 @@ func ExampleRegisterWorker() {
 
 	if _, err := iii.RegisterFunctionTyped(c, "math::add", func(ctx context.Context, in AddIn) (AddOut, error) {
 		return AddOut{Sum: in.A + in.B}, nil
-	}, iii.FunctionOptions{Description: "Adds two integers"}); err != nil {
+	}, iii.RegisterFunctionOptions{Description: "Adds two integers"}); err != nil {
 		log.Fatal(err)
 	}
 
+	// RegisterWorker is already connecting; Trigger waits for the connection
+	// (calls made before it are queued), bounded by ctx.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := c.Connect(ctx); err != nil {
-		log.Fatal(err)
-	}
-
-	res, err := c.Trigger(ctx, iii.TriggerRequest{FunctionID: "math::add", Payload: AddIn{A: 2, B: 3}})
+	res, err := c.Trigger(ctx, iii.TriggerRequest{FunctionID: "math::add", Data: json.RawMessage(`{"a":2,"b":3}`)})
 	var ie *iii.InvocationError
 	switch {
 	case errors.As(err, &ie):
@@ -60,11 +58,8 @@ func ExampleClient_RegisterTriggerType() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := c.Connect(context.Background()); err != nil {
-		log.Fatal(err)
-	}
 	// Later, on each change:
-	if err := ref.Fire(context.Background(), map[string]string{"op": "register", "id": "x"}); err != nil {
+	if err := ref.Fire(context.Background(), json.RawMessage(`{"op":"register","id":"x"}`)); err != nil {
 		log.Print(err)
 	}
 }
@@ -93,7 +88,9 @@ func ExampleHandler() {
 		if err := json.Unmarshal(data, &in); err != nil || in.ID == "" {
 			return nil, iii.NewInvocationError("invalid_request", `expected {"id": "<skill id>"}`)
 		}
-		log.Printf("metadata: %s", iii.MetadataFromContext(ctx))
+		if md, ok := iii.MetadataFromContext(ctx); ok {
+			log.Printf("metadata: %s", md)
+		}
 		return map[string]string{"id": in.ID}, nil
 	})
 }

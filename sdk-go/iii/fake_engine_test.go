@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 // waitLimit bounds every wait in the tests so that a bug fails the test
@@ -25,7 +26,7 @@ const waitLimit = 10 * time.Second
 
 // frame is one frame the fake engine received: decoded and raw.
 type frame struct {
-	Message
+	wire.Message
 	raw []byte
 }
 
@@ -54,9 +55,9 @@ type fakeEngine struct {
 	conns        []*fakeConn
 	functions    map[string]*fakeConn
 	triggerTypes map[string]*fakeConn
-	bindings     map[string]Message // registertrigger frames by id
+	bindings     map[string]wire.Message // registertrigger frames by id
 	routes       map[string]*fakeConn
-	builtins     map[string]func(data json.RawMessage) (json.RawMessage, *ErrorBody)
+	builtins     map[string]func(data json.RawMessage) (json.RawMessage, *wire.ErrorBody)
 	hook         func(fc *fakeConn, f frame) bool // true = handled, skip routing
 	onUpgrade    func(r *http.Request)
 
@@ -83,9 +84,9 @@ func newFakeEngine(t testing.TB) *fakeEngine {
 		t:            t,
 		functions:    map[string]*fakeConn{},
 		triggerTypes: map[string]*fakeConn{},
-		bindings:     map[string]Message{},
+		bindings:     map[string]wire.Message{},
 		routes:       map[string]*fakeConn{},
-		builtins:     map[string]func(json.RawMessage) (json.RawMessage, *ErrorBody){},
+		builtins:     map[string]func(json.RawMessage) (json.RawMessage, *wire.ErrorBody){},
 		connCh:       make(chan *fakeConn, 100),
 	}
 	e.srv = httptest.NewServer(http.HandlerFunc(e.serveHTTP))
@@ -108,7 +109,7 @@ func (e *fakeEngine) setHook(h func(fc *fakeConn, f frame) bool) {
 	e.mu.Unlock()
 }
 
-func (e *fakeEngine) builtin(id string, f func(data json.RawMessage) (json.RawMessage, *ErrorBody)) {
+func (e *fakeEngine) builtin(id string, f func(data json.RawMessage) (json.RawMessage, *wire.ErrorBody)) {
 	e.mu.Lock()
 	e.builtins[id] = f
 	e.mu.Unlock()
@@ -140,7 +141,7 @@ func (e *fakeEngine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	e.conns = append(e.conns, fc)
 	fc.n = len(e.conns)
 	e.mu.Unlock()
-	fc.send(Message{Type: TypeWorkerRegistered, WorkerID: fc.workerID, ReattachToken: fc.token})
+	fc.send(wire.Message{Type: wire.TypeWorkerRegistered, WorkerID: fc.workerID, ReattachToken: fc.token})
 	e.connCh <- fc
 	go fc.readLoop()
 }
@@ -156,7 +157,7 @@ func (fc *fakeConn) readLoop() {
 		if err != nil {
 			return
 		}
-		var m Message
+		var m wire.Message
 		if err := json.Unmarshal(raw, &m); err != nil {
 			fc.e.t.Errorf("fake engine: client sent undecodable frame %s: %v", raw, err)
 			continue
@@ -249,22 +250,22 @@ func (e *fakeEngine) route(fc *fakeConn, f frame) {
 	}
 	m := f.Message
 	switch m.Type {
-	case TypePing:
-		fc.send(Message{Type: TypePong})
-	case TypeRegisterFunction:
+	case wire.TypePing:
+		fc.send(wire.Message{Type: wire.TypePong})
+	case wire.TypeRegisterFunction:
 		e.mu.Lock()
 		e.functions[m.ID] = fc
 		e.mu.Unlock()
-	case TypeUnregisterFunction:
+	case wire.TypeUnregisterFunction:
 		e.mu.Lock()
 		if e.functions[m.ID] == fc {
 			delete(e.functions, m.ID)
 		}
 		e.mu.Unlock()
-	case TypeRegisterTriggerType:
+	case wire.TypeRegisterTriggerType:
 		e.mu.Lock()
 		e.triggerTypes[m.ID] = fc
-		var replay []Message
+		var replay []wire.Message
 		for _, b := range e.bindings {
 			if b.TriggerType == m.ID {
 				replay = append(replay, b)
@@ -274,8 +275,8 @@ func (e *fakeEngine) route(fc *fakeConn, f frame) {
 		for _, b := range replay {
 			fc.send(b)
 		}
-	case TypeRegisterTrigger:
-		fwd := Message{Type: TypeRegisterTrigger, ID: m.ID, TriggerType: m.TriggerType, FunctionID: m.FunctionID,
+	case wire.TypeRegisterTrigger:
+		fwd := wire.Message{Type: wire.TypeRegisterTrigger, ID: m.ID, TriggerType: m.TriggerType, FunctionID: m.FunctionID,
 			Config: m.Config, Metadata: m.Metadata}
 		e.mu.Lock()
 		e.bindings[m.ID] = fwd
@@ -284,52 +285,52 @@ func (e *fakeEngine) route(fc *fakeConn, f frame) {
 		if provider != nil {
 			provider.send(fwd)
 		}
-	case TypeUnregisterTrigger:
+	case wire.TypeUnregisterTrigger:
 		e.mu.Lock()
 		b, ok := e.bindings[m.ID]
 		delete(e.bindings, m.ID)
 		provider := e.triggerTypes[b.TriggerType]
 		e.mu.Unlock()
 		if ok && provider != nil {
-			provider.send(Message{Type: TypeUnregisterTrigger, ID: m.ID, TriggerType: b.TriggerType})
+			provider.send(wire.Message{Type: wire.TypeUnregisterTrigger, ID: m.ID, TriggerType: b.TriggerType})
 		}
-	case TypeInvokeFunction:
+	case wire.TypeInvokeFunction:
 		e.invoke(fc, m)
-	case TypeInvocationResult:
+	case wire.TypeInvocationResult:
 		e.mu.Lock()
 		caller := e.routes[m.InvocationID]
 		delete(e.routes, m.InvocationID)
 		e.mu.Unlock()
 		if caller != nil {
-			caller.send(&Message{Type: TypeInvocationResult, InvocationID: m.InvocationID,
+			caller.send(&wire.Message{Type: wire.TypeInvocationResult, InvocationID: m.InvocationID,
 				Result: m.Result, Error: m.Error, FunctionID: m.FunctionID})
 		}
 	}
 }
 
-func (e *fakeEngine) invoke(caller *fakeConn, m Message) {
+func (e *fakeEngine) invoke(caller *fakeConn, m wire.Message) {
 	if m.FunctionID == "engine::workers::register" {
 		return
 	}
-	reply := func(result json.RawMessage, eb *ErrorBody) {
+	reply := func(result json.RawMessage, eb *wire.ErrorBody) {
 		if m.InvocationID == "" {
 			return
 		}
-		caller.send(&Message{Type: TypeInvocationResult, InvocationID: m.InvocationID,
+		caller.send(&wire.Message{Type: wire.TypeInvocationResult, InvocationID: m.InvocationID,
 			Result: result, Error: eb, FunctionID: m.FunctionID})
 	}
 	e.mu.Lock()
 	builtin := e.builtins[m.FunctionID]
 	owner := e.functions[m.FunctionID]
 	e.mu.Unlock()
-	enqueue := m.Action != nil && m.Action.Type == ActionEnqueue
+	enqueue := m.Action != nil && m.Action.Type == wire.ActionEnqueue
 	switch {
 	case builtin != nil:
 		reply(builtin(m.Data))
 	case owner == nil && enqueue:
-		reply(nil, &ErrorBody{Code: CodeEnqueueError, Message: "Function " + m.FunctionID + " not found"})
+		reply(nil, &wire.ErrorBody{Code: wire.CodeEnqueueError, Message: "Function " + m.FunctionID + " not found"})
 	case owner == nil:
-		reply(nil, &ErrorBody{Code: CodeFunctionNotFound, Message: "Function " + m.FunctionID + " not found"})
+		reply(nil, &wire.ErrorBody{Code: wire.CodeFunctionNotFound, Message: "Function " + m.FunctionID + " not found"})
 	default:
 		data := m.Data
 		if !enqueue && bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
@@ -347,7 +348,7 @@ func (e *fakeEngine) invoke(caller *fakeConn, m Message) {
 			e.routes[id] = caller
 			e.mu.Unlock()
 		}
-		owner.send(Message{Type: TypeInvokeFunction, InvocationID: id, FunctionID: m.FunctionID, Data: data, Metadata: m.Metadata})
+		owner.send(wire.Message{Type: wire.TypeInvokeFunction, InvocationID: id, FunctionID: m.FunctionID, Data: data, Metadata: m.Metadata})
 		if enqueue {
 			reply(json.RawMessage(`{"messageReceiptId":"`+uuid.NewString()+`"}`), nil)
 		}
@@ -363,13 +364,14 @@ func testLogger() *slog.Logger {
 }
 
 // fastReconnect keeps reconnect tests quick without asserting on time.
-var fastReconnect = ReconnectConfig{InitialDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond, Multiplier: 2, Jitter: 0.1, MaxRetries: -1}
+var fastReconnect = ReconnectConfig{InitialDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond, BackoffMultiplier: 2, JitterFactor: 0.1, MaxRetries: -1}
 
-// newTestClient builds a client for e that is closed at test end.
+// newTestClient builds a client for e that is closed at test end. It is
+// built with New, so each test decides when it connects.
 func newTestClient(t testing.TB, e *fakeEngine, opts ...Option) *Client {
 	t.Helper()
 	all := append([]Option{WithLogger(testLogger()), WithReconnectConfig(fastReconnect), WithName("test-worker")}, opts...)
-	c := RegisterWorker(e.url, all...)
+	c := New(e.url, all...)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -385,7 +387,7 @@ func connect(t testing.TB, e *fakeEngine, c *Client) *fakeConn {
 	}
 	fc := e.waitConn(t)
 	fc.waitFor(t, "the worker hello", func(f frame) bool {
-		return f.Type == TypeInvokeFunction && f.FunctionID == "engine::workers::register"
+		return f.Type == wire.TypeInvokeFunction && f.FunctionID == "engine::workers::register"
 	})
 	return fc
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime/debug"
 
+	"github.com/iii-skills/skills/sdk-go/wire"
 	"github.com/invopop/jsonschema"
 )
 
@@ -18,10 +19,10 @@ import (
 // as JSON; return an *InvocationError to choose the error code.
 type Handler func(ctx context.Context, data json.RawMessage) (any, error)
 
-// FunctionOptions describe a function to the engine. Every field is
+// RegisterFunctionOptions describe a function to the engine. Every field is
 // optional; RequestFormat, ResponseFormat and Metadata are any
 // JSON-encodable value (JSON Schemas by convention for the formats).
-type FunctionOptions struct {
+type RegisterFunctionOptions struct {
 	Description    string
 	RequestFormat  any
 	ResponseFormat any
@@ -49,7 +50,7 @@ func (e *functionEntry) order() uint64 { return e.seq }
 // RegisterFunction registers h as function id on this worker. The
 // registration is sent now if connected and replayed on every reconnect. It
 // fails if id is empty or already registered on this client.
-func (c *Client) RegisterFunction(id string, h Handler, opts ...FunctionOptions) (*FunctionRef, error) {
+func (c *Client) RegisterFunction(id string, h Handler, opts ...RegisterFunctionOptions) (*FunctionRef, error) {
 	if id == "" {
 		return nil, errors.New("iii: register function: id is empty")
 	}
@@ -57,7 +58,7 @@ func (c *Client) RegisterFunction(id string, h Handler, opts ...FunctionOptions)
 		return nil, fmt.Errorf("iii: register function %q: handler is nil", id)
 	}
 	o := mergeFunctionOptions(opts)
-	m := Message{Type: TypeRegisterFunction, ID: id, Description: o.Description}
+	m := wire.Message{Type: wire.TypeRegisterFunction, ID: id, Description: o.Description}
 	var err error
 	if m.RequestFormat, err = marshalOr(o.RequestFormat, nil); err != nil {
 		return nil, fmt.Errorf("iii: register function %q: encode request format: %w", id, err)
@@ -68,7 +69,7 @@ func (c *Client) RegisterFunction(id string, h Handler, opts ...FunctionOptions)
 	if m.Metadata, err = marshalOr(o.Metadata, nil); err != nil {
 		return nil, fmt.Errorf("iii: register function %q: encode metadata: %w", id, err)
 	}
-	e := &functionEntry{handler: h, frame: EncodeMessage(&m)}
+	e := &functionEntry{handler: h, frame: wire.EncodeMessage(&m)}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -87,8 +88,8 @@ func (c *Client) RegisterFunction(id string, h Handler, opts ...FunctionOptions)
 	return &FunctionRef{c: c, id: id, entry: e}, nil
 }
 
-func mergeFunctionOptions(opts []FunctionOptions) FunctionOptions {
-	var o FunctionOptions
+func mergeFunctionOptions(opts []RegisterFunctionOptions) RegisterFunctionOptions {
+	var o RegisterFunctionOptions
 	for _, x := range opts {
 		if x.Description != "" {
 			o.Description = x.Description
@@ -117,7 +118,7 @@ func (r *FunctionRef) Unregister() error {
 	}
 	delete(c.functions, r.id)
 	if c.conn != nil {
-		c.conn.send(EncodeMessage(&Message{Type: TypeUnregisterFunction, ID: r.id}))
+		c.conn.send(wire.EncodeMessage(&wire.Message{Type: wire.TypeUnregisterFunction, ID: r.id}))
 	}
 	return nil
 }
@@ -126,10 +127,14 @@ type metadataKey struct{}
 type invocationIDKey struct{}
 
 // MetadataFromContext returns the metadata of the invocation a Handler is
-// serving (the invokefunction "metadata"), or nil if it had none.
-func MetadataFromContext(ctx context.Context) json.RawMessage {
-	m, _ := ctx.Value(metadataKey{}).(json.RawMessage)
-	return m
+// serving (the invokefunction "metadata", raw JSON). ok is false, and raw
+// nil, when the invocation carried none.
+func MetadataFromContext(ctx context.Context) (raw json.RawMessage, ok bool) {
+	raw, ok = ctx.Value(metadataKey{}).(json.RawMessage)
+	if !ok || len(raw) == 0 {
+		return nil, false
+	}
+	return raw, true
 }
 
 // InvocationIDFromContext returns the invocation_id of the invocation a
@@ -140,14 +145,14 @@ func InvocationIDFromContext(ctx context.Context) string {
 }
 
 // handleInvoke serves one inbound invokefunction and answers it.
-func (c *Client) handleInvoke(cn *wsConn, m Message) {
+func (c *Client) handleInvoke(cn *wsConn, m wire.Message) {
 	c.mu.Lock()
 	e := c.functions[m.FunctionID]
 	c.mu.Unlock()
 
-	reply := Message{Type: TypeInvocationResult, InvocationID: m.InvocationID, Traceparent: m.Traceparent, Baggage: m.Baggage}
+	reply := wire.Message{Type: wire.TypeInvocationResult, InvocationID: m.InvocationID, Traceparent: m.Traceparent, Baggage: m.Baggage}
 	if e == nil {
-		reply.Error = &ErrorBody{Code: CodeFunctionNotFound, Message: fmt.Sprintf("Function %s not found", m.FunctionID)}
+		reply.Error = &wire.ErrorBody{Code: wire.CodeFunctionNotFound, Message: fmt.Sprintf("Function %s not found", m.FunctionID)}
 	} else {
 		ctx := context.WithValue(cn.ctx, invocationIDKey{}, m.InvocationID)
 		if len(m.Metadata) > 0 && string(m.Metadata) != "null" {
@@ -169,15 +174,15 @@ func (c *Client) handleInvoke(cn *wsConn, m Message) {
 		return // nobody to answer (the engine always sends an id; tolerate its absence)
 	}
 	reply.FunctionID = m.FunctionID
-	cn.send(EncodeMessage(&reply))
+	cn.send(wire.EncodeMessage(&reply))
 }
 
 // encodeResult encodes a handler's result. Strings, the usual result of a
 // document-serving function, skip reflection: encoding/json escapes them at
-// a fraction of AppendJSONString's speed.
+// a fraction of wire.AppendJSONString's speed.
 func encodeResult(res any) (json.RawMessage, error) {
 	if s, ok := res.(string); ok {
-		return AppendJSONString(make([]byte, 0, len(s)+len(s)/16+2), s), nil
+		return wire.AppendJSONString(make([]byte, 0, len(s)+len(s)/16+2), s), nil
 	}
 	return json.Marshal(res)
 }
@@ -186,22 +191,22 @@ func callHandler(ctx context.Context, h Handler, data json.RawMessage) (res any,
 	defer func() {
 		if r := recover(); r != nil {
 			res = nil
-			err = &InvocationError{Code: CodeInvocationFailed, Message: fmt.Sprintf("panic: %v", r), Stacktrace: string(debug.Stack())}
+			err = &InvocationError{Code: wire.CodeInvocationFailed, Message: fmt.Sprintf("panic: %v", r), Stacktrace: string(debug.Stack())}
 		}
 	}()
 	return h(ctx, data)
 }
 
-func errorBodyFor(err error) *ErrorBody {
+func errorBodyFor(err error) *wire.ErrorBody {
 	var ie *InvocationError
 	if errors.As(err, &ie) {
 		code := ie.Code
 		if code == "" {
-			code = CodeInvocationFailed
+			code = wire.CodeInvocationFailed
 		}
-		return &ErrorBody{Code: code, Message: ie.Message, Stacktrace: ie.Stacktrace}
+		return &wire.ErrorBody{Code: code, Message: ie.Message, Stacktrace: ie.Stacktrace}
 	}
-	return &ErrorBody{Code: CodeInvocationFailed, Message: err.Error()}
+	return &wire.ErrorBody{Code: wire.CodeInvocationFailed, Message: err.Error()}
 }
 
 // RegisterFunctionTyped registers a function whose request and response are
@@ -211,7 +216,7 @@ func errorBodyFor(err error) *ErrorBody {
 // opts give them, the request and response JSON Schemas are reflected from
 // Req and Resp (github.com/invopop/jsonschema; `json` and `jsonschema` struct
 // tags apply).
-func RegisterFunctionTyped[Req, Resp any](c *Client, id string, h func(ctx context.Context, req Req) (Resp, error), opts ...FunctionOptions) (*FunctionRef, error) {
+func RegisterFunctionTyped[Req, Resp any](c *Client, id string, h func(ctx context.Context, req Req) (Resp, error), opts ...RegisterFunctionOptions) (*FunctionRef, error) {
 	if h == nil {
 		return nil, fmt.Errorf("iii: register function %q: handler is nil", id)
 	}
@@ -234,7 +239,7 @@ func RegisterFunctionTyped[Req, Resp any](c *Client, id string, h func(ctx conte
 			if err := json.Unmarshal(data, &req); err != nil {
 				return nil, &InvocationError{
 					FunctionID: id,
-					Code:       CodeInvalidRequest,
+					Code:       wire.CodeInvalidRequest,
 					Message: fmt.Sprintf("invalid request for function %s: %v (expected JSON matching %s, see its request_format)",
 						id, err, reqType),
 				}

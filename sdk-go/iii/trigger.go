@@ -8,35 +8,45 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
-// TriggerRequest describes one call of a function through the engine.
+// TriggerRequest describes one call of a function through the engine. Its
+// fields are those of the official Go SDK.
 type TriggerRequest struct {
 	// FunctionID is the function to call, e.g. "state::get".
 	FunctionID string
-	// Payload becomes the invocation's data. nil is sent as {}.
-	Payload any
+	// Data is the invocation's payload as raw JSON; nil is sent as {}. It is
+	// written to the wire as is, so it must be valid JSON (json.Marshal's
+	// output, or bytes received from the engine); invalid JSON is refused.
+	Data json.RawMessage
+	// Metadata is the per-invocation sidecar delivered to the handler (see
+	// MetadataFromContext) as raw JSON; nil is omitted.
+	Metadata json.RawMessage
 	// Action is nil (call and wait), VoidAction() or EnqueueAction(queue).
-	Action *Action
+	Action *TriggerAction
 	// Timeout bounds the wait for the result (default: the client's
 	// invocation timeout, 30 s). For void calls it bounds how long the call
 	// may sit in the offline queue.
 	Timeout time.Duration
-	// Metadata is the per-invocation sidecar delivered to the handler
-	// (see MetadataFromContext). nil is omitted.
-	Metadata any
 	// Namespace is the engine namespace the function resolves in; empty
 	// means the engine default.
 	Namespace string
 }
 
+// TriggerAction is the optional action of a call: VoidAction or
+// EnqueueAction. It is the wire's invokefunction action itself.
+type TriggerAction = wire.Action
+
 // VoidAction makes Trigger fire-and-forget: it returns (nil, nil) as soon as
 // the call is sent (or queued while disconnected).
-func VoidAction() *Action { return &Action{Type: ActionVoid} }
+func VoidAction() *TriggerAction { return &TriggerAction{Type: wire.ActionVoid} }
 
 // EnqueueAction hands the call to the engine queue named queue; Trigger
 // returns the engine's receipt ({"messageReceiptId": "<uuid>"}).
-func EnqueueAction(queue string) *Action { return &Action{Type: ActionEnqueue, Queue: queue} }
+func EnqueueAction(queue string) *TriggerAction {
+	return &TriggerAction{Type: wire.ActionEnqueue, Queue: queue}
+}
 
 type callResult struct {
 	result json.RawMessage
@@ -84,23 +94,25 @@ func (c *Client) Trigger(ctx context.Context, req TriggerRequest) (json.RawMessa
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("iii: trigger %s: %w", req.FunctionID, err)
 	}
-	data, err := marshalOr(req.Payload, json.RawMessage("{}"))
-	if err != nil {
-		return nil, fmt.Errorf("iii: trigger %s: encode payload: %w", req.FunctionID, err)
+	data := req.Data
+	if len(data) == 0 {
+		data = json.RawMessage("{}")
+	} else if !json.Valid(data) {
+		return nil, fmt.Errorf("iii: trigger %s: Data is not valid JSON (want a JSON value such as json.Marshal returns): %.64q", req.FunctionID, data)
 	}
-	meta, err := marshalOr(req.Metadata, nil)
-	if err != nil {
-		return nil, fmt.Errorf("iii: trigger %s: encode metadata: %w", req.FunctionID, err)
+	meta := req.Metadata
+	if len(meta) > 0 && !json.Valid(meta) {
+		return nil, fmt.Errorf("iii: trigger %s: Metadata is not valid JSON (want a JSON value such as json.Marshal returns): %.64q", req.FunctionID, meta)
 	}
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = c.opts.invocationTimeout
 	}
-	m := Message{Type: TypeInvokeFunction, FunctionID: req.FunctionID, Data: data, Action: req.Action,
+	m := wire.Message{Type: wire.TypeInvokeFunction, FunctionID: req.FunctionID, Data: data, Action: req.Action,
 		Metadata: meta, Namespace: req.Namespace}
 
-	if req.Action != nil && req.Action.Type == ActionVoid {
-		frame := EncodeMessage(&m)
+	if req.Action != nil && req.Action.Type == wire.ActionVoid {
+		frame := wire.EncodeMessage(&m)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.stopErr != nil {
@@ -114,7 +126,7 @@ func (c *Client) Trigger(ctx context.Context, req TriggerRequest) (json.RawMessa
 
 	m.InvocationID = uuid.NewString()
 	p := &pendingCall{id: m.InvocationID, functionID: req.FunctionID, ch: make(chan callResult, 1)}
-	frame := EncodeMessage(&m)
+	frame := wire.EncodeMessage(&m)
 	c.mu.Lock()
 	if c.stopErr != nil {
 		c.mu.Unlock()
@@ -207,7 +219,7 @@ func (c *Client) flushOfflineLocked(cn *wsConn) {
 }
 
 // resolve delivers an invocationresult to its waiting caller.
-func (c *Client) resolve(m Message) {
+func (c *Client) resolve(m wire.Message) {
 	c.mu.Lock()
 	p := c.pending[m.InvocationID]
 	if p != nil {

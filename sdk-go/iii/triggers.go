@@ -8,34 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
-
-// Trigger binds a function to a trigger type (registertrigger).
-type Trigger struct {
-	// ID identifies the binding; a random UUID when empty.
-	ID string
-	// Type is the trigger type, e.g. "state" or "skills::on-change".
-	Type string
-	// FunctionID is the function the trigger calls.
-	FunctionID string
-	// Config is the binding's configuration (any JSON value; nil is sent as {}).
-	Config any
-	// Metadata is delivered to the function on every fire (optional).
-	Metadata any
-}
-
-// TriggerRef is a registered trigger binding.
-type TriggerRef struct {
-	c  *Client
-	id string
-}
-
-// ID is the binding id.
-func (r *TriggerRef) ID() string { return r.id }
-
-// Unregister removes the binding (see Client.UnregisterTrigger).
-func (r *TriggerRef) Unregister() error { return r.c.UnregisterTrigger(r.id) }
 
 type triggerEntry struct {
 	seq   uint64
@@ -45,43 +19,50 @@ type triggerEntry struct {
 
 func (e *triggerEntry) order() uint64 { return e.seq }
 
-// RegisterTrigger binds t.FunctionID to trigger type t.Type. The binding is
-// sent now if connected and replayed on every reconnect. Registering an id
-// that is already registered replaces that binding. The engine only answers
-// on failure; failures are logged.
-func (c *Client) RegisterTrigger(t Trigger) (*TriggerRef, error) {
-	if t.Type == "" {
-		return nil, errors.New("iii: register trigger: Type is empty")
+// RegisterTrigger binds functionID to the trigger type triggerType under the
+// binding id (the official Go SDK's signature). config is the binding's raw
+// JSON configuration (nil is sent as {}); the optional metadata (at most one)
+// is delivered to the function on every fire. The binding is sent now if
+// connected and replayed on every reconnect; registering an id again replaces
+// that binding; UnregisterTrigger(id) removes it. The engine only answers on
+// failure; failures are logged.
+func (c *Client) RegisterTrigger(id, triggerType, functionID string, config json.RawMessage, metadata ...json.RawMessage) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("iii: register trigger of type %q: id is empty (want a binding id, e.g. a UUID)", triggerType)
+	case triggerType == "":
+		return fmt.Errorf("iii: register trigger %q: trigger type is empty", id)
+	case functionID == "":
+		return fmt.Errorf("iii: register trigger %q of type %q: function id is empty", id, triggerType)
+	case len(metadata) > 1:
+		return fmt.Errorf("iii: register trigger %q: want at most one metadata argument, got %d", id, len(metadata))
 	}
-	if t.FunctionID == "" {
-		return nil, fmt.Errorf("iii: register trigger of type %q: FunctionID is empty", t.Type)
+	if len(config) == 0 {
+		config = json.RawMessage("{}")
+	} else if !json.Valid(config) {
+		return fmt.Errorf("iii: register trigger %q: config is not valid JSON: %.64q", id, config)
 	}
-	if t.ID == "" {
-		t.ID = uuid.NewString()
+	var meta json.RawMessage
+	if len(metadata) == 1 && len(metadata[0]) > 0 {
+		if meta = metadata[0]; !json.Valid(meta) {
+			return fmt.Errorf("iii: register trigger %q: metadata is not valid JSON: %.64q", id, meta)
+		}
 	}
-	cfg, err := marshalOr(t.Config, json.RawMessage("{}"))
-	if err != nil {
-		return nil, fmt.Errorf("iii: register trigger %q: encode config: %w", t.ID, err)
-	}
-	meta, err := marshalOr(t.Metadata, nil)
-	if err != nil {
-		return nil, fmt.Errorf("iii: register trigger %q: encode metadata: %w", t.ID, err)
-	}
-	e := &triggerEntry{typ: t.Type, frame: EncodeMessage(&Message{Type: TypeRegisterTrigger, ID: t.ID,
-		TriggerType: t.Type, FunctionID: t.FunctionID, Config: cfg, Metadata: meta})}
+	e := &triggerEntry{typ: triggerType, frame: wire.EncodeMessage(&wire.Message{Type: wire.TypeRegisterTrigger, ID: id,
+		TriggerType: triggerType, FunctionID: functionID, Config: config, Metadata: meta})}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopErr != nil {
-		return nil, c.stopErr
+		return c.stopErr
 	}
 	c.seq++
 	e.seq = c.seq
-	c.triggers[t.ID] = e
+	c.triggers[id] = e
 	if c.conn != nil {
 		c.conn.send(e.frame)
 	}
-	return &TriggerRef{c: c, id: t.ID}, nil
+	return nil
 }
 
 // UnregisterTrigger removes the binding id registered by this client. It
@@ -95,7 +76,7 @@ func (c *Client) UnregisterTrigger(id string) error {
 	}
 	delete(c.triggers, id)
 	if c.conn != nil {
-		c.conn.send(EncodeMessage(&Message{Type: TypeUnregisterTrigger, ID: id, TriggerType: e.typ}))
+		c.conn.send(wire.EncodeMessage(&wire.Message{Type: wire.TypeUnregisterTrigger, ID: id, TriggerType: e.typ}))
 	}
 	return nil
 }
@@ -156,7 +137,7 @@ func (c *Client) RegisterTriggerType(id, description string, h TriggerHandler, o
 	if h == nil {
 		return nil, fmt.Errorf("iii: register trigger type %q: handler is nil", id)
 	}
-	m := Message{Type: TypeRegisterTriggerType, ID: id, Description: description}
+	m := wire.Message{Type: wire.TypeRegisterTriggerType, ID: id, Description: description}
 	for _, o := range opts {
 		var err error
 		if o.TriggerRequestFormat != nil {
@@ -170,7 +151,7 @@ func (c *Client) RegisterTriggerType(id, description string, h TriggerHandler, o
 			}
 		}
 	}
-	e := &triggerTypeEntry{handler: h, frame: EncodeMessage(&m),
+	e := &triggerTypeEntry{handler: h, frame: wire.EncodeMessage(&m),
 		bindings: map[string]TriggerConfig{}}
 
 	c.mu.Lock()
@@ -207,7 +188,7 @@ func (r *TriggerTypeRef) Unregister() error {
 	}
 	delete(c.triggerTypes, r.id)
 	if c.conn != nil {
-		c.conn.send(EncodeMessage(&Message{Type: TypeUnregisterTriggerType, ID: r.id}))
+		c.conn.send(wire.EncodeMessage(&wire.Message{Type: wire.TypeUnregisterTriggerType, ID: r.id}))
 	}
 	return nil
 }
@@ -226,14 +207,14 @@ func (r *TriggerTypeRef) Bindings() []TriggerConfig {
 	return out
 }
 
-// Fire calls the function of every current binding with payload as a void
-// invocation carrying the binding's metadata and namespace (the way iii
-// providers fire their triggers). It returns the joined errors of the calls
-// that could not be sent or queued.
-func (r *TriggerTypeRef) Fire(ctx context.Context, payload any) error {
+// Fire calls the function of every current binding with data (raw JSON, as
+// in TriggerRequest.Data) as a void invocation carrying the binding's
+// metadata and namespace (the way iii providers fire their triggers). It
+// returns the joined errors of the calls that could not be sent or queued.
+func (r *TriggerTypeRef) Fire(ctx context.Context, data json.RawMessage) error {
 	var errs []error
 	for _, b := range r.Bindings() {
-		if err := r.c.FireTrigger(ctx, b, payload); err != nil {
+		if err := r.c.FireTrigger(ctx, b, data); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -241,9 +222,9 @@ func (r *TriggerTypeRef) Fire(ctx context.Context, payload any) error {
 }
 
 // FireTrigger fires one binding: a void invocation of cfg.FunctionID with
-// payload, cfg.Metadata and cfg.Namespace.
-func (c *Client) FireTrigger(ctx context.Context, cfg TriggerConfig, payload any) error {
-	req := TriggerRequest{FunctionID: cfg.FunctionID, Payload: payload, Action: VoidAction(), Namespace: cfg.Namespace}
+// data (raw JSON), cfg.Metadata and cfg.Namespace.
+func (c *Client) FireTrigger(ctx context.Context, cfg TriggerConfig, data json.RawMessage) error {
+	req := TriggerRequest{FunctionID: cfg.FunctionID, Data: data, Action: VoidAction(), Namespace: cfg.Namespace}
 	if len(cfg.Metadata) > 0 && string(cfg.Metadata) != "null" {
 		req.Metadata = cfg.Metadata
 	}
@@ -251,17 +232,17 @@ func (c *Client) FireTrigger(ctx context.Context, cfg TriggerConfig, payload any
 	return err
 }
 
-func (c *Client) handleRegisterTrigger(cn *wsConn, m Message) {
+func (c *Client) handleRegisterTrigger(cn *wsConn, m wire.Message) {
 	cfg := TriggerConfig{ID: m.ID, FunctionID: m.FunctionID, Config: m.Config, Metadata: m.Metadata, Namespace: m.Namespace}
 	c.mu.Lock()
 	e := c.triggerTypes[m.TriggerType]
 	c.mu.Unlock()
 
-	reply := Message{Type: TypeTriggerRegistrationResult, ID: m.ID, TriggerType: m.TriggerType, FunctionID: m.FunctionID}
+	reply := wire.Message{Type: wire.TypeTriggerRegistrationResult, ID: m.ID, TriggerType: m.TriggerType, FunctionID: m.FunctionID}
 	if e == nil {
-		reply.Error = &ErrorBody{Code: CodeTriggerTypeNotFound, Message: "Trigger type not found"}
+		reply.Error = &wire.ErrorBody{Code: wire.CodeTriggerTypeNotFound, Message: "Trigger type not found"}
 	} else if err := safeTriggerCall(func() error { return e.handler.RegisterTrigger(cn.ctx, cfg) }); err != nil {
-		reply.Error = &ErrorBody{Code: CodeTriggerRegistration, Message: err.Error()}
+		reply.Error = &wire.ErrorBody{Code: wire.CodeTriggerRegistration, Message: err.Error()}
 		c.mu.Lock()
 		delete(e.bindings, m.ID)
 		c.mu.Unlock()
@@ -271,10 +252,10 @@ func (c *Client) handleRegisterTrigger(cn *wsConn, m Message) {
 		e.bindings[m.ID] = cfg
 		c.mu.Unlock()
 	}
-	cn.send(EncodeMessage(&reply))
+	cn.send(wire.EncodeMessage(&reply))
 }
 
-func (c *Client) handleUnregisterTrigger(cn *wsConn, m Message) {
+func (c *Client) handleUnregisterTrigger(cn *wsConn, m wire.Message) {
 	c.mu.Lock()
 	var e *triggerTypeEntry
 	if m.TriggerType != "" {

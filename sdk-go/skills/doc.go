@@ -25,7 +25,6 @@
 //			return skills.Content("Compose an email to " + a.To + "."), nil
 //		})
 //
-//	go c.Connect(ctx)
 //	err := p.Start(ctx) // or <-p.StartBackground(ctx)
 //	defer p.Close(context.Background(), false)
 //

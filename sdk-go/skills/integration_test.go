@@ -158,7 +158,6 @@ func newClient(t *testing.T, url string) *iii.Client {
 	t.Helper()
 	c := iii.RegisterWorker(url, iii.WithName("sdk-go-skills-test"), iii.WithLogger(quietLogger),
 		iii.WithReconnectConfig(iii.ReconnectConfig{InitialDelay: 20 * time.Millisecond, MaxDelay: 200 * time.Millisecond}))
-	go func() { _ = c.Connect(context.Background()) }()
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -175,9 +174,21 @@ func dial(t *testing.T, url string) *iii.Client {
 	return c
 }
 
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	if v == nil {
+		return nil // sent as {}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("encode %v: %v", v, err)
+	}
+	return b
+}
+
 func call(t *testing.T, c *iii.Client, fid string, payload any) json.RawMessage {
 	t.Helper()
-	res, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: fid, Payload: payload, Timeout: 10 * time.Second})
+	res, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: fid, Data: mustJSON(t, payload), Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("%s: %v", fid, err)
 	}
@@ -186,7 +197,7 @@ func call(t *testing.T, c *iii.Client, fid string, payload any) json.RawMessage 
 
 func callErr(t *testing.T, c *iii.Client, fid string, payload any) string {
 	t.Helper()
-	_, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: fid, Payload: payload, Timeout: 10 * time.Second})
+	_, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: fid, Data: mustJSON(t, payload), Timeout: 10 * time.Second})
 	if err == nil {
 		t.Fatalf("%s: expected an error", fid)
 	}
@@ -474,7 +485,7 @@ func TestChangeSubscriptions(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rc.RegisterTrigger(iii.Trigger{Type: "skills::on-change", FunctionID: "rawobserver::on-skill"}); err != nil {
+	if err := rc.RegisterTrigger("rawobserver-binding", "skills::on-change", "rawobserver::on-skill", nil); err != nil {
 		t.Fatal(err)
 	}
 	c := dial(t, srv.url)

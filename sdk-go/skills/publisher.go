@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 )
 
@@ -162,7 +164,14 @@ func (p *Publisher) register(ctx context.Context, it item) error {
 func (p *Publisher) trigger(ctx context.Context, fid string, payload any) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.callTimeout)
 	defer cancel()
-	return p.c.Trigger(ctx, iii.TriggerRequest{FunctionID: fid, Payload: payload, Timeout: p.cfg.callTimeout})
+	if payload == nil {
+		payload = struct{}{} // sent as {}, like an absent payload
+	}
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("encode the %s payload: %w", fid, err)
+	}
+	return p.c.Trigger(ctx, iii.TriggerRequest{FunctionID: fid, Data: data, Timeout: p.cfg.callTimeout})
 }
 
 func (p *Publisher) checkOpen() error {
@@ -242,7 +251,7 @@ func (p *Publisher) Section(path string, handler SectionFunc, opts ...FuncOption
 			return nil, fmt.Errorf("section iii://fn/%s: %w", path, errEmptyResult)
 		}
 		return res, nil
-	}, iii.FunctionOptions{Description: o.description, Metadata: o.metadata})
+	}, iii.RegisterFunctionOptions{Description: o.description, Metadata: o.metadata})
 	if err != nil {
 		return "", err
 	}
@@ -313,7 +322,7 @@ func Prompt[Args any](p *Publisher, name, description string, handler PromptFunc
 			return nil, fmt.Errorf("prompt %s: %w", jsonQuote(name), errEmptyResult)
 		}
 		return res, nil
-	}, iii.FunctionOptions{Description: fnDescription, RequestFormat: schema, Metadata: o.metadata})
+	}, iii.RegisterFunctionOptions{Description: fnDescription, RequestFormat: schema, Metadata: o.metadata})
 	if err != nil {
 		return "", err
 	}
@@ -334,7 +343,7 @@ func Function[Req, Resp any](p *Publisher, id string, handler func(ctx context.C
 	if err := p.checkOpen(); err != nil {
 		return err
 	}
-	ref, err := iii.RegisterFunctionTyped(p.c, id, handler, iii.FunctionOptions{Description: o.description, Metadata: o.metadata})
+	ref, err := iii.RegisterFunctionTyped(p.c, id, handler, iii.RegisterFunctionOptions{Description: o.description, Metadata: o.metadata})
 	if err != nil {
 		return err
 	}
@@ -395,19 +404,19 @@ func subscribe[E interface{ SkillChange | PromptChange }](p *Publisher, triggerT
 		}
 		h(ctx, change)
 		return nil, nil
-	}, iii.FunctionOptions{Description: "iii-skills: " + triggerType + " subscription", Metadata: internalMetadata})
+	}, iii.RegisterFunctionOptions{Description: "iii-skills: " + triggerType + " subscription", Metadata: internalMetadata})
 	if err != nil {
 		return nil, err
 	}
-	tr, err := p.c.RegisterTrigger(iii.Trigger{Type: triggerType, FunctionID: fid, Config: map[string]any{}})
-	if err != nil {
+	tid := uuid.NewString()
+	if err := p.c.RegisterTrigger(tid, triggerType, fid, nil); err != nil {
 		_ = fn.Unregister()
 		return nil, err
 	}
 	var once sync.Once
 	undo := func() {
 		once.Do(func() {
-			_ = tr.Unregister()
+			_ = p.c.UnregisterTrigger(tid)
 			_ = fn.Unregister()
 		})
 	}
@@ -446,6 +455,9 @@ func validOp[E interface{ SkillChange | PromptChange }](e E) bool {
 // (engine::functions-available). Calling Start again waits for the same
 // first outcome. To not block boot at all, use StartBackground or run
 // Start in a goroutine.
+//
+// Start also starts the client's connection when it was built with iii.New
+// (iii.RegisterWorker already connects), so no separate Connect is needed.
 func (p *Publisher) Start(ctx context.Context) error {
 	p.mu.Lock()
 	if p.closed {
@@ -460,6 +472,8 @@ func (p *Publisher) Start(ctx context.Context) error {
 		}
 	}
 	p.mu.Unlock()
+	// Connect only starts the loop here; its wait ends with ctx or Close.
+	go func() { _ = p.c.Connect(ctx) }()
 	done := p.reg.start()
 	select {
 	case <-done:
@@ -499,16 +513,16 @@ func (p *Publisher) watchLocked() error {
 
 	fid := p.ns + "::functions-available"
 	fn, err := p.c.RegisterFunction(fid, p.functionsAvailable,
-		iii.FunctionOptions{Description: "iii-skills: watches for the skills registry", Metadata: internalMetadata})
+		iii.RegisterFunctionOptions{Description: "iii-skills: watches for the skills registry", Metadata: internalMetadata})
 	if err != nil {
 		return err
 	}
-	tr, err := p.c.RegisterTrigger(iii.Trigger{Type: TriggerFunctionsList, FunctionID: fid, Config: map[string]any{}})
-	if err != nil {
+	tid := uuid.NewString()
+	if err := p.c.RegisterTrigger(tid, TriggerFunctionsList, fid, nil); err != nil {
 		_ = fn.Unregister()
 		return err
 	}
-	p.cleanups = append(p.cleanups, func() { _ = tr.Unregister(); _ = fn.Unregister() })
+	p.cleanups = append(p.cleanups, func() { _ = p.c.UnregisterTrigger(tid); _ = fn.Unregister() })
 	return nil
 }
 

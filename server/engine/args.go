@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 // args is the decoded object input of a built-in. Its accessors produce
@@ -18,7 +18,7 @@ type args struct {
 
 // parseArgs decodes a built-in's input. null (or no data) is accepted as an
 // empty object when every field is optional (required == false).
-func parseArgs(fn string, data json.RawMessage, required bool, example string) (*args, *iii.ErrorBody) {
+func parseArgs(fn string, data json.RawMessage, required bool, example string) (*args, *wire.ErrorBody) {
 	a := &args{fn: fn}
 	d := bytes.TrimSpace(data)
 	if len(d) == 0 || bytes.Equal(d, jsonNull) {
@@ -36,8 +36,8 @@ func parseArgs(fn string, data json.RawMessage, required bool, example string) (
 	return a, nil
 }
 
-func decodeErr(format string, v ...any) *iii.ErrorBody {
-	return &iii.ErrorBody{Code: iii.CodeDeserializationError, Message: fmt.Sprintf(format, v...)}
+func decodeErr(format string, v ...any) *wire.ErrorBody {
+	return &wire.ErrorBody{Code: wire.CodeDeserializationError, Message: fmt.Sprintf(format, v...)}
 }
 
 // raw returns a field's JSON, treating an explicit null as absent.
@@ -50,7 +50,7 @@ func (a *args) raw(name string) (json.RawMessage, bool) {
 }
 
 // str reads a required string field.
-func (a *args) str(name string) (string, *iii.ErrorBody) {
+func (a *args) str(name string) (string, *wire.ErrorBody) {
 	v, ok := a.raw(name)
 	if !ok {
 		return "", decodeErr("%s: missing field `%s` (expected a string)", a.fn, name)
@@ -63,7 +63,7 @@ func (a *args) str(name string) (string, *iii.ErrorBody) {
 }
 
 // optStr reads an optional string field ("" when absent).
-func (a *args) optStr(name string) (string, *iii.ErrorBody) {
+func (a *args) optStr(name string) (string, *wire.ErrorBody) {
 	if _, ok := a.raw(name); !ok {
 		return "", nil
 	}
@@ -71,10 +71,10 @@ func (a *args) optStr(name string) (string, *iii.ErrorBody) {
 }
 
 // optStrs reads several optional string fields, in the order named.
-func (a *args) optStrs(names ...string) ([]string, *iii.ErrorBody) {
+func (a *args) optStrs(names ...string) ([]string, *wire.ErrorBody) {
 	out := make([]string, len(names))
 	for i, name := range names {
-		var errb *iii.ErrorBody
+		var errb *wire.ErrorBody
 		if out[i], errb = a.optStr(name); errb != nil {
 			return nil, errb
 		}
@@ -83,7 +83,7 @@ func (a *args) optStrs(names ...string) ([]string, *iii.ErrorBody) {
 }
 
 // optBool reads an optional boolean field (false when absent).
-func (a *args) optBool(name string) (bool, *iii.ErrorBody) {
+func (a *args) optBool(name string) (bool, *wire.ErrorBody) {
 	v, ok := a.raw(name)
 	if !ok {
 		return false, nil
@@ -96,7 +96,7 @@ func (a *args) optBool(name string) (bool, *iii.ErrorBody) {
 }
 
 // optStrings reads an optional array-of-strings field.
-func (a *args) optStrings(name string) ([]string, bool, *iii.ErrorBody) {
+func (a *args) optStrings(name string) ([]string, bool, *wire.ErrorBody) {
 	v, ok := a.raw(name)
 	if !ok {
 		return nil, false, nil

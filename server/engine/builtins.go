@@ -10,7 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 // builtin is a function served in-process. call gets the calling
@@ -26,11 +26,11 @@ type builtin struct {
 	// once and calls done when the write is committed, so neither the read
 	// loop nor a goroutine waits for the fsync. Exactly one is set.
 	async func(c *conn, data json.RawMessage, done asyncDone)
-	call  func(ctx context.Context, c *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody)
+	call  func(ctx context.Context, c *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody)
 }
 
 // asyncDone receives an asynchronous built-in's outcome.
-type asyncDone func(result json.RawMessage, err *iii.ErrorBody)
+type asyncDone func(result json.RawMessage, err *wire.ErrorBody)
 
 // Error codes of the engine::* built-ins (engine-protocol §3.3).
 const (
@@ -117,10 +117,10 @@ func isInternalMetadata(md json.RawMessage) bool {
 
 // ---- engine::workers::register / list ----
 
-func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	const fn = "engine::workers::register"
 	if c == nil {
-		return nil, &iii.ErrorBody{Code: codeInvalidArguments, Message: fn + " must be called by a worker connection"}
+		return nil, &wire.ErrorBody{Code: codeInvalidArguments, Message: fn + " must be called by a worker connection"}
 	}
 	a, errb := parseArgs(fn, data, false, `{"name":"host:pid","runtime":"go","pid":123}`)
 	if errb != nil {
@@ -188,7 +188,7 @@ func optional(s string) *string {
 	return &s
 }
 
-func (e *Engine) workersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+func (e *Engine) workersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	a, errb := parseArgs("engine::workers::list", data, false, `{"search":"skills"}`)
 	if errb != nil {
 		return nil, errb
@@ -282,7 +282,7 @@ type functionSummary struct {
 	Metadata       json.RawMessage `json:"metadata,omitempty"`
 }
 
-func (e *Engine) functionsList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+func (e *Engine) functionsList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	a, errb := parseArgs("engine::functions::list", data, false, `{"prefix":"skills::"}`)
 	if errb != nil {
 		return nil, errb
@@ -339,7 +339,7 @@ type functionDetail struct {
 	RegisteredTriggers []registeredTriggerRef `json:"registered_triggers"`
 }
 
-func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	const fn = "engine::functions::info"
 	a, errb := parseArgs(fn, data, true, `{"function_id":"skills::register"}`)
 	if errb != nil {
@@ -351,7 +351,7 @@ func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage)
 		return nil, errb
 	}
 	if single == batch {
-		return nil, &iii.ErrorBody{Code: codeInvalidArguments,
+		return nil, &wire.ErrorBody{Code: codeInvalidArguments,
 			Message: fn + ": provide exactly one of `function_id` (string) or `function_ids` (array of strings)"}
 	}
 	var id string
@@ -362,7 +362,7 @@ func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage)
 	} else {
 		ids = dedupe(ids)
 		if len(ids) == 0 || len(ids) > maxInfoBatch {
-			return nil, &iii.ErrorBody{Code: codeInvalidArguments,
+			return nil, &wire.ErrorBody{Code: codeInvalidArguments,
 				Message: fmt.Sprintf("%s: `function_ids` must hold 1 to %d ids, got %d", fn, maxInfoBatch, len(ids))}
 		}
 	}
@@ -389,7 +389,7 @@ func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage)
 	if single {
 		d, ok := detail(id)
 		if !ok {
-			return nil, &iii.ErrorBody{Code: codeNotFound, Message: fmt.Sprintf("Function %s not found", id)}
+			return nil, &wire.ErrorBody{Code: codeNotFound, Message: fmt.Sprintf("Function %s not found", id)}
 		}
 		return mustJSON(d), nil
 	}
@@ -443,7 +443,7 @@ func typeWorkerNameLocked(tt *triggerType) string {
 	return firstSegment(tt.id)
 }
 
-func (e *Engine) triggersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+func (e *Engine) triggersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	a, errb := parseArgs("engine::triggers::list", data, false, `{"prefix":"skills::"}`)
 	if errb != nil {
 		return nil, errb
@@ -486,7 +486,7 @@ type triggerTypeDetail struct {
 	InstanceCount       int             `json:"instance_count"`
 }
 
-func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	a, errb := parseArgs("engine::triggers::info", data, true, `{"id":"skills::on-change"}`)
 	if errb != nil {
 		return nil, errb
@@ -499,7 +499,7 @@ func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) 
 	defer e.mu.RUnlock()
 	tt := e.triggerTypes[id]
 	if tt == nil {
-		return nil, &iii.ErrorBody{Code: codeNotFound, Message: fmt.Sprintf("Trigger type %s not found", id)}
+		return nil, &wire.ErrorBody{Code: codeNotFound, Message: fmt.Sprintf("Trigger type %s not found", id)}
 	}
 	d := triggerTypeDetail{ID: tt.id, Namespace: defaultNamespace, WorkerName: typeWorkerNameLocked(tt),
 		Description: tt.description, ConfigurationSchema: nullToNil(tt.triggerReq), RequestSchema: nullToNil(tt.callReq)}
@@ -520,7 +520,7 @@ type registeredTrigger struct {
 	ConfigSummary string          `json:"config_summary"`
 }
 
-func (e *Engine) registeredTriggersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+func (e *Engine) registeredTriggersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	a, errb := parseArgs("engine::registered-triggers::list", data, false, `{"trigger_type":"state"}`)
 	if errb != nil {
 		return nil, errb

@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 // conn is one worker connection on "/".
@@ -102,7 +102,7 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 	}
 	defer e.connWG.Done()
 
-	c.send(encode(&iii.Message{Type: iii.TypeWorkerRegistered, WorkerID: c.id, ReattachToken: c.token}))
+	c.send(encode(&wire.Message{Type: wire.TypeWorkerRegistered, WorkerID: c.id, ReattachToken: c.token}))
 	go c.writeLoop()
 	e.log.Debug("worker connected", "worker_id", c.id, "remote", r.RemoteAddr)
 	e.workersEvent(eventWorkerConnected, c.id)
@@ -116,7 +116,7 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 func (c *conn) readLoop() {
 	log := c.e.log
 	for {
-		mt, data, err := iii.ReadMessage(c.ws)
+		mt, data, err := wire.ReadMessage(c.ws)
 		if err != nil {
 			switch {
 			case errors.Is(err, websocket.ErrReadLimit):

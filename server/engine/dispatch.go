@@ -8,7 +8,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 var pongFrame = []byte(`{"type":"pong"}`)
@@ -31,10 +31,10 @@ func (e *Engine) handleFrame(c *conn, mt int, data []byte) {
 	}
 	// Results are forwarded as they came, without decoding them: they can be
 	// megabytes (the iii://skills index) and the caller decodes them anyway.
-	if f, ok := iii.ScanResultFrame(data); ok && e.forwardResult(c, f.InvocationID, data) {
+	if f, ok := wire.ScanResultFrame(data); ok && e.forwardResult(c, f.InvocationID, data) {
 		return
 	}
-	var m iii.Message
+	var m wire.Message
 	if err := json.Unmarshal(data, &m); err != nil {
 		e.log.Warn("dropping frame: not a valid iii protocol message", "worker_id", c.id,
 			"err", err, "frame", preview(data))
@@ -46,29 +46,29 @@ func (e *Engine) handleFrame(c *conn, mt int, data []byte) {
 		return
 	}
 	switch m.Type {
-	case iii.TypeInvokeFunction:
+	case wire.TypeInvokeFunction:
 		e.handleInvoke(c, &m)
-	case iii.TypeInvocationResult:
+	case wire.TypeInvocationResult:
 		e.handleResult(c, &m, data)
-	case iii.TypeRegisterFunction:
+	case wire.TypeRegisterFunction:
 		e.registerFunction(c, &m)
-	case iii.TypeUnregisterFunction:
+	case wire.TypeUnregisterFunction:
 		e.unregisterFunction(c, m.ID)
-	case iii.TypeRegisterTriggerType:
+	case wire.TypeRegisterTriggerType:
 		e.registerTriggerType(c, &m)
-	case iii.TypeUnregisterTriggerType:
+	case wire.TypeUnregisterTriggerType:
 		e.unregisterTriggerType(c, m.ID)
-	case iii.TypeRegisterTrigger:
+	case wire.TypeRegisterTrigger:
 		e.registerTrigger(c, &m)
-	case iii.TypeUnregisterTrigger:
+	case wire.TypeUnregisterTrigger:
 		e.unregisterTrigger(c, &m)
-	case iii.TypeTriggerRegistrationResult:
+	case wire.TypeTriggerRegistrationResult:
 		e.triggerRegistrationResult(c, &m, data)
-	case iii.TypeReattach:
+	case wire.TypeReattach:
 		e.reattach(c, &m)
-	case iii.TypePing:
+	case wire.TypePing:
 		c.send(pongFrame)
-	case iii.TypePong, iii.TypeRegisterService, iii.TypeWorkerRegistered, iii.TypeRegistrationRejected:
+	case wire.TypePong, wire.TypeRegisterService, wire.TypeWorkerRegistered, wire.TypeRegistrationRejected:
 		// Nothing to do: pong answers nothing, services are console
 		// cosmetics, and the last two only flow engine → worker.
 	default:
@@ -78,24 +78,24 @@ func (e *Engine) handleFrame(c *conn, mt int, data []byte) {
 }
 
 // missingField names the first required field m lacks, or returns "".
-func missingField(m *iii.Message) string {
+func missingField(m *wire.Message) string {
 	switch m.Type {
 	case "":
 		return "type"
-	case iii.TypeInvokeFunction:
+	case wire.TypeInvokeFunction:
 		if m.FunctionID == "" {
 			return "function_id"
 		}
-	case iii.TypeInvocationResult:
+	case wire.TypeInvocationResult:
 		if m.InvocationID == "" {
 			return "invocation_id"
 		}
-	case iii.TypeRegisterFunction, iii.TypeUnregisterFunction, iii.TypeRegisterTriggerType,
-		iii.TypeUnregisterTriggerType, iii.TypeUnregisterTrigger, iii.TypeRegisterService:
+	case wire.TypeRegisterFunction, wire.TypeUnregisterFunction, wire.TypeRegisterTriggerType,
+		wire.TypeUnregisterTriggerType, wire.TypeUnregisterTrigger, wire.TypeRegisterService:
 		if m.ID == "" {
 			return "id"
 		}
-	case iii.TypeRegisterTrigger:
+	case wire.TypeRegisterTrigger:
 		switch {
 		case m.ID == "":
 			return "id"
@@ -104,11 +104,11 @@ func missingField(m *iii.Message) string {
 		case m.FunctionID == "":
 			return "function_id"
 		}
-	case iii.TypeTriggerRegistrationResult:
+	case wire.TypeTriggerRegistrationResult:
 		if m.ID == "" {
 			return "id"
 		}
-	case iii.TypeReattach:
+	case wire.TypeReattach:
 		if m.PreviousWorkerID == "" {
 			return "previous_worker_id"
 		}
@@ -127,7 +127,7 @@ func preview(b []byte) string {
 
 // reattach evicts the connection a reconnecting worker had before, so that
 // its cleanup finishes before this connection's registrations are replayed.
-func (e *Engine) reattach(c *conn, m *iii.Message) {
+func (e *Engine) reattach(c *conn, m *wire.Message) {
 	e.mu.RLock()
 	old := e.conns[m.PreviousWorkerID]
 	e.mu.RUnlock()

@@ -3,12 +3,12 @@ package engine
 import (
 	"encoding/json"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 // encode writes a protocol frame; raw fields come from decoded frames or the
 // engine itself, so they are valid JSON and are copied as is.
-func encode(m *iii.Message) []byte { return iii.EncodeMessage(m) }
+func encode(m *wire.Message) []byte { return wire.EncodeMessage(m) }
 
 // encodeInvoke builds the engine → owner invokefunction frame by hand: it is
 // the hottest frame and data/metadata are already valid JSON (they come from
@@ -58,16 +58,16 @@ func encodeResult(id, functionID string, result json.RawMessage) []byte {
 
 // encodeError builds a failed invocationresult.
 func encodeError(id, functionID, code, message string) []byte {
-	return encode(&iii.Message{
-		Type:         iii.TypeInvocationResult,
+	return encode(&wire.Message{
+		Type:         wire.TypeInvocationResult,
 		InvocationID: id,
 		FunctionID:   functionID,
-		Error:        &iii.ErrorBody{Code: code, Message: message},
+		Error:        &wire.ErrorBody{Code: code, Message: message},
 	})
 }
 
 // appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte { return iii.AppendJSONString(b, s) }
+func appendString(b []byte, s string) []byte { return wire.AppendJSONString(b, s) }
 
 // mustJSON marshals a value the engine built itself.
 func mustJSON(v any) json.RawMessage {

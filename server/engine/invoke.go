@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 // function is a worker-registered function.
@@ -36,10 +36,10 @@ type pending struct {
 // invokeOutcome is the result of an engine-originated invocation.
 type invokeOutcome struct {
 	result json.RawMessage
-	err    *iii.ErrorBody
+	err    *wire.ErrorBody
 }
 
-func (e *Engine) registerFunction(c *conn, m *iii.Message) {
+func (e *Engine) registerFunction(c *conn, m *wire.Message) {
 	f := &function{
 		id:             m.ID,
 		description:    m.Description,
@@ -74,14 +74,14 @@ func (e *Engine) unregisterFunction(c *conn, id string) {
 }
 
 // handleInvoke routes an invokefunction frame from worker c (§3).
-func (e *Engine) handleInvoke(c *conn, m *iii.Message) {
-	if m.Action != nil && m.Action.Type == iii.ActionEnqueue {
+func (e *Engine) handleInvoke(c *conn, m *wire.Message) {
+	if m.Action != nil && m.Action.Type == wire.ActionEnqueue {
 		e.enqueue(c, m)
 		return
 	}
 	// replyID is where the caller wants its answer; void calls get none.
 	replyID := m.InvocationID
-	if m.Action != nil && m.Action.Type == iii.ActionVoid {
+	if m.Action != nil && m.Action.Type == wire.ActionVoid {
 		replyID = ""
 	}
 	data := m.Data
@@ -103,7 +103,7 @@ func (e *Engine) handleInvoke(c *conn, m *iii.Message) {
 			return
 		}
 		if replyID != "" {
-			c.send(encodeError(replyID, m.FunctionID, iii.CodeFunctionNotFound,
+			c.send(encodeError(replyID, m.FunctionID, wire.CodeFunctionNotFound,
 				fmt.Sprintf("Function %s not found", m.FunctionID)))
 		} else {
 			e.log.Debug("void call to unknown function dropped", "function_id", m.FunctionID, "worker_id", c.id)
@@ -134,13 +134,13 @@ func (e *Engine) addPending(p *pending, caller *conn) (code, msg string) {
 	e.pmu.Lock()
 	defer e.pmu.Unlock()
 	if p.owner.dead {
-		return iii.CodeInvocationStopped, "Invocation stopped"
+		return wire.CodeInvocationStopped, "Invocation stopped"
 	}
 	if caller != nil && caller.dead {
 		p.caller = nil
 	}
 	if _, dup := e.pending[p.id]; dup {
-		return iii.CodeInvalidRequest, fmt.Sprintf("invocation_id %s is already in flight; use a fresh UUID per call", p.id)
+		return wire.CodeInvalidRequest, fmt.Sprintf("invocation_id %s is already in flight; use a fresh UUID per call", p.id)
 	}
 	e.pending[p.id] = p
 	p.owner.active.Add(1)
@@ -149,7 +149,7 @@ func (e *Engine) addPending(p *pending, caller *conn) (code, msg string) {
 
 // handleResult routes an invocationresult back to whoever is waiting. The
 // caller receives the owner's frame unchanged (same invocation_id).
-func (e *Engine) handleResult(c *conn, m *iii.Message, raw []byte) {
+func (e *Engine) handleResult(c *conn, m *wire.Message, raw []byte) {
 	e.pmu.Lock()
 	p := e.pending[m.InvocationID]
 	var caller *conn
@@ -191,7 +191,7 @@ func (e *Engine) haltInvocations(c *conn) {
 	e.pmu.Unlock()
 	for _, p := range stopped {
 		p.owner.active.Add(-1)
-		stop := &iii.ErrorBody{Code: iii.CodeInvocationStopped, Message: "Invocation stopped"}
+		stop := &wire.ErrorBody{Code: wire.CodeInvocationStopped, Message: "Invocation stopped"}
 		switch {
 		case p.waiter != nil:
 			p.waiter <- invokeOutcome{err: stop}
@@ -225,12 +225,12 @@ func (e *Engine) invokeInternal(ctx context.Context, functionID string, data, me
 		if b := e.builtins[functionID]; b != nil {
 			return e.callBuiltin(ctx, nil, b, data)
 		}
-		return invokeOutcome{err: &iii.ErrorBody{Code: iii.CodeFunctionNotFound,
+		return invokeOutcome{err: &wire.ErrorBody{Code: wire.CodeFunctionNotFound,
 			Message: fmt.Sprintf("Function %s not found", functionID)}}
 	}
 	p := &pending{id: uuid.NewString(), functionID: functionID, owner: owner, waiter: make(chan invokeOutcome, 1)}
 	if code, msg := e.addPending(p, nil); code != "" {
-		return invokeOutcome{err: &iii.ErrorBody{Code: code, Message: msg}}
+		return invokeOutcome{err: &wire.ErrorBody{Code: code, Message: msg}}
 	}
 	owner.send(encodeInvoke(p.id, functionID, data, metadata, "", ""))
 	select {
@@ -249,14 +249,14 @@ func (e *Engine) invokeInternal(ctx context.Context, functionID string, data, me
 		// The outcome raced the cancellation and is already buffered.
 		return <-p.waiter
 	}
-	return invokeOutcome{err: &iii.ErrorBody{Code: iii.CodeInvocationStopped, Message: "Invocation stopped"}}
+	return invokeOutcome{err: &wire.ErrorBody{Code: wire.CodeInvocationStopped, Message: "Invocation stopped"}}
 }
 
 // runBuiltin executes a built-in for worker c and replies when replyID is
 // set. Memory-only built-ins finish before it returns; durable writes reply
 // from the store's committer once they are fsync'd.
 func (e *Engine) runBuiltin(c *conn, b *builtin, replyID string, data json.RawMessage) {
-	reply := func(res json.RawMessage, errb *iii.ErrorBody) {
+	reply := func(res json.RawMessage, errb *wire.ErrorBody) {
 		switch {
 		case replyID == "":
 			if errb != nil {
@@ -275,14 +275,14 @@ func (e *Engine) runBuiltin(c *conn, b *builtin, replyID string, data json.RawMe
 // callBuiltin runs a built-in and waits for its outcome.
 func (e *Engine) callBuiltin(ctx context.Context, c *conn, b *builtin, data json.RawMessage) invokeOutcome {
 	ch := make(chan invokeOutcome, 1)
-	e.execBuiltin(c, b, data, func(res json.RawMessage, errb *iii.ErrorBody) {
+	e.execBuiltin(c, b, data, func(res json.RawMessage, errb *wire.ErrorBody) {
 		ch <- invokeOutcome{result: res, err: errb}
 	})
 	select {
 	case out := <-ch:
 		return out
 	case <-ctx.Done():
-		return invokeOutcome{err: &iii.ErrorBody{Code: iii.CodeInvocationStopped, Message: "Invocation stopped"}}
+		return invokeOutcome{err: &wire.ErrorBody{Code: wire.CodeInvocationStopped, Message: "Invocation stopped"}}
 	}
 }
 
@@ -291,12 +291,12 @@ func (e *Engine) callBuiltin(ctx context.Context, c *conn, b *builtin, data json
 // error instead of taking anything down.
 func (e *Engine) execBuiltin(c *conn, b *builtin, data json.RawMessage, done asyncDone) {
 	var once sync.Once
-	finish := func(res json.RawMessage, errb *iii.ErrorBody) {
+	finish := func(res json.RawMessage, errb *wire.ErrorBody) {
 		once.Do(func() { done(res, errb) })
 	}
 	recovered := func(r any) {
 		e.log.Error("panic in built-in function", "function_id", b.id, "panic", r, "stack", string(debug.Stack()))
-		finish(nil, &iii.ErrorBody{Code: iii.CodeInvocationFailed, Message: fmt.Sprintf("built-in %s failed: %v", b.id, r)})
+		finish(nil, &wire.ErrorBody{Code: wire.CodeInvocationFailed, Message: fmt.Sprintf("built-in %s failed: %v", b.id, r)})
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -308,7 +308,7 @@ func (e *Engine) execBuiltin(c *conn, b *builtin, data json.RawMessage, done asy
 		finish(res, errb)
 		return
 	}
-	b.async(c, data, func(res json.RawMessage, errb *iii.ErrorBody) {
+	b.async(c, data, func(res json.RawMessage, errb *wire.ErrorBody) {
 		defer func() {
 			if r := recover(); r != nil {
 				recovered(r)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 // queueSet implements the enqueue action in-process: each named queue is a
@@ -41,7 +41,7 @@ func newQueueSet(e *Engine) *queueSet {
 }
 
 // enqueue handles an invokefunction with action enqueue from worker c.
-func (e *Engine) enqueue(c *conn, m *iii.Message) {
+func (e *Engine) enqueue(c *conn, m *wire.Message) {
 	reply := func(frame []byte) {
 		if m.InvocationID != "" {
 			c.send(frame)
@@ -51,16 +51,16 @@ func (e *Engine) enqueue(c *conn, m *iii.Message) {
 	_, known := e.functions[m.FunctionID]
 	e.mu.RUnlock()
 	if !known && e.builtins[m.FunctionID] == nil {
-		reply(encodeError(m.InvocationID, m.FunctionID, iii.CodeFunctionNotFound, fmt.Sprintf("Function %s not found", m.FunctionID)))
+		reply(encodeError(m.InvocationID, m.FunctionID, wire.CodeFunctionNotFound, fmt.Sprintf("Function %s not found", m.FunctionID)))
 		return
 	}
 	if m.Action.Queue == "" {
-		reply(encodeError(m.InvocationID, m.FunctionID, iii.CodeEnqueueError, "enqueue action needs a non-empty `queue` name"))
+		reply(encodeError(m.InvocationID, m.FunctionID, wire.CodeEnqueueError, "enqueue action needs a non-empty `queue` name"))
 		return
 	}
 	j := job{receipt: uuid.NewString(), functionID: m.FunctionID, data: m.Data, metadata: m.Metadata}
 	if !e.queues.push(m.Action.Queue, j) {
-		reply(encodeError(m.InvocationID, m.FunctionID, iii.CodeEnqueueError, "the engine is shutting down"))
+		reply(encodeError(m.InvocationID, m.FunctionID, wire.CodeEnqueueError, "the engine is shutting down"))
 		return
 	}
 	reply(encodeResult(m.InvocationID, m.FunctionID, mustJSON(map[string]string{"messageReceiptId": j.receipt})))

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 func TestWorkerRegisteredIsFirstFrame(t *testing.T) {
@@ -405,7 +405,7 @@ func TestLargeOutboundFrameIsLogged(t *testing.T) {
 
 func TestPanicInBuiltinIsContained(t *testing.T) {
 	e := startEngine(t, Config{})
-	e.builtins["test::panic"] = &builtin{id: "test::panic", call: func(context.Context, *conn, json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+	e.builtins["test::panic"] = &builtin{id: "test::panic", call: func(context.Context, *conn, json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 		panic("kaboom")
 	}}
 	w := dialWorker(t, e.URL())

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/wire"
 	"github.com/iii-skills/skills/server/store"
 )
 
@@ -62,7 +62,7 @@ const stateExample = `{"scope":"skills","key":"my-skill"}`
 
 // decodeState decodes a state function's input and checks that scope (and
 // key, when needKey) are present, naming what is missing or wrong.
-func decodeState(fn string, data json.RawMessage, needKey bool) (*stateInput, *iii.ErrorBody) {
+func decodeState(fn string, data json.RawMessage, needKey bool) (*stateInput, *wire.ErrorBody) {
 	d := bytes.TrimSpace(data)
 	if len(d) == 0 || d[0] != '{' {
 		got := "null"
@@ -101,11 +101,11 @@ func article(v string) string {
 
 // storeErr maps a store error to an error body: validation problems are
 // the caller's fault (deserialization_error), the rest use code.
-func storeErr(fn, code string, err error) *iii.ErrorBody {
+func storeErr(fn, code string, err error) *wire.ErrorBody {
 	if errors.Is(err, store.ErrInvalid) {
-		return &iii.ErrorBody{Code: iii.CodeDeserializationError, Message: fmt.Sprintf("%s: %v", fn, err)}
+		return &wire.ErrorBody{Code: wire.CodeDeserializationError, Message: fmt.Sprintf("%s: %v", fn, err)}
 	}
-	return &iii.ErrorBody{Code: code, Message: fmt.Sprintf("%s: %v", fn, err)}
+	return &wire.ErrorBody{Code: code, Message: fmt.Sprintf("%s: %v", fn, err)}
 }
 
 func compact(v json.RawMessage) json.RawMessage {
@@ -167,7 +167,7 @@ func setResult(old, nv json.RawMessage) json.RawMessage {
 	return append(b, '}')
 }
 
-func (e *Engine) stateGet(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+func (e *Engine) stateGet(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	in, errb := decodeState("state::get", data, true)
 	if errb != nil {
 		return nil, errb
@@ -207,7 +207,7 @@ func (e *Engine) stateDelete(_ *conn, data json.RawMessage, done asyncDone) {
 	})
 }
 
-func (e *Engine) stateList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+func (e *Engine) stateList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	const fn = "state::list"
 	in, errb := decodeState(fn, data, false)
 	if errb != nil {
@@ -232,7 +232,7 @@ func (e *Engine) stateList(_ context.Context, _ *conn, data json.RawMessage) (js
 	return append(b, ']'), nil
 }
 
-func (e *Engine) stateListGroups(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *iii.ErrorBody) {
+func (e *Engine) stateListGroups(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	if _, errb := parseArgs("state::list_groups", data, false, `{}`); errb != nil {
 		return nil, errb
 	}

@@ -3,7 +3,7 @@ package engine
 import (
 	"encoding/json"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 // triggerType is a registered trigger type. provider is nil for the
@@ -43,8 +43,8 @@ func registerTriggerFrame(b *binding) []byte {
 	if len(cfg) == 0 {
 		cfg = emptyObject
 	}
-	return encode(&iii.Message{
-		Type:        iii.TypeRegisterTrigger,
+	return encode(&wire.Message{
+		Type:        wire.TypeRegisterTrigger,
 		ID:          b.id,
 		TriggerType: b.triggerType,
 		FunctionID:  b.functionID,
@@ -54,7 +54,7 @@ func registerTriggerFrame(b *binding) []byte {
 }
 
 func unregisterTriggerFrame(id, triggerType string) []byte {
-	return encode(&iii.Message{Type: iii.TypeUnregisterTrigger, ID: id, TriggerType: triggerType})
+	return encode(&wire.Message{Type: wire.TypeUnregisterTrigger, ID: id, TriggerType: triggerType})
 }
 
 // deliverLocked activates b on the current provider of its type: a worker
@@ -98,7 +98,7 @@ func (e *Engine) detachBuiltinLocked(b *binding) {
 // over one of the engine's own types (as a test stand-in, say); the engine
 // serves it again when that worker leaves, like the real engine's fallback
 // provider.
-func (e *Engine) registerTriggerType(c *conn, m *iii.Message) {
+func (e *Engine) registerTriggerType(c *conn, m *wire.Message) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if cur := e.triggerTypes[m.ID]; cur != nil && cur.provider == nil {
@@ -151,7 +151,7 @@ func (e *Engine) removeTypeLocked(id string) {
 	}
 }
 
-func (e *Engine) registerTrigger(c *conn, m *iii.Message) {
+func (e *Engine) registerTrigger(c *conn, m *wire.Message) {
 	b := &binding{
 		id:          m.ID,
 		triggerType: m.TriggerType,
@@ -166,12 +166,12 @@ func (e *Engine) registerTrigger(c *conn, m *iii.Message) {
 		e.removeBindingLocked(prev)
 	}
 	if err := e.deliverLocked(b); err != nil {
-		c.send(encode(&iii.Message{
-			Type:        iii.TypeTriggerRegistrationResult,
+		c.send(encode(&wire.Message{
+			Type:        wire.TypeTriggerRegistrationResult,
 			ID:          b.id,
 			TriggerType: b.triggerType,
 			FunctionID:  b.functionID,
-			Error:       &iii.ErrorBody{Code: iii.CodeTriggerRegistration, Message: err.Error()},
+			Error:       &wire.ErrorBody{Code: wire.CodeTriggerRegistration, Message: err.Error()},
 		}))
 		return
 	}
@@ -190,7 +190,7 @@ func (e *Engine) removeBindingLocked(b *binding) {
 	}
 }
 
-func (e *Engine) unregisterTrigger(c *conn, m *iii.Message) {
+func (e *Engine) unregisterTrigger(c *conn, m *wire.Message) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	b := e.bindings[m.ID]
@@ -204,7 +204,7 @@ func (e *Engine) unregisterTrigger(c *conn, m *iii.Message) {
 // triggerRegistrationResult handles a provider's answer to a forwarded
 // registertrigger: success needs nothing; an error parks the binding and is
 // forwarded to the binding's owner.
-func (e *Engine) triggerRegistrationResult(c *conn, m *iii.Message, raw []byte) {
+func (e *Engine) triggerRegistrationResult(c *conn, m *wire.Message, raw []byte) {
 	if m.Error == nil {
 		return
 	}

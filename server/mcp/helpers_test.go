@@ -114,7 +114,14 @@ func connect(t *testing.T, c *iii.Client) {
 // trigger calls fn as the publisher and fails the test on error.
 func (s *stack) trigger(fn string, payload any) json.RawMessage {
 	s.t.Helper()
-	out, err := s.pub.Trigger(s.ctx, iii.TriggerRequest{FunctionID: fn, Payload: payload, Timeout: 10 * time.Second})
+	if payload == nil {
+		payload = struct{}{} // sent as {}, like an absent payload
+	}
+	data, err := json.Marshal(payload)
+	if err != nil {
+		s.t.Fatalf("%s: encode payload: %v", fn, err)
+	}
+	out, err := s.pub.Trigger(s.ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: 10 * time.Second})
 	if err != nil {
 		s.t.Fatalf("%s: %v", fn, err)
 	}
@@ -140,13 +147,13 @@ func (s *stack) seed() {
 			return "# Echo section\n\nrendered by demo::echo", nil
 		}
 		return map[string]any{"echo": in}, nil
-	}, iii.FunctionOptions{Description: "Echoes its input", RequestFormat: json.RawMessage(
+	}, iii.RegisterFunctionOptions{Description: "Echoes its input", RequestFormat: json.RawMessage(
 		`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"text":{"type":"string"},"flag":true}}`)})
 	s.function("demo::fail", func(context.Context, json.RawMessage) (any, error) {
 		return nil, errors.New("demo failure: the widget is broken")
-	}, iii.FunctionOptions{Description: "Always fails"})
+	}, iii.RegisterFunctionOptions{Description: "Always fails"})
 	s.function("demo::secret", func(context.Context, json.RawMessage) (any, error) { return "x", nil },
-		iii.FunctionOptions{Metadata: map[string]any{"internal": true}})
+		iii.RegisterFunctionOptions{Metadata: map[string]any{"internal": true}})
 	s.function("greet::render", func(_ context.Context, data json.RawMessage) (any, error) {
 		var in struct {
 			To string `json:"to"`
@@ -160,13 +167,17 @@ func (s *stack) seed() {
 
 // function registers a function on the publisher and waits until the
 // engine lists it.
-func (s *stack) function(id string, h iii.Handler, opts ...iii.FunctionOptions) {
+func (s *stack) function(id string, h iii.Handler, opts ...iii.RegisterFunctionOptions) {
 	s.t.Helper()
 	if _, err := s.pub.RegisterFunction(id, h, opts...); err != nil {
 		s.t.Fatal(err)
 	}
+	data, err := json.Marshal(map[string]string{"function_id": id})
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	eventually(s.t, 5*time.Second, func() bool {
-		out, err := s.pub.Trigger(s.ctx, iii.TriggerRequest{FunctionID: "engine::functions::info", Payload: map[string]any{"function_id": id}})
+		out, err := s.pub.Trigger(s.ctx, iii.TriggerRequest{FunctionID: "engine::functions::info", Data: data})
 		return err == nil && strings.Contains(string(out), id)
 	}, "function "+id+" registered")
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/registry"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -212,16 +213,16 @@ func (s *Server) start(parent context.Context) error {
 
 // bind registers an internal function and binds it to a trigger type.
 func (s *Server) bind(fn, triggerType string, h iii.Handler, desc string) error {
-	ref, err := s.client.RegisterFunction(fn, h, iii.FunctionOptions{Description: desc, Metadata: internalMetadata})
+	ref, err := s.client.RegisterFunction(fn, h, iii.RegisterFunctionOptions{Description: desc, Metadata: internalMetadata})
 	if err != nil {
 		return fmt.Errorf("register %s: %w", fn, err)
 	}
-	tr, err := s.client.RegisterTrigger(iii.Trigger{Type: triggerType, FunctionID: fn, Config: map[string]any{}})
-	if err != nil {
+	tid := uuid.NewString()
+	if err := s.client.RegisterTrigger(tid, triggerType, fn, nil); err != nil {
 		_ = ref.Unregister()
 		return fmt.Errorf("bind %s to %s: %w", fn, triggerType, err)
 	}
-	s.cleanups = append(s.cleanups, func() { _ = tr.Unregister(); _ = ref.Unregister() })
+	s.cleanups = append(s.cleanups, func() { _ = s.client.UnregisterTrigger(tid); _ = ref.Unregister() })
 	return nil
 }
 
@@ -266,7 +267,14 @@ func (s *Server) resyncAll(ctx context.Context) {
 
 // call triggers a function through the engine with the call timeout.
 func (s *Server) call(ctx context.Context, fn string, payload any) (json.RawMessage, error) {
-	return s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Payload: payload, Timeout: s.opts.CallTimeout})
+	if payload == nil {
+		payload = struct{}{} // sent as {}, like an absent payload
+	}
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("encode the %s payload: %w", fn, err)
+	}
+	return s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: s.opts.CallTimeout})
 }
 
 // ---- change events ----

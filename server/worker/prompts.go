@@ -12,7 +12,7 @@ import (
 )
 
 func triggerRequest(functionID string, payload json.RawMessage, timeout time.Duration) iii.TriggerRequest {
-	return iii.TriggerRequest{FunctionID: functionID, Payload: payload, Timeout: timeout}
+	return iii.TriggerRequest{FunctionID: functionID, Data: payload, Timeout: timeout}
 }
 
 func (w *Worker) registerPrompt(ctx context.Context, data json.RawMessage) (any, error) {

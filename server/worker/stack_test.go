@@ -65,7 +65,14 @@ func (s *stack) stop() {
 // call triggers fn and decodes the result into out (when non-nil).
 func (s *stack) call(tb testing.TB, fn string, payload any, out any) error {
 	tb.Helper()
-	raw, err := s.caller.Trigger(context.Background(), iii.TriggerRequest{FunctionID: fn, Payload: payload, Timeout: 10 * time.Second})
+	if payload == nil {
+		payload = struct{}{} // sent as {}, like an absent payload
+	}
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	raw, err := s.caller.Trigger(context.Background(), iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: 10 * time.Second})
 	if err != nil {
 		return err
 	}

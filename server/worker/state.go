@@ -19,7 +19,14 @@ type stateStore struct {
 }
 
 func (s stateStore) call(ctx context.Context, fn string, payload any) (json.RawMessage, error) {
-	return s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Payload: payload, Timeout: s.timeout})
+	if payload == nil {
+		payload = struct{}{} // sent as {}, like an absent payload
+	}
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("encode the %s payload: %w", fn, err)
+	}
+	return s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: s.timeout})
 }
 
 // get returns the stored value, or nil when the key is absent (the engine

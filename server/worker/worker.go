@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/registry"
 )
@@ -123,7 +125,7 @@ func (w *Worker) Register() error {
 		if !ok {
 			return fmt.Errorf("no handler for %s", f.ID)
 		}
-		_, err := w.client.RegisterFunction(f.ID, h, iii.FunctionOptions{
+		_, err := w.client.RegisterFunction(f.ID, h, iii.RegisterFunctionOptions{
 			Description:    f.Description,
 			RequestFormat:  f.RequestFormat,
 			ResponseFormat: f.ResponseFormat,
@@ -132,7 +134,7 @@ func (w *Worker) Register() error {
 			return err
 		}
 	}
-	_, err := w.client.RegisterFunction(fnCacheSync, w.cacheSync, iii.FunctionOptions{
+	_, err := w.client.RegisterFunction(fnCacheSync, w.cacheSync, iii.RegisterFunctionOptions{
 		Description: "Internal: keeps the skills registry's in-memory index in step with state events of its scope.",
 		Metadata:    map[string]any{"internal": true},
 	})
@@ -141,8 +143,11 @@ func (w *Worker) Register() error {
 	}
 	// Writes made straight into the skills scope (an operator cleaning up,
 	// a test harness) reach the cache through the engine's state trigger.
-	_, err = w.client.RegisterTrigger(iii.Trigger{Type: "state", FunctionID: fnCacheSync, Config: map[string]string{"scope": w.cfg.Scopes.Skills}})
-	return err
+	scope, err := json.Marshal(map[string]string{"scope": w.cfg.Scopes.Skills})
+	if err != nil {
+		return err
+	}
+	return w.client.RegisterTrigger(uuid.NewString(), "state", fnCacheSync, scope)
 }
 
 // Start loads the skills cache on every (re)connect (the engine may have
@@ -249,7 +254,12 @@ func (w *Worker) notify(ctx context.Context, ref *iii.TriggerTypeRef, payload an
 	if ref == nil {
 		return
 	}
-	if err := ref.Fire(ctx, payload); err != nil {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		w.log.Warn("on-change fan-out failed", "trigger_type", ref.ID(), "err", err)
+		return
+	}
+	if err := ref.Fire(ctx, data); err != nil {
 		w.log.Warn("on-change fan-out failed", "trigger_type", ref.ID(), "err", err)
 	}
 }

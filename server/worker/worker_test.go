@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -247,7 +246,7 @@ func TestNotificationsCarryExactPayloads(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.caller.RegisterTrigger(iii.Trigger{Type: tt, FunctionID: fn}); err != nil {
+		if err := s.caller.RegisterTrigger(fn, tt, fn, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -210,7 +210,7 @@ func runTrigger(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "skills trigger: cannot reach the iii engine at %s: %v\n", *engineURL, err)
 		return 1
 	}
-	out, err := client.Trigger(ctx, iii.TriggerRequest{FunctionID: *functionID, Payload: json.RawMessage(*payload), Timeout: *timeout})
+	out, err := client.Trigger(ctx, iii.TriggerRequest{FunctionID: *functionID, Data: json.RawMessage(*payload), Timeout: *timeout})
 	if err != nil {
 		fmt.Fprintf(stderr, "skills trigger: %s: %v\n", *functionID, err)
 		return 1

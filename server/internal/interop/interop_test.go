@@ -162,7 +162,7 @@ func runScript(t *testing.T, runtime string, cmd *exec.Cmd) {
 	expectStep(ctx, t, steps, exited, "ready")
 
 	// Call the function the script registered.
-	out, err := g.client.Trigger(ctx, iii.TriggerRequest{FunctionID: runtime + "::echo", Payload: map[string]string{"msg": "hi from go"}})
+	out, err := g.client.Trigger(ctx, iii.TriggerRequest{FunctionID: runtime + "::echo", Data: json.RawMessage(`{"msg":"hi from go"}`)})
 	if err != nil {
 		t.Fatalf("calling %s::echo: %v", runtime, err)
 	}
@@ -179,7 +179,7 @@ func runScript(t *testing.T, runtime string, cmd *exec.Cmd) {
 	if string(binding.Config) == "" || !strings.Contains(string(binding.Config), runtime) {
 		t.Fatalf("binding config = %s, want the script's label %q", binding.Config, runtime)
 	}
-	if err := g.client.FireTrigger(ctx, binding, map[string]int{"tick": 1}); err != nil {
+	if err := g.client.FireTrigger(ctx, binding, json.RawMessage(`{"tick":1}`)); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -85,7 +85,6 @@ func run(url string, stdin io.Reader, stdout, stderr io.Writer) int {
 		iii.WithName(fmt.Sprintf("iii-skills-go-driver:%d", os.Getpid())),
 		iii.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 		iii.WithReconnectConfig(iii.ReconnectConfig{InitialDelay: 100 * time.Millisecond, MaxDelay: 2 * time.Second}))
-	go func() { _ = client.Connect(context.Background()) }()
 	d := &driver{o: o, client: client}
 	d.pub = skills.NewPublisher(client,
 		skills.WithLogger(slog.New(eventHandler{o})),

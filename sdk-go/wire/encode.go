@@ -1,4 +1,4 @@
-package iii
+package wire
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package iii
+package wire
 
 import "encoding/json"
 
@@ -116,6 +116,3 @@ const (
 	CodeWorkerNamespaceClash   = "WORKER_NAMESPACE_CONFLICT"
 	CodeFunctionNamespaceClash = "FUNCTION_NAMESPACE_CONFLICT"
 )
-
-// DefaultEngineURL is where an iii engine listens for workers by default.
-const DefaultEngineURL = "ws://127.0.0.1:49134"
