@@ -1,6 +1,6 @@
 // Package skills publishes agent-facing content to the iii skills registry:
 // skills (markdown served at iii://{id}), section functions (iii://fn/{path})
-// and typed slash-command prompts. It wraps an iii.Client the program already
+// and typed slash-command prompts. It wraps an [iii.Client] the program already
 // holds and follows the cross-SDK contract of docs/publishers.md.
 //
 // # Publishing
@@ -28,10 +28,11 @@
 //	err := p.Start(ctx) // or <-p.StartBackground(ctx)
 //	defer p.Close(context.Background(), false)
 //
-// Skill checks ids and bodies locally with the registry's rules and returns
-// a *ValidationError with the registry's exact message. Section registers the
+// [Publisher.Skill] checks ids and bodies locally with the registry's rules
+// and returns a [*ValidationError] with the registry's exact message.
+// [Publisher.Section] registers the
 // function a::b::c behind iii://fn/a/b/c; its handler returns a string,
-// Content(s) or any JSON value. Prompt derives the argument list (name,
+// [Content](s) or any JSON value. [Prompt] derives the argument list (name,
 // description, required) from the Args struct: json names, descriptions from
 // `jsonschema:"description=…"` or `jsonschema_description:"…"`, required
 // unless the field is a pointer or omitempty. Before the handler runs the
@@ -40,38 +41,38 @@
 //
 //	prompt "send-email": missing required argument "to"; argument "count" must be an integer, got "abc"
 //
-// Prompt handlers return Text(s), Content(s) or Messages(UserText(…), …).
-// Function registers any typed function with request/response JSON Schemas.
+// Prompt handlers return [Text](s), [Content](s) or [Messages]([UserText](…), …).
+// [Function] registers any typed function with request/response JSON Schemas.
 //
 // # Registration and re-registration
 //
-// Start registers every skill and prompt in the order added (each call with
+// [Publisher.Start] registers every skill and prompt in the order added (each call with
 // a 5 s timeout) and retries what is missing with capped exponential backoff
-// (cenkalti/backoff: 5 s, ×2, capped at 60 s; WithBackoff changes it). After
+// (cenkalti/backoff: 5 s, ×2, capped at 60 s; [WithBackoff] changes it). After
 // 180 s it logs, at warning level, exactly
 //
 //	skills handshake gave up; install / start it and restart this worker
 //
-// and returns an error matching ErrGaveUp; it never panics or exits. A
+// and returns an error matching [ErrGaveUp]; it never panics or exits. A
 // validation refusal by the registry is permanent: Start returns a
-// *RejectedError at once and that item is not retried. Whatever Start
+// [*RejectedError] at once and that item is not retried. Whatever Start
 // returns, the publisher keeps the registry in step until Close: it
 // registers everything again when the client reconnects to the engine
-// (iii.Client.OnConnect; the engine may have restarted empty) and when
+// ([iii.Client.OnConnect]; the engine may have restarted empty) and when
 // skills::register reappears on the engine trigger type
 // engine::functions-available after having been absent. Items added after
 // Start are registered at once.
 //
 // # Change events
 //
-// OnSkillChange and OnPromptChange subscribe to skills::on-change and
-// prompts::on-change and deliver typed SkillChange{Op, ID} /
-// PromptChange{Op, Name} events. The publisher's own functions carry the
+// [Publisher.OnSkillChange] and [Publisher.OnPromptChange] subscribe to skills::on-change and
+// prompts::on-change and deliver typed [SkillChange]{Op, ID} /
+// [PromptChange]{Op, Name} events. The publisher's own functions carry the
 // metadata {"internal": true} so tool listings hide them.
 //
 // # Shutdown
 //
-// Close(ctx, unregister) stops retrying; with unregister it calls
+// [Publisher.Close](ctx, unregister) stops retrying; with unregister it calls
 // skills::unregister / prompts::unregister for everything the registry
 // accepted from this publisher; it then unregisters the publisher's functions
 // and triggers. The iii client stays open.
