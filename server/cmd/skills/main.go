@@ -121,7 +121,10 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		target = eng.URL()
 	}
 
-	client := iii.RegisterWorker(target, iii.WithName(worker.Name), iii.WithDescription(worker.Description),
+	// New, not RegisterWorker: the first handshake already carries every
+	// function and trigger type, so no caller ever sees a half-registered
+	// registry.
+	client := iii.New(target, iii.WithName(worker.Name), iii.WithDescription(worker.Description),
 		iii.WithLogger(log))
 	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log})
 	if err := w.Register(); err != nil {
