@@ -23,7 +23,8 @@ type TriggerRequest struct {
 	// may sit in the offline queue.
 	Timeout time.Duration
 	// Metadata is the per-invocation sidecar delivered to the handler
-	// (see MetadataFromContext). nil is omitted.
+	// (see MetadataFromContext). nil means the metadata of the invocation
+	// whose handler ctx the call is made with, if any; otherwise omitted.
 	Metadata any
 	// Namespace is the engine namespace the function resolves in; empty
 	// means the engine default.
@@ -91,6 +92,12 @@ func (c *Client) Trigger(ctx context.Context, req TriggerRequest) (json.RawMessa
 	meta, err := marshalOr(req.Metadata, nil)
 	if err != nil {
 		return nil, fmt.Errorf("iii: trigger %s: encode metadata: %w", req.FunctionID, err)
+	}
+	if meta == nil {
+		// Calls made from a handler carry its invocation's metadata, the
+		// way trace context flows: the registry's section-cycle detection
+		// relies on it.
+		meta = MetadataFromContext(ctx)
 	}
 	timeout := req.Timeout
 	if timeout <= 0 {

@@ -72,6 +72,8 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	mcpToken := fs.String("mcp-token", os.Getenv(mcpTokenEnv), "With --standalone: bearer token required by the MCP endpoint (env "+mcpTokenEnv+")")
 	mcpLimits := mcpSessionFlags(fs, "mcp-")
 	engineToken := fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token: with --standalone every worker must present it to the embedded engine (Authorization: Bearer, or ?token= in its URL); this worker presents it to the engine it dials (env "+engineTokenEnv+")")
+	sectionDepth := fs.Int("section-max-depth", worker.DefaultSectionMaxDepth, "How many section reads (iii://fn/…) may nest; a cycle is refused at once")
+	sectionBytes := fs.Int("section-max-bytes", worker.DefaultSectionMaxBytes, "Largest section output served; larger ones fail with \"section output too large (N bytes; max M)\"")
 	allowOrigins := fs.String("engine-allow-origin", "", "With --standalone: comma-separated browser origins (https://app.example) allowed to open the engine socket besides loopback pages; clients that send no Origin are always allowed")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\n\nUsage:\n  skills [flags]\n  skills trigger --function-id ID [--payload JSON] [--url URL]\n\nFlags:\n", worker.About)
@@ -127,7 +129,8 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 
 	client := iii.RegisterWorker(target, iii.WithName(worker.Name), iii.WithDescription(worker.Description),
 		iii.WithLogger(log), withEngineToken(*engineToken))
-	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log})
+	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log,
+		SectionMaxDepth: *sectionDepth, SectionMaxBytes: *sectionBytes})
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
 		return 1
