@@ -104,6 +104,12 @@ func (c *Client) Trigger(ctx context.Context, req TriggerRequest) (json.RawMessa
 	if len(meta) > 0 && !json.Valid(meta) {
 		return nil, fmt.Errorf("iii: trigger %s: Metadata is not valid JSON (want a JSON value such as json.Marshal returns): %.64q", req.FunctionID, meta)
 	}
+	if meta == nil {
+		// Calls made from a handler carry its invocation's metadata, the
+		// way trace context flows: the registry's section-cycle detection
+		// relies on it.
+		meta, _ = MetadataFromContext(ctx)
+	}
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = c.opts.invocationTimeout

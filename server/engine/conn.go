@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"errors"
 	"net"
 	"net/http"
 	"sync"
@@ -27,11 +26,14 @@ type conn struct {
 
 	// Outbound queue: producers append without blocking (so they may hold
 	// engine locks and frames keep their order); the writer goroutine
-	// drains it. A worker that lets it grow past maxQueuedFrames or
-	// maxQueuedBytes is disconnected.
+	// drains it. qbytes counts every byte queued until it is written (the
+	// batch being written included), so a writer stuck on a client that
+	// does not read cannot make room for a second full queue. A worker
+	// that passes maxQueuedFrames or Config.MaxConnOutboundBytes is
+	// disconnected.
 	qmu    sync.Mutex
 	queue  [][]byte
-	qbytes int
+	qbytes atomic.Int64
 	wake   chan struct{}
 
 	done        chan struct{} // closed when the connection is finished
@@ -94,13 +96,15 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 		wake:        make(chan struct{}, 1),
 		done:        make(chan struct{}),
 	}
-	ws.SetReadLimit(e.cfg.MaxFrameBytes)
+	// No gorilla read limit: readFrame enforces MaxFrameBytes without
+	// closing the connection.
 
 	if !e.track(c) {
 		_ = ws.Close()
 		return
 	}
 	defer e.connWG.Done()
+	e.out.add(c)
 
 	c.send(encode(&wire.Message{Type: wire.TypeWorkerRegistered, WorkerID: c.id, ReattachToken: c.token}))
 	go c.writeLoop()
@@ -116,13 +120,9 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 func (c *conn) readLoop() {
 	log := c.e.log
 	for {
-		mt, data, err := wire.ReadMessage(c.ws)
+		mt, data, big, err := readFrame(c.ws, c.e.cfg.MaxFrameBytes)
 		if err != nil {
 			switch {
-			case errors.Is(err, websocket.ErrReadLimit):
-				log.Error("closing worker connection: inbound frame exceeds MaxFrameBytes",
-					"worker_id", c.id, "max_frame_bytes", c.e.cfg.MaxFrameBytes)
-				c.closeWith(websocket.CloseMessageTooBig, "frame exceeds the engine's MaxFrameBytes")
 			case websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived):
 			default:
 				select {
@@ -132,6 +132,10 @@ func (c *conn) readLoop() {
 				}
 			}
 			return
+		}
+		if big != nil {
+			c.e.handleOversize(c, big)
+			continue
 		}
 		c.e.handleFrame(c, mt, data)
 	}
@@ -151,20 +155,27 @@ func (c *conn) send(frame []byte) bool {
 		return false
 	default:
 	}
-	if len(c.queue) >= maxQueuedFrames || c.qbytes+len(frame) > maxQueuedBytes {
-		n, b := len(c.queue), c.qbytes
+	if len(c.queue) >= maxQueuedFrames || c.qbytes.Load()+int64(len(frame)) > c.e.cfg.MaxConnOutboundBytes {
+		n, b := len(c.queue), c.qbytes.Load()
 		c.qmu.Unlock()
 		c.e.log.Error("closing worker connection: it is not reading its frames",
-			"worker_id", c.id, "queued_frames", n, "queued_bytes", b)
-		c.closeWith(websocket.ClosePolicyViolation, "outbound queue overflow: worker is not reading")
+			"worker_id", c.id, "remote", c.remoteIP, "queued_frames", n, "queued_bytes", b,
+			"max_conn_outbound_bytes", c.e.cfg.MaxConnOutboundBytes)
+		// No close frame: the client is not reading, and writing one could
+		// block the producer (which may hold engine locks).
+		c.close()
 		return false
 	}
 	c.queue = append(c.queue, frame)
-	c.qbytes += len(frame)
+	c.qbytes.Add(int64(len(frame)))
+	total := c.e.out.total.Add(int64(len(frame)))
 	c.qmu.Unlock()
 	select {
 	case c.wake <- struct{}{}:
 	default:
+	}
+	if total > c.e.cfg.MaxOutboundBytes {
+		c.e.shedGlobal()
 	}
 	return true
 }
@@ -185,9 +196,14 @@ func (c *conn) writeLoop() {
 		}
 		c.qmu.Lock()
 		batch, c.queue = c.queue, batch[:0]
-		c.qbytes = 0
 		c.qmu.Unlock()
-		if err := c.writeBatch(batch); err != nil {
+		var n int64
+		for _, f := range batch {
+			n += int64(len(f))
+		}
+		err := c.writeBatch(batch)
+		c.release(n)
+		if err != nil {
 			select {
 			case <-c.done:
 			default:
@@ -227,8 +243,14 @@ func (c *conn) close() {
 	c.closeOnce.Do(func() {
 		c.qmu.Lock()
 		close(c.done)
+		var n int64
+		for _, f := range c.queue {
+			n += int64(len(f))
+		}
 		c.queue = nil
 		c.qmu.Unlock()
+		c.release(n)
+		c.e.out.remove(c)
 		_ = c.ws.Close()
 	})
 }

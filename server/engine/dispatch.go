@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
 	"github.com/iii-skills/skills/sdk-go/wire"
@@ -43,6 +44,18 @@ func (e *Engine) handleFrame(c *conn, mt int, data []byte) {
 	if missing := missingField(&m); missing != "" {
 		e.log.Warn("dropping frame: required field missing", "worker_id", c.id,
 			"type", string(m.Type), "missing", missing, "frame", preview(data))
+		if missing == "data" && validUUID(m.InvocationID) {
+			// The real engine drops such a frame and the caller times
+			// out (reference §10.13); naming the problem costs nothing.
+			c.send(encodeError(m.InvocationID, m.FunctionID, wire.CodeInvalidRequest,
+				`invokefunction has no "data" key; send "data": null for a call without a payload`))
+		}
+		return
+	}
+	if (m.Type == wire.TypeInvokeFunction || m.Type == wire.TypeInvocationResult) &&
+		m.InvocationID != "" && !validUUID(m.InvocationID) {
+		e.log.Warn("dropping frame: invocation_id is not a UUID", "worker_id", c.id,
+			"type", string(m.Type), "invocation_id", preview([]byte(m.InvocationID)))
 		return
 	}
 	switch m.Type {
@@ -86,6 +99,9 @@ func missingField(m *wire.Message) string {
 		if m.FunctionID == "" {
 			return "function_id"
 		}
+		if m.Data == nil {
+			return "data"
+		}
 	case wire.TypeInvocationResult:
 		if m.InvocationID == "" {
 			return "invocation_id"
@@ -114,6 +130,16 @@ func missingField(m *wire.Message) string {
 		}
 	}
 	return ""
+}
+
+// validUUID reports whether s is a UUID in its 36-character text form, the
+// only invocation_id the real engine decodes (reference §2.3, §10.14).
+func validUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(s)
+	return err == nil
 }
 
 // preview shortens a frame for a log line.
@@ -180,7 +206,9 @@ func (e *Engine) cleanup(c *conn) {
 func (e *Engine) forwardResult(c *conn, id string, data []byte) bool {
 	e.pmu.Lock()
 	p := e.pending[id]
-	if p == nil || p.waiter != nil || p.caller == nil {
+	if p == nil || p.waiter != nil || p.caller == nil || p.owner != c {
+		// Not ours to forward: handleResult decides (and logs a result
+		// from a connection that is not the owner).
 		e.pmu.Unlock()
 		return false
 	}

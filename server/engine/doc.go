@@ -48,25 +48,52 @@
 //	    these type ids itself (a test stand-in, say): it then provides the
 //	    type until it disconnects, and the engine serves the bindings again.
 //
+// # Trust
+//
+// The engine runs next to a web browser on the user's machine, so its door
+// and its registries assume hostile neighbours:
+//
+//   - The worker socket (and /otel) refuses upgrades whose Origin is a
+//     browser origin other than loopback ones or Config.AllowedOrigins, and
+//     whose Host is not a loopback name or the listen address (DNS
+//     rebinding). Clients that send no Origin (the official SDKs) pass.
+//     With Config.Token set, a worker must present it as "Authorization:
+//     Bearer <token>" or as ?token=<token> in the URL it dials, else 401.
+//     Start warns loudly when it binds a non-loopback address without one.
+//   - Function ids are first-owner-wins (iii 0.23): engine::*, state::* and
+//     every built-in id cannot be registered by workers, and an id owned by
+//     a live connection cannot be taken by another. The loser gets
+//     registrationrejected (FUNCTION_NAMESPACE_CONFLICT, owner_worker_id
+//     "" for reserved ids) and keeps its connection.
+//   - An invocationresult is accepted only from the connection the
+//     invocation was sent to; others are logged and dropped.
+//   - Outbound bytes are counted per connection until written (the batch
+//     being written included) and for the whole engine; a client past
+//     Config.MaxConnOutboundBytes, or the largest backlog once
+//     Config.MaxOutboundBytes is reached, is disconnected with a log line
+//     naming it.
+//   - A frame over Config.MaxFrameBytes is read and discarded without
+//     closing the connection; if it was a result, the caller gets
+//     result_too_large "invocation result too large (N bytes; max M)".
+//
 // # Design choices
 //
 // Robustness over strictness. A frame that is not JSON, has an unknown type
 // or lacks a required field is logged with the reason and dropped; the
-// connection stays up, as in the real engine. Only a frame larger than
-// Config.MaxFrameBytes closes its connection. Panics in any handler are
-// recovered. Where the real engine would silently drop a frame that misses
-// "data" or "config", this one treats the key as null / {} instead, because
-// the Python and Node SDKs omit empty keys.
+// connection stays up, as in the real engine. Panics in any handler are
+// recovered. As in the real engine, an invokefunction without a "data" key
+// is not routed (the caller gets invalid_request naming the key when it
+// sent an invocation_id) and an invocation_id that is not a UUID makes its
+// frame dropped (reference §2.3, §10.13–14). A registertrigger without
+// "config" is taken as {}, because the Python and Node SDKs omit empty keys.
 //
-// Functions follow iii 0.22.1 (the npm "latest"): one namespace ("default"),
-// last registration wins, and only the current owner's unregister or
-// disconnect removes a function. Invocation ids are matched by value and any
-// non-empty string is accepted (the real engine insists on UUIDs).
+// Functions live in one namespace ("default"), and only the current
+// owner's unregister or disconnect removes a function.
 //
 // Ordering and back-pressure. Each connection has one writer goroutine fed
 // by a queue that never blocks its producers, so handlers may send while
 // holding the registry lock and frames to one worker keep their order. A
-// worker that stops reading is disconnected when its queue passes a bound
+// worker that stops reading is disconnected when its backlog passes a bound
 // (or a write takes longer than 30 s) rather than stalling the engine.
 // Each connection's frames are processed in order by its read loop;
 // forwarding an invocation is a non-blocking enqueue, and built-ins run on

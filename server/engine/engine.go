@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/iii-skills/skills/server/httpguard"
 	"github.com/iii-skills/skills/server/store"
 )
 
@@ -25,6 +26,10 @@ const (
 	DefaultMaxFrameBytes int64 = 16 << 20
 	// StateFile is the bbolt file created under Config.DataDir.
 	StateFile = "state.db"
+	// DefaultMaxConnOutboundBytes is the default per-connection backlog.
+	DefaultMaxConnOutboundBytes int64 = 64 << 20
+	// DefaultMaxOutboundBytes is the default backlog of all connections.
+	DefaultMaxOutboundBytes int64 = 512 << 20
 )
 
 const (
@@ -34,10 +39,9 @@ const (
 	// writeTimeout bounds one frame write; a worker that stops reading is
 	// disconnected instead of stalling the engine.
 	writeTimeout = 30 * time.Second
-	// maxQueuedFrames and maxQueuedBytes bound a connection's outbound
-	// queue; a worker that lets it grow past either is disconnected.
+	// maxQueuedFrames bounds a connection's outbound queue in frames (the
+	// byte bounds are in Config); a worker that passes it is disconnected.
 	maxQueuedFrames = 16384
-	maxQueuedBytes  = 256 << 20
 	// handshakeTimeout bounds the HTTP upgrade request (as the real engine).
 	handshakeTimeout = 10 * time.Second
 )
@@ -53,9 +57,28 @@ type Config struct {
 	DataDir string
 	// Logger receives the engine's logs. Nil means slog.Default().
 	Logger *slog.Logger
-	// MaxFrameBytes is the largest inbound WebSocket frame. A connection
-	// that sends a larger one is closed. Zero means DefaultMaxFrameBytes.
+	// MaxFrameBytes is the largest inbound WebSocket frame. A larger frame
+	// is read and discarded without closing the connection; if it was an
+	// invocation result, the caller gets a result_too_large error instead.
+	// Zero means DefaultMaxFrameBytes.
 	MaxFrameBytes int64
+	// AllowedOrigins are browser origins allowed to open the worker socket
+	// besides loopback ones ("*" allows every origin). Upgrades without an
+	// Origin header (every non-browser client) are never refused for it.
+	AllowedOrigins []string
+	// Token, when set, must be presented by every worker at connect, as
+	// "Authorization: Bearer <Token>" or as the query parameter
+	// ?token=<Token> of the URL it dials; other upgrades get 401.
+	Token string
+	// MaxConnOutboundBytes bounds the bytes queued for one connection and
+	// not yet written to its socket (the batch being written included).
+	// A connection that passes it is not reading and is disconnected.
+	// Zero means DefaultMaxConnOutboundBytes.
+	MaxConnOutboundBytes int64
+	// MaxOutboundBytes bounds the bytes queued for all connections
+	// together. When it is reached, the connection with the largest
+	// backlog is disconnected. Zero means DefaultMaxOutboundBytes.
+	MaxOutboundBytes int64
 }
 
 // Engine is an embedded iii engine: a WebSocket server speaking the iii
@@ -98,6 +121,10 @@ type Engine struct {
 	// pmu guards pending and conn.dead.
 	pmu     sync.Mutex
 	pending map[string]*pending
+
+	// out is the outbound backlog of every connection (bytes queued and
+	// not yet written).
+	out outbound
 }
 
 // New validates cfg, opens the state store and returns an engine that is not
@@ -108,6 +135,12 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.MaxFrameBytes <= 0 {
 		cfg.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if cfg.MaxConnOutboundBytes <= 0 {
+		cfg.MaxConnOutboundBytes = DefaultMaxConnOutboundBytes
+	}
+	if cfg.MaxOutboundBytes <= 0 {
+		cfg.MaxOutboundBytes = DefaultMaxOutboundBytes
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -144,7 +177,8 @@ func New(cfg Config) (*Engine, error) {
 		HandshakeTimeout: handshakeTimeout,
 		ReadBufferSize:   8 << 10,
 		WriteBufferSize:  8 << 10,
-		// Workers are not browsers; the real engine checks no origin either.
+		// The Origin, Host and token checks run before Upgrade (guard);
+		// by then the request is allowed.
 		CheckOrigin: func(*http.Request) bool { return true },
 	}
 	e.queues = newQueueSet(e)
@@ -163,7 +197,12 @@ func (e *Engine) Start() error {
 	if err := e.listen(); err != nil {
 		return err
 	}
-	e.log.Info("iii engine listening", "url", e.URL(), "data_dir", e.cfg.DataDir)
+	e.log.Info("iii engine listening", "url", e.URL(), "data_dir", e.cfg.DataDir, "token", e.cfg.Token != "")
+	if !httpguard.IsLoopbackAddr(e.Addr()) && e.cfg.Token == "" {
+		e.log.Warn("SECURITY: the iii engine listens on a non-loopback address without a token: anyone who can reach "+
+			e.Addr()+" can read and write its state and run its functions; set a worker token (skills --engine-token / III_ENGINE_TOKEN) or bind 127.0.0.1",
+			"addr", e.Addr())
+	}
 	return nil
 }
 
@@ -183,8 +222,9 @@ func (e *Engine) listen() error {
 		return fmt.Errorf("engine: listen on %s: %w", e.cfg.Addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", e.handleWorker)
-	mux.HandleFunc("GET /otel", e.handleOtel)
+	policy := e.policy(ln.Addr().String())
+	mux.Handle("GET /{$}", guard(policy, e.log, http.HandlerFunc(e.handleWorker)))
+	mux.Handle("GET /otel", guard(policy, e.log, http.HandlerFunc(e.handleOtel)))
 	e.ln = ln
 	e.srv = &http.Server{
 		Handler:           mux,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +40,19 @@ type invokeOutcome struct {
 	err    *wire.ErrorBody
 }
 
+// registerFunction claims a function id for c. Ids the engine serves
+// itself (engine::*, state::*, every built-in) cannot be registered, and an
+// id owned by another live connection stays with it: first owner wins, as
+// in iii 0.23. The loser gets registrationrejected
+// (FUNCTION_NAMESPACE_CONFLICT) and keeps its connection; nothing is
+// shadowed, so nothing needs restoring when it leaves.
 func (e *Engine) registerFunction(c *conn, m *wire.Message) {
+	if reservedFunction(m.ID) || e.builtins[m.ID] != nil {
+		e.log.Warn("registerfunction refused: the id is served by the engine itself",
+			"function_id", m.ID, "worker_id", c.id, "remote", c.remoteIP)
+		c.send(encodeRejected(m.ID, ""))
+		return
+	}
 	f := &function{
 		id:             m.ID,
 		description:    m.Description,
@@ -49,15 +62,37 @@ func (e *Engine) registerFunction(c *conn, m *wire.Message) {
 		owner:          c,
 	}
 	e.mu.Lock()
-	prev := e.functions[m.ID]
+	if prev := e.functions[m.ID]; prev != nil && prev.owner != c {
+		owner := prev.owner.id
+		e.mu.Unlock()
+		e.log.Warn("registerfunction refused: the id belongs to another live worker (first owner wins)",
+			"function_id", m.ID, "worker_id", c.id, "remote", c.remoteIP, "owner_worker_id", owner)
+		c.send(encodeRejected(m.ID, owner))
+		return
+	}
 	e.functions[m.ID] = f
 	e.mu.Unlock()
 	e.functionsChanged()
-	if prev != nil && prev.owner != c {
-		// 0.22.1 behaviour: the last registration wins.
-		e.log.Warn("function re-registered by another worker; the newest registration wins",
-			"function_id", m.ID, "worker_id", c.id, "previous_worker_id", prev.owner.id)
-	}
+}
+
+// reservedFunction reports whether id is in a namespace of the engine's
+// own built-ins: workers may not register there even ids the engine does
+// not serve, so a future built-in can never be pre-empted.
+func reservedFunction(id string) bool {
+	return strings.HasPrefix(id, "engine::") || strings.HasPrefix(id, "state::")
+}
+
+// encodeRejected builds the registrationrejected frame for a function id
+// (§2.13); ownerID is "" when the engine itself owns the id.
+func encodeRejected(functionID, ownerID string) []byte {
+	b := make([]byte, 0, 128+len(functionID)+len(ownerID))
+	b = append(b, `{"type":"registrationrejected","code":`...)
+	b = appendString(b, wire.CodeFunctionNamespaceClash)
+	b = append(b, `,"namespace":"default","function_id":`...)
+	b = appendString(b, functionID)
+	b = append(b, `,"owner_worker_id":`...)
+	b = appendString(b, ownerID)
+	return append(b, '}')
 }
 
 func (e *Engine) unregisterFunction(c *conn, id string) {
@@ -153,6 +188,11 @@ func (e *Engine) handleResult(c *conn, m *wire.Message, raw []byte) {
 	e.pmu.Lock()
 	p := e.pending[m.InvocationID]
 	var caller *conn
+	if p != nil && p.owner != c {
+		e.pmu.Unlock()
+		e.forgedResult(c, p, m.InvocationID)
+		return
+	}
 	if p != nil {
 		delete(e.pending, m.InvocationID)
 		caller = p.caller
@@ -170,6 +210,15 @@ func (e *Engine) handleResult(c *conn, m *wire.Message, raw []byte) {
 	case caller != nil:
 		caller.send(raw)
 	}
+}
+
+// forgedResult logs a result sent by a connection the invocation was not
+// sent to; the frame is dropped and the invocation keeps waiting for its
+// owner.
+func (e *Engine) forgedResult(c *conn, p *pending, id string) {
+	e.log.Warn("invocationresult dropped: it came from a connection the invocation was not sent to",
+		"invocation_id", id, "function_id", p.functionID, "worker_id", c.id, "remote", c.remoteIP,
+		"owner_worker_id", p.owner.id)
 }
 
 // haltInvocations answers every invocation c was executing with

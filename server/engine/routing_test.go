@@ -266,25 +266,32 @@ func TestInvocationsAreConcurrent(t *testing.T) {
 	}
 }
 
-func TestLastRegistrationWinsAndOnlyOwnerRemoves(t *testing.T) {
+func TestFirstOwnerWinsAndOnlyOwnerRemoves(t *testing.T) {
 	e := startEngine(t, Config{})
 	a := dialWorker(t, e.URL())
 	b := dialWorker(t, e.URL())
 	caller := dialWorker(t, e.URL())
 	a.register("svc::f", nil)
-	b.register("svc::f", nil)
-	a.send(map[string]any{"type": "unregisterfunction", "id": "svc::f"}) // not the owner any more
-	a.sync()
-	caller.send(map[string]any{"type": "invokefunction", "invocation_id": uuid.NewString(), "function_id": "svc::f", "data": nil})
-	b.expect("invokefunction")
-	a.close() // the old owner leaving does not remove b's registration
-	caller.send(map[string]any{"type": "invokefunction", "invocation_id": uuid.NewString(), "function_id": "svc::f", "data": nil})
-	b.expect("invokefunction")
-	b.send(map[string]any{"type": "unregisterfunction", "id": "svc::f"})
+	b.send(map[string]any{"type": "registerfunction", "id": "svc::f"})
+	rej := b.expect("registrationrejected")
+	if rej.str("code") != "FUNCTION_NAMESPACE_CONFLICT" || rej.str("function_id") != "svc::f" || rej.str("owner_worker_id") != a.id {
+		t.Fatalf("rejection = %s", rej.raw)
+	}
+	b.sync()                                                             // the loser keeps its connection
+	b.send(map[string]any{"type": "unregisterfunction", "id": "svc::f"}) // not the owner
 	b.sync()
+	caller.send(map[string]any{"type": "invokefunction", "invocation_id": uuid.NewString(), "function_id": "svc::f", "data": nil})
+	a.expect("invokefunction")
+	a.close() // the owner leaving frees the id
+	if stop := caller.expect("invocationresult"); stop.obj("error")["code"] != "invocation_stopped" {
+		t.Fatalf("got %s", stop.raw)
+	}
 	if code, _ := caller.callErr("svc::f", nil); code != "function_not_found" {
 		t.Fatalf("code = %s", code)
 	}
+	b.register("svc::f", nil) // now b may claim it
+	caller.send(map[string]any{"type": "invokefunction", "invocation_id": uuid.NewString(), "function_id": "svc::f", "data": nil})
+	b.expect("invokefunction")
 }
 
 func TestDuplicateInFlightInvocationIDIsRefused(t *testing.T) {
@@ -302,16 +309,31 @@ func TestDuplicateInFlightInvocationIDIsRefused(t *testing.T) {
 	}
 }
 
-func TestMissingDataKeyIsTolerated(t *testing.T) {
+func TestMissingDataKeyIsRefused(t *testing.T) {
 	e := startEngine(t, Config{})
 	owner := dialWorker(t, e.URL())
 	caller := dialWorker(t, e.URL())
 	owner.register("svc::f", nil)
-	caller.send(map[string]any{"type": "invokefunction", "invocation_id": uuid.NewString(), "function_id": "svc::f"})
-	in := owner.expect("invokefunction")
-	if v, ok := in.m["data"]; !ok || v != nil {
-		t.Fatalf("owner frame must carry data:null when the caller sent none: %s", in.raw)
+	id := uuid.NewString()
+	caller.send(map[string]any{"type": "invokefunction", "invocation_id": id, "function_id": "svc::f"})
+	res := caller.expect("invocationresult")
+	if res.str("invocation_id") != id || res.obj("error")["code"] != "invalid_request" ||
+		!strings.Contains(res.obj("error")["message"].(string), `"data": null`) {
+		t.Fatalf("got %s", res.raw)
 	}
+	e.logs.waitFor(t, "missing=data")
+	owner.sync() // the owner never saw the frame
+}
+
+func TestNonUUIDInvocationIDIsDropped(t *testing.T) {
+	e := startEngine(t, Config{})
+	owner := dialWorker(t, e.URL())
+	caller := dialWorker(t, e.URL())
+	owner.register("svc::f", nil)
+	caller.send(map[string]any{"type": "invokefunction", "invocation_id": "inv-1", "function_id": "svc::f", "data": nil})
+	caller.sync()
+	owner.sync()
+	e.logs.waitFor(t, "invocation_id is not a UUID")
 }
 
 func TestEnqueueRunsThroughInProcessQueue(t *testing.T) {
@@ -384,14 +406,12 @@ func TestMalformedFramesKeepConnection(t *testing.T) {
 	w.result("state::list_groups", nil)
 }
 
-func TestOversizeFrameClosesOnlyThatConnection(t *testing.T) {
+func TestOversizeFrameIsDroppedAndConnectionKept(t *testing.T) {
 	e := startEngine(t, Config{MaxFrameBytes: 1024})
 	big := dialWorker(t, e.URL())
-	other := dialWorker(t, e.URL())
 	big.sendRaw(websocket.TextMessage, []byte(`{"type":"ping","pad":"`+strings.Repeat("x", 2048)+`"}`))
-	big.waitClosed()
-	e.logs.waitFor(t, "inbound frame exceeds MaxFrameBytes")
-	other.sync()
+	e.logs.waitFor(t, "dropping frame larger than MaxFrameBytes")
+	big.sync()
 }
 
 func TestLargeOutboundFrameIsLogged(t *testing.T) {

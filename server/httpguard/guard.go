@@ -40,6 +40,10 @@ type Policy struct {
 	ListenAddr string
 	// Token, when set, must be presented as "Authorization: Bearer <Token>".
 	Token string
+	// TokenParam, when set, names a URL query parameter that may carry the
+	// token instead of the header: WebSocket clients that cannot set
+	// headers still present it by dialing ws://host:port/?token=<Token>.
+	TokenParam string
 }
 
 // Refusal is why a request was refused, with the HTTP status to answer.
@@ -74,6 +78,12 @@ func (p Policy) CheckHostHeader(r *http.Request) *Refusal {
 func (p Policy) CheckToken(r *http.Request) *Refusal {
 	if p.Token == "" || BearerOK(r.Header.Get("Authorization"), p.Token) {
 		return nil
+	}
+	if p.TokenParam != "" {
+		if got := r.URL.Query().Get(p.TokenParam); got != "" &&
+			subtle.ConstantTimeCompare([]byte(got), []byte(p.Token)) == 1 {
+			return nil
+		}
 	}
 	return &Refusal{Status: http.StatusUnauthorized, Message: "Unauthorized: a valid bearer token is required (Authorization: Bearer <token>)"}
 }

@@ -19,40 +19,8 @@ func TestIdleSessionsAreClosed(t *testing.T) {
 	const idle = 300 * time.Millisecond
 	endpoint := s.serveHTTP(skillsmcp.HTTPOptions{IdleSessionTimeout: idle})
 
-	post := func(session, body string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("Mcp-Protocol-Version", v2025)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Read to the end: closing early cancels the request, and an
-		// initialize cancelled midway is closed by the server.
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
-	}
-	open := func() string {
-		t.Helper()
-		code, id := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+v2025+`","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
-		if code != http.StatusOK || id == "" {
-			t.Fatalf("initialize: HTTP %d, session %q", code, id)
-		}
-		if code, _ := post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
-			t.Fatalf("initialized: HTTP %d", code)
-		}
-		return id
-	}
-	list := func(id string) int {
-		code, _ := post(id, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-		return code
-	}
+	c := sessionClient{t: t, endpoint: endpoint}
+	open, list := c.open, c.list
 
 	gone, streaming := open(), open()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -79,5 +47,71 @@ func TestIdleSessionsAreClosed(t *testing.T) {
 	eventually(t, 5*time.Second, func() bool { return list(gone) == http.StatusNotFound }, "idle session closed (404)")
 	if code := list(streaming); code != http.StatusOK {
 		t.Fatalf("session with an open GET stream: HTTP %d, want 200", code)
+	}
+}
+
+// sessionClient speaks just enough 2025-11-25 Streamable HTTP to open
+// sessions and use them.
+type sessionClient struct {
+	t        *testing.T
+	endpoint string
+}
+
+func (c sessionClient) post(session, body string) (int, string) {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.endpoint, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", v2025)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	// Read to the end: closing early cancels the request, and an
+	// initialize cancelled midway is closed by the server.
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+}
+
+func (c sessionClient) open() string {
+	c.t.Helper()
+	code, id := c.post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+v2025+`","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	if code != http.StatusOK || id == "" {
+		c.t.Fatalf("initialize: HTTP %d, session %q", code, id)
+	}
+	if code, _ := c.post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+		c.t.Fatalf("initialized: HTTP %d", code)
+	}
+	return id
+}
+
+func (c sessionClient) list(id string) int {
+	code, _ := c.post(id, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	return code
+}
+
+// Abandoned sessions cannot pile up: past MaxSessions, each new session
+// closes the one idle the longest.
+func TestSessionCapClosesOldestIdleFirst(t *testing.T) {
+	s := newStack(t)
+	s.startMCP(skillsmcp.Options{})
+	endpoint := s.serveHTTP(skillsmcp.HTTPOptions{MaxSessions: 3, IdleSessionTimeout: -1})
+	c := sessionClient{t: t, endpoint: endpoint}
+	var ids []string
+	for range 5 {
+		ids = append(ids, c.open())
+	}
+	for i, id := range ids {
+		want := http.StatusOK
+		if i < 2 {
+			want = http.StatusNotFound
+		}
+		if got := c.list(id); got != want {
+			t.Errorf("session %d of 5 (cap 3): HTTP %d; want %d", i+1, got, want)
+		}
 	}
 }

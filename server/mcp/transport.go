@@ -32,6 +32,10 @@ type HTTPOptions struct {
 	// request in flight and no open stream for this long: its client left
 	// without a DELETE. Zero means DefaultIdleSessionTimeout, negative never.
 	IdleSessionTimeout time.Duration
+	// MaxSessions caps live 2025-11-25 sessions: a new session that would
+	// pass it closes the one idle the longest first. Zero means
+	// DefaultMaxSessions, negative no cap.
+	MaxSessions int
 }
 
 // HTTPHandler serves MCP Streamable HTTP (mount it at Path). Requests with
@@ -58,8 +62,12 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if idle == 0 {
 		idle = DefaultIdleSessionTimeout
 	}
-	if idle > 0 {
-		route = newIdleSessions(s.sdk, idle).wrap(route)
+	maxSessions := opts.MaxSessions
+	if maxSessions == 0 {
+		maxSessions = DefaultMaxSessions
+	}
+	if idle > 0 || maxSessions > 0 {
+		route = newIdleSessions(s.sdk, idle, maxSessions).wrap(route)
 	}
 	return guard(opts, route)
 }

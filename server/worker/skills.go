@@ -192,9 +192,9 @@ func (w *Worker) readSection(ctx context.Context, functionID string) (string, st
 	if err := registry.CheckSection(functionID); err != nil {
 		return "", "", err
 	}
-	out, err := w.client.Trigger(ctx, triggerRequest(functionID, json.RawMessage("{}"), w.cfg.StateTimeout()))
+	out, err := w.triggerSection(ctx, functionID)
 	if err != nil {
-		return "", "", registry.ErrTrigger(functionID, sdkError(err))
+		return "", "", err
 	}
 	text, mime := registry.NormalizeSectionOutput(out)
 	return text, mime, nil

@@ -70,6 +70,13 @@ type Options struct {
 	// iii-directory's fetch-skill accepts them.
 	StrictFetch bool
 	Logger      *slog.Logger
+	// SectionMaxDepth bounds nested section reads (a section handler that
+	// fetches sections); zero means DefaultSectionMaxDepth.
+	SectionMaxDepth int
+	// SectionMaxBytes is the largest section output served; a larger one
+	// is refused with "section output too large (N bytes; max M)". Zero
+	// means DefaultSectionMaxBytes.
+	SectionMaxBytes int
 }
 
 // Worker is the skills registry bound to an iii client.
@@ -80,6 +87,8 @@ type Worker struct {
 	log    *slog.Logger
 	state  stateStore
 	skills *skillCache
+	// sections limits iii://fn/… reads (sections.go).
+	sections *sectionGuard
 
 	skillSubs  *iii.TriggerTypeRef
 	promptSubs *iii.TriggerTypeRef
@@ -101,6 +110,8 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 		log:    log,
 		state:  stateStore{client: client, timeout: cfg.StateTimeout()},
 		skills: newSkillCache(),
+
+		sections: newSectionGuard(opts),
 	}
 }
 

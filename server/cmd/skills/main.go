@@ -70,6 +70,11 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error")
 	mcpAddr := fs.String("mcp-addr", defaultMCPAddr, "With --standalone: serve MCP Streamable HTTP at http://ADDR/mcp (empty disables)")
 	mcpToken := fs.String("mcp-token", os.Getenv(mcpTokenEnv), "With --standalone: bearer token required by the MCP endpoint (env "+mcpTokenEnv+")")
+	mcpLimits := mcpSessionFlags(fs, "mcp-")
+	engineToken := fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token: with --standalone every worker must present it to the embedded engine (Authorization: Bearer, or ?token= in its URL); this worker presents it to the engine it dials (env "+engineTokenEnv+")")
+	sectionDepth := fs.Int("section-max-depth", worker.DefaultSectionMaxDepth, "How many section reads (iii://fn/…) may nest; a cycle is refused at once")
+	sectionBytes := fs.Int("section-max-bytes", worker.DefaultSectionMaxBytes, "Largest section output served; larger ones fail with \"section output too large (N bytes; max M)\"")
+	allowOrigins := fs.String("engine-allow-origin", "", "With --standalone: comma-separated browser origins (https://app.example) allowed to open the engine socket besides loopback pages; clients that send no Origin are always allowed")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\n\nUsage:\n  skills [flags]\n  skills trigger --function-id ID [--payload JSON] [--url URL]\n\nFlags:\n", worker.About)
 		fs.PrintDefaults()
@@ -107,7 +112,8 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 			log.Error("invalid --url for --standalone", "url", *engineURL, "err", err)
 			return 2
 		}
-		eng, err := engine.New(engine.Config{Addr: addr, DataDir: *dataDir, Logger: log})
+		eng, err := engine.New(engine.Config{Addr: addr, DataDir: *dataDir, Logger: log,
+			Token: *engineToken, AllowedOrigins: splitList(*allowOrigins)})
 		if err != nil {
 			log.Error("cannot open the embedded engine", "data", *dataDir, "err", err)
 			return 1
@@ -125,8 +131,9 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	// function and trigger type, so no caller ever sees a half-registered
 	// registry.
 	client := iii.New(target, iii.WithName(worker.Name), iii.WithDescription(worker.Description),
-		iii.WithLogger(log))
-	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log})
+		iii.WithLogger(log), withEngineToken(*engineToken))
+	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log,
+		SectionMaxDepth: *sectionDepth, SectionMaxBytes: *sectionBytes})
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
 		return 1
@@ -145,7 +152,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	if *standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
 		if *mcpAddr != "" {
-			if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, *mcpToken, log); err != nil {
+			if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, mcpLimits.options(*mcpToken), log); err != nil {
 				log.Warn("MCP endpoint not started (the registry runs without it; choose another --mcp-addr)", "addr", *mcpAddr, "err", err)
 			} else {
 				defer stopMCP()
@@ -190,6 +197,7 @@ func runTrigger(args []string, stdout, stderr io.Writer) int {
 	payload := fs.String("payload", "{}", "JSON payload")
 	engineURL := fs.String("url", envOr("III_URL", iii.DefaultEngineURL), "WebSocket URL of the iii engine")
 	timeout := fs.Duration("timeout", 30*time.Second, "How long to wait for the engine and the result")
+	engineToken := fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token the engine requires (env "+engineTokenEnv+")")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -207,7 +215,7 @@ func runTrigger(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	client := iii.RegisterWorker(*engineURL, iii.WithName("skills-trigger"),
-		iii.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		iii.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), withEngineToken(*engineToken))
 	defer client.Close()
 	if err := client.Connect(ctx); err != nil {
 		fmt.Fprintf(stderr, "skills trigger: cannot reach the iii engine at %s: %v\n", *engineURL, err)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/worker"
 )
@@ -35,7 +36,7 @@ const mcpTokenEnv = "SKILLS_MCP_TOKEN"
 
 // startMCPHTTP serves the MCP endpoint for client on addr until ctx ends and
 // returns a func that stops it and waits.
-func startMCPHTTP(ctx context.Context, client *iii.Client, addr, token string, log *slog.Logger) (stop func(), err error) {
+func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts skillsmcp.HTTPOptions, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
@@ -50,11 +51,15 @@ func startMCPHTTP(ctx context.Context, client *iii.Client, addr, token string, l
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := srv.ServeHTTP(ctx, ln, skillsmcp.HTTPOptions{Token: token}); err != nil {
+		if err := srv.ServeHTTP(ctx, ln, opts); err != nil {
 			log.Error("MCP endpoint stopped", "err", err)
 		}
 	}()
-	log.Info(fmt.Sprintf("MCP endpoint http://%s%s", ln.Addr(), skillsmcp.Path), "auth", token != "")
+	log.Info(fmt.Sprintf("MCP endpoint http://%s%s", ln.Addr(), skillsmcp.Path), "auth", opts.Token != "")
+	if !httpguard.IsLoopbackAddr(ln.Addr().String()) && opts.Token == "" {
+		log.Warn("SECURITY: the MCP endpoint listens on a non-loopback address without a token: anyone who can reach "+
+			ln.Addr().String()+" can call every visible function; set --mcp-token / "+mcpTokenEnv+" or bind 127.0.0.1", "addr", ln.Addr().String())
+	}
 	return func() {
 		cancel()
 		<-done
@@ -69,6 +74,8 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	stdio := fs.Bool("stdio", false, "Serve one MCP client over stdin/stdout (for clients that launch a command)")
 	httpAddr := fs.String("http", "", "Serve MCP Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:49135)")
 	token := fs.String("token", os.Getenv(mcpTokenEnv), "Bearer token required on every HTTP request (env "+mcpTokenEnv+")")
+	limits := mcpSessionFlags(fs, "")
+	engineToken := fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token the engine requires (env "+engineTokenEnv+")")
 	connectTimeout := fs.Duration("connect-timeout", 15*time.Second, "How long to wait for the engine at start-up")
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error (logs go to stderr)")
 	fs.Usage = func() {
@@ -95,7 +102,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	client := iii.RegisterWorker(*engineURL, iii.WithName("skills-mcp-"+hex.EncodeToString(b[:])),
-		iii.WithDescription("MCP server of the skills registry"), iii.WithLogger(log))
+		iii.WithDescription("MCP server of the skills registry"), iii.WithLogger(log), withEngineToken(*engineToken))
 	defer client.Close()
 	cctx, cancel := context.WithTimeout(ctx, *connectTimeout)
 	err := client.Connect(cctx)
@@ -106,7 +113,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	}
 
 	if *httpAddr != "" {
-		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, *token, log)
+		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, limits.options(*token), log)
 		if err != nil {
 			log.Error("cannot start the MCP endpoint", "addr", *httpAddr, "err", err)
 			return 1

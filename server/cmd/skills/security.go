@@ -1,0 +1,53 @@
+package main
+
+import (
+	"flag"
+	"net/http"
+	"strings"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	skillsmcp "github.com/iii-skills/skills/server/mcp"
+)
+
+// engineTokenEnv supplies --engine-token when the flag is not given.
+const engineTokenEnv = "III_ENGINE_TOKEN"
+
+// withEngineToken presents the worker token at connect (no-op when empty).
+func withEngineToken(token string) iii.Option {
+	if token == "" {
+		return iii.WithHeaders(nil) // no headers: the client's default
+	}
+	return iii.WithHeaders(http.Header{"Authorization": {"Bearer " + token}})
+}
+
+// sessionLimits are the MCP session flags shared by `skills --standalone`
+// (prefix "mcp-") and `skills mcp` (no prefix).
+type sessionLimits struct {
+	max  *int
+	idle *time.Duration
+}
+
+func mcpSessionFlags(fs *flag.FlagSet, prefix string) sessionLimits {
+	return sessionLimits{
+		max: fs.Int(prefix+"max-sessions", skillsmcp.DefaultMaxSessions,
+			"Cap on live MCP 2025-11-25 sessions; a new one past it closes the session idle the longest (negative: no cap)"),
+		idle: fs.Duration(prefix+"idle-timeout", skillsmcp.DefaultIdleSessionTimeout,
+			"Close an MCP 2025-11-25 session after this long with no request and no open stream (negative: never)"),
+	}
+}
+
+func (l sessionLimits) options(token string) skillsmcp.HTTPOptions {
+	return skillsmcp.HTTPOptions{Token: token, MaxSessions: *l.max, IdleSessionTimeout: *l.idle}
+}
+
+// splitList splits a comma-separated flag value, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// outbound tracks the bytes queued for every connection and not yet
+// written to its socket, so that clients that stop reading cannot make the
+// engine hold more than Config.MaxOutboundBytes in total.
+type outbound struct {
+	total atomic.Int64
+	mu    sync.Mutex
+	conns map[*conn]struct{}
+}
+
+func (o *outbound) add(c *conn) {
+	o.mu.Lock()
+	if o.conns == nil {
+		o.conns = make(map[*conn]struct{})
+	}
+	o.conns[c] = struct{}{}
+	o.mu.Unlock()
+}
+
+func (o *outbound) remove(c *conn) {
+	o.mu.Lock()
+	delete(o.conns, c)
+	o.mu.Unlock()
+}
+
+// largest returns the connection with the biggest backlog.
+func (o *outbound) largest() (*conn, int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var worst *conn
+	var most int64
+	for c := range o.conns {
+		if n := c.qbytes.Load(); n > most {
+			worst, most = c, n
+		}
+	}
+	return worst, most
+}
+
+// release returns n written (or dropped) bytes of c's backlog.
+func (c *conn) release(n int64) {
+	if n == 0 {
+		return
+	}
+	c.qbytes.Add(-n)
+	c.e.out.total.Add(-n)
+}
+
+// minShedBytes is the smallest backlog worth a disconnect when the global
+// cap is reached: a client with less is keeping up, whatever the total.
+const minShedBytes = 1 << 20
+
+// shedGlobal runs after a frame was queued and the engine's total backlog
+// is over its cap: the connection holding the most is the slowest reader,
+// and it is disconnected (possibly the one just sent to) with a log line
+// naming it. Closing the socket makes its writer's pending write fail at
+// once, which returns the rest of its backlog.
+func (e *Engine) shedGlobal() {
+	victim, n := e.out.largest()
+	if victim == nil || n < minShedBytes {
+		return
+	}
+	e.log.Error("closing worker connection: the engine's outbound memory cap is reached and this client has the largest unread backlog",
+		"worker_id", victim.id, "remote", victim.remoteIP, "queued_bytes", n,
+		"total_queued_bytes", e.out.total.Load(), "max_outbound_bytes", e.cfg.MaxOutboundBytes)
+	victim.close()
+}

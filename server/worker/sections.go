@@ -1,0 +1,156 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/registry"
+)
+
+// Limits of section reads (iii://fn/… URIs), which run publisher code that
+// may itself read sections.
+const (
+	// DefaultSectionMaxDepth is how many section reads may nest.
+	DefaultSectionMaxDepth = 8
+	// DefaultSectionMaxBytes is the largest section output served.
+	DefaultSectionMaxBytes = 4 << 20
+	// sectionMaxInFlight bounds the reads of one section function that
+	// are running at once. It is the backstop against recursion through
+	// publishers whose clients do not carry invocation metadata (the
+	// official Node/Python SDKs): a handler that fetches its own URI piles
+	// up nested reads of the same function, and the 257th fails at once.
+	// Legitimate readers of one section at once stay far below it.
+	sectionMaxInFlight = 256
+	// chainKey is the invocation metadata key that carries the section
+	// functions being read, outermost first. The registry puts it on every
+	// section call; a publisher whose client propagates a handler's
+	// metadata into its own calls (our Go client does) brings it back on
+	// a nested skill::fetch / skills::resources-read, which is how cycles
+	// are named exactly.
+	chainKey = "iii_skills_section_chain"
+	// codeResultTooLarge is the embedded engine's error code for a result
+	// frame over its MaxFrameBytes (engine.CodeResultTooLarge).
+	codeResultTooLarge = "result_too_large"
+)
+
+// sectionGuard enforces depth, cycle, concurrency and size limits on
+// section reads.
+type sectionGuard struct {
+	maxDepth int
+	maxBytes int
+
+	mu       sync.Mutex
+	inFlight map[string]int
+}
+
+func newSectionGuard(o Options) *sectionGuard {
+	g := &sectionGuard{maxDepth: o.SectionMaxDepth, maxBytes: o.SectionMaxBytes, inFlight: make(map[string]int)}
+	if g.maxDepth <= 0 {
+		g.maxDepth = DefaultSectionMaxDepth
+	}
+	if g.maxBytes <= 0 {
+		g.maxBytes = DefaultSectionMaxBytes
+	}
+	return g
+}
+
+// sectionChain is the chain of section functions a request was made from
+// (empty for a top-level read). Metadata that is not ours is ignored.
+func sectionChain(ctx context.Context) []string {
+	raw, ok := iii.MetadataFromContext(ctx)
+	if !ok || len(raw) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m[chainKey] == nil {
+		return nil
+	}
+	var chain []string
+	if json.Unmarshal(m[chainKey], &chain) != nil {
+		return nil
+	}
+	return chain
+}
+
+func chainText(chain []string) string {
+	uris := make([]string, len(chain))
+	for i, fn := range chain {
+		uris[i] = "iii://fn/" + strings.ReplaceAll(fn, "::", "/")
+	}
+	return strings.Join(uris, " → ")
+}
+
+// ErrSectionCycle: a section read that would read itself again.
+func errSectionCycle(chain []string) error {
+	return fmt.Errorf("section cycle: %s", chainText(chain))
+}
+
+// enter checks the limits for a read of functionID made from chain and
+// reserves an in-flight slot; leave must follow when it returns nil.
+func (g *sectionGuard) enter(chain []string, functionID string) error {
+	next := append(slices.Clone(chain), functionID)
+	if slices.Contains(chain, functionID) {
+		return errSectionCycle(next)
+	}
+	if len(next) > g.maxDepth {
+		return fmt.Errorf("section nesting too deep: %d nested section reads (max %d): %s",
+			len(next), g.maxDepth, chainText(next))
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.inFlight[functionID] >= sectionMaxInFlight {
+		return fmt.Errorf("too many reads of section %s at once (max %d); does its handler read its own URI? (section cycle suspected)",
+			chainText([]string{functionID}), sectionMaxInFlight)
+	}
+	g.inFlight[functionID]++
+	return nil
+}
+
+func (g *sectionGuard) leave(functionID string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.inFlight[functionID]--; g.inFlight[functionID] <= 0 {
+		delete(g.inFlight, functionID)
+	}
+}
+
+// errTooLarge is "section output too large (N bytes; max M)".
+func (g *sectionGuard) errTooLarge(n int64) error {
+	return fmt.Errorf("section output too large (%d bytes; max %d)", n, g.maxBytes)
+}
+
+// triggerSection calls a section function within the guard's limits and
+// returns its raw output.
+func (w *Worker) triggerSection(ctx context.Context, functionID string) (json.RawMessage, error) {
+	g := w.sections
+	chain := sectionChain(ctx)
+	if err := g.enter(chain, functionID); err != nil {
+		w.log.Warn("section read refused", "function_id", functionID, "err", err)
+		return nil, err
+	}
+	defer g.leave(functionID)
+	meta, _ := json.Marshal(map[string][]string{chainKey: append(slices.Clone(chain), functionID)})
+	req := triggerRequest(functionID, json.RawMessage("{}"), w.cfg.StateTimeout())
+	req.Metadata = meta
+	out, err := w.client.Trigger(ctx, req)
+	var inv *iii.InvocationError
+	if errors.As(err, &inv) && inv.Code == codeResultTooLarge {
+		var n, max int64
+		if _, serr := fmt.Sscanf(inv.Message, "invocation result too large (%d bytes; max %d)", &n, &max); serr == nil {
+			return nil, g.errTooLarge(n)
+		}
+	}
+	if err != nil {
+		return nil, registry.ErrTrigger(functionID, sdkError(err))
+	}
+	if len(out) > g.maxBytes {
+		return nil, g.errTooLarge(int64(len(out)))
+	}
+	return out, nil
+}
