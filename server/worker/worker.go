@@ -125,8 +125,12 @@ func (w *Worker) Register() error {
 		return err
 	}
 	// Writes made straight into the skills scope (an operator cleaning up,
-	// a test harness) reach the cache through the engine's state trigger.
-	_, err = w.client.RegisterTrigger(iii.Trigger{Type: "state", FunctionID: fnCacheSync, Config: map[string]string{"scope": w.cfg.Scopes.Skills}})
+	// another registry worker, a test harness) reach the cache through the
+	// engine's state trigger. Our own writes are already cached: our engine
+	// leaves them out (skip_own_writes); the real engine ignores that key
+	// and echoes them, and cacheSync drops the echo (putIfChanged).
+	_, err = w.client.RegisterTrigger(iii.Trigger{Type: "state", FunctionID: fnCacheSync,
+		Config: map[string]any{"scope": w.cfg.Scopes.Skills, "skip_own_writes": true}})
 	return err
 }
 
