@@ -119,9 +119,30 @@ func compact(v json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-// needsCompact reports whether v may hold insignificant whitespace.
+// needsCompact reports whether v holds whitespace outside its strings
+// (the spaces of a markdown body do not count: clients send compact JSON,
+// and compacting a 2 KiB value that is already compact costs a full scan).
 func needsCompact(v []byte) bool {
-	return bytes.ContainsAny(v, " \t\r\n")
+	inString := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\r', '\n':
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Engine) stateSet(c *conn, data json.RawMessage, done asyncDone) {

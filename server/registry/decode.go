@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/iii-skills/skills/sdk-go/rules"
 )
@@ -85,14 +84,12 @@ func invalidType(raw json.RawMessage, expected string) error {
 // the decoded prompt arguments when a kindArgs field was present.
 type fields struct {
 	raw  map[string]json.RawMessage
+	strs map[string]string // the decoded string fields
 	args []PromptArgument
 }
 
-// str returns a string field ("" when absent or not a string).
-func (f fields) str(name string) string {
-	s, _ := asString(f.raw[name])
-	return s
-}
+// str returns a string field ("" when absent or null).
+func (f fields) str(name string) string { return f.strs[name] }
 
 // decodeStruct walks a JSON object in key order, checking each known field
 // against its spec, and returns the known fields.
@@ -104,44 +101,37 @@ func decodeStruct(raw json.RawMessage, structName string, specs []fieldSpec) (fi
 		}
 		return f, invalidType(raw, "struct "+structName)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // '{'
-		return f, err
-	}
 	got := make(map[string]json.RawMessage, len(specs))
 	f.raw = got
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return f, err
-		}
-		key, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return f, err
-		}
+	f.strs = make(map[string]string, len(specs))
+	err := eachMember(raw, func(key string, v json.RawMessage) error {
 		for _, s := range specs {
 			if s.name != key {
 				continue
 			}
 			if _, dup := got[key]; dup {
-				return f, fmt.Errorf(FmtDuplicateField, key)
+				return fmt.Errorf(FmtDuplicateField, key)
 			}
 			args, err := checkKind(v, s.kind)
 			if err != nil {
-				return f, err
+				return err
 			}
 			if s.kind == kindArgs {
 				f.args = args
 			}
+			if (s.kind == kindString || s.kind == kindOptString) && firstByte(v) == '"' {
+				str, ok := unquote(bytes.TrimSpace(v))
+				if !ok {
+					return errBadString
+				}
+				f.strs[key] = str
+			}
 			got[key] = v
 		}
-	}
-	if _, err := dec.Token(); err != nil { // '}'
+		return nil
+	})
+	if err != nil {
 		return f, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return f, errors.New("trailing characters")
 	}
 	for _, s := range specs {
 		if _, ok := got[s.name]; s.required && !ok {

@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"fmt"
-	"github.com/iii-skills/skills/server/registry"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/registry"
 )
 
 // Benchmarks of the registry end to end: a caller client → embedded engine →
