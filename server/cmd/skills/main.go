@@ -101,13 +101,14 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	target := *engineURL
+	var eng *engine.Engine
 	if *standalone {
 		addr, err := listenAddr(*engineURL)
 		if err != nil {
 			log.Error("invalid --url for --standalone", "url", *engineURL, "err", err)
 			return 2
 		}
-		eng, err := engine.New(engine.Config{Addr: addr, DataDir: *dataDir, Logger: log})
+		eng, err = engine.New(engine.Config{Addr: addr, DataDir: *dataDir, Logger: log})
 		if err != nil {
 			log.Error("cannot open the embedded engine", "data", *dataDir, "err", err)
 			return 1
@@ -121,8 +122,15 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		target = eng.URL()
 	}
 
-	client := iii.RegisterWorker(target, iii.WithName(worker.Name), iii.WithDescription(worker.Description),
-		iii.WithLogger(log))
+	opts := []iii.Option{iii.WithName(worker.Name), iii.WithDescription(worker.Description), iii.WithLogger(log)}
+	if eng != nil {
+		// The worker reaches its own engine through an in-process
+		// connection: the same frames through the same client and engine
+		// code, without two loopback hops per call. Other workers still
+		// dial the socket.
+		opts = append(opts, iii.WithNetDialer(eng.DialContext))
+	}
+	client := iii.RegisterWorker(target, opts...)
 	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log})
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
