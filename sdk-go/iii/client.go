@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -98,6 +99,7 @@ type options struct {
 	offlineQueueSize  int
 	pingInterval      time.Duration
 	idleTimeout       time.Duration
+	netDial           func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // WithName sets the worker name sent in engine::workers::register. Default:
@@ -134,6 +136,14 @@ func WithOfflineQueueSize(n int) Option { return func(o *options) { o.offlineQue
 // connection is dropped and re-dialled (default 60 s).
 func WithKeepalive(pingInterval, idleTimeout time.Duration) Option {
 	return func(o *options) { o.pingInterval, o.idleTimeout = pingInterval, idleTimeout }
+}
+
+// WithNetDialer sets how the client opens the connection the WebSocket
+// runs over (default: TCP to the URL's host). An engine embedded in the same
+// process can hand out in-process connections this way; the URL still
+// names the engine in the upgrade request.
+func WithNetDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
+	return func(o *options) { o.netDial = dial }
 }
 
 // Client is a connection to an iii engine as a worker. Create it with
@@ -445,6 +455,7 @@ func (c *Client) dial() (*websocket.Conn, error) {
 		HandshakeTimeout: handshakeTimeout,
 		WriteBufferSize:  64 << 10,
 		WriteBufferPool:  &writeBuffers,
+		NetDialContext:   c.opts.netDial,
 	}
 	ws, resp, err := d.DialContext(c.ctx, c.url, c.opts.headers)
 	if resp != nil && resp.Body != nil {

@@ -295,3 +295,11 @@ func RustQuote(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// CodeInvalidArguments is the error code the registry answers bad input
+// with (a payload that does not decode, or a value these rules refuse),
+// the code the iii engine gives its own built-ins' bad input. A caller that
+// gets it knows the same call is refused again: publishers stop retrying
+// on the code, and match the message text only as a fallback for
+// registries that answer with a generic code.
+const CodeInvalidArguments = "INVALID_ARGUMENTS"

@@ -386,6 +386,35 @@ func TestStateTrigger(t *testing.T) {
 	}
 }
 
+// skip_own_writes leaves out the binding owner's own writes and still
+// delivers everybody else's.
+func TestStateTriggerSkipOwnWrites(t *testing.T) {
+	e := startEngine(t, Config{})
+	sub := dialWorker(t, e.URL())
+	sub.register("sub::on-state", nil)
+	sub.send(map[string]any{"type": "registertrigger", "id": "own", "trigger_type": "state", "function_id": "sub::on-state",
+		"config": map[string]any{"scope": "mirror", "skip_own_writes": true}})
+	sub.sync()
+	other := dialWorker(t, e.URL())
+
+	sub.result("state::set", map[string]any{"scope": "mirror", "key": "mine", "value": 1})
+	sub.result("state::delete", map[string]any{"scope": "mirror", "key": "mine"})
+	other.result("state::set", map[string]any{"scope": "mirror", "key": "theirs", "value": 2})
+	// The first event that arrives is the other worker's: the two own
+	// writes, made earlier on the same FIFO, were never queued.
+	in := sub.expect("invokefunction")
+	if d := in.obj("data"); d["key"] != "theirs" || d["new_value"] != float64(2) {
+		t.Fatalf("event = %s; want only the other worker's write", in.raw)
+	}
+	sub.send(map[string]any{"type": "invocationresult", "invocation_id": in.str("invocation_id"), "function_id": "sub::on-state", "result": nil})
+
+	sub.send(map[string]any{"type": "registertrigger", "id": "bad", "trigger_type": "state", "function_id": "sub::on-state",
+		"config": map[string]any{"skip_own_writes": "yes"}})
+	if rej := sub.expect("triggerregistrationresult"); rej.obj("error")["code"] != "trigger_registration_failed" {
+		t.Fatalf("non-boolean skip_own_writes: %s", rej.raw)
+	}
+}
+
 func jsonEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)

@@ -94,6 +94,7 @@ type Engine struct {
 
 	startMu  sync.Mutex
 	ln       net.Listener
+	memLn    *memListener // in-process connections (DialContext)
 	srv      *http.Server
 	serveErr chan error
 
@@ -232,6 +233,10 @@ func (e *Engine) listen() error {
 		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelDebug),
 	}
 	e.serveErr = make(chan error, 1)
+	// In-process connections go through the same server; srv.Close closes
+	// this listener too.
+	e.memLn = newMemListener()
+	go func() { _ = e.srv.Serve(e.memLn) }()
 	go func() {
 		err := e.srv.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
@@ -291,8 +296,11 @@ func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.cancel()
 		e.startMu.Lock()
-		srv := e.srv
+		srv, memLn := e.srv, e.memLn
 		e.startMu.Unlock()
+		if memLn != nil {
+			_ = memLn.Close() // srv.Close may have run before Serve took it
+		}
 		if srv != nil {
 			err = srv.Close()
 		}

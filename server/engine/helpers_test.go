@@ -101,7 +101,13 @@ type rawWorker struct {
 
 func dialWorker(t testing.TB, url string) *rawWorker {
 	t.Helper()
-	ws, _, err := websocket.DefaultDialer.Dial(url, nil)
+	return dialWorkerWith(t, websocket.DefaultDialer, url)
+}
+
+// dialWorkerWith connects a raw worker through d.
+func dialWorkerWith(t testing.TB, d *websocket.Dialer, url string) *rawWorker {
+	t.Helper()
+	ws, _, err := d.Dial(url, nil)
 	if err != nil {
 		t.Fatalf("dial %s: %v", url, err)
 	}

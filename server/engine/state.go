@@ -119,12 +119,33 @@ func compact(v json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-// needsCompact reports whether v may hold insignificant whitespace.
+// needsCompact reports whether v holds whitespace outside its strings
+// (the spaces of a markdown body do not count: clients send compact JSON,
+// and compacting a 2 KiB value that is already compact costs a full scan).
 func needsCompact(v []byte) bool {
-	return bytes.ContainsAny(v, " \t\r\n")
+	inString := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\r', '\n':
+			return true
+		}
+	}
+	return false
 }
 
-func (e *Engine) stateSet(_ *conn, data json.RawMessage, done asyncDone) {
+func (e *Engine) stateSet(c *conn, data json.RawMessage, done asyncDone) {
 	const fn = "state::set"
 	in, errb := decodeState(fn, data, true)
 	if errb != nil {
@@ -146,7 +167,7 @@ func (e *Engine) stateSet(_ *conn, data json.RawMessage, done asyncDone) {
 			done(nil, storeErr(fn, codeSetError, err))
 			return
 		}
-		e.fireState(scope, key, old, value, old != nil, false)
+		e.fireState(c, scope, key, old, value, old != nil, false)
 		done(setResult(old, value), nil)
 	})
 }
@@ -182,7 +203,7 @@ func (e *Engine) stateGet(_ context.Context, _ *conn, data json.RawMessage) (jso
 	return v, nil
 }
 
-func (e *Engine) stateDelete(_ *conn, data json.RawMessage, done asyncDone) {
+func (e *Engine) stateDelete(c *conn, data json.RawMessage, done asyncDone) {
 	const fn = "state::delete"
 	in, errb := decodeState(fn, data, true)
 	if errb != nil {
@@ -201,7 +222,7 @@ func (e *Engine) stateDelete(_ *conn, data json.RawMessage, done asyncDone) {
 		case !existed:
 			done(nil, nil)
 		default:
-			e.fireState(scope, key, old, nil, true, true)
+			e.fireState(c, scope, key, old, nil, true, true)
 			done(old, nil)
 		}
 	})
@@ -243,7 +264,7 @@ func (e *Engine) stateListGroups(_ context.Context, _ *conn, data json.RawMessag
 	return mustJSON(map[string][]string{"groups": groups}), nil
 }
 
-func (e *Engine) stateUpdate(_ *conn, data json.RawMessage, done asyncDone) {
+func (e *Engine) stateUpdate(c *conn, data json.RawMessage, done asyncDone) {
 	const fn = "state::update"
 	in, errb := decodeState(fn, data, true)
 	if errb != nil {
@@ -271,7 +292,7 @@ func (e *Engine) stateUpdate(_ *conn, data json.RawMessage, done asyncDone) {
 			return
 		}
 		if !bytes.Equal(old, nv) || !existed {
-			e.fireState(scope, key, old, nv, existed, false)
+			e.fireState(c, scope, key, old, nv, existed, false)
 		}
 		done(mustJSON(struct {
 			OldValue json.RawMessage `json:"old_value"`
@@ -295,6 +316,11 @@ type stateFilter struct {
 	Scope               string `json:"scope"`
 	Key                 string `json:"key"`
 	ConditionFunctionID string `json:"condition_function_id"`
+	// SkipOwnWrites (config key "skip_own_writes", ours; the real engine
+	// ignores it) leaves out the writes made over the binding's own
+	// connection: a worker that mirrors a scope already applied them and
+	// would pay a round trip per write to throw the echo away.
+	SkipOwnWrites bool `json:"skip_own_writes"`
 }
 
 func parseStateFilter(cfg json.RawMessage) (*stateFilter, error) {
@@ -304,10 +330,10 @@ func parseStateFilter(cfg json.RawMessage) (*stateFilter, error) {
 		return f, nil
 	}
 	if c[0] != '{' {
-		return nil, fmt.Errorf("state trigger config must be an object {scope?, key?, condition_function_id?}, got %s", jsonKind(c))
+		return nil, fmt.Errorf("state trigger config must be an object {scope?, key?, condition_function_id?, skip_own_writes?}, got %s", jsonKind(c))
 	}
 	if err := json.Unmarshal(c, f); err != nil {
-		return nil, fmt.Errorf("state trigger config must be an object {scope?, key?, condition_function_id?} of strings: %v", err)
+		return nil, fmt.Errorf("state trigger config must be an object {scope?, key?, condition_function_id?, skip_own_writes?} of strings (skip_own_writes a boolean): %v", err)
 	}
 	return f, nil
 }
@@ -322,7 +348,8 @@ type stateTarget struct {
 // fireState delivers a state event to the matching state bindings, each
 // through its own FIFO queue (see fireBuiltin). It runs after the write is
 // durable, in commit order, so every binding sees a key's changes in order.
-func (e *Engine) fireState(scope, key string, old, nv json.RawMessage, existed, deleted bool) {
+// writer is the connection that made the write (nil for the engine's own).
+func (e *Engine) fireState(writer *conn, scope, key string, old, nv json.RawMessage, existed, deleted bool) {
 	e.mu.RLock()
 	if e.builtinBinds[stateTriggerType] == 0 {
 		e.mu.RUnlock()
@@ -334,6 +361,9 @@ func (e *Engine) fireState(scope, key string, old, nv json.RawMessage, existed, 
 			continue
 		}
 		if (b.state.Scope != "" && b.state.Scope != scope) || (b.state.Key != "" && b.state.Key != key) {
+			continue
+		}
+		if b.state.SkipOwnWrites && writer != nil && b.owner == writer {
 			continue
 		}
 		targets = append(targets, stateTarget{bindingID: b.id, functionID: b.functionID, metadata: b.metadata,

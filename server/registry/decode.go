@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/iii-skills/skills/sdk-go/rules"
 )
@@ -24,7 +23,9 @@ const (
 	kindString fieldKind = iota
 	kindOptString
 	kindBool
-	kindArgs
+	kindArgs       // a sequence of PromptArgument
+	kindOptStrings // absent, null or a sequence of strings
+	kindAny        // any JSON value
 )
 
 type fieldSpec struct {
@@ -79,94 +80,120 @@ func invalidType(raw json.RawMessage, expected string) error {
 	return fmt.Errorf(FmtInvalidType, unexpected(raw), expected)
 }
 
+// fields are the known fields of a decoded object: their raw values, and
+// the decoded prompt arguments when a kindArgs field was present.
+type fields struct {
+	raw  map[string]json.RawMessage
+	strs map[string]string // the decoded string fields
+	args []PromptArgument
+}
+
+// str returns a string field ("" when absent or null).
+func (f fields) str(name string) string { return f.strs[name] }
+
 // decodeStruct walks a JSON object in key order, checking each known field
-// against its spec, and returns the raw values of the known fields.
-func decodeStruct(raw json.RawMessage, structName string, specs []fieldSpec) (map[string]json.RawMessage, error) {
+// against its spec, and returns the known fields.
+func decodeStruct(raw json.RawMessage, structName string, specs []fieldSpec) (fields, error) {
+	var f fields
 	if firstByte(raw) != '{' {
 		if len(bytes.TrimSpace(raw)) == 0 {
-			return nil, errors.New("EOF while parsing a value")
+			return f, errors.New("EOF while parsing a value")
 		}
-		return nil, invalidType(raw, "struct "+structName)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // '{'
-		return nil, err
+		return f, invalidType(raw, "struct "+structName)
 	}
 	got := make(map[string]json.RawMessage, len(specs))
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
+	f.raw = got
+	f.strs = make(map[string]string, len(specs))
+	err := eachMember(raw, func(key string, v json.RawMessage) error {
 		for _, s := range specs {
 			if s.name != key {
 				continue
 			}
 			if _, dup := got[key]; dup {
-				return nil, fmt.Errorf(FmtDuplicateField, key)
+				return fmt.Errorf(FmtDuplicateField, key)
 			}
-			if err := checkKind(v, s.kind); err != nil {
-				return nil, err
+			args, err := checkKind(v, s.kind)
+			if err != nil {
+				return err
+			}
+			if s.kind == kindArgs {
+				f.args = args
+			}
+			if (s.kind == kindString || s.kind == kindOptString) && firstByte(v) == '"' {
+				str, ok := unquote(bytes.TrimSpace(v))
+				if !ok {
+					return errBadString
+				}
+				f.strs[key] = str
 			}
 			got[key] = v
 		}
-	}
-	if _, err := dec.Token(); err != nil { // '}'
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("trailing characters")
+		return nil
+	})
+	if err != nil {
+		return f, err
 	}
 	for _, s := range specs {
 		if _, ok := got[s.name]; s.required && !ok {
-			return nil, fmt.Errorf(FmtMissingField, s.name)
+			return f, fmt.Errorf(FmtMissingField, s.name)
 		}
 	}
-	return got, nil
+	return f, nil
 }
 
-func checkKind(v json.RawMessage, k fieldKind) error {
+// checkKind checks a field's JSON type; a kindArgs field's elements are
+// decoded here (serde decodes them as soon as it meets the key, so their
+// errors win over fields missing later in the row) and returned.
+func checkKind(v json.RawMessage, k fieldKind) ([]PromptArgument, error) {
 	c := firstByte(v)
 	switch k {
 	case kindString:
 		if c != '"' {
-			return invalidType(v, "a string")
+			return nil, invalidType(v, "a string")
 		}
 	case kindOptString:
 		if c != '"' && c != 'n' {
-			return invalidType(v, "a string")
+			return nil, invalidType(v, "a string")
 		}
 	case kindBool:
 		if c != 't' && c != 'f' {
-			return invalidType(v, "a boolean")
+			return nil, invalidType(v, "a boolean")
+		}
+	case kindOptStrings:
+		if c == 'n' {
+			return nil, nil
+		}
+		if c != '[' {
+			return nil, invalidType(v, "a sequence")
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(v, &items); err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			if firstByte(it) != '"' {
+				return nil, invalidType(it, "a string")
+			}
 		}
 	case kindArgs:
 		if c != '[' {
-			return invalidType(v, "a sequence")
+			return nil, invalidType(v, "a sequence")
 		}
-		// serde decodes the elements as soon as it meets the key, so
-		// their errors win over fields missing later in the row.
 		var items []json.RawMessage
 		if err := json.Unmarshal(v, &items); err != nil {
-			return err
+			return nil, err
 		}
+		args := make([]PromptArgument, 0, len(items))
 		for _, it := range items {
-			if _, err := DecodePromptArgument(it); err != nil {
-				return err
+			a, err := DecodePromptArgument(it)
+			if err != nil {
+				return nil, err
 			}
+			args = append(args, a)
 		}
+		return args, nil
 	}
-	return nil
-}
-
-func str(raw json.RawMessage) string {
-	s, _ := asString(raw)
-	return s
+	return nil, nil
 }
 
 // DecodeStoredSkill decodes a skills-scope row.
@@ -175,7 +202,7 @@ func DecodeStoredSkill(raw json.RawMessage) (StoredSkill, error) {
 	if err != nil {
 		return StoredSkill{}, err
 	}
-	return StoredSkill{ID: str(f["id"]), Skill: str(f["skill"]), RegisteredAt: str(f["registered_at"])}, nil
+	return StoredSkill{ID: f.str("id"), Skill: f.str("skill"), RegisteredAt: f.str("registered_at")}, nil
 }
 
 // DecodeStoredPrompt decodes a prompts-scope row. A missing "arguments"
@@ -186,24 +213,14 @@ func DecodeStoredPrompt(raw json.RawMessage) (StoredPrompt, error) {
 		return StoredPrompt{}, err
 	}
 	p := StoredPrompt{
-		Arguments:    []PromptArgument{},
-		Description:  str(f["description"]),
-		FunctionID:   str(f["function_id"]),
-		Name:         str(f["name"]),
-		RegisteredAt: str(f["registered_at"]),
+		Arguments:    f.args,
+		Description:  f.str("description"),
+		FunctionID:   f.str("function_id"),
+		Name:         f.str("name"),
+		RegisteredAt: f.str("registered_at"),
 	}
-	if a, ok := f["arguments"]; ok {
-		var items []json.RawMessage
-		if err := json.Unmarshal(a, &items); err != nil {
-			return StoredPrompt{}, err
-		}
-		for _, it := range items {
-			arg, err := DecodePromptArgument(it)
-			if err != nil {
-				return StoredPrompt{}, err
-			}
-			p.Arguments = append(p.Arguments, arg)
-		}
+	if p.Arguments == nil {
+		p.Arguments = []PromptArgument{}
 	}
 	return p, nil
 }
@@ -215,12 +232,12 @@ func DecodePromptArgument(raw json.RawMessage) (PromptArgument, error) {
 	if err != nil {
 		return PromptArgument{}, err
 	}
-	a := PromptArgument{Name: str(f["name"])}
-	if d, ok := f["description"]; ok && firstByte(d) == '"' {
-		s := str(d)
+	a := PromptArgument{Name: f.str("name")}
+	if d, ok := f.raw["description"]; ok && firstByte(d) == '"' {
+		s := f.str("description")
 		a.Description = &s
 	}
-	if r, ok := f["required"]; ok {
+	if r, ok := f.raw["required"]; ok {
 		a.Required = firstByte(r) == 't'
 	}
 	return a, nil

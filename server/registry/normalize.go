@@ -39,14 +39,11 @@ func objectFields(raw []byte) (map[string]json.RawMessage, bool) {
 
 // asString decodes raw when it is a JSON string.
 func asString(raw json.RawMessage) (string, bool) {
-	if firstByte(raw) != '"' {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '"' {
 		return "", false
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
+	return unquote(t)
 }
 
 // NormalizeSectionOutput turns the output of a function behind a section

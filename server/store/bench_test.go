@@ -27,7 +27,7 @@ func BenchmarkSetParallel64(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
 
-// BenchmarkGet measures reads from the in-memory mirror.
+// BenchmarkGet measures reads (a bbolt read transaction each).
 func BenchmarkGet(b *testing.B) {
 	s, _ := openTemp(b)
 	for i := 0; i < 1000; i++ {

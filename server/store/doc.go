@@ -28,14 +28,34 @@
 // Delete and Update are exact, and Update runs its function atomically
 // against the latest value, which is what state::update needs.
 //
-// # Why an in-memory mirror
+// # Why not bbolt's DB.Batch
 //
-// Reads never touch bbolt. The store loads the whole file into memory at
-// Open and publishes each batch to that mirror after its commit succeeds, so
-// a read sees exactly the acknowledged writes: never a write that might
-// still be lost, always a write that has been acknowledged. The registry's
-// data set (skills and prompts) is small, and reads vastly outnumber writes.
+// bbolt's own [go.etcd.io/bbolt.DB.Batch] also groups concurrent writers into one
+// transaction, but it collects them with a timer (MaxBatchDelay, 10 ms by
+// default) unless MaxBatchSize calls arrive first: a lone writer waits for
+// the timer on every write, and the right size depends on how many writers
+// there are. It also needs a goroutine per waiting write, may run a write's
+// function twice when the batch fails, and gives no order between the
+// writers of a batch. The committer here sizes each batch from the writers
+// it just released (a lone writer is never delayed), takes async writes
+// without a goroutine each (the engine's state::* calls), and hands results
+// back in commit order, which the engine's state trigger relies on.
 //
-// OpenMemory gives the same behaviour without a file, for tests and for an
-// engine started without a data directory.
+// # Where the values live
+//
+// A file-backed store keeps no copy of the values on the heap: reads run in
+// a bbolt read transaction over its memory-mapped file and copy out the one
+// value asked for. A transaction commits and fsyncs before its writers are
+// released, so a read sees exactly the acknowledged writes (and, for the
+// instant between the commit and the release, the ones about to be). The
+// mapped pages are the kernel's page cache: shared, and given back under
+// memory pressure. Each scope's next insertion sequence is the only thing
+// kept in memory, found by one pass over the file at Open.
+//
+// In standalone mode this leaves the registry worker's copy (the one its
+// reads are served from) as the only copy of each body in the process.
+//
+// OpenMemory keeps the data in maps instead (same semantics, nothing
+// survives Close), for tests and for an engine started without a data
+// directory.
 package store

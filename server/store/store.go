@@ -44,15 +44,21 @@ var (
 type UpdateFunc func(old json.RawMessage, exists bool) (json.RawMessage, error)
 
 // Store is a durable scope/key → JSON value map. It is safe for concurrent
-// use. Reads are served from an in-memory mirror of the committed data;
-// writes go through one committer goroutine that groups them into bbolt
-// transactions and returns only after the transaction is fsync'd.
+// use. A file-backed store reads straight from bbolt (its memory-mapped
+// file; no copy of the values on the heap); writes go through one committer
+// goroutine that groups them into bbolt transactions and returns only after
+// the transaction is fsync'd. A memory-only store keeps the same data in
+// maps instead.
 type Store struct {
 	db *bolt.DB // nil for a memory-only store
 
-	mu     sync.RWMutex // guards scopes and closed
-	scopes map[string]*scope
+	mu     sync.RWMutex // guards mem and closed
+	mem    map[string]*scope
 	closed bool
+
+	// seqs is the next insertion sequence of each scope. Only the committer
+	// reads or writes it (and load, before the committer starts).
+	seqs map[string]uint64
 
 	sendMu     sync.RWMutex // held shared while handing an op to the committer
 	sendClosed bool         // guarded by sendMu
@@ -62,9 +68,9 @@ type Store struct {
 	once       sync.Once
 }
 
+// scope is one scope of a memory-only store.
 type scope struct {
 	entries map[string]entry
-	nextSeq uint64 // next insertion sequence for a new key
 }
 
 type entry struct {
@@ -96,7 +102,7 @@ type op struct {
 	done    chan struct{} // closed when finished (synchronous callers)
 	cb      func(*op)     // called when finished (asynchronous callers)
 
-	// staged change, applied to memory after commit
+	// staged change
 	seq uint64
 }
 
@@ -132,35 +138,39 @@ func OpenMemory() *Store {
 }
 
 func newStore(db *bolt.DB) *Store {
-	return &Store{
+	s := &Store{
 		db:      db,
-		scopes:  make(map[string]*scope),
+		seqs:    make(map[string]uint64),
 		ops:     make(chan *op, maxBatch),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
+	if db == nil {
+		s.mem = make(map[string]*scope)
+	}
+	return s
 }
 
-// load fills the in-memory mirror from the file.
+// load checks every record of the file and finds each scope's next
+// insertion sequence. It reads the file once; the pages it touched belong to
+// the kernel's page cache, not to the heap.
 func (s *Store) load() error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			sc := &scope{entries: make(map[string]entry, b.Stats().KeyN)}
+			var next uint64
 			err := b.ForEach(func(k, v []byte) error {
 				if len(v) < seqBytes {
 					return fmt.Errorf("scope %q key %q: record of %d bytes is too short", name, k, len(v))
 				}
-				seq := binary.BigEndian.Uint64(v[:seqBytes])
-				sc.entries[string(k)] = entry{seq: seq, val: bytes.Clone(v[seqBytes:])}
-				if seq >= sc.nextSeq {
-					sc.nextSeq = seq + 1
+				if seq := binary.BigEndian.Uint64(v[:seqBytes]); seq >= next {
+					next = seq + 1
 				}
 				return nil
 			})
 			if err != nil {
 				return err
 			}
-			s.scopes[string(name)] = sc
+			s.seqs[string(name)] = next
 			return nil
 		})
 	})
@@ -180,7 +190,7 @@ func (s *Store) Close() error {
 		<-s.stopped
 		s.mu.Lock()
 		s.closed = true
-		s.scopes = nil // release the mirror even if the Store stays reachable
+		s.mem = nil // release a memory-only store's data even if the Store stays reachable
 		s.mu.Unlock()
 		err = nil
 		if s.db != nil {
@@ -192,86 +202,131 @@ func (s *Store) Close() error {
 
 // Get returns a copy of the value stored under scope/key.
 func (s *Store) Get(scope, key string) (json.RawMessage, bool, error) {
+	var out json.RawMessage
+	var ok bool
+	err := s.read(func(tx *bolt.Tx) {
+		if b := tx.Bucket([]byte(scope)); b != nil {
+			if v := b.Get([]byte(key)); len(v) >= seqBytes {
+				out, ok = bytes.Clone(v[seqBytes:]), true
+			}
+		}
+	}, func() {
+		if sc := s.mem[scope]; sc != nil {
+			if e, found := sc.entries[key]; found {
+				out, ok = bytes.Clone(e.val), true
+			}
+		}
+	})
+	return out, ok, err
+}
+
+// read runs fromFile in a read transaction of a file-backed store, or
+// fromMemory under the read lock of a memory-only one.
+func (s *Store) read(fromFile func(*bolt.Tx), fromMemory func()) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return nil, false, ErrClosed
+		return ErrClosed
 	}
-	sc := s.scopes[scope]
-	if sc == nil {
-		return nil, false, nil
+	if s.db == nil {
+		fromMemory()
+		return nil
 	}
-	e, ok := sc.entries[key]
-	if !ok {
-		return nil, false, nil
-	}
-	return bytes.Clone(e.val), true, nil
+	return s.db.View(func(tx *bolt.Tx) error {
+		fromFile(tx)
+		return nil
+	})
+}
+
+// keyed is one record of a scope: its key, sequence and value.
+type keyed struct {
+	key string
+	entry
+}
+
+// records returns every record of scope in insertion order; values are
+// copied only when withValues.
+func (s *Store) records(scope string, withValues bool) ([]keyed, error) {
+	var out []keyed
+	err := s.read(func(tx *bolt.Tx) {
+		b := tx.Bucket([]byte(scope))
+		if b == nil {
+			return
+		}
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if len(v) < seqBytes {
+				continue
+			}
+			r := keyed{key: string(k), entry: entry{seq: binary.BigEndian.Uint64(v[:seqBytes])}}
+			if withValues {
+				r.val = bytes.Clone(v[seqBytes:])
+			}
+			out = append(out, r)
+		}
+	}, func() {
+		if sc := s.mem[scope]; sc != nil {
+			out = make([]keyed, 0, len(sc.entries))
+			for k, e := range sc.entries {
+				r := keyed{key: k, entry: entry{seq: e.seq}}
+				if withValues {
+					r.val = bytes.Clone(e.val)
+				}
+				out = append(out, r)
+			}
+		}
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out, err
 }
 
 // List returns copies of every value in scope, in insertion order: a key
 // keeps the position of its first Set until it is deleted; a deleted and
 // re-created key moves to the end. An unknown scope yields an empty list.
 func (s *Store) List(scope string) ([]json.RawMessage, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, ErrClosed
+	recs, err := s.records(scope, true)
+	if err != nil {
+		return nil, err
 	}
-	sc := s.scopes[scope]
-	if sc == nil {
-		return []json.RawMessage{}, nil
-	}
-	es := make([]entry, 0, len(sc.entries))
-	for _, e := range sc.entries {
-		es = append(es, e)
-	}
-	sort.Slice(es, func(i, j int) bool { return es[i].seq < es[j].seq })
-	out := make([]json.RawMessage, len(es))
-	for i, e := range es {
-		out[i] = bytes.Clone(e.val)
+	out := make([]json.RawMessage, len(recs))
+	for i, r := range recs {
+		out[i] = r.val
 	}
 	return out, nil
 }
 
 // Keys returns the keys of scope in insertion order (see List).
 func (s *Store) Keys(scope string) ([]string, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, ErrClosed
+	recs, err := s.records(scope, false)
+	if err != nil {
+		return nil, err
 	}
-	sc := s.scopes[scope]
-	if sc == nil {
-		return []string{}, nil
-	}
-	type kv struct {
-		k   string
-		seq uint64
-	}
-	ks := make([]kv, 0, len(sc.entries))
-	for k, e := range sc.entries {
-		ks = append(ks, kv{k, e.seq})
-	}
-	sort.Slice(ks, func(i, j int) bool { return ks[i].seq < ks[j].seq })
-	out := make([]string, len(ks))
-	for i, k := range ks {
-		out[i] = k.k
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.key
 	}
 	return out, nil
 }
 
 // ListGroups returns the sorted names of the scopes that hold at least one key.
 func (s *Store) ListGroups() ([]string, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, ErrClosed
-	}
-	out := make([]string, 0, len(s.scopes))
-	for name, sc := range s.scopes {
-		if len(sc.entries) > 0 {
-			out = append(out, name)
+	out := []string{}
+	err := s.read(func(tx *bolt.Tx) {
+		_ = tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			if k, _ := b.Cursor().First(); k != nil {
+				out = append(out, string(name))
+			}
+			return nil
+		})
+	}, func() {
+		for name, sc := range s.mem {
+			if len(sc.entries) > 0 {
+				out = append(out, name)
+			}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Strings(out)
 	return out, nil
@@ -478,39 +533,28 @@ func (s *Store) finishQueued(batch []*op) {
 	}
 }
 
-// overlay is the state of one scope as seen by the ops of the current batch.
-type overlay struct {
-	entries map[string]*entry // nil entry = deleted in this batch
-	nextSeq uint64
-}
+// lookupFunc returns the committed record of scope/key; val must stay
+// valid after the transaction (a copy when it comes from the file).
+type lookupFunc func(scope, key string) (entry, bool)
 
-func (s *Store) commit(batch []*op) {
-	// Stage every op against memory plus the batch's own earlier changes.
-	staged := make(map[string]*overlay)
-	s.mu.RLock()
-	lookup := func(scopeName, key string) (*overlay, entry, bool) {
-		ov := staged[scopeName]
-		if ov == nil {
-			ov = &overlay{entries: make(map[string]*entry)}
-			if sc := s.scopes[scopeName]; sc != nil {
-				ov.nextSeq = sc.nextSeq
-			}
-			staged[scopeName] = ov
-		}
-		if e, ok := ov.entries[key]; ok {
-			if e == nil {
-				return ov, entry{}, false
-			}
-			return ov, *e, true
-		}
-		if sc := s.scopes[scopeName]; sc != nil {
-			e, ok := sc.entries[key]
-			return ov, e, ok
-		}
-		return ov, entry{}, false
+// stage computes every op's outcome against the committed data plus the
+// batch's own earlier changes, and returns the scopes' next sequences after
+// the batch (applied by the caller once the batch is durable).
+func (s *Store) stage(batch []*op, lookup lookupFunc) map[string]uint64 {
+	type staged struct {
+		e       entry
+		deleted bool
 	}
+	changes := make(map[[2]string]staged)
+	seqs := make(map[string]uint64)
 	for _, o := range batch {
-		ov, cur, exists := lookup(o.scope, o.key)
+		var cur entry
+		var exists bool
+		if st, ok := changes[[2]string{o.scope, o.key}]; ok {
+			cur, exists = st.e, !st.deleted
+		} else {
+			cur, exists = lookup(o.scope, o.key)
+		}
 		o.existed = exists
 		if exists {
 			o.old = cur.val
@@ -521,7 +565,7 @@ func (s *Store) commit(batch []*op) {
 		case opDelete:
 			if exists {
 				o.changed = true
-				ov.entries[o.key] = nil
+				changes[[2]string{o.scope, o.key}] = staged{deleted: true}
 			}
 			continue
 		case opUpdate:
@@ -543,72 +587,59 @@ func (s *Store) commit(batch []*op) {
 		o.changed = true
 		seq := cur.seq
 		if !exists {
-			seq = ov.nextSeq
-			ov.nextSeq++
+			next, ok := seqs[o.scope]
+			if !ok {
+				next = s.seqs[o.scope]
+			}
+			seq = next
+			seqs[o.scope] = next + 1
 		}
 		o.seq = seq
-		ov.entries[o.key] = &entry{seq: seq, val: o.newVal}
+		changes[[2]string{o.scope, o.key}] = staged{e: entry{seq: seq, val: o.newVal}}
 	}
-	s.mu.RUnlock()
+	return seqs
+}
 
-	// Persist.
+func (s *Store) commit(batch []*op) {
 	var err error
-	if s.db != nil {
-		err = s.db.Update(func(tx *bolt.Tx) error {
-			for _, o := range batch {
-				if !o.changed {
-					continue
-				}
-				b, err := tx.CreateBucketIfNotExists([]byte(o.scope))
-				if err != nil {
-					return fmt.Errorf("scope %q: %w", o.scope, err)
-				}
-				if o.kind == opDelete {
-					if err := b.Delete([]byte(o.key)); err != nil {
-						return fmt.Errorf("delete %s/%s: %w", o.scope, o.key, err)
-					}
-					continue
-				}
-				rec := make([]byte, seqBytes+len(o.newVal))
-				binary.BigEndian.PutUint64(rec, o.seq)
-				copy(rec[seqBytes:], o.newVal)
-				if err := b.Put([]byte(o.key), rec); err != nil {
-					return fmt.Errorf("put %s/%s: %w", o.scope, o.key, err)
-				}
+	var seqs map[string]uint64
+	if s.db == nil {
+		s.mu.Lock()
+		seqs = s.stage(batch, func(scopeName, key string) (entry, bool) {
+			if sc := s.mem[scopeName]; sc != nil {
+				e, ok := sc.entries[key]
+				return e, ok
 			}
-			return nil
+			return entry{}, false
+		})
+		s.applyMemory(batch)
+		s.mu.Unlock()
+	} else {
+		err = s.db.Update(func(tx *bolt.Tx) error {
+			seqs = s.stage(batch, func(scopeName, key string) (entry, bool) {
+				b := tx.Bucket([]byte(scopeName))
+				if b == nil {
+					return entry{}, false
+				}
+				v := b.Get([]byte(key))
+				if len(v) < seqBytes {
+					return entry{}, false
+				}
+				return entry{seq: binary.BigEndian.Uint64(v[:seqBytes]), val: bytes.Clone(v[seqBytes:])}, true
+			})
+			return writeBatch(tx, batch)
 		})
 	}
-
 	if err == nil {
-		// Publish to the mirror in batch order.
-		s.mu.Lock()
-		for _, o := range batch {
-			if !o.changed {
-				continue
-			}
-			sc := s.scopes[o.scope]
-			if sc == nil {
-				sc = &scope{entries: make(map[string]entry)}
-				s.scopes[o.scope] = sc
-			}
-			if o.kind == opDelete {
-				delete(sc.entries, o.key)
-				continue
-			}
-			sc.entries[o.key] = entry{seq: o.seq, val: o.newVal}
-			if o.seq >= sc.nextSeq {
-				sc.nextSeq = o.seq + 1
-			}
+		for name, next := range seqs {
+			s.seqs[name] = next
 		}
-		s.mu.Unlock()
 	}
-
 	for _, o := range batch {
 		if err != nil && o.err == nil {
 			o.err = fmt.Errorf("store: commit: %w", err)
 		}
-		// Hand out copies so callers never alias the mirror.
+		// Hand out copies so callers never alias stored data.
 		if o.old != nil {
 			o.old = bytes.Clone(o.old)
 		}
@@ -616,6 +647,52 @@ func (s *Store) commit(batch []*op) {
 			o.newVal = bytes.Clone(o.newVal)
 		}
 		o.finish()
+	}
+}
+
+// writeBatch writes the batch's changes into tx, in batch order.
+func writeBatch(tx *bolt.Tx, batch []*op) error {
+	for _, o := range batch {
+		if !o.changed {
+			continue
+		}
+		b, err := tx.CreateBucketIfNotExists([]byte(o.scope))
+		if err != nil {
+			return fmt.Errorf("scope %q: %w", o.scope, err)
+		}
+		if o.kind == opDelete {
+			if err := b.Delete([]byte(o.key)); err != nil {
+				return fmt.Errorf("delete %s/%s: %w", o.scope, o.key, err)
+			}
+			continue
+		}
+		rec := make([]byte, seqBytes+len(o.newVal))
+		binary.BigEndian.PutUint64(rec, o.seq)
+		copy(rec[seqBytes:], o.newVal)
+		if err := b.Put([]byte(o.key), rec); err != nil {
+			return fmt.Errorf("put %s/%s: %w", o.scope, o.key, err)
+		}
+	}
+	return nil
+}
+
+// applyMemory applies the batch's changes to a memory-only store. Callers
+// hold s.mu.
+func (s *Store) applyMemory(batch []*op) {
+	for _, o := range batch {
+		if !o.changed {
+			continue
+		}
+		sc := s.mem[o.scope]
+		if sc == nil {
+			sc = &scope{entries: make(map[string]entry)}
+			s.mem[o.scope] = sc
+		}
+		if o.kind == opDelete {
+			delete(sc.entries, o.key)
+			continue
+		}
+		sc.entries[o.key] = entry{seq: o.seq, val: o.newVal}
 	}
 }
 

@@ -389,15 +389,15 @@ func TestAsyncWrites(t *testing.T) {
 	})
 }
 
-func TestCloseReleasesMirror(t *testing.T) {
-	s, _ := openTemp(t)
+func TestCloseReleasesMemoryData(t *testing.T) {
+	s := OpenMemory()
 	mustSet(t, s, "s", "k", `"v"`)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.scopes != nil {
-		t.Fatal("a closed store still holds its in-memory mirror")
+	if s.mem != nil {
+		t.Fatal("a closed memory-only store still holds its data")
 	}
 }

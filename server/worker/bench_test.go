@@ -19,6 +19,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/registry"
 )
 
 // Benchmarks of the registry end to end: a caller client → embedded engine →
@@ -105,7 +106,7 @@ func loadSkills(tb testing.TB, s *stack, n int) {
 					return
 				}
 				id := "w" + strconv.Itoa(i/100) + "/s" + strconv.Itoa(i)
-				if err := benchCall(s, FnSkillsRegister, map[string]string{"id": id, "skill": body2K(i)}); err != nil {
+				if err := benchCall(s, registry.FnSkillsRegister, map[string]string{"id": id, "skill": body2K(i)}); err != nil {
 					failed.Store(err)
 					return
 				}
@@ -124,7 +125,7 @@ func BenchmarkRegister(b *testing.B) {
 			s := startStack(b, b.TempDir())
 			body := body2K(0)
 			measure(b, callers, func(i int) error {
-				return benchCall(s, FnSkillsRegister, map[string]string{"id": "bench/s" + strconv.Itoa(i%1000), "skill": body})
+				return benchCall(s, registry.FnSkillsRegister, map[string]string{"id": "bench/s" + strconv.Itoa(i%1000), "skill": body})
 			})
 		})
 	}
@@ -136,7 +137,7 @@ func BenchmarkResourcesRead(b *testing.B) {
 	for _, callers := range []int{1, 64} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
 			measure(b, callers, func(i int) error {
-				return benchCall(s, FnResourcesRead, map[string]string{"uri": "iii://w0/s" + strconv.Itoa(i%100)})
+				return benchCall(s, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://w0/s" + strconv.Itoa(i%100)})
 			})
 		})
 	}
@@ -156,9 +157,9 @@ func BenchmarkFetch(b *testing.B) {
 		b.Run(fmt.Sprintf("uris=%d/callers=%d", tc.uris, tc.callers), func(b *testing.B) {
 			measure(b, tc.callers, func(i int) error {
 				if tc.uris == 1 {
-					return benchCall(s, FnFetchAlias, map[string]string{"uri": "iii://w0/s" + strconv.Itoa(i%100)})
+					return benchCall(s, registry.FnSkillFetch, map[string]string{"uri": "iii://w0/s" + strconv.Itoa(i%100)})
 				}
-				return benchCall(s, FnFetchAlias, map[string][]string{"uris": ten})
+				return benchCall(s, registry.FnSkillFetch, map[string][]string{"uris": ten})
 			})
 		})
 	}
@@ -174,7 +175,7 @@ func BenchmarkIndexRead(b *testing.B) {
 		loadSkills(b, s, n)
 		b.Run(fmt.Sprintf("skills=%d", n), func(b *testing.B) {
 			measure(b, 1, func(int) error {
-				return benchCall(s, FnResourcesRead, map[string]string{"uri": "iii://skills"})
+				return benchCall(s, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"})
 			})
 		})
 		s.stop()
@@ -193,7 +194,7 @@ func BenchmarkMemory10K(b *testing.B) {
 	s := startStack(b, b.TempDir())
 	before := rss(b)
 	loadSkills(b, s, n)
-	if err := benchCall(s, FnResourcesRead, map[string]string{"uri": "iii://skills"}); err != nil {
+	if err := benchCall(s, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}); err != nil {
 		b.Fatal(err)
 	}
 	growth := float64(rss(b) - before)
@@ -263,7 +264,7 @@ func BenchmarkWorkerProcessMemory10K(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = s.caller.Close() })
-	for benchCall(s, FnSkillsList, map[string]any{}) != nil {
+	for benchCall(s, registry.FnSkillsList, map[string]any{}) != nil {
 		if ctx.Err() != nil {
 			b.Fatal("the skills process did not register its functions within 10 s")
 		}
@@ -271,7 +272,7 @@ func BenchmarkWorkerProcessMemory10K(b *testing.B) {
 	}
 	before := procStatus(b, pid, "VmRSS")
 	loadSkills(b, s, n)
-	if err := benchCall(s, FnResourcesRead, map[string]string{"uri": "iii://skills"}); err != nil {
+	if err := benchCall(s, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}); err != nil {
 		b.Fatal(err)
 	}
 	// The process cannot be asked to collect: wait until its resident size
@@ -288,7 +289,7 @@ func reportMemory(b *testing.B, s *stack, n int, growth float64, extraName strin
 	bodies := float64(n * 2048)
 	b.Run(fmt.Sprintf("skills=%d", n), func(b *testing.B) {
 		for range b.N {
-			if err := benchCall(s, FnResourcesRead, map[string]string{"uri": "iii://w0/s1"}); err != nil {
+			if err := benchCall(s, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://w0/s1"}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,10 +1,8 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
@@ -16,68 +14,38 @@ func triggerRequest(functionID string, payload json.RawMessage, timeout time.Dur
 }
 
 func (w *Worker) registerPrompt(ctx context.Context, data json.RawMessage) (any, error) {
-	var in struct {
-		Name        string            `json:"name"`
-		Description string            `json:"description"`
-		FunctionID  string            `json:"function_id"`
-		Arguments   []json.RawMessage `json:"arguments"`
-	}
-	if err := decodeInput(data, "RegisterPromptInput", &in, "name", "description", "function_id"); err != nil {
-		return nil, err
-	}
-	args, err := decodeArguments(data, in.Arguments)
+	in, err := registry.DecodeRegisterPromptInput(data)
 	if err != nil {
-		return nil, err
+		return nil, invalidArguments(err)
 	}
-	if err := registry.ValidatePromptRegistration(in.Name, in.Description, in.FunctionID, args); err != nil {
-		return nil, err
+	if err := registry.ValidatePromptRegistration(in.Name, in.Description, in.FunctionID, in.Arguments); err != nil {
+		return nil, invalidArguments(err)
 	}
-	row := registry.NewStoredPrompt(in.Name, in.Description, in.FunctionID, args, time.Now())
+	row := registry.NewStoredPrompt(in.Name, in.Description, in.FunctionID, in.Arguments, time.Now())
 	if err := w.state.set(ctx, w.cfg.Scopes.Prompts, in.Name, row); err != nil {
 		return nil, sdkError(err)
 	}
-	w.notify(ctx, w.promptSubs, registry.PromptChange{Op: "register", Name: in.Name})
+	w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpRegister, Name: in.Name})
 	return registry.RegisterPromptOutput{Name: row.Name, RegisteredAt: row.RegisteredAt}, nil
 }
 
-// decodeArguments decodes the optional "arguments" list. Absent means none;
-// an explicit null is refused like serde's Vec does.
-func decodeArguments(data json.RawMessage, items []json.RawMessage) ([]registry.PromptArgument, error) {
-	var keys map[string]json.RawMessage
-	_ = json.Unmarshal(data, &keys)
-	if raw, ok := keys["arguments"]; ok && bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil, fmt.Errorf("invalid type: null, expected a sequence")
-	}
-	args := make([]registry.PromptArgument, 0, len(items))
-	for _, it := range items {
-		a, err := registry.DecodePromptArgument(it)
-		if err != nil {
-			return nil, err
-		}
-		args = append(args, a)
-	}
-	return args, nil
-}
-
 func (w *Worker) unregisterPrompt(ctx context.Context, data json.RawMessage) (any, error) {
-	var in struct {
-		Name string `json:"name"`
+	name, err := registry.DecodeUnregisterPromptInput(data)
+	if err != nil {
+		return nil, invalidArguments(err)
 	}
-	if err := decodeInput(data, "UnregisterPromptInput", &in, "name"); err != nil {
-		return nil, err
+	if err := registry.ValidateName(name); err != nil {
+		return nil, invalidArguments(err)
 	}
-	if err := registry.ValidateName(in.Name); err != nil {
-		return nil, err
-	}
-	old, err := w.state.delete(ctx, w.cfg.Scopes.Prompts, in.Name)
+	old, err := w.state.delete(ctx, w.cfg.Scopes.Prompts, name)
 	if err != nil {
 		return nil, sdkError(err)
 	}
 	removed := old != nil
 	if removed {
-		w.notify(ctx, w.promptSubs, registry.PromptChange{Op: "unregister", Name: in.Name})
+		w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpUnregister, Name: name})
 	}
-	return registry.UnregisterPromptOutput{Name: in.Name, Removed: removed}, nil
+	return registry.UnregisterPromptOutput{Name: name, Removed: removed}, nil
 }
 
 // storedPrompts lists the prompts scope; rows that do not decode are dropped.
@@ -96,8 +64,8 @@ func (w *Worker) storedPrompts(ctx context.Context) ([]registry.StoredPrompt, er
 }
 
 func (w *Worker) listPrompts(ctx context.Context, data json.RawMessage) (any, error) {
-	if err := decodeInput(data, "ListPromptsInput", &struct{}{}); err != nil {
-		return nil, err
+	if err := registry.DecodeEmptyInput(data, "ListPromptsInput"); err != nil {
+		return nil, invalidArguments(err)
 	}
 	rows, err := w.storedPrompts(ctx)
 	if err != nil {
@@ -107,8 +75,8 @@ func (w *Worker) listPrompts(ctx context.Context, data json.RawMessage) (any, er
 }
 
 func (w *Worker) mcpListPrompts(ctx context.Context, data json.RawMessage) (any, error) {
-	if err := decodeInput(data, "EmptyInput", &struct{}{}); err != nil {
-		return nil, err
+	if err := registry.DecodeEmptyInput(data, "EmptyInput"); err != nil {
+		return nil, invalidArguments(err)
 	}
 	rows, err := w.storedPrompts(ctx)
 	if err != nil {
@@ -119,15 +87,12 @@ func (w *Worker) mcpListPrompts(ctx context.Context, data json.RawMessage) (any,
 }
 
 func (w *Worker) mcpGetPrompt(ctx context.Context, data json.RawMessage) (any, error) {
-	var in struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := decodeInput(data, "PromptGetInput", &in, "name"); err != nil {
-		return nil, err
+	in, err := registry.DecodePromptGetInput(data)
+	if err != nil {
+		return nil, invalidArguments(err)
 	}
 	if err := registry.ValidateName(in.Name); err != nil {
-		return nil, err
+		return nil, invalidArguments(err)
 	}
 	args := registry.NormalizePromptArguments(in.Arguments)
 	raw, err := w.state.get(ctx, w.cfg.Scopes.Prompts, in.Name)
@@ -142,7 +107,7 @@ func (w *Worker) mcpGetPrompt(ctx context.Context, data json.RawMessage) (any, e
 		return nil, registry.ErrDecodePrompt(in.Name, err)
 	}
 	if err := registry.CheckPromptHandler(prompt.FunctionID); err != nil {
-		return nil, err
+		return nil, err // the stored row is at fault, not the caller
 	}
 	out, err := w.client.Trigger(ctx, triggerRequest(prompt.FunctionID, args, w.cfg.StateTimeout()))
 	if err != nil {

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"github.com/iii-skills/skills/server/registry"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -52,7 +53,7 @@ func (s *stack) waitFunctions(t *testing.T, ids ...string) {
 func (s *stack) fetch(t *testing.T, uri string) (string, error) {
 	t.Helper()
 	var out string
-	err := s.call(t, FnFetchAlias, map[string]string{"uri": uri}, &out)
+	err := s.call(t, registry.FnSkillFetch, map[string]string{"uri": uri}, &out)
 	return out, err
 }
 
@@ -66,7 +67,7 @@ func TestSectionCycleIsNamed(t *testing.T) {
 		next := pair[1]
 		if _, err := p.RegisterFunction(pair[0], func(ctx context.Context, _ json.RawMessage) (any, error) {
 			calls.Add(1)
-			return p.Trigger(ctx, iii.TriggerRequest{FunctionID: FnFetchAlias, Data: json.RawMessage(`{"uri":"` + next + `"}`)})
+			return p.Trigger(ctx, iii.TriggerRequest{FunctionID: registry.FnSkillFetch, Data: json.RawMessage(`{"uri":"` + next + `"}`)})
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +87,7 @@ func TestSectionDepthIsBounded(t *testing.T) {
 	for i := range 12 {
 		next := "iii://fn/deep/s" + string(rune('a'+i+1))
 		if _, err := p.RegisterFunction("deep::s"+string(rune('a'+i)), func(ctx context.Context, _ json.RawMessage) (any, error) {
-			return p.Trigger(ctx, iii.TriggerRequest{FunctionID: FnFetchAlias, Data: json.RawMessage(`{"uri":"` + next + `"}`)})
+			return p.Trigger(ctx, iii.TriggerRequest{FunctionID: registry.FnSkillFetch, Data: json.RawMessage(`{"uri":"` + next + `"}`)})
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +107,7 @@ func TestSectionRecursionWithoutMetadataIsBounded(t *testing.T) {
 	if _, err := p.RegisterFunction("self::loop", func(ctx context.Context, _ json.RawMessage) (any, error) {
 		calls.Add(1)
 		// Explicit empty metadata: nothing of the caller's is carried.
-		return p.Trigger(ctx, iii.TriggerRequest{FunctionID: FnFetchAlias, Metadata: json.RawMessage(`{}`),
+		return p.Trigger(ctx, iii.TriggerRequest{FunctionID: registry.FnSkillFetch, Metadata: json.RawMessage(`{}`),
 			Data: json.RawMessage(`{"uri":"iii://fn/self/loop"}`)})
 	}); err != nil {
 		t.Fatal(err)

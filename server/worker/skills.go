@@ -9,45 +9,40 @@ import (
 )
 
 func (w *Worker) registerSkill(ctx context.Context, data json.RawMessage) (any, error) {
-	var in struct {
-		ID    string `json:"id"`
-		Skill string `json:"skill"`
-	}
-	if err := decodeInput(data, "RegisterSkillInput", &in, "id", "skill"); err != nil {
-		return nil, err
+	in, err := registry.DecodeRegisterSkillInput(data)
+	if err != nil {
+		return nil, invalidArguments(err)
 	}
 	if err := registry.ValidateSkillRegistration(in.ID, in.Skill); err != nil {
-		return nil, err
+		return nil, invalidArguments(err)
 	}
 	row := registry.NewStoredSkill(in.ID, in.Skill, time.Now())
 	if err := w.state.set(ctx, w.cfg.Scopes.Skills, in.ID, row); err != nil {
 		return nil, sdkError(err)
 	}
 	w.skills.put(row)
-	w.notify(ctx, w.skillSubs, registry.SkillChange{Op: "register", ID: in.ID})
+	w.notify(ctx, w.skillSubs, registry.SkillChange{Op: registry.OpRegister, ID: in.ID})
 	return registry.RegisterSkillOutput{ID: row.ID, RegisteredAt: row.RegisteredAt}, nil
 }
 
 func (w *Worker) unregisterSkill(ctx context.Context, data json.RawMessage) (any, error) {
-	var in struct {
-		ID string `json:"id"`
+	id, err := registry.DecodeUnregisterSkillInput(data)
+	if err != nil {
+		return nil, invalidArguments(err)
 	}
-	if err := decodeInput(data, "UnregisterSkillInput", &in, "id"); err != nil {
-		return nil, err
+	if err := registry.ValidateID(id); err != nil {
+		return nil, invalidArguments(err)
 	}
-	if err := registry.ValidateID(in.ID); err != nil {
-		return nil, err
-	}
-	old, err := w.state.delete(ctx, w.cfg.Scopes.Skills, in.ID)
+	old, err := w.state.delete(ctx, w.cfg.Scopes.Skills, id)
 	if err != nil {
 		return nil, sdkError(err)
 	}
-	w.skills.remove(in.ID)
+	w.skills.remove(id)
 	removed := old != nil
 	if removed {
-		w.notify(ctx, w.skillSubs, registry.SkillChange{Op: "unregister", ID: in.ID})
+		w.notify(ctx, w.skillSubs, registry.SkillChange{Op: registry.OpUnregister, ID: id})
 	}
-	return registry.UnregisterSkillOutput{ID: in.ID, Removed: removed}, nil
+	return registry.UnregisterSkillOutput{ID: id, Removed: removed}, nil
 }
 
 // storedSkills lists the skills scope from the cache, or from state while the
@@ -86,8 +81,8 @@ func (w *Worker) indexEntries(ctx context.Context) ([]registry.IndexEntry, error
 }
 
 func (w *Worker) listSkills(ctx context.Context, data json.RawMessage) (any, error) {
-	if err := decodeInput(data, "ListSkillsInput", &struct{}{}); err != nil {
-		return nil, err
+	if err := registry.DecodeEmptyInput(data, "ListSkillsInput"); err != nil {
+		return nil, invalidArguments(err)
 	}
 	rows, err := w.storedSkills(ctx)
 	if err != nil {
@@ -97,8 +92,8 @@ func (w *Worker) listSkills(ctx context.Context, data json.RawMessage) (any, err
 }
 
 func (w *Worker) resourcesList(ctx context.Context, data json.RawMessage) (any, error) {
-	if err := decodeInput(data, "EmptyInput", &struct{}{}); err != nil {
-		return nil, err
+	if err := registry.DecodeEmptyInput(data, "EmptyInput"); err != nil {
+		return nil, invalidArguments(err)
 	}
 	entries, err := w.indexEntries(ctx)
 	if err != nil {
@@ -110,31 +105,29 @@ func (w *Worker) resourcesList(ctx context.Context, data json.RawMessage) (any, 
 }
 
 func (w *Worker) resourcesTemplates(_ context.Context, data json.RawMessage) (any, error) {
-	if err := decodeInput(data, "EmptyInput", &struct{}{}); err != nil {
-		return nil, err
+	if err := registry.DecodeEmptyInput(data, "EmptyInput"); err != nil {
+		return nil, invalidArguments(err)
 	}
 	return registry.Templates(), nil
 }
 
 func (w *Worker) resourcesRead(ctx context.Context, data json.RawMessage) (any, error) {
-	var in struct {
-		URI string `json:"uri"`
+	uri, err := registry.DecodeReadResourceInput(data)
+	if err != nil {
+		return nil, invalidArguments(err)
 	}
-	if err := decodeInput(data, "ReadResourceInput", &in, "uri"); err != nil {
-		return nil, err
-	}
-	text, mime, err := w.read(ctx, in.URI)
+	text, mime, err := w.read(ctx, uri)
 	if err != nil {
 		return nil, err
 	}
-	return registry.NewReadResult(in.URI, mime, text), nil
+	return registry.NewReadResult(uri, mime, text), nil
 }
 
 // read resolves one iii:// URI to its text and MIME type (reference §2.2).
 func (w *Worker) read(ctx context.Context, uri string) (text, mime string, err error) {
 	target, err := registry.ParseURI(uri)
 	if err != nil {
-		return "", "", err
+		return "", "", invalidArguments(err)
 	}
 	switch target.Kind {
 	case registry.TargetIndex:
@@ -164,7 +157,7 @@ func (w *Worker) renderIndex(ctx context.Context) string {
 
 func (w *Worker) skillBody(ctx context.Context, id string) (string, error) {
 	if err := registry.ValidateID(id); err != nil {
-		return "", err
+		return "", invalidArguments(err)
 	}
 	if row, found, ready := w.skills.get(id); ready {
 		if !found {
@@ -190,7 +183,7 @@ func (w *Worker) skillBody(ctx context.Context, id string) (string, error) {
 // serves its output.
 func (w *Worker) readSection(ctx context.Context, functionID string) (string, string, error) {
 	if err := registry.CheckSection(functionID); err != nil {
-		return "", "", err
+		return "", "", invalidArguments(err)
 	}
 	out, err := w.triggerSection(ctx, functionID)
 	if err != nil {
@@ -201,16 +194,13 @@ func (w *Worker) readSection(ctx context.Context, functionID string) (string, st
 }
 
 func (w *Worker) fetchSkill(ctx context.Context, data json.RawMessage) (any, error) {
-	var in struct {
-		URI  *string  `json:"uri"`
-		URIs []string `json:"uris"`
-	}
-	if err := decodeInput(data, "FetchSkillInput", &in); err != nil {
-		return nil, err
+	in, err := registry.DecodeFetchInput(data)
+	if err != nil {
+		return nil, invalidArguments(err)
 	}
 	uris, err := registry.SelectFetchURIs(in.URI, in.URIs, !w.opts.StrictFetch)
 	if err != nil {
-		return nil, err
+		return nil, invalidArguments(err)
 	}
 	sections := make([]string, 0, len(uris))
 	for _, u := range uris {

@@ -39,24 +39,9 @@ type apiReference struct {
 	TriggerTypes []apiTriggerType `json:"trigger_types"`
 }
 
-// Function and trigger-type ids of the registry.
+// fnCacheSync is the one function id of the worker that is not upstream's
+// (the others are registry.Fn*).
 const (
-	FnSkillsRegister       = "skills::register"
-	FnSkillsUnregister     = "skills::unregister"
-	FnSkillsList           = "skills::list"
-	FnResourcesList        = "skills::resources-list"
-	FnResourcesRead        = "skills::resources-read"
-	FnResourcesTemplates   = "skills::resources-templates"
-	FnFetchSkill           = "skills::fetch_skill"
-	FnFetchAlias           = "skill::fetch"
-	FnPromptsRegister      = "prompts::register"
-	FnPromptsUnregister    = "prompts::unregister"
-	FnPromptsList          = "prompts::list"
-	FnPromptsMCPList       = "prompts::mcp-list"
-	FnPromptsMCPGet        = "prompts::mcp-get"
-	TriggerSkillsOnChange  = "skills::on-change"
-	TriggerPromptsOnChange = "prompts::on-change"
-
 	// fnCacheSync receives the engine's `state` trigger events for the skills
 	// scope. It is ours, not upstream's, so it is marked internal and stays
 	// out of engine::functions::list and MCP tool listings.
@@ -122,7 +107,7 @@ func (w *Worker) Register() error {
 	if err := json.Unmarshal(apiJSON, &api); err != nil {
 		return fmt.Errorf("embedded api.json: %w", err)
 	}
-	subs := map[string]**iii.TriggerTypeRef{TriggerSkillsOnChange: &w.skillSubs, TriggerPromptsOnChange: &w.promptSubs}
+	subs := map[string]**iii.TriggerTypeRef{registry.TriggerSkillsOnChange: &w.skillSubs, registry.TriggerPromptsOnChange: &w.promptSubs}
 	for _, t := range api.TriggerTypes {
 		ref, err := w.client.RegisterTriggerType(t.ID, t.Description, subscriberSet{log: w.log, kind: t.ID})
 		if err != nil {
@@ -153,8 +138,11 @@ func (w *Worker) Register() error {
 		return err
 	}
 	// Writes made straight into the skills scope (an operator cleaning up,
-	// a test harness) reach the cache through the engine's state trigger.
-	scope, err := json.Marshal(map[string]string{"scope": w.cfg.Scopes.Skills})
+	// another registry worker, a test harness) reach the cache through the
+	// engine's state trigger. Our own writes are already cached: our engine
+	// leaves them out (skip_own_writes); the real engine ignores that key
+	// and echoes them, and cacheSync drops the echo (putIfChanged).
+	scope, err := json.Marshal(map[string]any{"scope": w.cfg.Scopes.Skills, "skip_own_writes": true})
 	if err != nil {
 		return err
 	}
@@ -243,19 +231,19 @@ func (w *Worker) cacheSync(_ context.Context, data json.RawMessage) (any, error)
 
 func (w *Worker) handlers() map[string]iii.Handler {
 	return map[string]iii.Handler{
-		FnSkillsRegister:     w.registerSkill,
-		FnSkillsUnregister:   w.unregisterSkill,
-		FnSkillsList:         w.listSkills,
-		FnResourcesList:      w.resourcesList,
-		FnResourcesRead:      w.resourcesRead,
-		FnResourcesTemplates: w.resourcesTemplates,
-		FnFetchSkill:         w.fetchSkill,
-		FnFetchAlias:         w.fetchSkill,
-		FnPromptsRegister:    w.registerPrompt,
-		FnPromptsUnregister:  w.unregisterPrompt,
-		FnPromptsList:        w.listPrompts,
-		FnPromptsMCPList:     w.mcpListPrompts,
-		FnPromptsMCPGet:      w.mcpGetPrompt,
+		registry.FnSkillsRegister:           w.registerSkill,
+		registry.FnSkillsUnregister:         w.unregisterSkill,
+		registry.FnSkillsList:               w.listSkills,
+		registry.FnSkillsResourcesList:      w.resourcesList,
+		registry.FnSkillsResourcesRead:      w.resourcesRead,
+		registry.FnSkillsResourcesTemplates: w.resourcesTemplates,
+		registry.FnSkillsFetchSkill:         w.fetchSkill,
+		registry.FnSkillFetch:               w.fetchSkill,
+		registry.FnPromptsRegister:          w.registerPrompt,
+		registry.FnPromptsUnregister:        w.unregisterPrompt,
+		registry.FnPromptsList:              w.listPrompts,
+		registry.FnPromptsMCPList:           w.mcpListPrompts,
+		registry.FnPromptsMCPGet:            w.mcpGetPrompt,
 	}
 }
 

@@ -3,12 +3,15 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -42,14 +45,14 @@ func TestSkillLifecycle(t *testing.T) {
 	}
 	for id, body := range tree {
 		var out registry.RegisterSkillOutput
-		s.mustCall(t, FnSkillsRegister, map[string]string{"id": id, "skill": body}, &out)
+		s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": id, "skill": body}, &out)
 		if out.ID != id || !strings.HasSuffix(out.RegisteredAt, "+00:00") {
 			t.Fatalf("register %s = %+v", id, out)
 		}
 	}
 
 	var list registry.SkillList
-	s.mustCall(t, FnSkillsList, map[string]any{}, &list)
+	s.mustCall(t, registry.FnSkillsList, map[string]any{}, &list)
 	var ids []string
 	for _, e := range list.Skills {
 		ids = append(ids, e.ID)
@@ -62,7 +65,7 @@ func TestSkillLifecycle(t *testing.T) {
 	}
 
 	var read registry.ReadResult
-	s.mustCall(t, FnResourcesRead, map[string]string{"uri": "iii://skills"}, &read)
+	s.mustCall(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}, &read)
 	wantIndex := registry.IndexHeader +
 		"- [`resend`](iii://resend) — resend — Email provider integration.\n" +
 		"- [`resend-x`](iii://resend-x) — resend-x — no heading here\n" +
@@ -73,29 +76,29 @@ func TestSkillLifecycle(t *testing.T) {
 	}
 
 	var resources registry.ResourcesList
-	s.mustCall(t, FnResourcesList, map[string]any{}, &resources)
+	s.mustCall(t, registry.FnSkillsResourcesList, map[string]any{}, &resources)
 	if len(resources.Resources) != 5 || resources.Resources[0].URI != "iii://skills" || resources.Resources[4].Name != "Send" {
 		t.Fatalf("resources-list = %+v", resources)
 	}
 
 	var fetched string
-	s.mustCall(t, FnFetchAlias, map[string]any{"uris": []string{"iii://resend/email/send", "resend"}}, &fetched)
+	s.mustCall(t, registry.FnSkillFetch, map[string]any{"uris": []string{"iii://resend/email/send", "resend"}}, &fetched)
 	want := "# iii://resend/email/send\n\n# Send\n\nOutbound email.\n\nDetails.\n\n---\n\n# iii://resend\n\n# resend\n\nEmail provider integration."
 	if fetched != want {
 		t.Fatalf("fetch =\n%q\nwant\n%q", fetched, want)
 	}
 
 	var un registry.UnregisterSkillOutput
-	s.mustCall(t, FnSkillsUnregister, map[string]string{"id": "resend/email"}, &un)
+	s.mustCall(t, registry.FnSkillsUnregister, map[string]string{"id": "resend/email"}, &un)
 	if !un.Removed {
 		t.Fatal("first unregister: removed = false")
 	}
-	s.mustCall(t, FnSkillsUnregister, map[string]string{"id": "resend/email"}, &un)
+	s.mustCall(t, registry.FnSkillsUnregister, map[string]string{"id": "resend/email"}, &un)
 	if un.Removed {
 		t.Fatal("second unregister: removed = true")
 	}
-	wantErr(t, s.call(t, FnResourcesRead, map[string]string{"uri": "iii://resend/email"}, nil), "Skill not found: resend/email")
-	s.mustCall(t, FnResourcesRead, map[string]string{"uri": "iii://skills"}, &read)
+	wantErr(t, s.call(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://resend/email"}, nil), "Skill not found: resend/email")
+	s.mustCall(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}, &read)
 	if strings.Contains(read.Contents[0].Text, "(iii://resend/email)") {
 		t.Fatal("index still lists an unregistered skill")
 	}
@@ -107,32 +110,44 @@ func TestValidationAndBadInput(t *testing.T) {
 		fn      string
 		payload any
 		want    string
+		code    string // default INVALID_ARGUMENTS: the caller's fault
 	}{
-		{FnSkillsRegister, nil, "missing field `id`"},
-		{FnSkillsRegister, json.RawMessage("null"), "invalid type: null, expected struct RegisterSkillInput"},
-		{FnSkillsRegister, map[string]any{"id": 5, "skill": "x"}, "invalid type"},
-		{FnSkillsRegister, map[string]string{"id": "Bad-Id", "skill": "x"}, "lowercase"},
-		{FnSkillsRegister, map[string]string{"id": "fn/x", "skill": "x"}, "reserved"},
-		{FnSkillsRegister, map[string]string{"id": "ok", "skill": ""}, "skill must be non-empty"},
-		{FnSkillsRegister, map[string]string{"id": "ok", "skill": strings.Repeat("a", 262145)}, "too large"},
-		{FnSkillsUnregister, map[string]string{"id": "a//b"}, "segment must be non-empty"},
-		{FnResourcesRead, map[string]string{"uri": "https://example.com"}, "Resource URI must start with iii://"},
-		{FnResourcesRead, map[string]string{"uri": "iii://fn"}, "missing a function path"},
-		{FnResourcesRead, map[string]string{"uri": "iii://fn/state/set"}, "internal namespace"},
-		{FnFetchSkill, map[string]any{}, "Provide uri"},
-		{FnFetchAlias, map[string]any{"uris": []string{"iii://x", "ftp://nope"}}, "Invalid URI (must start with iii://): ftp://nope"},
-		{FnPromptsRegister, map[string]any{"name": "p", "description": "d", "function_id": "f", "arguments": nil}, "invalid type: null"},
-		{FnPromptsRegister, map[string]any{"name": "p", "description": " ", "function_id": "f"}, "description must be non-empty"},
-		{FnPromptsRegister, map[string]any{"name": "p", "description": "d", "function_id": "f", "arguments": []map[string]any{{"name": "to"}, {"name": "to"}}}, "duplicate argument name: to"},
-		{FnPromptsMCPGet, map[string]any{"name": "Bad Name"}, "name may only contain"},
-		{FnPromptsMCPGet, map[string]any{"name": "nope"}, "Prompt not found: nope"},
+		{registry.FnSkillsRegister, nil, "missing field `id`", ""},
+		{registry.FnSkillsRegister, json.RawMessage("null"), "invalid type: null, expected struct RegisterSkillInput", ""},
+		{registry.FnSkillsRegister, map[string]any{"id": 5, "skill": "x"}, "invalid type: integer `5`, expected a string", ""},
+		{registry.FnSkillFetch, map[string]any{"uris": []any{"iii://x", 5}}, "invalid type: integer `5`, expected a string", ""},
+		{registry.FnSkillFetch, map[string]any{"uri": true}, "invalid type: boolean `true`, expected a string", ""},
+		{registry.FnSkillsRegister, map[string]string{"id": "Bad-Id", "skill": "x"}, "lowercase", ""},
+		{registry.FnSkillsRegister, map[string]string{"id": "fn/x", "skill": "x"}, "reserved", ""},
+		{registry.FnSkillsRegister, map[string]string{"id": "ok", "skill": ""}, "skill must be non-empty", ""},
+		{registry.FnSkillsRegister, map[string]string{"id": "ok", "skill": strings.Repeat("a", 262145)}, "too large", ""},
+		{registry.FnSkillsUnregister, map[string]string{"id": "a//b"}, "segment must be non-empty", ""},
+		{registry.FnSkillsResourcesRead, map[string]string{"uri": "https://example.com"}, "Resource URI must start with iii://", ""},
+		{registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://fn"}, "missing a function path", ""},
+		{registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://fn/state/set"}, "internal namespace", ""},
+		{registry.FnSkillsFetchSkill, map[string]any{}, "Provide uri", ""},
+		{registry.FnSkillFetch, map[string]any{"uris": []string{"iii://x", "ftp://nope"}}, "Invalid URI (must start with iii://): ftp://nope", ""},
+		{registry.FnPromptsRegister, map[string]any{"name": "p", "description": "d", "function_id": "f", "arguments": nil}, "invalid type: null", ""},
+		{registry.FnPromptsRegister, map[string]any{"name": "p", "description": " ", "function_id": "f"}, "description must be non-empty", ""},
+		{registry.FnPromptsRegister, map[string]any{"name": "p", "description": "d", "function_id": "f", "arguments": []map[string]any{{"name": "to"}, {"name": "to"}}}, "duplicate argument name: to", ""},
+		{registry.FnPromptsMCPGet, map[string]any{"name": "Bad Name"}, "name may only contain", ""},
+		{registry.FnPromptsMCPGet, map[string]any{"name": "nope"}, "Prompt not found: nope", iii.CodeInvocationFailed},
 	}
 	for _, c := range cases {
-		wantErr(t, s.call(t, c.fn, c.payload, nil), c.want)
+		err := s.call(t, c.fn, c.payload, nil)
+		wantErr(t, err, c.want)
+		code := c.code
+		if code == "" {
+			code = rules.CodeInvalidArguments
+		}
+		var ie *iii.InvocationError
+		if !errors.As(err, &ie) || ie.Code != code {
+			t.Errorf("%s %v: error %v, want code %s", c.fn, c.payload, err, code)
+		}
 	}
 	// A bad input never takes the worker down.
 	var list registry.SkillList
-	s.mustCall(t, FnSkillsList, map[string]any{}, &list)
+	s.mustCall(t, registry.FnSkillsList, map[string]any{}, &list)
 }
 
 func TestSections(t *testing.T) {
@@ -151,7 +166,7 @@ func TestSections(t *testing.T) {
 	check := func(uri, mime, text string) {
 		t.Helper()
 		var read registry.ReadResult
-		s.mustCall(t, FnResourcesRead, map[string]string{"uri": uri}, &read)
+		s.mustCall(t, registry.FnSkillsResourcesRead, map[string]string{"uri": uri}, &read)
 		c := read.Contents[0]
 		if c.URI != uri || c.MimeType != mime || c.Text != text {
 			t.Fatalf("read %s = %+v", uri, c)
@@ -160,7 +175,7 @@ func TestSections(t *testing.T) {
 	check("iii://fn/sec/str", registry.MimeMarkdown, "# str-section\nplain text")
 	check("iii://fn/sec/obj", registry.MimeMarkdown, "# object-section\nwrapped")
 	check("iii://fn/sec/json", registry.MimeJSON, "{\n  \"count\": 42,\n  \"label\": \"json\"\n}")
-	wantErr(t, s.call(t, FnResourcesRead, map[string]string{"uri": "iii://fn/sec/missing"}, nil),
+	wantErr(t, s.call(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://fn/sec/missing"}, nil),
 		"trigger sec::missing: remote error (function_not_found)")
 }
 
@@ -185,56 +200,56 @@ func TestPrompts(t *testing.T) {
 	desc := "Recipient address"
 	for _, name := range []string{"str", "obj", "msgs", "bad"} {
 		var out registry.RegisterPromptOutput
-		s.mustCall(t, FnPromptsRegister, map[string]any{
+		s.mustCall(t, registry.FnPromptsRegister, map[string]any{
 			"name": name, "description": "bdd prompt", "function_id": "p::" + name,
 			"arguments": []registry.PromptArgument{{Name: "to", Description: &desc, Required: true}, {Name: "cc"}},
 		}, &out)
 	}
 	var list registry.PromptList
-	s.mustCall(t, FnPromptsList, map[string]any{}, &list)
+	s.mustCall(t, registry.FnPromptsList, map[string]any{}, &list)
 	if len(list.Prompts) != 4 || list.Prompts[0].Name != "bad" || list.Prompts[0].Arguments != 2 {
 		t.Fatalf("prompts::list = %+v", list)
 	}
 	var mcpList registry.MCPPromptList
-	s.mustCall(t, FnPromptsMCPList, map[string]any{}, &mcpList)
+	s.mustCall(t, registry.FnPromptsMCPList, map[string]any{}, &mcpList)
 	raw, _ := json.Marshal(mcpList.Prompts[0].Arguments)
 	if string(raw) != `[{"description":"Recipient address","name":"to","required":true},{"name":"cc","required":false}]` {
 		t.Fatalf("mcp-list arguments = %s", raw)
 	}
 
 	var got registry.PromptGetResult
-	s.mustCall(t, FnPromptsMCPGet, map[string]any{"name": "str", "arguments": map[string]string{"to": "a@b"}}, &got)
+	s.mustCall(t, registry.FnPromptsMCPGet, map[string]any{"name": "str", "arguments": map[string]string{"to": "a@b"}}, &got)
 	if got.Description != "bdd prompt" || len(got.Messages) != 1 || !strings.Contains(string(got.Messages[0]), `"text":"str body"`) {
 		t.Fatalf("mcp-get str = %+v", got)
 	}
 	if args, _ := gotArgs.Load("p::str"); !strings.Contains(args.(string), `"to":"a@b"`) {
 		t.Fatalf("handler got %v", args)
 	}
-	s.mustCall(t, FnPromptsMCPGet, map[string]any{"name": "obj"}, &got)
+	s.mustCall(t, registry.FnPromptsMCPGet, map[string]any{"name": "obj"}, &got)
 	if args, _ := gotArgs.Load("p::obj"); strings.Contains(args.(string), "to") {
 		t.Fatalf("missing arguments should reach the handler as {}, got %v", args)
 	}
-	s.mustCall(t, FnPromptsMCPGet, map[string]any{"name": "msgs"}, &got)
+	s.mustCall(t, registry.FnPromptsMCPGet, map[string]any{"name": "msgs"}, &got)
 	if len(got.Messages) != 2 {
 		t.Fatalf("mcp-get msgs = %+v", got)
 	}
-	wantErr(t, s.call(t, FnPromptsMCPGet, map[string]any{"name": "bad"}, nil), "unsupported shape")
+	wantErr(t, s.call(t, registry.FnPromptsMCPGet, map[string]any{"name": "bad"}, nil), "unsupported shape")
 
-	s.mustCall(t, FnPromptsRegister, map[string]any{"name": "infra", "description": "d", "function_id": "state::set"}, nil)
-	wantErr(t, s.call(t, FnPromptsMCPGet, map[string]any{"name": "infra"}, nil), "internal namespace")
+	s.mustCall(t, registry.FnPromptsRegister, map[string]any{"name": "infra", "description": "d", "function_id": "state::set"}, nil)
+	wantErr(t, s.call(t, registry.FnPromptsMCPGet, map[string]any{"name": "infra"}, nil), "internal namespace")
 
 	var un registry.UnregisterPromptOutput
-	s.mustCall(t, FnPromptsUnregister, map[string]string{"name": "str"}, &un)
+	s.mustCall(t, registry.FnPromptsUnregister, map[string]string{"name": "str"}, &un)
 	if !un.Removed {
 		t.Fatal("unregister: removed = false")
 	}
-	wantErr(t, s.call(t, FnPromptsMCPGet, map[string]any{"name": "str"}, nil), "Prompt not found: str")
+	wantErr(t, s.call(t, registry.FnPromptsMCPGet, map[string]any{"name": "str"}, nil), "Prompt not found: str")
 }
 
 func TestNotificationsCarryExactPayloads(t *testing.T) {
 	s := startStack(t, t.TempDir())
 	events := make(chan string, 32)
-	for _, tt := range []string{TriggerSkillsOnChange, TriggerPromptsOnChange} {
+	for _, tt := range []string{registry.TriggerSkillsOnChange, registry.TriggerPromptsOnChange} {
 		fn := "sub::" + strings.ReplaceAll(tt, "::", "-")
 		if _, err := s.caller.RegisterFunction(fn, func(_ context.Context, data json.RawMessage) (any, error) {
 			var m map[string]any
@@ -265,54 +280,54 @@ func TestNotificationsCarryExactPayloads(t *testing.T) {
 			t.Fatalf("no event, want %s", want)
 		}
 	}
-	s.mustCall(t, FnSkillsRegister, map[string]string{"id": "n", "skill": "x"}, nil)
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "n", "skill": "x"}, nil)
 	next(`{"id":"n","op":"register"}`)
-	s.mustCall(t, FnSkillsUnregister, map[string]string{"id": "missing"}, nil) // fires nothing
-	_ = s.call(t, FnSkillsRegister, map[string]string{"id": "Bad", "skill": "x"}, nil)
-	s.mustCall(t, FnSkillsUnregister, map[string]string{"id": "n"}, nil)
+	s.mustCall(t, registry.FnSkillsUnregister, map[string]string{"id": "missing"}, nil) // fires nothing
+	_ = s.call(t, registry.FnSkillsRegister, map[string]string{"id": "Bad", "skill": "x"}, nil)
+	s.mustCall(t, registry.FnSkillsUnregister, map[string]string{"id": "n"}, nil)
 	next(`{"id":"n","op":"unregister"}`)
-	s.mustCall(t, FnPromptsRegister, map[string]any{"name": "p", "description": "d", "function_id": "f::g"}, nil)
+	s.mustCall(t, registry.FnPromptsRegister, map[string]any{"name": "p", "description": "d", "function_id": "f::g"}, nil)
 	next(`{"name":"p","op":"register"}`)
-	s.mustCall(t, FnPromptsUnregister, map[string]string{"name": "p"}, nil)
+	s.mustCall(t, registry.FnPromptsUnregister, map[string]string{"name": "p"}, nil)
 	next(`{"name":"p","op":"unregister"}`)
 }
 
 func TestCacheFollowsDirectStateWrites(t *testing.T) {
 	s := startStack(t, t.TempDir())
-	s.mustCall(t, FnSkillsRegister, map[string]string{"id": "gone", "skill": "# Gone"}, nil)
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "gone", "skill": "# Gone"}, nil)
 	s.mustCall(t, "state::delete", map[string]string{"scope": "skills", "key": "gone"}, nil)
 	row := registry.NewStoredSkill("ext", "# External\n\nWritten straight into state.", time.Now())
 	s.mustCall(t, "state::set", map[string]any{"scope": "skills", "key": "ext", "value": row}, nil)
 	eventually(t, "the index reflects direct state writes", func() bool {
 		var read registry.ReadResult
-		s.mustCall(t, FnResourcesRead, map[string]string{"uri": "iii://skills"}, &read)
+		s.mustCall(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}, &read)
 		text := read.Contents[0].Text
 		return !strings.Contains(text, "iii://gone") && strings.Contains(text, "— External — Written straight into state.")
 	})
 	var read registry.ReadResult
-	s.mustCall(t, FnResourcesRead, map[string]string{"uri": "iii://ext"}, &read)
-	wantErr(t, s.call(t, FnResourcesRead, map[string]string{"uri": "iii://gone"}, nil), "Skill not found: gone")
+	s.mustCall(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://ext"}, &read)
+	wantErr(t, s.call(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://gone"}, nil), "Skill not found: gone")
 }
 
 func TestContentSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	s := startStack(t, dir)
-	s.mustCall(t, FnSkillsRegister, map[string]string{"id": "kept", "skill": "# Kept\n\nStill here."}, nil)
-	s.mustCall(t, FnSkillsRegister, map[string]string{"id": "kept/child", "skill": "child"}, nil)
-	s.mustCall(t, FnSkillsRegister, map[string]string{"id": "dropped", "skill": "x"}, nil)
-	s.mustCall(t, FnSkillsUnregister, map[string]string{"id": "dropped"}, nil)
-	s.mustCall(t, FnPromptsRegister, map[string]any{"name": "kept", "description": "d", "function_id": "f::g"}, nil)
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "kept", "skill": "# Kept\n\nStill here."}, nil)
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "kept/child", "skill": "child"}, nil)
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "dropped", "skill": "x"}, nil)
+	s.mustCall(t, registry.FnSkillsUnregister, map[string]string{"id": "dropped"}, nil)
+	s.mustCall(t, registry.FnPromptsRegister, map[string]any{"name": "kept", "description": "d", "function_id": "f::g"}, nil)
 	s.stop()
 
 	s2 := startStack(t, dir)
 	var read registry.ReadResult
-	s2.mustCall(t, FnResourcesRead, map[string]string{"uri": "iii://skills"}, &read)
+	s2.mustCall(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}, &read)
 	want := registry.IndexHeader + "- [`kept`](iii://kept) — Kept — Still here.\n  - [`kept/child`](iii://kept/child) — kept/child — child\n"
 	if read.Contents[0].Text != want {
 		t.Fatalf("index after restart =\n%q\nwant\n%q", read.Contents[0].Text, want)
 	}
 	var prompts registry.PromptList
-	s2.mustCall(t, FnPromptsList, map[string]any{}, &prompts)
+	s2.mustCall(t, registry.FnPromptsList, map[string]any{}, &prompts)
 	if len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "kept" {
 		t.Fatalf("prompts after restart = %+v", prompts)
 	}
@@ -321,7 +336,7 @@ func TestContentSurvivesRestart(t *testing.T) {
 func TestTemplatesAndContracts(t *testing.T) {
 	s := startStack(t, t.TempDir())
 	var tpl registry.ResourceTemplates
-	s.mustCall(t, FnResourcesTemplates, map[string]any{}, &tpl)
+	s.mustCall(t, registry.FnSkillsResourcesTemplates, map[string]any{}, &tpl)
 	if !reflect.DeepEqual(tpl, registry.Templates()) {
 		t.Fatalf("templates = %+v", tpl)
 	}
@@ -336,7 +351,7 @@ func TestTemplatesAndContracts(t *testing.T) {
 	seen := map[string]bool{}
 	for _, f := range fns.Functions {
 		seen[f.FunctionID] = true
-		if f.FunctionID == FnSkillsRegister && !strings.Contains(string(f.RequestFormat), `"title":"RegisterSkillInput"`) {
+		if f.FunctionID == registry.FnSkillsRegister && !strings.Contains(string(f.RequestFormat), `"title":"RegisterSkillInput"`) {
 			t.Fatalf("skills::register request_format = %s", f.RequestFormat)
 		}
 		if f.FunctionID == fnCacheSync {

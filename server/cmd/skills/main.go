@@ -106,13 +106,14 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	target := *engineURL
+	var eng *engine.Engine
 	if *standalone {
 		addr, err := listenAddr(*engineURL)
 		if err != nil {
 			log.Error("invalid --url for --standalone", "url", *engineURL, "err", err)
 			return 2
 		}
-		eng, err := engine.New(engine.Config{Addr: addr, DataDir: *dataDir, Logger: log,
+		eng, err = engine.New(engine.Config{Addr: addr, DataDir: *dataDir, Logger: log,
 			Token: *engineToken, AllowedOrigins: splitList(*allowOrigins)})
 		if err != nil {
 			log.Error("cannot open the embedded engine", "data", *dataDir, "err", err)
@@ -127,11 +128,19 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		target = eng.URL()
 	}
 
+	opts := []iii.Option{iii.WithName(worker.Name), iii.WithDescription(worker.Description), iii.WithLogger(log),
+		withEngineToken(*engineToken)}
+	if eng != nil {
+		// The worker reaches its own engine through an in-process
+		// connection: the same frames through the same client and engine
+		// code, without two loopback hops per call. Other workers still
+		// dial the socket.
+		opts = append(opts, iii.WithNetDialer(eng.DialContext))
+	}
 	// New, not RegisterWorker: the first handshake already carries every
 	// function and trigger type, so no caller ever sees a half-registered
 	// registry.
-	client := iii.New(target, iii.WithName(worker.Name), iii.WithDescription(worker.Description),
-		iii.WithLogger(log), withEngineToken(*engineToken))
+	client := iii.New(target, opts...)
 	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log,
 		SectionMaxDepth: *sectionDepth, SectionMaxBytes: *sectionBytes})
 	if err := w.Register(); err != nil {

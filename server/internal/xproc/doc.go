@@ -1,0 +1,26 @@
+// Package xproc holds the cross-process benchmarks: the registry measured
+// the way users call it, from a client in another process.
+//
+// The benchmarks build bin/skills, start `skills --standalone` as a child
+// process, and call it over WebSocket from the benchmark's process. In the
+// same run they measure a floor: a two-hop WebSocket echo where the relay
+// and the echo server are each their own process (this test binary started
+// again in another role), so the floor pays the same hops as a registry
+// call:
+//
+//	registry: caller → engine → registry worker → engine → caller
+//	floor:    caller → relay  → echo server     → relay  → caller
+//
+// The request is small and the answer carries 2 KiB, like a skill::fetch of
+// one 2 KiB skill. The relay multiplexes every caller over one connection
+// to the echo server, as the engine does towards the registry worker.
+// A client or floor inside the benchmark's own process would flatter both:
+// the scheduler then hands work between goroutines instead of processes.
+//
+// Run with `make bench` or
+//
+//	go test -run '^$' -bench . ./server/internal/xproc/
+//
+// SKILLS_BIN=path measures a prebuilt binary instead of building one (to
+// compare two versions on the same machine).
+package xproc

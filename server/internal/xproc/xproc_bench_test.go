@@ -1,0 +1,407 @@
+package xproc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/registry"
+)
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(roleEnv); role != "" {
+		if err := runRole(role); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// skillsBinary builds bin/skills once per run (or takes SKILLS_BIN).
+var skillsBinary = sync.OnceValues(func() (string, error) {
+	if p := os.Getenv("SKILLS_BIN"); p != "" {
+		return p, nil
+	}
+	dir, err := os.MkdirTemp("", "xproc-skills-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "skills")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/iii-skills/skills/server/cmd/skills").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("build skills: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// startRole starts this test binary again in a floor role and returns the
+// URL it serves.
+func startRole(b *testing.B, role string, env ...string) string {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), roleEnv+"="+role), env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("%s did not start: %v", role, err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// startFloor starts the echo server and the relay; it returns the relay's URL.
+func startFloor(b *testing.B) string {
+	echo := startRole(b, roleEcho)
+	return startRole(b, roleRelay, upEnv+"="+echo)
+}
+
+// skillsProc is a `skills --standalone` child process.
+type skillsProc struct {
+	cmd  *exec.Cmd
+	url  string
+	data string
+}
+
+func freeAddr(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startSkills starts `skills --standalone` on a free port with its state
+// in data, and waits until the registry answers.
+func startSkills(b *testing.B, data string) *skillsProc {
+	b.Helper()
+	bin, err := skillsBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &skillsProc{url: "ws://" + freeAddr(b), data: data}
+	p.cmd = exec.Command(bin, "--standalone", "--url", p.url, "--data", data, "--mcp-addr", "",
+		"--config", filepath.Join(data, "absent.yaml"), "--log-level", "error")
+	p.cmd.Stderr = os.Stderr
+	if err := p.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(p.kill)
+	c := dial(b, p.url)
+	deadline := time.Now().Add(15 * time.Second)
+	for call(c, registry.FnSkillsList, map[string]any{}) != nil {
+		if time.Now().After(deadline) {
+			b.Fatal("skills --standalone did not answer within 15 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return p
+}
+
+// kill ends the process with SIGKILL: nothing is flushed on the way out.
+func (p *skillsProc) kill() {
+	if p.cmd.ProcessState == nil {
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		_ = p.cmd.Wait()
+	}
+}
+
+func dial(b *testing.B, url string) *iii.Client {
+	b.Helper()
+	c := iii.RegisterWorker(url, iii.WithName("xproc-bench"), iii.WithLogger(quiet))
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func call(c *iii.Client, fn string, payload any) error {
+	_, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: fn, Data: mustJSON(payload), Timeout: 30 * time.Second})
+	return err
+}
+
+// result is what one measured run gave.
+type result struct {
+	opsPerSec float64
+	p50, p99  time.Duration
+}
+
+// measure runs b.N calls spread over len(ops) callers (ops[i] is caller
+// i's call) and reports throughput and latency percentiles.
+func measure(b *testing.B, ops []func() error) result {
+	b.Helper()
+	lat := make([]time.Duration, b.N)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, len(ops))
+	b.ResetTimer()
+	start := time.Now()
+	for _, op := range ops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= b.N {
+					return
+				}
+				t0 := time.Now()
+				if err := op(); err != nil {
+					errs <- err
+					return
+				}
+				lat[i] = time.Since(t0)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	select {
+	case err := <-errs:
+		b.Fatal(err)
+	default:
+	}
+	slices.Sort(lat)
+	r := result{opsPerSec: float64(b.N) / elapsed.Seconds(), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100]}
+	b.ReportMetric(r.opsPerSec, "ops/s")
+	b.ReportMetric(float64(r.p50.Microseconds()), "p50_µs")
+	b.ReportMetric(float64(r.p99.Microseconds()), "p99_µs")
+	return r
+}
+
+// body2K is a skill body of exactly 2 KiB with a title and a description.
+func body2K(i int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "# Skill %d\n\nWhen and why to call the tools of worker %d.\n\n", i, i)
+	for sb.Len() < 2048 {
+		sb.WriteString("- a line of orientation text about one function and its arguments\n")
+	}
+	return sb.String()[:2048]
+}
+
+// BenchmarkFetch measures skill::fetch of one 2 KiB skill from another
+// process against the two-hop echo floor, with 1 and 64 callers (one
+// connection each). The skills rows report their p50 as a multiple of the
+// floor's (x_floor_p50) and their throughput as a fraction of the floor's
+// (of_floor_ops).
+func BenchmarkFetch(b *testing.B) {
+	floorURL := startFloor(b)
+	skills := startSkills(b, b.TempDir())
+	if err := call(dial(b, skills.url), registry.FnSkillsRegister, map[string]string{"id": "bench/one", "skill": body2K(1)}); err != nil {
+		b.Fatal(err)
+	}
+	fetch := map[string]string{"uri": "iii://bench/one"}
+	for _, callers := range []int{1, 64} {
+		var floor result
+		b.Run(fmt.Sprintf("callers=%d/floor", callers), func(b *testing.B) {
+			ops := make([]func() error, callers)
+			for i := range ops {
+				ws, _, err := websocket.DefaultDialer.Dial(floorURL, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer ws.Close()
+				ops[i] = floorClient{ws}.call
+			}
+			floor = measure(b, ops)
+		})
+		b.Run(fmt.Sprintf("callers=%d/skills", callers), func(b *testing.B) {
+			ops := make([]func() error, callers)
+			for i := range ops {
+				c := dial(b, skills.url)
+				ops[i] = func() error { return call(c, registry.FnSkillFetch, fetch) }
+			}
+			r := measure(b, ops)
+			if floor.opsPerSec > 0 {
+				b.ReportMetric(float64(r.p50)/float64(floor.p50), "x_floor_p50")
+				b.ReportMetric(r.opsPerSec/floor.opsPerSec, "of_floor_ops")
+			}
+		})
+	}
+}
+
+// BenchmarkRegister measures durable skills::register with 64 writers (one
+// connection each) from another process, then kills the registry with
+// SIGKILL, restarts it on the same data and fails if any acknowledged skill
+// is missing.
+func BenchmarkRegister(b *testing.B) {
+	data := b.TempDir()
+	skills := startSkills(b, data)
+	const writers = 64
+	var acked sync.Map
+	var seq atomic.Int64
+	b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+		ops := make([]func() error, writers)
+		for i := range ops {
+			c := dial(b, skills.url)
+			ops[i] = func() error {
+				n := seq.Add(1)
+				id := "w" + strconv.FormatInt(n%100, 10) + "/s" + strconv.FormatInt(n, 10)
+				if err := call(c, registry.FnSkillsRegister, map[string]string{"id": id, "skill": body2K(int(n))}); err != nil {
+					return err
+				}
+				acked.Store(id, true)
+				return nil
+			}
+		}
+		measure(b, ops)
+	})
+	skills.kill()
+	restarted := startSkills(b, data)
+	out, err := dial(b, restarted.url).Trigger(context.Background(), iii.TriggerRequest{FunctionID: registry.FnSkillsList, Data: json.RawMessage(`{}`), Timeout: 30 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var list registry.SkillList
+	if err := json.Unmarshal(out, &list); err != nil {
+		b.Fatal(err)
+	}
+	stored := map[string]bool{}
+	for _, s := range list.Skills {
+		stored[s.ID] = true
+	}
+	lost := 0
+	acked.Range(func(k, _ any) bool {
+		if !stored[k.(string)] {
+			lost++
+		}
+		return true
+	})
+	if lost > 0 {
+		b.Fatalf("%d acknowledged skills lost after kill -9", lost)
+	}
+}
+
+// BenchmarkMemory10K registers 10 000 skills of 2 KiB into a `skills
+// --standalone` process and reports that process's resident growth against
+// the body bytes (rss_per_body_byte; the target is ≤ 2.5).
+func BenchmarkMemory10K(b *testing.B) {
+	const n = 10000
+	skills := startSkills(b, b.TempDir())
+	pid := strconv.Itoa(skills.cmd.Process.Pid)
+	clients := make([]*iii.Client, 64)
+	for i := range clients {
+		clients[i] = dial(b, skills.url)
+	}
+	// The baseline includes the 64 connections: the growth is the skills.
+	before := settledRSS(b, pid)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				id := "w" + strconv.Itoa(i/100) + "/s" + strconv.Itoa(i)
+				if err := call(c, registry.FnSkillsRegister, map[string]string{"id": id, "skill": body2K(i)}); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	if err := call(clients[0], registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}); err != nil {
+		b.Fatal(err)
+	}
+	growth := float64(settledRSS(b, pid) - before)
+	anon, file := procStatus(b, pid, "RssAnon"), procStatus(b, pid, "RssFile")
+	bodies := float64(n * 2048)
+	b.Run(fmt.Sprintf("skills=%d", n), func(b *testing.B) {
+		for range b.N {
+			if err := call(clients[0], registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://w0/s1"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(growth/(1<<20), "rss_growth_MiB")
+		b.ReportMetric(growth/bodies, "rss_per_body_byte")
+		// Where it is: the heap, and mapped file pages (the binary, bbolt's
+		// read-only map of the state file).
+		b.ReportMetric(float64(anon)/(1<<20), "rss_anon_MiB")
+		b.ReportMetric(float64(file)/(1<<20), "rss_file_MiB")
+	})
+}
+
+// procStatus reads a size field (in bytes) of /proc/{pid}/status.
+func procStatus(tb testing.TB, pid, field string) int64 {
+	tb.Helper()
+	raw, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		tb.Skip("no /proc status on this platform")
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, field+":") {
+			f := strings.Fields(line)
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	tb.Skip(field + " not reported")
+	return 0
+}
+
+// settledRSS polls a process's resident size until two readings a second
+// apart differ by less than 1 %, for at most 15 s (the process cannot be
+// asked to collect; its scavenger returns freed memory over seconds).
+func settledRSS(tb testing.TB, pid string) int64 {
+	last := procStatus(tb, pid, "VmRSS")
+	for range 15 {
+		time.Sleep(time.Second)
+		cur := procStatus(tb, pid, "VmRSS")
+		if diff := cur - last; diff*100 < last && -diff*100 < last {
+			return cur
+		}
+		last = cur
+	}
+	return last
+}
+
+// mustJSON encodes a payload the benchmark built itself.
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

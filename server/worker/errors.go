@@ -1,0 +1,15 @@
+package worker
+
+import (
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
+)
+
+// invalidArguments answers input the caller got wrong (a payload that does
+// not decode, a value the rules refuse, a URI that does not parse) with
+// code INVALID_ARGUMENTS and the unchanged upstream message, so callers
+// tell a refusal from a failure by code instead of by text. Every other
+// handler error goes out as invocation_failed.
+func invalidArguments(err error) error {
+	return &iii.InvocationError{Code: rules.CodeInvalidArguments, Message: err.Error()}
+}
