@@ -532,3 +532,19 @@ func (c *Catalog) ShadowedAt(id string) []Shadow {
 	}
 	return out
 }
+
+// Holders returns, for every source holding id, its highest version, in
+// precedence order (Holders(id)[0] is Get(id)). A surface that must skip a
+// source (the published one while it is not loaded) picks the first
+// holder it accepts.
+func (c *Catalog) Holders(id string) []*Entry {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []*Entry
+	for _, s := range c.sources {
+		if vs := s.entries[id]; len(vs) > 0 {
+			out = append(out, vs[len(vs)-1])
+		}
+	}
+	return out
+}

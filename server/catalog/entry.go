@@ -184,6 +184,10 @@ type Entry struct {
 	// Files are the skill's files sorted by Path. Folder skills include
 	// SKILL.md itself; a published skill has none.
 	Files []File
+	// Main is the Files path of the skill's main markdown file ("SKILL.md"
+	// for Agent Skills folders and bundles, the file's base name for a
+	// single-file iii-directory skill); empty for published skills.
+	Main string
 
 	Origin   Origin
 	Modified time.Time
@@ -238,6 +242,14 @@ func (e *Entry) File(rel string) (File, bool) {
 		return e.Files[lo], true
 	}
 	return File{}, false
+}
+
+// MainFile returns the file named by Main, or false.
+func (e *Entry) MainFile() (File, bool) {
+	if e.Main == "" {
+		return File{}, false
+	}
+	return e.File(e.Main)
 }
 
 // TotalSize is the sum of the sizes of e's files.
