@@ -168,7 +168,7 @@ func (s *Source) Put(entries ...*Entry) error {
 	var tx txn
 	tx.begin(c, len(entries))
 	for _, e := range entries {
-		e.source = s.name
+		e.source = s
 		vs := s.entries[e.ID]
 		i, found := slices.BinarySearchFunc(vs, e.Version, func(x *Entry, v string) int { return CompareVersions(x.Version, v) })
 		if found {
@@ -246,7 +246,7 @@ func (s *Source) Replace(entries []*Entry) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range entries {
-		e.source = s.name
+		e.source = s
 	}
 	prev := s.entries
 	s.entries = next

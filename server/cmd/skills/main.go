@@ -25,6 +25,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
 	"github.com/iii-skills/skills/server/worker"
 )
@@ -70,6 +71,8 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error")
 	mcpAddr := fs.String("mcp-addr", defaultMCPAddr, "With --standalone: serve MCP Streamable HTTP at http://ADDR/mcp (empty disables)")
 	mcpToken := fs.String("mcp-token", os.Getenv(mcpTokenEnv), "With --standalone: bearer token required by the MCP endpoint (env "+mcpTokenEnv+")")
+	var skillsFolders folderFlags
+	fs.Var(&skillsFolders, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; overrides config skills_folder)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\n\nUsage:\n  skills [flags]\n  skills trigger --function-id ID [--payload JSON] [--url URL]\n\nFlags:\n", worker.About)
 		fs.PrintDefaults()
@@ -123,11 +126,18 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 
 	client := iii.RegisterWorker(target, iii.WithName(worker.Name), iii.WithDescription(worker.Description),
 		iii.WithLogger(log))
-	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log})
+	cat := catalog.New()
+	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log, Catalog: cat})
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
 		return 1
 	}
+	stopFolders, err := startFolders(client, cat, cfg, skillsFolders, log)
+	if err != nil {
+		log.Error("cannot serve the skills folders", "err", err)
+		return 1
+	}
+	defer stopFolders()
 	log.Info("connecting to the iii engine", "url", target)
 	if err := client.Connect(ctx); err != nil {
 		if ctx.Err() != nil {
