@@ -3,10 +3,13 @@ package directory
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
+	"net/http/cgi"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -372,4 +375,76 @@ func TestEngineIntrospection(t *testing.T) {
 		t.Fatalf("registered %s", raw)
 	}
 	s.fails(t, FnRegisteredInfo, map[string]any{"id": "ghost"}, "registered trigger not found: ghost")
+}
+
+// gitServer serves a local repository with git's smart HTTP protocol over
+// TLS on loopback (git http-backend as CGI): download refuses file: URLs,
+// so the test clones https:// like a real one. It returns the repo URL and
+// the git environment that trusts the server's certificate.
+func gitServer(t *testing.T) (string, []string) {
+	t.Helper()
+	base := t.TempDir()
+	work := filepath.Join(base, "work")
+	put(t, work, "skills/pdf/SKILL.md", pdfSkill)
+	put(t, work, "skills/pdf/references/guide.md", "# Guide\n")
+	put(t, work, "skills/pdf/assets/logo.png", string(pngBytes))
+	put(t, work, "skills/pdf/prompts/summarize.md", "---\ndescription: Summarize a PDF\n---\nSummarize it.\n")
+	put(t, work, "skills/pdf/.hidden", "not copied")
+	put(t, work, "README.md", "# repo\n")
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git(work, "init", "-q")
+	git(work, "add", "-A")
+	git(work, "commit", "-q", "-m", "skills")
+	git(base, "clone", "-q", "--bare", work, filepath.Join(base, "repo.git"))
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Skip("git --exec-path: ", err)
+	}
+	srv := httptest.NewTLSServer(&cgi.Handler{
+		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
+		Env:  []string{"GIT_PROJECT_ROOT=" + base, "GIT_HTTP_EXPORT_ALL=1"},
+	})
+	t.Cleanup(srv.Close)
+	ca := filepath.Join(base, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return srv.URL + "/repo.git", []string{"GIT_SSL_CAINFO=" + ca}
+}
+
+func TestDownloadFromGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	repo, env := gitServer(t)
+	root := filepath.Join(t.TempDir(), "skills")
+	s := startStack(t, []string{root}, DefaultConfig(), Options{GitEnv: env})
+	skillEvents := s.sink(t, TriggerSkillsOnChange, func() int { return len(s.dir.skillSubs.Bindings()) })
+
+	raw := s.must(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "pdf"}, nil)
+	want := `{"namespace":"pdf","skills_written":["SKILL.md","assets/logo.png","references/guide.md"],"prompts_written":["summarize"],"source":{"branch":"main","kind":"repo","repo":"` + repo + `","skill":"pdf"}}`
+	if string(raw) != want {
+		t.Fatalf("download\n%s\nwant\n%s", raw, want)
+	}
+	expect(t, skillEvents, `{"namespace":"pdf","op":"download","source":"repo"}`)
+	if _, err := os.Stat(filepath.Join(root, "pdf/.hidden")); err == nil {
+		t.Fatal("hidden file copied")
+	}
+	e, ok := s.set.Skill("pdf")
+	if !ok {
+		t.Fatalf("downloaded Agent Skills folder not served: %+v", s.set.Problems())
+	}
+	logo, _ := e.File("assets/logo.png")
+	if b, err := logo.Content.Bytes(); err != nil || string(b) != string(pngBytes) {
+		t.Fatal("binary asset")
+	}
+	s.fails(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "nope"}, `repo "`+repo+`" has no folder skills/nope/`)
+	s.fails(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "pdf", "branch": "dev"}, "git clone --branch dev exited with exit status 128")
 }
