@@ -25,6 +25,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
 	"github.com/iii-skills/skills/server/worker"
 )
@@ -75,6 +76,8 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	sectionDepth := fs.Int("section-max-depth", worker.DefaultSectionMaxDepth, "How many section reads (iii://fn/…) may nest; a cycle is refused at once")
 	sectionBytes := fs.Int("section-max-bytes", worker.DefaultSectionMaxBytes, "Largest section output served; larger ones fail with \"section output too large (N bytes; max M)\"")
 	allowOrigins := fs.String("engine-allow-origin", "", "With --standalone: comma-separated browser origins (https://app.example) allowed to open the engine socket besides loopback pages; clients that send no Origin are always allowed")
+	var skillsFolders folderFlags
+	fs.Var(&skillsFolders, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; overrides config skills_folder)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\n\nUsage:\n  skills [flags]\n  skills trigger --function-id ID [--payload JSON] [--url URL]\n\nFlags:\n", worker.About)
 		fs.PrintDefaults()
@@ -141,12 +144,19 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	// function and trigger type, so no caller ever sees a half-registered
 	// registry.
 	client := iii.New(target, opts...)
-	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log,
+	cat := catalog.New()
+	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log, Catalog: cat,
 		SectionMaxDepth: *sectionDepth, SectionMaxBytes: *sectionBytes})
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
 		return 1
 	}
+	stopFolders, err := startFolders(client, cat, cfg, skillsFolders, log)
+	if err != nil {
+		log.Error("cannot serve the skills folders", "err", err)
+		return 1
+	}
+	defer stopFolders()
 	log.Info("connecting to the iii engine", "url", target)
 	if err := client.Connect(ctx); err != nil {
 		if ctx.Err() != nil {
