@@ -25,7 +25,9 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/skillsprotocol"
 	"github.com/iii-skills/skills/server/worker"
 )
 
@@ -43,6 +45,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "trigger" {
 		return runTrigger(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "sp-tools" {
+		return runSPTools(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "mcp" {
 		return runMCP(args[1:], stdout, stderr)
@@ -68,8 +73,10 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	dataDir := fs.String("data", ".data", "With --standalone: directory of the embedded engine's durable state")
 	strictFetch := fs.Bool("strict-fetch", false, "Reject bare skill paths in skill::fetch, exactly like upstream v0.2.2")
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error")
-	mcpAddr := fs.String("mcp-addr", defaultMCPAddr, "With --standalone: serve MCP Streamable HTTP at http://ADDR/mcp (empty disables)")
-	mcpToken := fs.String("mcp-token", os.Getenv(mcpTokenEnv), "With --standalone: bearer token required by the MCP endpoint (env "+mcpTokenEnv+")")
+	mcpAddr := fs.String("mcp-addr", defaultMCPAddr, "Serve MCP Streamable HTTP at http://ADDR/mcp and the Skills Protocol at http://ADDR/rpc (empty disables)")
+	mcpToken := fs.String("mcp-token", os.Getenv(mcpTokenEnv), "Bearer token required by the MCP and Skills Protocol endpoints (env "+mcpTokenEnv+")")
+	rpcPath := fs.String("rpc-path", skillsprotocol.Path, "Path of the Skills Protocol JSON-RPC endpoint on the --mcp-addr listener (empty disables)")
+	spBundles := fs.String("sp-bundles", "", "Comma-separated folders of Skills Protocol bundles (skill.toml) to serve")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\n\nUsage:\n  skills [flags]\n  skills trigger --function-id ID [--payload JSON] [--url URL]\n\nFlags:\n", worker.About)
 		fs.PrintDefaults()
@@ -128,6 +135,12 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot register the registry functions", "err", err)
 		return 1
 	}
+	sp, err := newSkillsProtocol(client, catalog.New(), *spBundles, cfg.StateTimeout(), log)
+	if err != nil {
+		log.Error("cannot start the Skills Protocol runtime", "err", err)
+		return 1
+	}
+	defer sp.Close()
 	log.Info("connecting to the iii engine", "url", target)
 	if err := client.Connect(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -141,12 +154,12 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	log.Info("skills ready: 13 functions + 2 custom trigger types")
 	if *standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
-		if *mcpAddr != "" {
-			if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, *mcpToken, log); err != nil {
-				log.Warn("MCP endpoint not started (the registry runs without it; choose another --mcp-addr)", "addr", *mcpAddr, "err", err)
-			} else {
-				defer stopMCP()
-			}
+	}
+	if *mcpAddr != "" {
+		if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, *mcpToken, log, sp, *rpcPath); err != nil {
+			log.Warn("HTTP endpoints (MCP, Skills Protocol) not started (the registry runs without them; choose another --mcp-addr)", "addr", *mcpAddr, "err", err)
+		} else {
+			defer stopMCP()
 		}
 	}
 	<-ctx.Done()
