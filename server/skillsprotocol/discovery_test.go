@@ -267,16 +267,16 @@ func TestManifestRules(t *testing.T) {
 		t.Fatalf("good manifest: %+v %v", m, err)
 	}
 	bad := map[string]string{
-		"name = \"A.b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"instruction\"\n":                                              "must be dot notation",
-		"name = \"a..b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"instruction\"\n":                                             "must be dot notation",
-		"name = \"a/b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"instruction\"\n":                                              "must be dot notation",
-		"name = \"a.b\"\nversion = \"v1.0\"\ndescription = \"d\"\nkind = \"instruction\"\n":                                               "is not semver",
-		"name = \"a.b\"\nversion = \"1.0.0\"\ndescription = \"two\\nlines\"\nkind = \"instruction\"\n":                                     "one line",
-		"name = \"a.b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"action\"\n":                                                    "[runtime] is required",
-		"name = \"a.b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"action\"\n[runtime]\nlanguage = \"ruby\"\nentrypoint = \"m.rb\"\n": "not supported",
+		"name = \"A.b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"instruction\"\n":                                                        "must be dot notation",
+		"name = \"a..b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"instruction\"\n":                                                       "must be dot notation",
+		"name = \"a/b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"instruction\"\n":                                                        "must be dot notation",
+		"name = \"a.b\"\nversion = \"v1.0\"\ndescription = \"d\"\nkind = \"instruction\"\n":                                                         "is not semver",
+		"name = \"a.b\"\nversion = \"1.0.0\"\ndescription = \"two\\nlines\"\nkind = \"instruction\"\n":                                              "one line",
+		"name = \"a.b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"action\"\n":                                                             "[runtime] is required",
+		"name = \"a.b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"action\"\n[runtime]\nlanguage = \"ruby\"\nentrypoint = \"m.rb\"\n":      "not supported",
 		"name = \"a.b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"action\"\n[runtime]\nlanguage = \"python\"\nentrypoint = \"../m.py\"\n": "relative .py path",
-		"name = \"a.b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"instruction\"\n[permissions]\nsecrets = [\"A-B\"]\n":            "environment variable name",
-		"name = \"a.b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"instruction\"\nextra = 1\n":                                  `unknown key "extra"`,
+		"name = \"a.b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"instruction\"\n[permissions]\nsecrets = [\"A-B\"]\n":                    "environment variable name",
+		"name = \"a.b\"\nversion = \"1.0.0\"\ndescription = \"d\"\nkind = \"instruction\"\nextra = 1\n":                                             `unknown key "extra"`,
 		"version = \"1.0.0\"\n": "name is required",
 		"name = [":              "skill.toml",
 	}
