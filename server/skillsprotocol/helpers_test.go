@@ -70,7 +70,13 @@ func (e *env) start(opts sp.Options) {
 	cat := catalog.New()
 	opts.Catalog, opts.State, opts.Logger = cat, sp.IIIState(client, 10*time.Second), quiet()
 	if opts.WorkDir == "" {
-		opts.WorkDir = t.TempDir()
+		// Not t.TempDir: its parent is 0700, out of the sandbox uid's reach.
+		dir, err := os.MkdirTemp("", "sp-work-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.RemoveAll(dir) })
+		opts.WorkDir = dir
 	}
 	rt, err := sp.New(opts)
 	if err != nil {

@@ -184,6 +184,9 @@ func (r *Runtime) prepareWorkDir() error {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return fmt.Errorf("skillsprotocol: work dir: %w", err)
 	}
+	if err := reachable(dir); err != nil {
+		return err
+	}
 	r.work = dir
 	lib := filepath.Join(dir, "lib")
 	return fs.WalkDir(pylib, "pylib", func(p string, d fs.DirEntry, err error) error {
@@ -201,6 +204,31 @@ func (r *Runtime) prepareWorkDir() error {
 		}
 		return os.WriteFile(dst, b, 0o644)
 	})
+}
+
+// reachable checks that the sandbox's unprivileged host uid can traverse
+// every folder above dir (it binds run folders from there); running as
+// root, nothing else would tell why every run fails.
+func reachable(dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for p := abs; ; p = filepath.Dir(p) {
+		info, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("skillsprotocol: work dir: %w", err)
+		}
+		if info.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("skillsprotocol: work dir %s: %s is mode %04o; the sandbox runs as an unprivileged uid and needs o+x on every folder above its work dir", abs, p, info.Mode().Perm())
+		}
+		if p == filepath.Dir(p) {
+			return nil
+		}
+	}
 }
 
 // Close removes the work folder when the Runtime created it.
