@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -285,6 +287,11 @@ func (r *Runtime) prepare(dir string, j job, blobs []blobRecord) ([]sandbox.Moun
 		entry := ""
 		if v.manifest.Runtime != nil {
 			entry = v.manifest.Runtime.Entrypoint
+			// The entrypoint's folder is importable, so its sibling
+			// modules (import helper) load as in the bundle.
+			if d := "/skills/" + v.name + "/" + path.Dir(entry); !slices.Contains(req.Path, d) {
+				req.Path = append(req.Path, d)
+			}
 		}
 		req.Skills[v.name] = entry
 		mounts = append(mounts, sandbox.Mount{Source: src, Target: "/skills/" + v.name})
@@ -380,7 +387,7 @@ func (r *Runtime) executeSkill(ctx context.Context, p executeParams) (any, *Erro
 	j := job{
 		display: v.name + " " + v.version,
 		req: runRequest{File: dir + "/" + rt.Entrypoint, Entrypoint: export, Args: nonNilArgs(p.Args),
-			Path: []string{dir + "/" + filepath.ToSlash(filepath.Dir(rt.Entrypoint))}, Display: rt.Entrypoint},
+			Display: rt.Entrypoint},
 		mounts:  []skillView{v},
 		env:     r.secretEnv(v.manifest.Permissions.Secrets),
 		timeout: timeout,
