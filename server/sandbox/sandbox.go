@@ -30,7 +30,7 @@ const Inside = 1000
 // Limits bound one run. Zero fields take the defaults of DefaultLimits.
 type Limits struct {
 	Wall           time.Duration // wall-clock time, then SIGKILL
-	CPU            time.Duration // CPU time (RLIMIT_CPU, whole seconds, at least 1)
+	CPU            time.Duration // CPU time (RLIMIT_CPU soft limit, whole seconds rounded up, at least 1; SIGXCPU, SIGKILL a second later)
 	MemoryBytes    int64         // address space per process (RLIMIT_AS)
 	Processes      int           // processes and threads of the sandbox uid (RLIMIT_NPROC)
 	OutputBytes    int64         // bytes kept of stdout and of stderr each; more kills the run
@@ -242,12 +242,14 @@ func (s *Sandbox) Args(spec Spec) ([]string, error) {
 		}
 		a = append(a, "--setenv", k, spec.Env[k])
 	}
-	cpu := int64(l.CPU / time.Second)
+	cpu := int64((l.CPU + time.Second - 1) / time.Second)
 	if cpu < 1 {
 		cpu = 1
 	}
 	a = append(a, "--", s.cfg.Prlimit,
-		"--cpu="+strconv.FormatInt(cpu, 10),
+		// soft:hard, so the kernel sends SIGXCPU (reported as such) a
+		// second before the SIGKILL of the hard limit.
+		"--cpu="+strconv.FormatInt(cpu, 10)+":"+strconv.FormatInt(cpu+1, 10),
 		"--as="+strconv.FormatInt(l.MemoryBytes, 10),
 		"--nproc="+strconv.Itoa(l.Processes),
 		"--fsize="+strconv.FormatInt(l.FileBytes, 10),

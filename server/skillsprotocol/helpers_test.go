@@ -36,7 +36,7 @@ func quiet() *slog.Logger {
 // env is an embedded engine, an iii client, a catalog and a runtime
 // served over real HTTP.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	eng     *engine.Engine
 	dataDir string
 	client  *iii.Client
@@ -45,7 +45,7 @@ type env struct {
 	url     string
 }
 
-func newEnv(t *testing.T, opts sp.Options) *env {
+func newEnv(t testing.TB, opts sp.Options) *env {
 	t.Helper()
 	dataDir := t.TempDir()
 	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Logger: quiet()})
@@ -95,6 +95,7 @@ func (e *env) start(opts sp.Options) {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(rt)
+	srv.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = 64
 	t.Cleanup(srv.Close)
 	e.client, e.cat, e.rt, e.url = client, cat, rt, srv.URL
 }
@@ -177,7 +178,7 @@ var (
 )
 
 // validate checks a result against results.schema.json.
-func validate(t *testing.T, method string, result json.RawMessage) {
+func validate(t testing.TB, method string, result json.RawMessage) {
 	t.Helper()
 	schemasOnce.Do(func() {
 		raw, err := os.ReadFile(filepath.Join("../../conformance/skillsprotocol/testdata/results.schema.json"))
@@ -218,7 +219,7 @@ func validate(t *testing.T, method string, result json.RawMessage) {
 	}
 }
 
-func requireSandbox(t *testing.T) {
+func requireSandbox(t testing.TB) {
 	t.Helper()
 	if err := sandbox.New(sandbox.Config{}).Available(); err != nil {
 		t.Fatalf("these tests need the sandbox (make sandbox-deps installs bubblewrap): %v", err)

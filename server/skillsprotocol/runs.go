@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/iii-skills/skills/server/catalog"
@@ -181,8 +182,10 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 	}
 	limits := r.opts.Limits
 	limits.Wall = j.timeout
-	if limits.CPU == 0 || limits.CPU > j.timeout {
-		limits.CPU = j.timeout
+	// CPU time a little above the wall time: a busy single-threaded loop
+	// ends as TimeoutError, several busy threads as CPULimitExceeded.
+	if cpu := j.timeout + time.Second; limits.CPU == 0 || limits.CPU > cpu {
+		limits.CPU = cpu
 	}
 	res, err := r.sb.Run(ctx, sandbox.Spec{
 		Command: []string{r.opts.Python, "-I", "-S", "/runtime/lib/sp_runner.py", "/runtime/run/request.json"},
@@ -217,7 +220,7 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 	}
 	if err := json.Unmarshal(res.Stdout, &doc); err != nil {
 		switch {
-		case res.Signal == "cpu time limit exceeded" || strings.Contains(res.Signal, "CPU"):
+		case res.Signal == syscall.SIGXCPU.String():
 			return fail("CPULimitExceeded", fmt.Sprintf("the run used more than %d s of CPU time", int(res.Limits.CPU/time.Second)))
 		case res.Outcome == sandbox.Signaled:
 			return fail("Killed", fmt.Sprintf("the run was killed by %s (limits: %d MiB memory, %d processes)", res.Signal, res.Limits.MemoryBytes>>20, res.Limits.Processes))

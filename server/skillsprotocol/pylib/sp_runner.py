@@ -6,16 +6,35 @@ It loads the requested Python file, calls its entrypoint with the args
 object and writes one JSON document to the result channel (the original
 stdout). Everything the code prints goes to stderr: the run's logs.
 """
-import importlib.abc
 import importlib.machinery
-import importlib.util
 import json
 import os
 import sys
-import traceback
+
+# Neither importlib.abc (it pulls in importlib.resources, pathlib, tempfile)
+# nor importlib.util (contextlib): they were most of a run's start-up time.
+# The import system only needs the methods.
 
 
-class _Package(importlib.abc.Loader):
+def _file_spec(name, location, package):
+    spec = importlib.machinery.ModuleSpec(name, importlib.machinery.SourceFileLoader(name, location), origin=location, is_package=package)
+    spec.has_location = True
+    if package:
+        spec.submodule_search_locations = []
+    return spec
+
+
+def _load(spec):
+    module = type(sys)(spec.name)
+    module.__spec__, module.__loader__, module.__file__ = spec, spec.loader, spec.origin
+    if spec.submodule_search_locations is not None:
+        module.__path__ = spec.submodule_search_locations
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Package:
     """An empty package: skills, skills.<namespace>, instruction skills."""
 
     def create_module(self, spec):
@@ -25,7 +44,7 @@ class _Package(importlib.abc.Loader):
         module.__path__ = []
 
 
-class SkillsFinder(importlib.abc.MetaPathFinder):
+class SkillsFinder:
     """Maps skills.<name> to the mounted bundle /skills/<name>/."""
 
     def __init__(self, skills):
@@ -38,7 +57,7 @@ class SkillsFinder(importlib.abc.MetaPathFinder):
         entry = self.skills.get(name)
         if entry:
             location = "/skills/%s/%s" % (name, entry)
-            return importlib.util.spec_from_file_location(fullname, location, submodule_search_locations=[])
+            return _file_spec(fullname, location, True)
         if name == "" or name in self.skills or any(s.startswith(name + ".") for s in self.skills):
             spec = importlib.machinery.ModuleSpec(fullname, _Package(), is_package=True)
             spec.submodule_search_locations = []
@@ -61,10 +80,7 @@ def main():
     sys.meta_path.insert(0, SkillsFinder(req.get("skills") or {}))
     doc = None
     try:
-        spec = importlib.util.spec_from_file_location("__skill_main__", req["file"])
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
+        module = _load(_file_spec("__skill_main__", req["file"], False))
         fn = getattr(module, req["entrypoint"], None)
         if not callable(fn):
             doc = _error("EntrypointNotFound", "%s defines no function %s(args)" % (req["display"], req["entrypoint"]))
@@ -78,6 +94,8 @@ def main():
     except SystemExit as e:
         doc = _error("SystemExit", "the code called sys.exit(%r) instead of returning" % (e.code,))
     except BaseException as e:  # the run reports every failure of the code
+        import traceback
+
         traceback.print_exc()
         doc = _error(type(e).__name__, str(e) or type(e).__name__)
     try:
