@@ -166,4 +166,3 @@ func BenchmarkExecuteSkillConcurrent20(b *testing.B) {
 	})
 	lat.report(b, "run-")
 }
-
