@@ -23,3 +23,20 @@ sandbox-deps:
 # Every Go test and the conformance suite exercise the sandbox.
 test-go: sandbox-deps
 conformance: sandbox-deps
+
+# The skills-protocol conformance group (conformance/skillsprotocol) speaks only HTTP
+# JSON-RPC to one URL: our `skills --standalone` serving the group's fixture bundles, or
+# SKILLS_RPC_URL=http://host:port/rpc (serving conformance/skillsprotocol/testdata/bundles).
+# Against an external engine (III_URL given) without SKILLS_RPC_URL it is "not run".
+.PHONY: conformance-skillsprotocol
+SP_CONFORMANCE_EXTERNAL := $(if $(filter environment environment\ override command\ line,$(origin III_URL)),$(if $(SKILLS_RPC_URL),,yes))
+
+conformance-skillsprotocol: sandbox-deps
+	@mkdir -p $(CONFORMANCE_OUT)
+	@rm -f $(CONFORMANCE_OUT)/skills-protocol.json
+	$(if $(SP_CONFORMANCE_EXTERNAL),@echo "conformance: skills-protocol needs SKILLS_RPC_URL with an external III_URL",\
+	-env -u III_URL $(GO) test -count=1 -timeout $(CONFORMANCE_TIMEOUT) ./conformance/skillsprotocol -args \
+		$(if $(SKILLS_RPC_URL),--rpc-url=$(SKILLS_RPC_URL)) --ginkgo.json-report=$(CONFORMANCE_OUT)/skills-protocol.json $(CONFORMANCE_FLAGS))
+
+conformance: conformance-skillsprotocol
+CONFORMANCE_REPORTS += skills-protocol=$(if $(SP_CONFORMANCE_EXTERNAL),missing:SKILLS_RPC_URL,$(CONFORMANCE_OUT)/skills-protocol.json)
