@@ -432,7 +432,10 @@ var _ = Describe("the sandbox", Label("sandbox"), func() {
 		Entry("an endless loop", "def main(args):\n    while True:\n        pass\n", map[string]any{"limits": map[string]any{"timeout_ms": 1000}},
 			func(r Run) { Expect(r.Status).To(Equal("failed")); Expect(r.Error.Type).To(Equal("TimeoutError")) }),
 		Entry("1 GiB on stdout", "import sys\ndef main(args):\n    c = 'x' * (1 << 20)\n    for _ in range(1024):\n        sys.stdout.write(c)\n", nil,
-			func(r Run) { Expect(r.Status).To(Equal("failed")); Expect(r.Error.Type).To(Equal("OutputLimitExceeded")) }),
+			func(r Run) {
+				Expect(r.Status).To(Equal("failed"))
+				Expect(r.Error.Type).To(Equal("OutputLimitExceeded"))
+			}),
 	)
 })
 
