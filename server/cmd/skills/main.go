@@ -135,7 +135,11 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot register the registry functions", "err", err)
 		return 1
 	}
-	sp, err := newSkillsProtocol(client, catalog.New(), *spBundles, cfg.StateTimeout(), log)
+	if *rpcPath != "" && !strings.HasPrefix(*rpcPath, "/") {
+		fmt.Fprintf(stderr, "skills: --rpc-path %q must start with / (e.g. /rpc), or be empty to disable the endpoint\n", *rpcPath)
+		return 2
+	}
+	sp, err := newSkillsProtocol(client, catalog.New(), *spBundles, *configPath, cfg.StateTimeout(), log)
 	if err != nil {
 		log.Error("cannot start the Skills Protocol runtime", "err", err)
 		return 1

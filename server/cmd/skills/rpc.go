@@ -14,8 +14,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
@@ -24,10 +27,37 @@ import (
 	"github.com/iii-skills/skills/server/skillsprotocol"
 )
 
+// spConfig is the skills_protocol section of config.yaml (every key optional):
+//
+//	skills_protocol:
+//	  secrets: {SALESFORCE_API_KEY: "…"}   # values of secrets manifests may name (else the environment)
+//	  work_dir: /var/tmp/skills-protocol    # run folders and materialized bundles
+type spConfig struct {
+	SkillsProtocol struct {
+		Secrets map[string]string `yaml:"secrets"`
+		WorkDir string            `yaml:"work_dir"`
+	} `yaml:"skills_protocol"`
+}
+
+func loadSPConfig(path string, log *slog.Logger) spConfig {
+	var c spConfig
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return c
+	}
+	if err := yaml.Unmarshal(raw, &c); err != nil {
+		log.Warn("skills protocol: skills_protocol section of the config ignored", "path", path, "err", err)
+		return spConfig{}
+	}
+	return c
+}
+
 // newSkillsProtocol builds the runtime over cat, registers its iii
 // function on client and loads the bundle folders (comma-separated).
-func newSkillsProtocol(client *iii.Client, cat *catalog.Catalog, folders string, stateTimeout time.Duration, log *slog.Logger) (*skillsprotocol.Runtime, error) {
-	rt, err := skillsprotocol.New(skillsprotocol.Options{Catalog: cat, State: skillsprotocol.IIIState(client, stateTimeout), Logger: log})
+func newSkillsProtocol(client *iii.Client, cat *catalog.Catalog, folders, configPath string, stateTimeout time.Duration, log *slog.Logger) (*skillsprotocol.Runtime, error) {
+	cfg := loadSPConfig(configPath, log).SkillsProtocol
+	rt, err := skillsprotocol.New(skillsprotocol.Options{Catalog: cat, State: skillsprotocol.IIIState(client, stateTimeout),
+		Secrets: cfg.Secrets, WorkDir: cfg.WorkDir, Logger: log})
 	if err != nil {
 		return nil, err
 	}
