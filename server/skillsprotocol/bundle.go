@@ -57,20 +57,8 @@ func BuildEntry(files map[string][]byte, origin catalog.Origin, modified time.Ti
 	if !ok {
 		return nil, errors.New("bundle has no skill.toml at its root")
 	}
-	m, err := ParseManifest(raw)
-	if err != nil {
-		return nil, err
-	}
-	if m.Kind == KindAction {
-		if _, ok := files[m.Runtime.Entrypoint]; !ok {
-			return nil, fmt.Errorf("runtime.entrypoint %q is not a file of the bundle", m.Runtime.Entrypoint)
-		}
-	}
 	sort.Strings(paths)
-	e := &catalog.Entry{
-		ID: NameToID(m.Name), Version: m.Version, Kind: catalog.Kind(m.Kind),
-		Origin: origin, Modified: modified, Extra: &m,
-	}
+	e := &catalog.Entry{Origin: origin, Modified: modified}
 	for _, p := range paths {
 		e.Files = append(e.Files, catalog.NewFile(p, files[p], modified, nil))
 	}
@@ -78,6 +66,7 @@ func BuildEntry(files map[string][]byte, origin catalog.Origin, modified time.Ti
 	if md, ok := files[InstructionsFile]; ok {
 		yamlText, rest, has := catalog.SplitFrontmatter(string(md))
 		body = string(md)
+		e.Main = InstructionsFile
 		if has {
 			fm, err := catalog.ParseFrontmatter(yamlText)
 			if err != nil {
@@ -89,11 +78,32 @@ func BuildEntry(files map[string][]byte, origin catalog.Origin, modified time.Ti
 	}
 	e.Body = catalog.Inline(body)
 	e.BodyDigest = catalog.DigestOfString(body)
-	e.SetSummary(body)
-	if err := catalog.CheckEntry(e); err != nil {
+	if err := CompleteEntry(raw, e); err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// CompleteEntry fills a bundle's catalog entry from its skill.toml: e
+// arrives with Files (and Body/Frontmatter from SKILL.md) set by the
+// source; CompleteEntry validates the manifest and sets ID
+// (NameToID(name)), Version, Kind, Extra (*Manifest) and the summary. It
+// is the fsource.BundleReader of skills folders as well.
+func CompleteEntry(manifest []byte, e *catalog.Entry) error {
+	m, err := ParseManifest(manifest)
+	if err != nil {
+		return err
+	}
+	if m.Kind == KindAction {
+		if _, ok := e.File(m.Runtime.Entrypoint); !ok {
+			return fmt.Errorf("runtime.entrypoint %q is not a file of the bundle", m.Runtime.Entrypoint)
+		}
+	}
+	e.ID, e.Version, e.Kind, e.Extra = NameToID(m.Name), m.Version, catalog.Kind(m.Kind), &m
+	if body, err := e.Body.String(); err == nil {
+		e.SetSummary(body)
+	}
+	return catalog.CheckEntry(e)
 }
 
 // LoadBundleDir reads one bundle folder. Only regular files and folders

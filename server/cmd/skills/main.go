@@ -77,6 +77,8 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	mcpToken := fs.String("mcp-token", os.Getenv(mcpTokenEnv), "Bearer token required by the MCP and Skills Protocol endpoints (env "+mcpTokenEnv+")")
 	rpcPath := fs.String("rpc-path", skillsprotocol.Path, "Path of the Skills Protocol JSON-RPC endpoint on the --mcp-addr listener (empty disables)")
 	spBundles := fs.String("sp-bundles", "", "Comma-separated folders of Skills Protocol bundles (skill.toml) to serve")
+	var skillsFolders folderFlags
+	fs.Var(&skillsFolders, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; overrides config skills_folder)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\n\nUsage:\n  skills [flags]\n  skills trigger --function-id ID [--payload JSON] [--url URL]\n\nFlags:\n", worker.About)
 		fs.PrintDefaults()
@@ -130,16 +132,23 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 
 	client := iii.RegisterWorker(target, iii.WithName(worker.Name), iii.WithDescription(worker.Description),
 		iii.WithLogger(log))
-	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log})
+	cat := catalog.New()
+	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log, Catalog: cat})
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
 		return 1
 	}
+	stopFolders, err := startFolders(client, cat, cfg, skillsFolders, log)
+	if err != nil {
+		log.Error("cannot serve the skills folders", "err", err)
+		return 1
+	}
+	defer stopFolders()
 	if *rpcPath != "" && !strings.HasPrefix(*rpcPath, "/") {
 		fmt.Fprintf(stderr, "skills: --rpc-path %q must start with / (e.g. /rpc), or be empty to disable the endpoint\n", *rpcPath)
 		return 2
 	}
-	sp, err := newSkillsProtocol(client, catalog.New(), *spBundles, *configPath, cfg.StateTimeout(), log)
+	sp, err := newSkillsProtocol(client, cat, *spBundles, *configPath, cfg.StateTimeout(), log)
 	if err != nil {
 		log.Error("cannot start the Skills Protocol runtime", "err", err)
 		return 1
