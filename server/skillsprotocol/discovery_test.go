@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/fsource"
 	sp "github.com/iii-skills/skills/server/skillsprotocol"
 )
 
@@ -285,4 +286,27 @@ func TestManifestRules(t *testing.T) {
 			t.Errorf("%q: error %v, want %q", src, err, want)
 		}
 	}
+}
+
+// TestSkillsFolderBundles: bundles in a skills folder (fsource) become
+// Skills Protocol skills through CompleteEntry, versions side by side.
+func TestSkillsFolderBundles(t *testing.T) {
+	e := newEnv(t, sp.Options{})
+	set, err := fsource.Open(fsource.Options{Folders: []string{fixtures}, Catalog: e.cat, Logger: quiet(),
+		Bundle: func(b fsource.BundleDir, en *catalog.Entry) error { return sp.CompleteEntry(b.Manifest, en) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(set.Close)
+	var d map[string]any
+	e.ok("describe_skill", map[string]any{"name": "conf.echo"}, &d)
+	if got, _ := json.Marshal(d["versions"]); string(got) != `["1.10.0","1.9.3","1.2.0"]` || d["kind"] != "action" {
+		t.Fatalf("folder bundle: %v", d)
+	}
+	var f map[string]any
+	e.ok("read_skill_file", map[string]any{"name": "conf.echo", "version": "1.2.0", "path": "code/helper.py"}, &f)
+	if f["content"] != "VERSION = \"1.2.0\"\n" {
+		t.Fatalf("file of a folder bundle: %v", f)
+	}
+	e.fails("describe_skill", map[string]any{"name": "Conf_Invalid"}, sp.CodeInvalidParams)
 }
