@@ -3,6 +3,7 @@ module github.com/iii-skills/skills/conformance
 go 1.25.0
 
 require (
+	github.com/google/jsonschema-go v0.4.3
 	github.com/iii-skills/skills/sdk-go v0.0.0
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0

@@ -23,6 +23,9 @@ CONFORMANCE_REQUIRE_DRIVERS ?=
 # (environment or command line) means "test that external engine".
 CONFORMANCE_URL_FLAG := $(if $(filter environment environment\ override command\ line,$(origin III_URL)),--iii-url=$(III_URL))
 CONFORMANCE_GO_TEST := env -u III_URL $(GO) test -count=1 -timeout $(CONFORMANCE_TIMEOUT)
+# Other groups (mk/<group>.mk) add "name=report.json" here and their target as a
+# prerequisite of `conformance`; the summary prints one line for each.
+CONFORMANCE_REPORTS +=
 
 # sdk:file whose presence means the driver exists (the command is in DRIVER.md).
 CONFORMANCE_DRIVERS := go:sdk-go/skills/internal/driver/main.go \
@@ -50,7 +53,7 @@ conformance-publishers:
 	done
 
 conformance: conformance-registry conformance-publishers
-	@args="registry=$(CONFORMANCE_OUT)/registry.json"; \
+	@args="registry=$(CONFORMANCE_OUT)/registry.json $(CONFORMANCE_REPORTS)"; \
 	for d in $(CONFORMANCE_DRIVERS); do \
 		sdk=$${d%%:*}; file=$${d#*:}; \
 		if [ $$sdk = python ] && [ ! -x .venv/bin/python ]; then file=.venv/bin/python; fi; \

@@ -389,6 +389,25 @@ func connect(t testing.TB, e *fakeEngine, c *Client) *fakeConn {
 	fc.waitFor(t, "the worker hello", func(f frame) bool {
 		return f.Type == wire.TypeInvokeFunction && f.FunctionID == "engine::workers::register"
 	})
+	// The hello comes before the replayed registrations: wait until the
+	// engine routes every function the client holds, so a call made right
+	// after connect cannot race them.
+	c.mu.Lock()
+	ids := make([]string, 0, len(c.functions))
+	for id := range c.functions {
+		ids = append(ids, id)
+	}
+	c.mu.Unlock()
+	eventually(t, "the replayed functions routed", func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		for _, id := range ids {
+			if e.functions[id] != fc {
+				return false
+			}
+		}
+		return true
+	})
 	return fc
 }
 

@@ -55,7 +55,7 @@ func (w *Worker) unregisterSkill(ctx context.Context, data json.RawMessage) (any
 // it does not shadow.
 func (w *Worker) served(ctx context.Context) ([]*catalog.Entry, error) {
 	if w.skills.isReady() {
-		return w.cat.List(), nil
+		return w.listed(), nil
 	}
 	raw, err := w.state.list(ctx, w.cfg.Scopes.Skills)
 	if err != nil {
@@ -67,7 +67,7 @@ func (w *Worker) served(ctx context.Context) ([]*catalog.Entry, error) {
 			byID[s.ID] = entryOf(s)
 		}
 	}
-	for _, e := range w.cat.List() {
+	for _, e := range w.listed() {
 		if _, ok := byID[e.ID]; ok {
 			continue
 		}
@@ -240,7 +240,7 @@ func (w *Worker) renderIndex(ctx context.Context) string {
 		if c := w.index.Load(); c != nil && c.gen == gen {
 			return c.body
 		}
-		body := renderEntries(w.cat.List())
+		body := renderEntries(w.listed())
 		w.index.Store(&renderedIndex{gen: gen, body: body})
 		return body
 	}
@@ -264,7 +264,7 @@ func (w *Worker) skillBody(ctx context.Context, id string) (string, error) {
 		return "", invalidArguments(err)
 	}
 	if w.skills.isReady() {
-		e, ok := w.cat.Get(id)
+		e, ok := w.lookup(id)
 		if !ok {
 			return "", registry.ErrSkillNotFound(id)
 		}
@@ -275,7 +275,7 @@ func (w *Worker) skillBody(ctx context.Context, id string) (string, error) {
 		return "", registry.ErrStateGet(sdkError(err))
 	}
 	if raw == nil {
-		if e, ok := w.cat.Get(id); ok {
+		if e, ok := w.lookup(id); ok {
 			if f := w.folderEntry(e); f != nil {
 				return f.Body.String()
 			}
@@ -321,4 +321,27 @@ func (w *Worker) fetchSkill(ctx context.Context, data json.RawMessage) (any, err
 		sections = append(sections, registry.FormatFetchSection(u, text))
 	}
 	return registry.JoinFetchSections(sections), nil
+}
+
+// listed is what the iii registry surface lists: every effective catalog
+// entry except the server's built-in skills (the Skills Protocol guide),
+// which are not registry content and would change v0.2.2's listings.
+func (w *Worker) listed() []*catalog.Entry {
+	all := w.cat.List()
+	out := all[:0:0]
+	for _, e := range all {
+		if e.Origin.Kind != catalog.OriginBuiltin {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// lookup is Get restricted to what the registry surface serves (see listed).
+func (w *Worker) lookup(id string) (*catalog.Entry, bool) {
+	e, ok := w.cat.Get(id)
+	if !ok || e.Origin.Kind == catalog.OriginBuiltin {
+		return nil, false
+	}
+	return e, true
 }

@@ -205,6 +205,10 @@ func (w *Worker) announceOtherSources(ctx context.Context) {
 		if ch.Cause == PublishedSource && (ch.Entry == nil || ch.Entry.SourceName() == PublishedSource) {
 			return
 		}
+		if (ch.Entry != nil && ch.Entry.Origin.Kind == catalog.OriginBuiltin) ||
+			(ch.Entry == nil && ch.Previous != nil && ch.Previous.Origin.Kind == catalog.OriginBuiltin) {
+			return // built-in skills are not registry content
+		}
 		op := "register"
 		if ch.Op == catalog.OpRemove {
 			op = "unregister"

@@ -8,6 +8,7 @@ import (
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/directory"
 	"github.com/iii-skills/skills/server/fsource"
+	"github.com/iii-skills/skills/server/skillsprotocol"
 	"github.com/iii-skills/skills/server/worker"
 )
 
@@ -33,7 +34,8 @@ func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, f
 	if len(folders) == 0 {
 		return func() {}, nil
 	}
-	set, err := fsource.Open(fsource.Options{Folders: folders, Catalog: cat, Logger: log, Watch: true})
+	set, err := fsource.Open(fsource.Options{Folders: folders, Catalog: cat, Logger: log, Watch: true,
+		Bundle: func(b fsource.BundleDir, e *catalog.Entry) error { return skillsprotocol.CompleteEntry(b.Manifest, e) }})
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/skillsprotocol"
 	"github.com/iii-skills/skills/server/worker"
 )
 
@@ -44,6 +45,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "trigger" {
 		return runTrigger(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "sp-tools" {
+		return runSPTools(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "mcp" {
 		return runMCP(args[1:], stdout, stderr)
@@ -69,8 +73,10 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	dataDir := fs.String("data", ".data", "With --standalone: directory of the embedded engine's durable state")
 	strictFetch := fs.Bool("strict-fetch", false, "Reject bare skill paths in skill::fetch, exactly like upstream v0.2.2")
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error")
-	mcpAddr := fs.String("mcp-addr", defaultMCPAddr, "With --standalone: serve MCP Streamable HTTP at http://ADDR/mcp (empty disables)")
-	mcpToken := fs.String("mcp-token", os.Getenv(mcpTokenEnv), "With --standalone: bearer token required by the MCP endpoint (env "+mcpTokenEnv+")")
+	mcpAddr := fs.String("mcp-addr", defaultMCPAddr, "Serve MCP Streamable HTTP at http://ADDR/mcp and the Skills Protocol at http://ADDR/rpc (empty disables)")
+	mcpToken := fs.String("mcp-token", os.Getenv(mcpTokenEnv), "Bearer token required by the MCP and Skills Protocol endpoints (env "+mcpTokenEnv+")")
+	rpcPath := fs.String("rpc-path", skillsprotocol.Path, "Path of the Skills Protocol JSON-RPC endpoint on the --mcp-addr listener (empty disables)")
+	spBundles := fs.String("sp-bundles", "", "Comma-separated folders of Skills Protocol bundles (skill.toml) to serve")
 	mcpLimits := mcpSessionFlags(fs, "mcp-")
 	engineToken := fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token: with --standalone every worker must present it to the embedded engine (Authorization: Bearer, or ?token= in its URL); this worker presents it to the engine it dials (env "+engineTokenEnv+")")
 	sectionDepth := fs.Int("section-max-depth", worker.DefaultSectionMaxDepth, "How many section reads (iii://fn/…) may nest; a cycle is refused at once")
@@ -157,6 +163,16 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer stopFolders()
+	if *rpcPath != "" && !strings.HasPrefix(*rpcPath, "/") {
+		fmt.Fprintf(stderr, "skills: --rpc-path %q must start with / (e.g. /rpc), or be empty to disable the endpoint\n", *rpcPath)
+		return 2
+	}
+	sp, err := newSkillsProtocol(client, cat, *spBundles, *configPath, cfg.StateTimeout(), log)
+	if err != nil {
+		log.Error("cannot start the Skills Protocol runtime", "err", err)
+		return 1
+	}
+	defer sp.Close()
 	log.Info("connecting to the iii engine", "url", target)
 	if err := client.Connect(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -170,12 +186,12 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	log.Info("skills ready: 13 functions + 2 custom trigger types")
 	if *standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
-		if *mcpAddr != "" {
-			if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, mcpLimits.options(*mcpToken), log); err != nil {
-				log.Warn("MCP endpoint not started (the registry runs without it; choose another --mcp-addr)", "addr", *mcpAddr, "err", err)
-			} else {
-				defer stopMCP()
-			}
+	}
+	if *mcpAddr != "" {
+		if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, mcpLimits.options(*mcpToken), log, sp, *rpcPath); err != nil {
+			log.Warn("HTTP endpoints (MCP, Skills Protocol) not started (the registry runs without them; choose another --mcp-addr)", "addr", *mcpAddr, "err", err)
+		} else {
+			defer stopMCP()
 		}
 	}
 	<-ctx.Done()

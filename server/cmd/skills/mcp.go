@@ -24,6 +24,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
+	"github.com/iii-skills/skills/server/skillsprotocol"
 	"github.com/iii-skills/skills/server/worker"
 )
 
@@ -35,8 +36,10 @@ const defaultMCPAddr = "127.0.0.1:49135"
 const mcpTokenEnv = "SKILLS_MCP_TOKEN"
 
 // startMCPHTTP serves the MCP endpoint for client on addr until ctx ends and
-// returns a func that stops it and waits.
-func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts skillsmcp.HTTPOptions, log *slog.Logger) (stop func(), err error) {
+// returns a func that stops it and waits. With rt set, the same listener
+// serves the Skills Protocol endpoint at rpcPath (and its tool definitions
+// at rpcPath/tools) behind the same guard.
+func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts skillsmcp.HTTPOptions, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
@@ -51,11 +54,14 @@ func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts ski
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := srv.ServeHTTP(ctx, ln, opts); err != nil {
+		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath); err != nil {
 			log.Error("MCP endpoint stopped", "err", err)
 		}
 	}()
 	log.Info(fmt.Sprintf("MCP endpoint http://%s%s", ln.Addr(), skillsmcp.Path), "auth", opts.Token != "")
+	if rt != nil && rpcPath != "" {
+		log.Info(fmt.Sprintf("Skills Protocol endpoint http://%s%s", ln.Addr(), rpcPath), "auth", opts.Token != "", "sandbox", sandboxState(rt))
+	}
 	if !httpguard.IsLoopbackAddr(ln.Addr().String()) && opts.Token == "" {
 		log.Warn("SECURITY: the MCP endpoint listens on a non-loopback address without a token: anyone who can reach "+
 			ln.Addr().String()+" can call every visible function; set --mcp-token / "+mcpTokenEnv+" or bind 127.0.0.1", "addr", ln.Addr().String())
@@ -113,7 +119,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	}
 
 	if *httpAddr != "" {
-		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, limits.options(*token), log)
+		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, limits.options(*token), log, nil, "")
 		if err != nil {
 			log.Error("cannot start the MCP endpoint", "addr", *httpAddr, "err", err)
 			return 1

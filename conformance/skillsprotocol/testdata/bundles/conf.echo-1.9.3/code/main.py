@@ -1,0 +1,5 @@
+import helper
+
+
+def run(args):
+    return {"version": helper.VERSION, "args": args}

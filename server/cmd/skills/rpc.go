@@ -1,0 +1,138 @@
+package main
+
+// The Skills Protocol surface of the binary: POST /rpc (--rpc-path) on the
+// listener that serves /mcp, in standalone and worker mode, and
+// `skills sp-tools --format schema|openai|anthropic`.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/httpguard"
+	skillsmcp "github.com/iii-skills/skills/server/mcp"
+	"github.com/iii-skills/skills/server/skillsprotocol"
+)
+
+// spConfig is the skills_protocol section of config.yaml (every key optional):
+//
+//	skills_protocol:
+//	  secrets: {SALESFORCE_API_KEY: "…"}   # values of secrets manifests may name (else the environment)
+//	  work_dir: /var/tmp/skills-protocol    # run folders and materialized bundles
+type spConfig struct {
+	SkillsProtocol struct {
+		Secrets map[string]string `yaml:"secrets"`
+		WorkDir string            `yaml:"work_dir"`
+	} `yaml:"skills_protocol"`
+}
+
+func loadSPConfig(path string, log *slog.Logger) spConfig {
+	var c spConfig
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return c
+	}
+	if err := yaml.Unmarshal(raw, &c); err != nil {
+		log.Warn("skills protocol: skills_protocol section of the config ignored", "path", path, "err", err)
+		return spConfig{}
+	}
+	return c
+}
+
+// newSkillsProtocol builds the runtime over cat, registers its iii
+// function on client and loads the bundle folders (comma-separated).
+func newSkillsProtocol(client *iii.Client, cat *catalog.Catalog, folders, configPath string, stateTimeout time.Duration, log *slog.Logger) (*skillsprotocol.Runtime, error) {
+	cfg := loadSPConfig(configPath, log).SkillsProtocol
+	rt, err := skillsprotocol.New(skillsprotocol.Options{Catalog: cat, State: skillsprotocol.IIIState(client, stateTimeout),
+		Secrets: cfg.Secrets, WorkDir: cfg.WorkDir, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := rt.Register(client); err != nil {
+		_ = rt.Close()
+		return nil, err
+	}
+	if folders != "" {
+		if err := rt.LoadFolders(strings.Split(folders, ",")...); err != nil {
+			log.Warn("skills protocol: bundle folders not loaded", "err", err)
+		}
+	}
+	return rt, nil
+}
+
+func sandboxState(rt *skillsprotocol.Runtime) string {
+	if err := rt.Sandbox().Available(); err != nil {
+		return err.Error()
+	}
+	return "bubblewrap"
+}
+
+// serveHTTP serves /mcp and, when rt is set and rpcPath is not empty, the
+// Skills Protocol at rpcPath, until ctx ends.
+func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts skillsmcp.HTTPOptions, rt *skillsprotocol.Runtime, rpcPath string) error {
+	mux := http.NewServeMux()
+	mux.Handle(skillsmcp.Path, srv.HTTPHandler(opts))
+	if rt != nil && rpcPath != "" {
+		guard := httpguard.Policy{AllowedOrigins: opts.AllowedOrigins, Token: opts.Token}
+		mux.Handle(rpcPath, guard.Wrap(rt))
+		mux.Handle(strings.TrimSuffix(rpcPath, "/")+"/tools", guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defs, err := skillsprotocol.ToolDefinitions(r.URL.Query().Get("format"))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(defs)
+		})))
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdown); err != nil {
+		_ = hs.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func runSPTools(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("skills sp-tools", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", "schema", "Tool definition format: schema (the seed's JSON Schema form), openai or anthropic")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	defs, err := skillsprotocol.ToolDefinitions(*format)
+	if err != nil {
+		fmt.Fprintln(stderr, "skills sp-tools:", err)
+		return 2
+	}
+	b, _ := json.MarshalIndent(defs, "", "  ")
+	fmt.Fprintln(stdout, string(b))
+	return 0
+}

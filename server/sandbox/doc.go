@@ -1,0 +1,32 @@
+// Package sandbox runs untrusted commands in a fresh bubblewrap (bwrap)
+// sandbox with limits the kernel enforces. It knows nothing of skills: the
+// caller says which host files appear where, which environment the command
+// gets and which limits apply.
+//
+// Every run gets:
+//
+//   - new user, mount, PID, IPC, UTS, cgroup and network namespaces (no
+//     network at all: only a loopback interface that is down);
+//   - a non-root uid/gid (1000 inside). When the server runs as root, bwrap
+//     itself is started under a distinct unprivileged host uid per
+//     concurrent run (Config.HostUIDBase + slot), so even an escape from the
+//     namespaces lands on an account that owns nothing;
+//   - a read-only /usr (and the /bin, /lib, /lib64 symlinks into it), a fresh
+//     /proc and a minimal /dev, and nothing else of the host: no /etc, no
+//     /home, no server data directory;
+//   - the caller's read-only binds (Spec.Mounts) and an empty writable
+//     tmpfs at /workspace and /tmp, each capped at Limits.WorkspaceBytes;
+//   - only the environment the caller gives (bwrap --clearenv);
+//   - rlimits set inside the new user namespace by util-linux prlimit just
+//     before the command runs: CPU seconds (RLIMIT_CPU), address space
+//     (RLIMIT_AS), processes (RLIMIT_NPROC, counted per user namespace so
+//     concurrent runs do not share the budget), file size (RLIMIT_FSIZE),
+//     open files (RLIMIT_NOFILE) and no core dumps;
+//   - a wall-clock limit and an output cap enforced by this package: the
+//     sandbox is killed with SIGKILL (bwrap --die-with-parent takes the whole
+//     PID namespace down) when the time is up or when stdout or stderr
+//     exceeds Limits.OutputBytes; at most that many bytes are ever read.
+//
+// Run reports ErrUnavailable (with the install command) when bwrap is not
+// installed, so callers can answer with a clear failure and keep serving.
+package sandbox

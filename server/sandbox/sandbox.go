@@ -1,0 +1,385 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// ErrUnavailable means bubblewrap is not installed (or not runnable here).
+var ErrUnavailable = errors.New("sandbox unavailable")
+
+// InstallHint says how to get bubblewrap on the machines we support.
+const InstallHint = "install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap; Fedora: dnf install bubblewrap)"
+
+// Inside is the uid and gid the command runs as inside the sandbox.
+const Inside = 1000
+
+// Limits bound one run. Zero fields take the defaults of DefaultLimits.
+type Limits struct {
+	Wall           time.Duration // wall-clock time, then SIGKILL
+	CPU            time.Duration // CPU time (RLIMIT_CPU soft limit, whole seconds rounded up, at least 1; SIGXCPU, SIGKILL a second later)
+	MemoryBytes    int64         // address space per process (RLIMIT_AS)
+	Processes      int           // processes and threads of the sandbox uid (RLIMIT_NPROC)
+	OutputBytes    int64         // bytes kept of stdout and of stderr each; more kills the run
+	FileBytes      int64         // largest file the command may write (RLIMIT_FSIZE)
+	WorkspaceBytes int64         // size of the /workspace and /tmp tmpfs
+	OpenFiles      int           // open file descriptors (RLIMIT_NOFILE)
+}
+
+// DefaultLimits are the limits of a run that asks for nothing else.
+var DefaultLimits = Limits{
+	Wall:           30 * time.Second,
+	CPU:            30 * time.Second,
+	MemoryBytes:    512 << 20,
+	Processes:      32,
+	OutputBytes:    1 << 20,
+	FileBytes:      64 << 20,
+	WorkspaceBytes: 64 << 20,
+	OpenFiles:      256,
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.Wall > 0 {
+		d.Wall = l.Wall
+	}
+	if l.CPU > 0 {
+		d.CPU = l.CPU
+	}
+	if l.MemoryBytes > 0 {
+		d.MemoryBytes = l.MemoryBytes
+	}
+	if l.Processes > 0 {
+		d.Processes = l.Processes
+	}
+	if l.OutputBytes > 0 {
+		d.OutputBytes = l.OutputBytes
+	}
+	if l.FileBytes > 0 {
+		d.FileBytes = l.FileBytes
+	}
+	if l.WorkspaceBytes > 0 {
+		d.WorkspaceBytes = l.WorkspaceBytes
+	}
+	if l.OpenFiles > 0 {
+		d.OpenFiles = l.OpenFiles
+	}
+	return d
+}
+
+// Mount is a read-only bind of a host path into the sandbox.
+type Mount struct {
+	Source string // host path (file or directory)
+	Target string // absolute path inside the sandbox
+}
+
+// Spec is one command to run.
+type Spec struct {
+	// Command is the program and its arguments as seen inside the sandbox
+	// (e.g. /usr/bin/python3 …).
+	Command []string
+	// Mounts are extra read-only binds; targets must be absolute, clean and
+	// outside /usr, /proc and /dev.
+	Mounts []Mount
+	// Env is the whole environment of the command.
+	Env map[string]string
+	// Dir is the working directory inside the sandbox (default /workspace).
+	Dir string
+	// Stdin is fed to the command (nil: empty).
+	Stdin []byte
+	// Limits of this run.
+	Limits Limits
+}
+
+// Outcome says how a run ended.
+type Outcome string
+
+// The ways a run ends.
+const (
+	Exited         Outcome = "exited"          // the command exited (see ExitCode)
+	Signaled       Outcome = "signaled"        // killed by a signal it did not choose to ignore (CPU limit: SIGKILL/SIGXCPU)
+	TimedOut       Outcome = "timed_out"       // wall-clock limit reached
+	OutputExceeded Outcome = "output_exceeded" // stdout or stderr passed Limits.OutputBytes
+	Canceled       Outcome = "canceled"        // the caller's context ended
+)
+
+// Result is what a run produced.
+type Result struct {
+	Outcome  Outcome
+	ExitCode int    // exit status when Outcome is Exited, else -1
+	Signal   string // the signal's name when Outcome is Signaled
+	Stdout   []byte // at most Limits.OutputBytes
+	Stderr   []byte // at most Limits.OutputBytes
+	Duration time.Duration
+	Limits   Limits // the limits applied
+}
+
+// Config is how to reach bubblewrap.
+type Config struct {
+	// Bwrap is the bwrap binary (default: "bwrap" looked up on PATH, then
+	// /usr/bin/bwrap).
+	Bwrap string
+	// Prlimit is util-linux prlimit as seen inside the sandbox (default
+	// /usr/bin/prlimit; /usr is bound read-only).
+	Prlimit string
+	// HostUIDBase is the first host uid given to runs when the server runs
+	// as root (default 200000); run n uses HostUIDBase + n mod HostUIDs.
+	HostUIDBase int
+	// HostUIDs is the size of that pool (default 1000).
+	HostUIDs int
+}
+
+// Sandbox runs commands. It is safe for concurrent use.
+type Sandbox struct {
+	cfg   Config
+	bwrap string
+	err   error
+	seq   atomic.Uint64
+	once  sync.Once
+}
+
+// New returns a Sandbox; it does not fail when bwrap is missing (Available
+// and Run say so).
+func New(cfg Config) *Sandbox {
+	if cfg.Prlimit == "" {
+		cfg.Prlimit = "/usr/bin/prlimit"
+	}
+	if cfg.HostUIDBase <= 0 {
+		cfg.HostUIDBase = 200000
+	}
+	if cfg.HostUIDs <= 0 {
+		cfg.HostUIDs = 1000
+	}
+	return &Sandbox{cfg: cfg}
+}
+
+// Available reports nil when bwrap and prlimit are installed, else an error
+// wrapping ErrUnavailable that says how to install what is missing.
+func (s *Sandbox) Available() error {
+	s.once.Do(func() {
+		name := s.cfg.Bwrap
+		if name == "" {
+			name = "bwrap"
+		}
+		p, err := exec.LookPath(name)
+		if err != nil && s.cfg.Bwrap == "" {
+			if _, serr := os.Stat("/usr/bin/bwrap"); serr == nil {
+				p, err = "/usr/bin/bwrap", nil
+			}
+		}
+		if err != nil {
+			s.err = fmt.Errorf("%w: bubblewrap (bwrap) is not installed: %s", ErrUnavailable, InstallHint)
+			return
+		}
+		if _, err := os.Stat(s.cfg.Prlimit); err != nil {
+			s.err = fmt.Errorf("%w: %s is missing (it sets the kernel limits): install util-linux", ErrUnavailable, s.cfg.Prlimit)
+			return
+		}
+		s.bwrap = p
+	})
+	return s.err
+}
+
+// Args returns the bwrap command line for spec (without the binary), for
+// tests and diagnostics.
+func (s *Sandbox) Args(spec Spec) ([]string, error) {
+	if len(spec.Command) == 0 {
+		return nil, errors.New("sandbox: empty command")
+	}
+	l := spec.Limits.withDefaults()
+	dir := spec.Dir
+	if dir == "" {
+		dir = "/workspace"
+	}
+	a := []string{
+		"--unshare-all", // user, ipc, pid, net, uts, cgroup namespaces: no network
+		"--unshare-user", "--uid", strconv.Itoa(Inside), "--gid", strconv.Itoa(Inside),
+		"--disable-userns", // no nested user namespaces to regain capabilities in
+		"--die-with-parent", "--new-session",
+		"--hostname", "sandbox",
+		"--ro-bind", "/usr", "/usr",
+		"--symlink", "usr/bin", "/bin",
+		"--symlink", "usr/lib", "/lib",
+		"--symlink", "usr/lib64", "/lib64",
+		"--symlink", "usr/sbin", "/sbin",
+		"--proc", "/proc",
+		"--dev", "/dev",
+		"--perms", "0755", "--size", strconv.FormatInt(l.WorkspaceBytes, 10), "--tmpfs", "/workspace",
+		"--perms", "1777", "--size", strconv.FormatInt(l.WorkspaceBytes, 10), "--tmpfs", "/tmp",
+	}
+	mounts := append([]Mount(nil), spec.Mounts...)
+	sort.SliceStable(mounts, func(i, j int) bool { return mounts[i].Target < mounts[j].Target })
+	for _, m := range mounts {
+		if err := checkTarget(m.Target); err != nil {
+			return nil, err
+		}
+		a = append(a, "--ro-bind", m.Source, m.Target)
+	}
+	// The root itself is a tmpfs bwrap built: make it read-only so that
+	// only /workspace and /tmp take writes.
+	a = append(a, "--remount-ro", "/", "--chdir", dir, "--clearenv")
+	keys := make([]string, 0, len(spec.Env))
+	for k := range spec.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return nil, fmt.Errorf("sandbox: invalid environment variable name %q", k)
+		}
+		a = append(a, "--setenv", k, spec.Env[k])
+	}
+	cpu := int64((l.CPU + time.Second - 1) / time.Second)
+	if cpu < 1 {
+		cpu = 1
+	}
+	a = append(a, "--", s.cfg.Prlimit,
+		// soft:hard, so the kernel sends SIGXCPU (reported as such) a
+		// second before the SIGKILL of the hard limit.
+		"--cpu="+strconv.FormatInt(cpu, 10)+":"+strconv.FormatInt(cpu+1, 10),
+		"--as="+strconv.FormatInt(l.MemoryBytes, 10),
+		"--nproc="+strconv.Itoa(l.Processes),
+		"--fsize="+strconv.FormatInt(l.FileBytes, 10),
+		"--nofile="+strconv.Itoa(l.OpenFiles),
+		"--core=0",
+		"--")
+	return append(a, spec.Command...), nil
+}
+
+func checkTarget(t string) error {
+	if !path.IsAbs(t) || path.Clean(t) != t || t == "/" {
+		return fmt.Errorf("sandbox: mount target %q must be an absolute clean path", t)
+	}
+	for _, reserved := range []string{"/usr", "/proc", "/dev", "/bin", "/lib", "/lib64", "/sbin"} {
+		if t == reserved || strings.HasPrefix(t, reserved+"/") {
+			return fmt.Errorf("sandbox: mount target %q is inside the reserved %s", t, reserved)
+		}
+	}
+	return nil
+}
+
+// Run runs spec and waits for it. The error is non-nil only when the run
+// could not start (ErrUnavailable, a bad spec); everything the command does
+// is reported in Result.
+func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
+	if err := s.Available(); err != nil {
+		return Result{}, err
+	}
+	args, err := s.Args(spec)
+	if err != nil {
+		return Result{}, err
+	}
+	l := spec.Limits.withDefaults()
+	cmd := exec.Command(s.bwrap, args...)
+	cmd.Env = []string{} // bwrap --clearenv too; nothing of the server leaks
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if os.Geteuid() == 0 {
+		// Root would map the sandbox uid onto host root: start bwrap as an
+		// unprivileged host uid instead, one per concurrent run.
+		uid := uint32(s.cfg.HostUIDBase + int(s.seq.Add(1)%uint64(s.cfg.HostUIDs)))
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uid, Gid: uid, NoSetGroups: true}
+	}
+	if spec.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(spec.Stdin)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: stdout pipe: %w", err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: stderr pipe: %w", err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("sandbox: start bwrap: %w", err)
+	}
+	var (
+		mu       sync.Mutex
+		outcome  Outcome
+		killOnce sync.Once
+	)
+	kill := func(o Outcome) {
+		killOnce.Do(func() {
+			mu.Lock()
+			outcome = o
+			mu.Unlock()
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		})
+	}
+	var wg sync.WaitGroup
+	var outBuf, errBuf []byte
+	wg.Add(2)
+	go func() { defer wg.Done(); outBuf = readCapped(stdout, l.OutputBytes, func() { kill(OutputExceeded) }) }()
+	go func() { defer wg.Done(); errBuf = readCapped(stderr, l.OutputBytes, func() { kill(OutputExceeded) }) }()
+
+	timer := time.NewTimer(l.Wall)
+	defer timer.Stop()
+	stopWatch := make(chan struct{})
+	go func() {
+		select {
+		case <-timer.C:
+			kill(TimedOut)
+		case <-ctx.Done():
+			kill(Canceled)
+		case <-stopWatch:
+		}
+	}()
+	wg.Wait()
+	werr := cmd.Wait()
+	close(stopWatch)
+	res := Result{Stdout: outBuf, Stderr: errBuf, Duration: time.Since(start), ExitCode: -1, Limits: l}
+	mu.Lock()
+	res.Outcome = outcome
+	mu.Unlock()
+	if res.Outcome != "" {
+		return res, nil
+	}
+	var ee *exec.ExitError
+	switch {
+	case werr == nil:
+		res.Outcome, res.ExitCode = Exited, 0
+	case errors.As(werr, &ee):
+		ws, _ := ee.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			res.Outcome, res.Signal = Signaled, ws.Signal().String()
+		} else {
+			res.Outcome, res.ExitCode = Exited, ws.ExitStatus()
+			// bwrap reports the command's death by signal as 128+n.
+			if n := ws.ExitStatus() - 128; n > 0 && n < 65 {
+				res.Outcome, res.Signal, res.ExitCode = Signaled, syscall.Signal(n).String(), -1
+			}
+		}
+	default:
+		return res, fmt.Errorf("sandbox: wait: %w", werr)
+	}
+	return res, nil
+}
+
+// readCapped reads r until EOF, keeping at most max bytes; past that it
+// calls over once and discards the rest (the caller kills the writer).
+func readCapped(r io.Reader, max int64, over func()) []byte {
+	var buf bytes.Buffer
+	n, _ := io.Copy(&buf, io.LimitReader(r, max))
+	if n == max {
+		var one [1]byte
+		if m, _ := r.Read(one[:]); m > 0 {
+			over()
+		}
+	}
+	_, _ = io.Copy(io.Discard, r)
+	return buf.Bytes()
+}

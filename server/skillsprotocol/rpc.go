@@ -1,0 +1,283 @@
+package skillsprotocol
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+)
+
+// MaxRequestBytes caps a request body (create_blob content included).
+const MaxRequestBytes = 32 << 20
+
+// Path is where the endpoint is served by default.
+const Path = "/rpc"
+
+type rpcRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	ID      json.RawMessage `json:"id"`
+}
+
+type rpcResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	Result  any             `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+	ID      json.RawMessage `json:"id"`
+}
+
+var nullID = json.RawMessage("null")
+
+// ServeHTTP answers JSON-RPC 2.0 requests (single or batch) posted to the
+// endpoint. Protocol errors are JSON-RPC errors; HTTP status is 200 for
+// every answered request, 204 when only notifications were sent.
+func (r *Runtime) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "Method Not Allowed: the Skills Protocol endpoint takes JSON-RPC 2.0 requests by POST", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxRequestBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeJSON(w, rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeInvalidRequest,
+				Message: fmt.Sprintf("request body is larger than %d bytes", MaxRequestBytes)}})
+			return
+		}
+		return
+	}
+	out, ok := r.HandleMessage(req.Context(), body)
+	if !ok {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+// HandleMessage answers one JSON-RPC message (a request, a notification
+// or a batch). ok is false when nothing is to be sent back (notifications
+// only).
+func (r *Runtime) HandleMessage(ctx context.Context, body []byte) (out []byte, ok bool) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var items []json.RawMessage
+		if err := json.Unmarshal(trimmed, &items); err != nil {
+			return mustJSON(parseError(err)), true
+		}
+		if len(items) == 0 {
+			return mustJSON(rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeInvalidRequest, Message: "empty batch: send at least one request"}}), true
+		}
+		var resps []rpcResponse
+		for _, it := range items {
+			if resp, reply := r.handleOne(ctx, it); reply {
+				resps = append(resps, resp)
+			}
+		}
+		if len(resps) == 0 {
+			return nil, false
+		}
+		return mustJSON(resps), true
+	}
+	if !json.Valid(trimmed) {
+		var v any
+		return mustJSON(parseError(json.Unmarshal(trimmed, &v))), true
+	}
+	resp, reply := r.handleOne(ctx, trimmed)
+	if !reply {
+		return nil, false
+	}
+	return mustJSON(resp), true
+}
+
+func parseError(err error) rpcResponse {
+	msg := "parse error: the body is not valid JSON"
+	if err != nil {
+		msg += " (" + err.Error() + ")"
+	}
+	return rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeParseError, Message: msg}}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(rpcResponse{JSONRPC: "2.0", ID: nullID, Error: internalError("encode the response: %v", err)})
+	}
+	return b
+}
+
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return true
+	}
+	switch id[0] {
+	case '"', 'n':
+		return true
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
+}
+
+// handleOne answers one request object; reply is false for a notification.
+func (r *Runtime) handleOne(ctx context.Context, raw json.RawMessage) (rpcResponse, bool) {
+	invalid := func(msg string) (rpcResponse, bool) {
+		return rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: " + msg}}, true
+	}
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '{' {
+		return invalid("expected a JSON object {\"jsonrpc\":\"2.0\",\"method\":…,\"params\":{…},\"id\":…}")
+	}
+	var req rpcRequest
+	if err := json.Unmarshal(t, &req); err != nil {
+		return invalid(err.Error())
+	}
+	var members map[string]json.RawMessage
+	_ = json.Unmarshal(t, &members)
+	_, hasID := members["id"]
+	if !validID(req.ID) {
+		return invalid("id must be a string, a number or null")
+	}
+	id := req.ID
+	if !hasID || len(id) == 0 {
+		id = nullID
+	}
+	if req.JSONRPC != "2.0" {
+		return rpcResponse{JSONRPC: "2.0", ID: id, Error: &Error{Code: CodeInvalidRequest, Message: `invalid request: "jsonrpc" must be "2.0"`}}, true
+	}
+	if req.Method == nil {
+		return rpcResponse{JSONRPC: "2.0", ID: id, Error: &Error{Code: CodeInvalidRequest, Message: `invalid request: "method" must be a string (a tool name such as list_skills)`}}, true
+	}
+	result, perr := r.Call(ctx, *req.Method, req.Params)
+	if !hasID {
+		return rpcResponse{}, false
+	}
+	if perr != nil {
+		return rpcResponse{JSONRPC: "2.0", ID: id, Error: perr}, true
+	}
+	return rpcResponse{JSONRPC: "2.0", ID: id, Result: result}, true
+}
+
+// Call runs one tool with its params (a JSON object, or empty).
+func (r *Runtime) Call(ctx context.Context, method string, params json.RawMessage) (any, *Error) {
+	switch method {
+	case "list_skills":
+		var p listParams
+		if e := decodeParams(method, params, &p); e != nil {
+			return nil, e
+		}
+		return r.listSkills(p)
+	case "describe_skill":
+		var p describeParams
+		if e := decodeParams(method, params, &p); e != nil {
+			return nil, e
+		}
+		return r.describeSkill(p)
+	case "read_skill_file":
+		var p readFileParams
+		if e := decodeParams(method, params, &p); e != nil {
+			return nil, e
+		}
+		return r.readSkillFile(p)
+	case "execute_skill":
+		var p executeParams
+		if e := decodeParams(method, params, &p); e != nil {
+			return nil, e
+		}
+		return r.executeSkill(ctx, p)
+	case "run_code":
+		var p runCodeParams
+		if e := decodeParams(method, params, &p); e != nil {
+			return nil, e
+		}
+		return r.runCode(ctx, p)
+	case "create_blob":
+		var p createBlobParams
+		if e := decodeParams(method, params, &p); e != nil {
+			return nil, e
+		}
+		return r.createBlob(ctx, p)
+	case "read_blob":
+		var p readBlobParams
+		if e := decodeParams(method, params, &p); e != nil {
+			return nil, e
+		}
+		return r.readBlob(ctx, p)
+	case "load_skills_protocol_guide":
+		var p struct{}
+		if e := decodeParams(method, params, &p); e != nil {
+			return nil, e
+		}
+		return map[string]any{"content": GuideContent()}, nil
+	}
+	return nil, &Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q is not a Skills Protocol tool (expected one of: %s)", method, strings.Join(ToolNames(), ", "))}
+}
+
+// decodeParams decodes params (an object; absent or null means {}) into
+// dst, refusing unknown keys and wrongly typed values with -32602.
+func decodeParams(method string, params json.RawMessage, dst any) *Error {
+	t := bytes.TrimSpace(params)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		t = []byte("{}")
+	}
+	if t[0] != '{' {
+		return invalidParams("params of %s must be an object", method)
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &typeErr):
+			return invalidParams("%s: parameter %q must be %s, got %s", method, typeErr.Field, jsonType(typeErr.Type.String()), typeErr.Value)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			field := strings.TrimPrefix(err.Error(), "json: unknown field ")
+			return invalidParams("%s: unknown parameter %s (expected: %s)", method, field, strings.Join(paramNames(method), ", "))
+		default:
+			return invalidParams("%s: %v", method, err)
+		}
+	}
+	return nil
+}
+
+func jsonType(goType string) string {
+	switch {
+	case strings.Contains(goType, "string") && strings.HasPrefix(goType, "[]"):
+		return "an array of strings"
+	case strings.Contains(goType, "string"):
+		return "a string"
+	case strings.Contains(goType, "int"):
+		return "an integer"
+	case strings.HasPrefix(goType, "map"), strings.HasPrefix(goType, "struct"), strings.HasPrefix(goType, "*struct"):
+		return "an object"
+	}
+	return goType
+}
+
+func paramNames(method string) []string {
+	for _, t := range Tools() {
+		if t.Name == method {
+			props, _ := t.Parameters["properties"].(map[string]any)
+			names := make([]string, 0, len(props))
+			for k := range props {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			return names
+		}
+	}
+	return nil
+}

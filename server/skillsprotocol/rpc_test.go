@@ -1,0 +1,165 @@
+package skillsprotocol_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	sp "github.com/iii-skills/skills/server/skillsprotocol"
+)
+
+func TestJSONRPCEnvelope(t *testing.T) {
+	e := newEnv(t, sp.Options{})
+	cases := []struct {
+		body string
+		want string // substring of the response
+	}{
+		{`{bad`, `"error":{"code":-32700`},
+		{`[`, `"error":{"code":-32700`},
+		{`[]`, `"error":{"code":-32600`},
+		{`42`, `"error":{"code":-32600`},
+		{`{"method":"list_skills","id":1}`, `"error":{"code":-32600`},
+		{`{"jsonrpc":"2.0","id":1}`, `"error":{"code":-32600`},
+		{`{"jsonrpc":"2.0","method":"list_skills","id":{"a":1}}`, `"error":{"code":-32600`},
+		{`{"jsonrpc":"2.0","method":"nope","id":"abc"}`, `"error":{"code":-32601`},
+		{`{"jsonrpc":"2.0","method":"nope","id":"abc"}`, `"id":"abc"`},
+		{`{"jsonrpc":"2.0","method":"list_skills","id":null}`, `"id":null`},
+		{`{"jsonrpc":"2.0","method":"list_skills","id":7.5}`, `"id":7.5`},
+		{`{"jsonrpc":"2.0","method":"list_skills","params":[1],"id":1}`, `"error":{"code":-32602`},
+		{`{"jsonrpc":"2.0","method":"list_skills","params":{"limt":3},"id":1}`, `unknown parameter \"limt\"`},
+		{`{"jsonrpc":"2.0","method":"read_blob","params":{"blob_id":5},"id":1}`, `"blob_id\" must be a string`},
+	}
+	for _, c := range cases {
+		if got := string(e.post([]byte(c.body))); !strings.Contains(got, c.want) {
+			t.Errorf("%s\n got %s\nwant %s", c.body, got, c.want)
+		}
+	}
+	// A batch is answered per request; notifications get no answer.
+	got := e.post([]byte(`[{"jsonrpc":"2.0","method":"list_skills","id":1},{"jsonrpc":"2.0","method":"list_skills"},5,{"jsonrpc":"2.0","method":"nope","id":2}]`))
+	var batch []map[string]any
+	if err := json.Unmarshal(got, &batch); err != nil || len(batch) != 3 {
+		t.Fatalf("batch: %s", got)
+	}
+	if batch[0]["id"] != 1.0 || batch[0]["result"] == nil || batch[1]["id"] != nil || batch[2]["id"] != 2.0 {
+		t.Fatalf("batch answers: %s", got)
+	}
+	resp, err := http.Post(e.url, "application/json", strings.NewReader(`[{"jsonrpc":"2.0","method":"list_skills"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("notification-only batch: %d", resp.StatusCode)
+	}
+	resp, err = http.Get(e.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+}
+
+func TestBlobs(t *testing.T) {
+	e := newEnv(t, sp.Options{MaxBlobBytes: 1 << 16})
+	var c struct {
+		BlobID string `json:"blob_id"`
+		Size   int    `json:"size"`
+	}
+	content := "héllo " + strings.Repeat("x", 3000) + " wörld"
+	e.ok("create_blob", map[string]any{"content": content, "kind": "text/plain"}, &c)
+	if c.Size != len(content) {
+		t.Fatalf("size %d", c.Size)
+	}
+	var r struct {
+		Content   string `json:"content"`
+		Truncated bool   `json:"truncated"`
+		Kind      string `json:"kind"`
+	}
+	e.ok("read_blob", map[string]any{"blob_id": c.BlobID}, &r)
+	if len(r.Content) > 2000 || !strings.HasPrefix(r.Content, "héllo") || !r.Truncated || r.Kind != "text/plain" {
+		t.Fatalf("sample_head: %d bytes %v", len(r.Content), r.Truncated)
+	}
+	e.ok("read_blob", map[string]any{"blob_id": c.BlobID, "mode": "sample_tail", "max_bytes": 5}, &r)
+	if r.Content != "wörld"[1:] && r.Content != "rld" && r.Content != "örld" {
+		t.Fatalf("sample_tail: %q", r.Content)
+	}
+	e.ok("read_blob", map[string]any{"blob_id": c.BlobID, "mode": "full"}, &r)
+	if r.Content != content || r.Truncated {
+		t.Fatal("full read differs")
+	}
+	e.fails("read_blob", map[string]any{"blob_id": "blob:0000000000000000"}, sp.CodeInvalidParams)
+	e.fails("read_blob", map[string]any{"blob_id": "blob:../../etc"}, sp.CodeInvalidParams)
+	e.fails("read_blob", map[string]any{"blob_id": c.BlobID, "mode": "middle"}, sp.CodeInvalidParams)
+	e.fails("read_blob", map[string]any{"blob_id": c.BlobID, "max_bytes": 0}, sp.CodeInvalidParams)
+	e.fails("create_blob", map[string]any{"content": "x", "kind": "plain"}, sp.CodeInvalidParams)
+	e.fails("create_blob", map[string]any{"kind": "text/plain"}, sp.CodeInvalidParams)
+	msg := e.fails("create_blob", map[string]any{"content": strings.Repeat("x", 1<<16+1), "kind": "text/plain"}, sp.CodeInvalidParams)
+	if !strings.Contains(msg, "at most 65536") {
+		t.Fatalf("cap message: %s", msg)
+	}
+
+	// Durable: a new runtime on the same engine reads it.
+	e.start(sp.Options{})
+	e.ok("read_blob", map[string]any{"blob_id": c.BlobID, "mode": "full"}, &r)
+	if r.Content != content {
+		t.Fatal("blob lost across runtimes")
+	}
+}
+
+func publish(t *testing.T, c *iii.Client, files map[string]string) (json.RawMessage, error) {
+	t.Helper()
+	var list []sp.BundleFile
+	for p, content := range files {
+		list = append(list, sp.BundleFile{Path: p, Content: content})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	data, err := json.Marshal(sp.PublishRequest{Files: list})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Trigger(ctx, iii.TriggerRequest{FunctionID: sp.PublishFunction, Data: data, Timeout: 10 * time.Second})
+}
+
+func TestPublishBundleOverIII(t *testing.T) {
+	e := newEnv(t, sp.Options{})
+	bundle := map[string]string{
+		"skill.toml":   "name = \"acme.tools.hello\"\nversion = \"0.1.0\"\ndescription = \"Say hello\"\nkind = \"action\"\n[runtime]\nlanguage = \"python\"\nentrypoint = \"code/main.py\"\n",
+		"SKILL.md":     "# Hello\n\nSays hello.\n",
+		"code/main.py": "def main(args):\n    return 'hello ' + args.get('who', 'world')\n",
+	}
+	out, err := publish(t, e.client, bundle)
+	if err != nil || !strings.Contains(string(out), `"name":"acme.tools.hello"`) {
+		t.Fatalf("publish: %s %v", out, err)
+	}
+	out, err = publish(t, e.client, bundle)
+	if err != nil || !strings.Contains(string(out), `"unchanged":true`) {
+		t.Fatalf("republish same content: %s %v", out, err)
+	}
+	bundle["SKILL.md"] = "# Hello v2\n"
+	if _, err := publish(t, e.client, bundle); err == nil || !strings.Contains(err.Error(), "immutable") {
+		t.Fatalf("republish other content: %v", err)
+	}
+	bad := map[string]string{"skill.toml": "name = \"acme.tools.hello\"\nversion = \"0.2.0\"\ndescription = \"x\"\nkind = \"action\"\n[runtime]\nlanguage = \"python\"\nentrypoint = \"code/missing.py\"\n"}
+	if _, err := publish(t, e.client, bad); err == nil || !strings.Contains(err.Error(), "not a file of the bundle") {
+		t.Fatalf("invalid bundle: %v", err)
+	}
+	if _, err := publish(t, e.client, map[string]string{"../skill.toml": "x"}); err == nil || !strings.Contains(err.Error(), "leaves the bundle") {
+		t.Fatalf("traversal: %v", err)
+	}
+	var d map[string]any
+	e.ok("describe_skill", map[string]any{"name": "acme.tools.hello"}, &d)
+
+	// Durable: a restarted runtime loads it from state.
+	e.start(sp.Options{})
+	e.ok("describe_skill", map[string]any{"name": "acme.tools.hello", "version": "0.1.0"}, &d)
+	if d["kind"] != "action" {
+		t.Fatalf("reloaded bundle: %v", d)
+	}
+}

@@ -1,0 +1,468 @@
+package skillsprotocol
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/sandbox"
+)
+
+// Run is what execute_skill and run_code return.
+type Run struct {
+	Status      string    `json:"status"`
+	RunID       string    `json:"run_id"`
+	Summary     string    `json:"summary"`
+	Output      any       `json:"output"`
+	OutputBlobs []string  `json:"output_blobs"`
+	LogsPreview string    `json:"logs_preview"`
+	Error       *RunError `json:"error,omitempty"`
+}
+
+// RunError is why a run failed.
+type RunError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// Run statuses.
+const (
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+)
+
+// runStore keeps finished runs for a while (Options.RunRetention, at most
+// Options.MaxRuns), so an operator or a later surface can look them up.
+type runStore struct {
+	mu    sync.Mutex
+	ttl   time.Duration
+	max   int
+	order []string
+	runs  map[string]storedRun
+}
+
+type storedRun struct {
+	run  Run
+	done time.Time
+}
+
+func newRunStore(ttl time.Duration, max int) *runStore {
+	return &runStore{ttl: ttl, max: max, runs: map[string]storedRun{}}
+}
+
+func (s *runStore) add(r Run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	s.runs[r.RunID] = storedRun{run: r, done: now}
+	s.order = append(s.order, r.RunID)
+	for len(s.order) > 0 {
+		old := s.runs[s.order[0]]
+		if len(s.order) <= s.max && now.Sub(old.done) <= s.ttl {
+			break
+		}
+		delete(s.runs, s.order[0])
+		s.order = s.order[1:]
+	}
+}
+
+// Run returns a finished run kept by the runtime.
+func (r *Runtime) Run(id string) (Run, bool) {
+	r.runs.mu.Lock()
+	defer r.runs.mu.Unlock()
+	s, ok := r.runs.runs[id]
+	if !ok || time.Since(s.done) > r.runs.ttl {
+		return Run{}, false
+	}
+	return s.run, true
+}
+
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "run_" + hex.EncodeToString(b[:])
+}
+
+// runRequest is what the Python runner reads (pylib/sp_runner.py).
+type runRequest struct {
+	File       string            `json:"file"`
+	Entrypoint string            `json:"entrypoint"`
+	Args       map[string]any    `json:"args"`
+	Skills     map[string]string `json:"skills"`
+	Path       []string          `json:"path"`
+	Display    string            `json:"display"`
+}
+
+// job is one run to perform.
+type job struct {
+	display string // "salesforce.leads.sync 1.0.0" or "run_code"
+	req     runRequest
+	code    string // run_code source, written to /runtime/run/main.py
+	mounts  []skillView
+	blobs   []string
+	env     map[string]string
+	timeout time.Duration
+}
+
+func (r *Runtime) timeoutOf(ms *int64) (time.Duration, *Error) {
+	if ms == nil {
+		return r.opts.DefaultTimeout, nil
+	}
+	if *ms <= 0 {
+		return 0, invalidParams("timeout_ms %d must be a positive number of milliseconds", *ms)
+	}
+	d := time.Duration(*ms) * time.Millisecond
+	if d > r.opts.MaxTimeout {
+		d = r.opts.MaxTimeout
+	}
+	return d, nil
+}
+
+// checkBlobs verifies every input blob exists before a sandbox is built.
+func (r *Runtime) checkBlobs(ctx context.Context, ids []string) ([]blobRecord, *Error) {
+	out := make([]blobRecord, 0, len(ids))
+	for _, id := range ids {
+		rec, perr := r.getBlob(ctx, id)
+		if perr != nil {
+			return nil, perr
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+func (r *Runtime) secretEnv(names []string) map[string]string {
+	env := map[string]string{}
+	for _, n := range names {
+		if v, ok := r.opts.Secrets[n]; ok {
+			env[n] = v
+		} else if v, ok := os.LookupEnv(n); ok {
+			env[n] = v
+		}
+	}
+	return env
+}
+
+// execute runs a job in a fresh sandbox and turns whatever happened into a Run.
+func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
+	run := Run{RunID: newRunID(), OutputBlobs: []string{}}
+	fail := func(kind, msg string) Run {
+		run.Status, run.Error = StatusFailed, &RunError{Type: kind, Message: msg}
+		run.Summary = fmt.Sprintf("%s failed: %s", j.display, kind)
+		r.runs.add(run)
+		return run
+	}
+	if err := r.sb.Available(); err != nil {
+		return fail("SandboxUnavailable", fmt.Sprintf("code execution needs bubblewrap on the server: %v", err))
+	}
+	dir, err := os.MkdirTemp(r.work, "run-")
+	if err != nil {
+		return fail("RuntimeError", fmt.Sprintf("prepare the run folder: %v", err))
+	}
+	defer os.RemoveAll(dir)
+	mounts, err := r.prepare(dir, j, blobs)
+	if err != nil {
+		return fail("RuntimeError", fmt.Sprintf("prepare the sandbox: %v", err))
+	}
+	env := map[string]string{"PATH": "/usr/bin:/bin", "HOME": "/workspace", "LANG": "C.UTF-8"}
+	for k, v := range j.env {
+		env[k] = v
+	}
+	limits := r.opts.Limits
+	limits.Wall = j.timeout
+	// CPU time a little above the wall time: a busy single-threaded loop
+	// ends as TimeoutError, several busy threads as CPULimitExceeded.
+	if cpu := j.timeout + time.Second; limits.CPU == 0 || limits.CPU > cpu {
+		limits.CPU = cpu
+	}
+	res, err := r.sb.Run(ctx, sandbox.Spec{
+		Command: []string{r.opts.Python, "-I", "-S", "/runtime/lib/sp_runner.py", "/runtime/run/request.json"},
+		Mounts:  mounts, Env: env, Limits: limits,
+	})
+	if err != nil {
+		if errors.Is(err, sandbox.ErrUnavailable) {
+			return fail("SandboxUnavailable", err.Error())
+		}
+		return fail("RuntimeError", err.Error())
+	}
+	logs := string(res.Stderr)
+	run.LogsPreview = tailUTF8(logs, LogsPreviewBytes)
+	if len(logs) > r.opts.BlobThreshold {
+		if rec, perr := r.putBlob(ctx, logs, "text/plain"); perr == nil {
+			run.OutputBlobs = append(run.OutputBlobs, rec.ID)
+		}
+	}
+	ms := res.Duration.Milliseconds()
+	switch res.Outcome {
+	case sandbox.TimedOut:
+		return fail("TimeoutError", fmt.Sprintf("the run exceeded its time limit of %d ms and was killed", j.timeout.Milliseconds()))
+	case sandbox.OutputExceeded:
+		return fail("OutputLimitExceeded", fmt.Sprintf("the run wrote more than %d bytes to stdout or stderr and was killed; write large data to /workspace and return a summary", res.Limits.OutputBytes))
+	case sandbox.Canceled:
+		return fail("Canceled", "the request was canceled before the run finished")
+	}
+	var doc struct {
+		OK     bool            `json:"ok"`
+		Output json.RawMessage `json:"output"`
+		Error  *RunError       `json:"error"`
+	}
+	if err := json.Unmarshal(res.Stdout, &doc); err != nil {
+		switch {
+		case res.Signal == syscall.SIGXCPU.String():
+			return fail("CPULimitExceeded", fmt.Sprintf("the run used more than %d s of CPU time", int(res.Limits.CPU/time.Second)))
+		case res.Outcome == sandbox.Signaled:
+			return fail("Killed", fmt.Sprintf("the run was killed by %s (limits: %d MiB memory, %d processes)", res.Signal, res.Limits.MemoryBytes>>20, res.Limits.Processes))
+		default:
+			return fail("RuntimeError", fmt.Sprintf("the run ended (exit status %d) without a result; see logs_preview", res.ExitCode))
+		}
+	}
+	if !doc.OK {
+		e := doc.Error
+		if e == nil {
+			e = &RunError{Type: "RuntimeError", Message: "the run failed"}
+		}
+		return fail(e.Type, e.Message)
+	}
+	run.Status = StatusCompleted
+	if len(doc.Output) > r.opts.BlobThreshold {
+		rec, perr := r.putBlob(ctx, string(doc.Output), "application/json")
+		if perr != nil {
+			return fail("OutputTooLarge", perr.Message)
+		}
+		run.OutputBlobs = append([]string{rec.ID}, run.OutputBlobs...)
+		run.Summary = fmt.Sprintf("%s completed in %d ms; its output (%d bytes of JSON) is %s", j.display, ms, len(doc.Output), rec.ID)
+	} else {
+		run.Output = doc.Output
+		run.Summary = fmt.Sprintf("%s completed in %d ms", j.display, ms)
+	}
+	r.runs.add(run)
+	return run
+}
+
+// prepare writes the run folder (request, code, blobs) and returns the
+// sandbox mounts: /runtime/lib (runner + runtime module), /runtime/run,
+// /blobs and /skills/<name> for each mounted skill.
+func (r *Runtime) prepare(dir string, j job, blobs []blobRecord) ([]sandbox.Mount, error) {
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	runDir := filepath.Join(dir, "run")
+	blobDir := filepath.Join(dir, "blobs")
+	for _, d := range []string{runDir, blobDir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if j.code != "" {
+		if err := os.WriteFile(filepath.Join(runDir, "main.py"), []byte(j.code), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range blobs {
+		if err := os.WriteFile(filepath.Join(blobDir, strings.TrimPrefix(b.ID, BlobPrefix)), []byte(b.Content), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	req := j.req
+	req.Skills = map[string]string{}
+	mounts := []sandbox.Mount{
+		{Source: filepath.Join(r.work, "lib"), Target: "/runtime/lib"},
+		{Source: runDir, Target: "/runtime/run"},
+		{Source: blobDir, Target: "/blobs"},
+	}
+	for _, v := range j.mounts {
+		src, err := r.materialize(v)
+		if err != nil {
+			return nil, err
+		}
+		entry := ""
+		if v.manifest.Runtime != nil {
+			entry = v.manifest.Runtime.Entrypoint
+			// The entrypoint's folder is importable, so its sibling
+			// modules (import helper) load as in the bundle.
+			if d := "/skills/" + v.name + "/" + path.Dir(entry); !slices.Contains(req.Path, d) {
+				req.Path = append(req.Path, d)
+			}
+		}
+		req.Skills[v.name] = entry
+		mounts = append(mounts, sandbox.Mount{Source: src, Target: "/skills/" + v.name})
+	}
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	return mounts, os.WriteFile(filepath.Join(runDir, "request.json"), raw, 0o644)
+}
+
+// materialize writes a skill version's files once into the work folder
+// (keyed by name, version and content digests) and returns the folder.
+// Files are written from the catalog's content: a bundle's symlinks never
+// reach the sandbox.
+func (r *Runtime) materialize(v skillView) (string, error) {
+	files := skillFiles(v.e)
+	h := catalog.DigestOfString(v.name + "@" + v.version + "|" + digestList(files))
+	dst := filepath.Join(r.work, "skills", hex.EncodeToString(h[:12]))
+	r.matMu.Lock()
+	defer r.matMu.Unlock()
+	if _, err := os.Stat(dst); err == nil {
+		return dst, nil
+	}
+	tmp := dst + ".tmp"
+	_ = os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		if err := checkRelPath(f.Path); err != nil {
+			return "", fmt.Errorf("skill %s: %w", v.name, err)
+		}
+		b, err := f.Content.Bytes()
+		if err != nil {
+			return "", fmt.Errorf("read %s of %s: %w", f.Path, v.name, err)
+		}
+		p := filepath.Join(tmp, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	if err := os.Chmod(filepath.Dir(tmp), 0o755); err != nil {
+		return "", err
+	}
+	return dst, os.Rename(tmp, dst)
+}
+
+func digestList(files []catalog.File) string {
+	var b strings.Builder
+	for _, f := range files {
+		b.WriteString(f.Path)
+		b.WriteByte('=')
+		b.WriteString(f.Digest.String())
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
+type executeParams struct {
+	Name       string         `json:"name"`
+	Version    string         `json:"version"`
+	Args       map[string]any `json:"args"`
+	InputBlobs []string       `json:"input_blobs"`
+	TimeoutMS  *int64         `json:"timeout_ms"`
+}
+
+func (r *Runtime) executeSkill(ctx context.Context, p executeParams) (any, *Error) {
+	v, perr := r.find(p.Name, p.Version)
+	if perr != nil {
+		return nil, perr
+	}
+	if v.manifest.Kind != KindAction || v.manifest.Runtime == nil {
+		return nil, invalidParams("skill %s %s is an instruction skill: it has no code to execute (read it with read_skill_file, or use run_code)", v.name, v.version)
+	}
+	timeout, perr := r.timeoutOf(p.TimeoutMS)
+	if perr != nil {
+		return nil, perr
+	}
+	blobs, perr := r.checkBlobs(ctx, p.InputBlobs)
+	if perr != nil {
+		return nil, perr
+	}
+	rt := v.manifest.Runtime
+	export := rt.Export
+	if export == "" {
+		export = "main"
+	}
+	dir := "/skills/" + v.name
+	j := job{
+		display: v.name + " " + v.version,
+		req: runRequest{File: dir + "/" + rt.Entrypoint, Entrypoint: export, Args: nonNilArgs(p.Args),
+			Display: rt.Entrypoint},
+		mounts:  []skillView{v},
+		env:     r.secretEnv(v.manifest.Permissions.Secrets),
+		timeout: timeout,
+	}
+	return r.execute(ctx, j, blobs), nil
+}
+
+type runCodeParams struct {
+	Language    string         `json:"language"`
+	Code        *string        `json:"code"`
+	Entrypoint  string         `json:"entrypoint"`
+	Args        map[string]any `json:"args"`
+	MountSkills []string       `json:"mount_skills"`
+	InputBlobs  []string       `json:"input_blobs"`
+	Limits      *struct {
+		TimeoutMS *int64 `json:"timeout_ms"`
+	} `json:"limits"`
+}
+
+func (r *Runtime) runCode(ctx context.Context, p runCodeParams) (any, *Error) {
+	if p.Language != "python" {
+		return nil, invalidParams(`language %q is not supported (expected "python")`, p.Language)
+	}
+	if p.Code == nil || strings.TrimSpace(*p.Code) == "" {
+		return nil, invalidParams("code is required (Python source defining the entrypoint function, main(args) by default)")
+	}
+	entry := p.Entrypoint
+	if entry == "" {
+		entry = "main"
+	}
+	if !identRe.MatchString(entry) {
+		return nil, invalidParams("entrypoint %q must be a Python function name", entry)
+	}
+	var ms *int64
+	if p.Limits != nil {
+		ms = p.Limits.TimeoutMS
+	}
+	timeout, perr := r.timeoutOf(ms)
+	if perr != nil {
+		return nil, perr
+	}
+	var mounts []skillView
+	seen := map[string]bool{}
+	for _, spec := range p.MountSkills {
+		name, version, _ := strings.Cut(spec, "@")
+		v, perr := r.find(name, version)
+		if perr != nil {
+			return nil, &Error{Code: perr.Code, Message: "mount_skills: " + perr.Message}
+		}
+		if seen[v.name] {
+			return nil, invalidParams("mount_skills names %s twice", v.name)
+		}
+		seen[v.name] = true
+		mounts = append(mounts, v)
+	}
+	blobs, perr := r.checkBlobs(ctx, p.InputBlobs)
+	if perr != nil {
+		return nil, perr
+	}
+	j := job{
+		display: "run_code " + entry + "()",
+		req:     runRequest{File: "/runtime/run/main.py", Entrypoint: entry, Args: nonNilArgs(p.Args), Display: "the code"},
+		code:    *p.Code,
+		mounts:  mounts,
+		timeout: timeout,
+	}
+	return r.execute(ctx, j, blobs), nil
+}
+
+func nonNilArgs(a map[string]any) map[string]any {
+	if a == nil {
+		return map[string]any{}
+	}
+	return a
+}

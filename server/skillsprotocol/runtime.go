@@ -1,0 +1,326 @@
+package skillsprotocol
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/sandbox"
+)
+
+//go:embed all:pylib
+var pylib embed.FS
+
+// Defaults of Options.
+const (
+	DefaultBlobScope     = "skills-protocol-blobs"
+	DefaultBundleScope   = "skills-protocol-bundles"
+	DefaultMaxBlobBytes  = 8 << 20
+	DefaultBlobThreshold = 4096
+	DefaultTimeout       = 30 * time.Second
+	DefaultMaxTimeout    = 5 * time.Minute
+	DefaultRunRetention  = time.Hour
+	DefaultMaxRuns       = 1000
+	DefaultPython        = "/usr/bin/python3"
+	LogsPreviewBytes     = 2000
+)
+
+// Catalog source names and ranks of the bundles this package feeds.
+const (
+	SourcePublishedBundles = "skills-protocol-published"
+	SourceFolderBundles    = "skills-protocol-folders"
+	SourceGuide            = "skills-protocol-builtin"
+	RankPublishedBundles   = catalog.RankPublished + 1
+	RankFolderBundles      = catalog.RankFolder + 90
+)
+
+// State is durable key/value storage: the iii state::* functions.
+type State interface {
+	Get(ctx context.Context, scope, key string) (json.RawMessage, error)
+	Set(ctx context.Context, scope, key string, value any) error
+	List(ctx context.Context, scope string) ([]json.RawMessage, error)
+}
+
+// Options configure a Runtime. Catalog and State are required.
+type Options struct {
+	Catalog *catalog.Catalog
+	State   State
+	// Sandbox runs code (default sandbox.New(sandbox.Config{})).
+	Sandbox *sandbox.Sandbox
+	// Python is the interpreter inside the sandbox (default /usr/bin/python3).
+	Python string
+	// Secrets holds values of secrets a manifest may name; a name not here
+	// is read from the server's environment.
+	Secrets map[string]string
+	// BlobScope and BundleScope are the state scopes of blobs and of
+	// bundles published over iii.
+	BlobScope, BundleScope string
+	// MaxBlobBytes caps a blob (create_blob and run outputs).
+	MaxBlobBytes int64
+	// BlobThreshold: a run output (JSON) or log larger than this many bytes
+	// is stored as a blob and listed in output_blobs.
+	BlobThreshold int
+	// DefaultTimeout and MaxTimeout bound a run's wall time.
+	DefaultTimeout, MaxTimeout time.Duration
+	// Limits are the sandbox limits of every run (Wall is set per run).
+	Limits sandbox.Limits
+	// RunRetention and MaxRuns: how long and how many finished runs are kept.
+	RunRetention time.Duration
+	MaxRuns      int
+	// WorkDir holds run folders and the materialized bundles (default a
+	// fresh folder under the system temp dir).
+	WorkDir string
+	Logger  *slog.Logger
+}
+
+// Runtime is the Skills Protocol runtime: the 8 tools over a catalog.
+type Runtime struct {
+	opts    Options
+	cat     *catalog.Catalog
+	sb      *sandbox.Sandbox
+	log     *slog.Logger
+	pub     *catalog.Source
+	folders *catalog.Source
+	work    string
+	runs    *runStore
+	matMu   sync.Mutex
+	ownWork bool
+}
+
+// New returns a Runtime; it registers its catalog sources (the built-in
+// guide, published bundles, folder bundles) in opts.Catalog.
+func New(opts Options) (*Runtime, error) {
+	if opts.Catalog == nil || opts.State == nil {
+		return nil, fmt.Errorf("skillsprotocol: Options.Catalog and Options.State are required")
+	}
+	if opts.Sandbox == nil {
+		opts.Sandbox = sandbox.New(sandbox.Config{})
+	}
+	if opts.Python == "" {
+		opts.Python = DefaultPython
+	}
+	if opts.BlobScope == "" {
+		opts.BlobScope = DefaultBlobScope
+	}
+	if opts.BundleScope == "" {
+		opts.BundleScope = DefaultBundleScope
+	}
+	if opts.MaxBlobBytes <= 0 {
+		opts.MaxBlobBytes = DefaultMaxBlobBytes
+	}
+	if opts.BlobThreshold <= 0 {
+		opts.BlobThreshold = DefaultBlobThreshold
+	}
+	if opts.DefaultTimeout <= 0 {
+		opts.DefaultTimeout = DefaultTimeout
+	}
+	if opts.MaxTimeout <= 0 {
+		opts.MaxTimeout = DefaultMaxTimeout
+	}
+	if opts.RunRetention <= 0 {
+		opts.RunRetention = DefaultRunRetention
+	}
+	if opts.MaxRuns <= 0 {
+		opts.MaxRuns = DefaultMaxRuns
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	r := &Runtime{opts: opts, cat: opts.Catalog, sb: opts.Sandbox, log: opts.Logger, runs: newRunStore(opts.RunRetention, opts.MaxRuns)}
+	if err := r.prepareWorkDir(); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.pub, err = sourceOf(r.cat, SourcePublishedBundles, RankPublishedBundles); err != nil {
+		return nil, err
+	}
+	if r.folders, err = sourceOf(r.cat, SourceFolderBundles, RankFolderBundles); err != nil {
+		return nil, err
+	}
+	guide, err := sourceOf(r.cat, SourceGuide, catalog.RankBuiltin)
+	if err != nil {
+		return nil, err
+	}
+	e, err := GuideEntry()
+	if err != nil {
+		return nil, err
+	}
+	if err := guide.Put(e); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func sourceOf(c *catalog.Catalog, name string, rank int) (*catalog.Source, error) {
+	if s := c.Source(name); s != nil {
+		return s, nil
+	}
+	return c.AddSource(name, rank)
+}
+
+// prepareWorkDir creates the work folder (world-readable: the sandbox runs
+// under an unprivileged host uid) and writes the Python runner into it.
+func (r *Runtime) prepareWorkDir() error {
+	dir := r.opts.WorkDir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "skills-protocol-")
+		if err != nil {
+			return fmt.Errorf("skillsprotocol: work dir: %w", err)
+		}
+		dir, r.ownWork = d, true
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("skillsprotocol: work dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fmt.Errorf("skillsprotocol: work dir: %w", err)
+	}
+	if err := reachable(dir); err != nil {
+		return err
+	}
+	r.work = dir
+	lib := filepath.Join(dir, "lib")
+	return fs.WalkDir(pylib, "pylib", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel("pylib", p)
+		dst := filepath.Join(lib, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := pylib.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+}
+
+// reachable checks that the sandbox's unprivileged host uid can traverse
+// every folder above dir (it binds run folders from there); running as
+// root, nothing else would tell why every run fails.
+func reachable(dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for p := abs; ; p = filepath.Dir(p) {
+		info, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("skillsprotocol: work dir: %w", err)
+		}
+		if info.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("skillsprotocol: work dir %s: %s is mode %04o; the sandbox runs as an unprivileged uid and needs o+x on every folder above its work dir", abs, p, info.Mode().Perm())
+		}
+		if p == filepath.Dir(p) {
+			return nil
+		}
+	}
+}
+
+// Close removes the work folder when the Runtime created it.
+func (r *Runtime) Close() error {
+	if r.ownWork {
+		return os.RemoveAll(r.work)
+	}
+	return nil
+}
+
+// Sandbox is the sandbox runs use.
+func (r *Runtime) Sandbox() *sandbox.Sandbox { return r.sb }
+
+// LoadFolders (re)loads the bundle folders under roots into the catalog
+// (source SourceFolderBundles). Bad bundles are logged and skipped.
+func (r *Runtime) LoadFolders(roots ...string) error {
+	var all []*catalog.Entry
+	seen := map[string]string{}
+	for _, root := range roots {
+		entries, errs := LoadBundles(root)
+		for _, err := range errs {
+			r.log.Warn("skills protocol: bundle skipped", "err", err)
+		}
+		for _, e := range entries {
+			key := e.ID + "@" + e.Version
+			if prev, dup := seen[key]; dup {
+				r.log.Warn("skills protocol: duplicate bundle version skipped", "name", IDToName(e.ID), "version", e.Version, "kept", prev, "skipped", e.Origin.Source)
+				continue
+			}
+			seen[key] = e.Origin.Source
+			all = append(all, e)
+		}
+	}
+	return r.folders.Replace(all)
+}
+
+// iiiState is State over the iii state::* functions.
+type iiiState struct {
+	c       *iii.Client
+	timeout time.Duration
+}
+
+// IIIState returns State over client's state::* calls, each bounded by timeout.
+func IIIState(client *iii.Client, timeout time.Duration) State {
+	return iiiState{c: client, timeout: timeout}
+}
+
+func (s iiiState) call(ctx context.Context, fn string, payload any) (json.RawMessage, error) {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encode payload: %w", fn, err)
+	}
+	return s.c.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: s.timeout})
+}
+
+func (s iiiState) Get(ctx context.Context, scope, key string) (json.RawMessage, error) {
+	out, err := s.call(ctx, "state::get", map[string]string{"scope": scope, "key": key})
+	if err != nil || isNull(out) {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (s iiiState) Set(ctx context.Context, scope, key string, value any) error {
+	_, err := s.call(ctx, "state::set", map[string]any{"scope": scope, "key": key, "value": value})
+	return err
+}
+
+func (s iiiState) List(ctx context.Context, scope string) ([]json.RawMessage, error) {
+	out, err := s.call(ctx, "state::list", map[string]string{"scope": scope})
+	if err != nil {
+		return nil, err
+	}
+	var flat []json.RawMessage
+	if json.Unmarshal(out, &flat) == nil {
+		return flat, nil
+	}
+	var wrapped struct {
+		Items []struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(out, &wrapped); err != nil {
+		return nil, fmt.Errorf("state::list %s: unexpected result: %w", scope, err)
+	}
+	for _, it := range wrapped.Items {
+		flat = append(flat, it.Value)
+	}
+	return flat, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	s := string(raw)
+	return s == "" || s == "null"
+}
