@@ -36,12 +36,31 @@ func ExtractTitle(md string) (string, bool) {
 }
 
 // ExtractDescription returns the first paragraph of md that is not a
-// heading, truncated with TruncateChars(…, MaxDescriptionChars). Lines are
-// trimmed; a blank line or a line starting with '#' ends the paragraph once
-// text has been collected and is skipped before that; every other line is
-// joined to the paragraph with one space. ok is false when nothing was
-// collected.
+// heading (see ExtractParagraph), truncated with TruncateChars(…,
+// MaxDescriptionChars). ok is false when nothing was collected.
 func ExtractDescription(md string) (string, bool) {
+	// More than 140 runes collected means the rest of the paragraph cannot
+	// change the truncated result.
+	p, ok := paragraph(md, utf8.UTFMax*MaxDescriptionChars)
+	if !ok {
+		return "", false
+	}
+	return TruncateChars(p, MaxDescriptionChars), true
+}
+
+// ExtractParagraph returns the whole first paragraph of md that is not a
+// heading, untruncated: the iii-directory index and the skill catalog keep
+// it whole. Lines are trimmed; a blank line or a line starting with '#'
+// ends the paragraph once text has been collected and is skipped before
+// that; every other line is joined to the paragraph with one space. ok is
+// false when nothing was collected.
+func ExtractParagraph(md string) (string, bool) {
+	return paragraph(md, -1)
+}
+
+// paragraph collects the first paragraph, stopping early once more than
+// limit bytes are collected (limit < 0: no limit).
+func paragraph(md string, limit int) (string, bool) {
 	var b strings.Builder
 	for line, rest, ok := nextLine(md); ok; line, rest, ok = nextLine(rest) {
 		t := strings.TrimSpace(line)
@@ -55,16 +74,14 @@ func ExtractDescription(md string) (string, bool) {
 			b.WriteByte(' ')
 		}
 		b.WriteString(t)
-		if b.Len() > utf8.UTFMax*MaxDescriptionChars {
-			// More than 140 runes are certainly collected: the rest of
-			// the paragraph cannot change the truncated result.
+		if limit >= 0 && b.Len() > limit {
 			break
 		}
 	}
 	if b.Len() == 0 {
 		return "", false
 	}
-	return TruncateChars(b.String(), MaxDescriptionChars), true
+	return b.String(), true
 }
 
 // TruncateChars keeps the first n Unicode scalar values of s and appends

@@ -1,0 +1,84 @@
+package catalog_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/iii-skills/skills/server/catalog"
+)
+
+func TestSplitFrontmatter(t *testing.T) {
+	cases := []struct {
+		name, in, yaml, body string
+		ok                   bool
+	}{
+		{"none", "# Hi\n", "", "# Hi\n", false},
+		{"lf", "---\na: 1\n---\n# Hi\n", "a: 1", "# Hi\n", true},
+		{"crlf keeps \\r in yaml", "---\r\na: 1\r\n---\r\nbody", "a: 1\r", "body", true},
+		{"fence at end", "---\na: 1\n---", "a: 1", "", true},
+		{"fence at end crlf", "---\na: 1\n---\r", "a: 1", "", true},
+		{"no closing fence", "---\na: 1\nbody", "", "---\na: 1\nbody", false},
+		{"not at byte 0", " ---\na: 1\n---\nb", "", " ---\na: 1\n---\nb", false},
+		{"four dashes do not close", "---\na: 1\n----\nx\n---\nbody", "a: 1\n----\nx", "body", true},
+		{"empty yaml", "---\n---\nbody", "", "body", true},
+		{"body verbatim", "---\na: 1\n---\n\n\n  text  \n", "a: 1", "\n\n  text  \n", true},
+	}
+	for _, c := range cases {
+		y, b, ok := catalog.SplitFrontmatter(c.in)
+		if y != c.yaml || b != c.body || ok != c.ok {
+			t.Errorf("%s: got (%q, %q, %v), want (%q, %q, %v)", c.name, y, b, ok, c.yaml, c.body, c.ok)
+		}
+	}
+}
+
+func TestParseFrontmatter(t *testing.T) {
+	fm, err := catalog.ParseFrontmatter("name: pdf\ndescription: Reads PDFs\nmetadata:\n  zeta: 1\n  alpha: [a, b]\nallowed-tools: Bash\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fm.Fields.Keys(); len(got) != 4 || got[0] != "name" || got[2] != "metadata" {
+		t.Fatalf("keys %v", got)
+	}
+	if s, ok := fm.Fields.String("description"); !ok || s != "Reads PDFs" {
+		t.Fatal("String")
+	}
+	j, err := json.Marshal(fm.Fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"name":"pdf","description":"Reads PDFs","metadata":{"zeta":1,"alpha":["a","b"]},"allowed-tools":"Bash"}`
+	if string(j) != want {
+		t.Fatalf("json %s", j)
+	}
+	if fm, err := catalog.ParseFrontmatter("# only a comment\n"); err != nil || !fm.Present || len(fm.Fields) != 0 {
+		t.Fatalf("comment-only: %v %+v", err, fm)
+	}
+	if _, err := catalog.ParseFrontmatter("- a\n- b\n"); !errors.Is(err, catalog.ErrFrontmatterNotMapping) {
+		t.Fatalf("list: %v", err)
+	}
+	for _, bad := range []string{"a: [1, 2\n", "a: 1\na: 2\n", "? [x]\n: 1\n"} {
+		if _, err := catalog.ParseFrontmatter(bad); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+func TestVersionRules(t *testing.T) {
+	for _, v := range []string{"", "0.0.1", "1.2.3-rc.1", "1.2.3+build.5"} {
+		if err := catalog.ValidateVersion(v); err != nil {
+			t.Errorf("%q: %v", v, err)
+		}
+	}
+	for _, v := range []string{"1", "1.2", "v1.2.3", "1.2.3.4", "01.2.3", "x"} {
+		if err := catalog.ValidateVersion(v); err == nil {
+			t.Errorf("%q accepted", v)
+		}
+	}
+	order := []string{"", "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-beta", "1.0.0", "1.2.0", "1.10.0"}
+	for i := 1; i < len(order); i++ {
+		if catalog.CompareVersions(order[i-1], order[i]) >= 0 || catalog.CompareVersions(order[i], order[i-1]) <= 0 {
+			t.Errorf("%q !< %q", order[i-1], order[i])
+		}
+	}
+}
