@@ -10,8 +10,7 @@ import (
 // and description from its frontmatter, as the extension recommends.
 func skillMDResource(e SkillEntry) sdk.Resource {
 	r := sdk.Resource{URI: SkillURI(e.Path, SkillFileName), MIMEType: mimeMarkdown}
-	r.Name, _ = e.Frontmatter["name"].(string)
-	r.Description, _ = e.Frontmatter["description"].(string)
+	r.Name, r.Description = e.Name, e.Description
 	for _, f := range e.Files {
 		if f.Path == SkillFileName {
 			r.Size = f.Size

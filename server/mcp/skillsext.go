@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/skillsext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -45,9 +47,9 @@ type skillResourceWire struct {
 
 // skillWire is a Skill entry of the extension.
 type skillWire struct {
-	URI         string         `json:"uri"`
-	Frontmatter map[string]any `json:"frontmatter"`
-	Resources   any            `json:"resources"` // []skillResourceWire or "dynamic"
+	URI         string          `json:"uri"`
+	Frontmatter json.RawMessage `json:"frontmatter"`
+	Resources   any             `json:"resources"` // []skillResourceWire or "dynamic"
 }
 
 type listSkillsResult struct {
@@ -73,8 +75,8 @@ type directoryResult struct {
 
 func toWire(e SkillEntry) skillWire {
 	w := skillWire{URI: SkillURI(e.Path, SkillFileName), Frontmatter: e.Frontmatter}
-	if w.Frontmatter == nil {
-		w.Frontmatter = map[string]any{}
+	if len(w.Frontmatter) == 0 {
+		w.Frontmatter = json.RawMessage("{}")
 	}
 	if e.Dynamic {
 		w.Resources = "dynamic"
@@ -248,21 +250,21 @@ func (s *Server) readSkillFile(ctx context.Context, uri string) (*sdk.ReadResour
 	if e.Problem != "" {
 		return nil, invalidParams("Resource not found: %s (%s)", uri, e.Problem)
 	}
-	mime := fileMIME(file)
+	mime := catalog.MIMEType(file)
 	for _, f := range e.Files {
 		if f.Path == file && f.MIME != "" {
 			mime = f.MIME
 		}
 	}
 	b, err := s.backend.ReadFile(ctx, e.Path, file)
-	if errors.Is(err, ErrNoSuchFile) {
+	if errors.Is(err, skillsext.ErrNoSuchFile) {
 		return nil, invalidParams("Resource not found: %s", uri)
 	}
 	if err != nil {
 		return nil, backendError(err)
 	}
 	c := &sdk.ResourceContents{URI: uri, MIMEType: mime}
-	if textual(mime) && utf8.Valid(b) {
+	if catalog.IsText(mime) && utf8.Valid(b) {
 		c.Text = string(b)
 	} else {
 		c.Blob = b
@@ -273,20 +275,6 @@ func (s *Server) readSkillFile(ctx context.Context, uri string) (*sdk.ReadResour
 	res := &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{c}}
 	res.CacheScope = "public"
 	return res, nil
-}
-
-// textual reports MIME types served as text.
-func textual(mime string) bool {
-	mime, _, _ = strings.Cut(mime, ";")
-	switch {
-	case strings.HasPrefix(mime, "text/"), strings.HasSuffix(mime, "+json"), strings.HasSuffix(mime, "+xml"):
-		return true
-	}
-	switch mime {
-	case "application/json", "application/yaml", "application/xml", "application/javascript", "application/toml", "image/svg+xml":
-		return true
-	}
-	return false
 }
 
 // backendError maps a backend failure to -32603 (a verdict on the request

@@ -61,9 +61,9 @@ func (s *Server) listSkillsTool(ctx context.Context, req *sdk.CallToolRequest) (
 		b.WriteString("No skills are served.\n")
 	}
 	for _, sk := range res.Skills {
-		name, _ := sk.Frontmatter["name"].(string)
-		desc, _ := sk.Frontmatter["description"].(string)
-		fmt.Fprintf(&b, "- %s — %s: %s", sk.URI, name, desc)
+		var fm struct{ Name, Description string }
+		_ = json.Unmarshal(sk.Frontmatter, &fm)
+		fmt.Fprintf(&b, "- %s — %s: %s", sk.URI, fm.Name, fm.Description)
 		if files, ok := sk.Resources.([]skillResourceWire); ok && len(files) > 1 {
 			fmt.Fprintf(&b, " (%d files)", len(files))
 		}
