@@ -66,8 +66,20 @@ type skillsFixture struct {
 func newSkillsFixture(t *testing.T) *skillsFixture {
 	t.Helper()
 	c := catalog.New()
-	folder, _ := c.AddSource("folder", catalog.RankFolder)
 	pub, _ := c.AddSource("published", catalog.RankPublished)
+	fx := addFolderFixture(t, c)
+	if err := pub.Put(publishedEntry("demo", "# Demo skill\n\nHow to use the demo worker.\n\nSee [echo](iii://fn/demo/echo).\n"),
+		publishedEntry("plain", "# Plain\n\nA static skill.\n")); err != nil {
+		t.Fatal(err)
+	}
+	fx.pub = pub
+	return fx
+}
+
+// addFolderFixture adds the folder skills to c.
+func addFolderFixture(t *testing.T, c *catalog.Catalog) *skillsFixture {
+	t.Helper()
+	folder, _ := c.AddSource("folder", catalog.RankFolder)
 	big := map[string][]byte{"SKILL.md": []byte("---\nname: huge\ndescription: Too many files\n---\n# Huge\n")}
 	for i := range 512 {
 		big[fmt.Sprintf("data/%03d.txt", i)] = []byte("x")
@@ -78,11 +90,7 @@ func newSkillsFixture(t *testing.T) *skillsFixture {
 	); err != nil {
 		t.Fatal(err)
 	}
-	if err := pub.Put(publishedEntry("demo", "# Demo skill\n\nHow to use the demo worker.\n\nSee [echo](iii://fn/demo/echo).\n"),
-		publishedEntry("plain", "# Plain\n\nA static skill.\n")); err != nil {
-		t.Fatal(err)
-	}
-	return &skillsFixture{cat: c, folder: folder, pub: pub}
+	return &skillsFixture{cat: c, folder: folder}
 }
 
 // rpc posts one JSON-RPC request to endpoint and decodes the response
@@ -141,7 +149,7 @@ func (w wireSkill) files(t *testing.T) []wireRes {
 
 // checkSkillsExtension drives the extension through call (one transport
 // and revision) and the go-sdk client cs (resources/read, tools).
-func checkSkillsExtension(t *testing.T, call func(method string, params any) (json.RawMessage, *jsonrpc.Error), cs *sdk.ClientSession) {
+func checkSkillsExtension(t *testing.T, call func(method string, params any) (json.RawMessage, *jsonrpc.Error), cs *sdk.ClientSession, want ...string) {
 	ctx := context.Background()
 	if ext := cs.InitializeResult().Capabilities.Extensions[skillsmcp.ExtensionSkills]; ext == nil {
 		t.Fatalf("capabilities.extensions lacks %s: %+v", skillsmcp.ExtensionSkills, cs.InitializeResult().Capabilities)
@@ -166,7 +174,9 @@ func checkSkillsExtension(t *testing.T, call func(method string, params any) (js
 		uris = append(uris, s.URI)
 		bySkill[s.URI] = s
 	}
-	want := []string{"skill://acme/pdf-tools/SKILL.md", "skill://demo/SKILL.md", "skill://plain/SKILL.md"}
+	if want == nil {
+		want = []string{"skill://acme/pdf-tools/SKILL.md", "skill://demo/SKILL.md", "skill://plain/SKILL.md"}
+	}
 	if !slices.Equal(uris, want) || list.ResultType != "complete" || list.CacheScope != "public" || list.TTL == nil {
 		t.Fatalf("skills/list = %s, want skills %v (huge is over the file limit), resultType, ttlMs, cacheScope", raw, want)
 	}
@@ -214,6 +224,11 @@ func checkSkillsExtension(t *testing.T, call func(method string, params any) (js
 	res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "skill://plain/SKILL.md"})
 	if err != nil || !strings.HasPrefix(res.Contents[0].Text, "---\nname: plain\ndescription: A static skill.\n---\n\n# Plain") {
 		t.Errorf("synthesized SKILL.md: %v %+v", err, res)
+	}
+
+	all, err := cs.ListResources(ctx, nil)
+	if err != nil || !strings.Contains(mustJSON(all), `{"description":"Fill and merge PDF forms","mimeType":"text/markdown","name":"pdf-tools","size":`+fmt.Sprint(len(pdfSkillMD))+`,"uri":"skill://acme/pdf-tools/SKILL.md"}`) {
+		t.Errorf("resources/list lacks the SKILL.md entry of the folder skill: %v %s", err, mustJSON(all))
 	}
 
 	raw, rerr = call("skills/get", map[string]any{"uri": "skill://acme/pdf-tools/SKILL.md"})
@@ -384,4 +399,37 @@ func TestSkillsExtensionStream(t *testing.T) {
 	t.Cleanup(func() { _ = ss2.Close() })
 	cs := s.connectClient(ct2, v2026, nil)
 	checkSkillsExtension(t, call, cs)
+}
+
+// TestSkillsExtensionRemote: the MCP server of another process (`skills
+// mcp`) reads the registry's catalog over iii: published skills reach it
+// through skills::register, folder skills through the catalog, changes
+// through skills::catalog-on-change.
+func TestSkillsExtensionRemote(t *testing.T) {
+	s := newStack(t)
+	s.seed()
+	s.registerSkill("plain", "# Plain\n\nA static skill.\n")
+	fx := addFolderFixture(t, s.cat)
+	s.remote = true
+	s.startMCP(skillsmcp.Options{})
+	endpoint := s.serveHTTP(skillsmcp.HTTPOptions{})
+	n := &notes{}
+	cs := s.connectClient(&sdk.StreamableClientTransport{Endpoint: endpoint}, v2026, n)
+	call := func(method string, params any) (json.RawMessage, *jsonrpc.Error) {
+		return rpc(t, endpoint, map[string]string{"Mcp-Protocol-Version": v2026, "Mcp-Method": method}, method, params)
+	}
+	checkSkillsExtension(t, call, cs, "skill://acme/pdf-tools/SKILL.md", "skill://demo/SKILL.md", "skill://demo/nested/SKILL.md",
+		"skill://other/SKILL.md", "skill://plain/SKILL.md")
+	checkSkillUpdates(t, fx, cs, n)
+
+	// An unregistered skill leaves the listing and its SKILL.md is updated.
+	if err := cs.Subscribe(context.Background(), &sdk.SubscribeParams{URI: "skill://plain/SKILL.md"}); err != nil {
+		t.Fatal(err)
+	}
+	s.trigger("skills::unregister", map[string]string{"id": "plain"})
+	eventually(t, 5*time.Second, func() bool { return n.has(resourceUpdated, "skill://plain/SKILL.md") }, "resources/updated for skill://plain/SKILL.md")
+	raw, _ := call("skills/list", map[string]any{})
+	if strings.Contains(string(raw), "skill://plain/") {
+		t.Fatalf("unregistered skill still listed: %s", raw)
+	}
 }

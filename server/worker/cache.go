@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -30,6 +31,9 @@ type skillCache struct {
 	// list and the swap is not lost.
 	loading bool
 	journal []cacheOp
+
+	// pub, when set, is the catalog source mirrored from the cache.
+	pub *catalog.Source
 }
 
 // cacheOp is a journaled write: a put of row, or a removal of id.
@@ -88,6 +92,7 @@ func (c *skillCache) load(raw []json.RawMessage) {
 	c.ready = true
 	c.loading = false
 	c.journal = nil
+	c.feedReplace(rows)
 }
 
 func (c *skillCache) invalidate() {
@@ -105,6 +110,7 @@ func (c *skillCache) put(s registry.StoredSkill) {
 		c.journal = append(c.journal, cacheOp{row: s})
 	}
 	c.mu.Unlock()
+	c.feedPut(s)
 }
 
 // putIfChanged puts s unless the cache already holds that exact row: the
@@ -127,6 +133,7 @@ func (c *skillCache) remove(id string) {
 		c.journal = append(c.journal, cacheOp{id: id, remove: true})
 	}
 	c.mu.Unlock()
+	c.feedRemove(id)
 }
 
 // get returns the row for id; ready is false when the cache cannot answer.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -68,6 +69,10 @@ type Options struct {
 	// iii-directory's fetch-skill accepts them.
 	StrictFetch bool
 	Logger      *slog.Logger
+	// Catalog, when set, receives every registered skill in its
+	// "published" source (CatalogSource), for the surfaces that read the
+	// catalog (the MCP Skills extension).
+	Catalog *catalog.Catalog
 }
 
 // Worker is the skills registry bound to an iii client.
@@ -105,6 +110,13 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 // Register declares the two custom trigger types and the 13 functions (plus
 // the internal cache-sync function) on the client, in upstream's order.
 func (w *Worker) Register() error {
+	if w.opts.Catalog != nil && w.skills.pub == nil {
+		src, err := w.opts.Catalog.AddSource(CatalogSource, catalog.RankPublished)
+		if err != nil {
+			return err
+		}
+		w.skills.pub = src
+	}
 	var api apiReference
 	if err := json.Unmarshal(apiJSON, &api); err != nil {
 		return fmt.Errorf("embedded api.json: %w", err)

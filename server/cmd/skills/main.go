@@ -25,7 +25,9 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/skillsext"
 	"github.com/iii-skills/skills/server/worker"
 )
 
@@ -70,6 +72,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error")
 	mcpAddr := fs.String("mcp-addr", defaultMCPAddr, "With --standalone: serve MCP Streamable HTTP at http://ADDR/mcp (empty disables)")
 	mcpToken := fs.String("mcp-token", os.Getenv(mcpTokenEnv), "With --standalone: bearer token required by the MCP endpoint (env "+mcpTokenEnv+")")
+	mcpNoSkillTools := fs.Bool("mcp-no-skill-tools", false, "With --standalone: leave out the MCP tools list_skills and read_skill")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\n\nUsage:\n  skills [flags]\n  skills trigger --function-id ID [--payload JSON] [--url URL]\n\nFlags:\n", worker.About)
 		fs.PrintDefaults()
@@ -123,9 +126,19 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 
 	client := iii.RegisterWorker(target, iii.WithName(worker.Name), iii.WithDescription(worker.Description),
 		iii.WithLogger(log))
-	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log})
+	// The catalog every surface reads; the worker feeds it the published
+	// skills, and its MCP Skills extension view is served in-process and,
+	// for `skills mcp`, over iii.
+	cat := catalog.New()
+	view := skillsext.NewView(cat)
+	defer view.Close()
+	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log, Catalog: cat})
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
+		return 1
+	}
+	if err := skillsext.Register(ctx, client, view, log); err != nil {
+		log.Error("cannot register the catalog functions", "err", err)
 		return 1
 	}
 	log.Info("connecting to the iii engine", "url", target)
@@ -142,7 +155,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	if *standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
 		if *mcpAddr != "" {
-			if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, *mcpToken, log); err != nil {
+			if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, *mcpToken, view, *mcpNoSkillTools, log); err != nil {
 				log.Warn("MCP endpoint not started (the registry runs without it; choose another --mcp-addr)", "addr", *mcpAddr, "err", err)
 			} else {
 				defer stopMCP()
