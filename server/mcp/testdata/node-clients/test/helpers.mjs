@@ -140,6 +140,9 @@ export async function startPublisher(engineURL) {
   return { worker, trigger, close: () => worker.shutdown() }
 }
 
+/** The SKILL.md the registry synthesizes for the published skill nodedemo/nested. */
+export const NESTED_SKILL_MD = 'skill://nodedemo/nested/SKILL.md'
+
 const NOTIFICATIONS = [
   ['notifications/resources/list_changed', ResourceListChangedNotificationSchema],
   ['notifications/prompts/list_changed', PromptListChangedNotificationSchema],
@@ -163,13 +166,14 @@ export async function connectClient(kind, transport, server) {
     client = new ClientV2({ name: 'node-v2-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } })
     for (const [method] of NOTIFICATIONS) client.setNotificationHandler(method, (n) => note(method, n.params))
     await client.connect(transport === 'http' ? new HttpV2(new URL(server.endpoint), { requestInit: { headers } }) : new StdioV2(stdio))
-    await client.listen({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['iii://skills'] })
+    await client.listen({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['iii://skills', NESTED_SKILL_MD] })
   } else {
     client = new ClientV1({ name: 'node-v1-test', version: '1.0.0' })
     for (const [method, schema] of NOTIFICATIONS) client.setNotificationHandler(schema, (n) => note(method, n.params))
     const t = transport === 'http' ? new HttpV1(new URL(server.endpoint), { requestInit: { headers } }) : new StdioV1(stdio)
     await client.connect(captureInitialize(t, negotiated))
     await client.subscribeResource({ uri: 'iii://skills' })
+    await client.subscribeResource({ uri: NESTED_SKILL_MD })
   }
   const version = kind === 'v2' ? client.getNegotiatedProtocolVersion() : negotiated.version
   return { client, seen, version, count: (m) => (seen.get(m) ?? []).length, close: () => client.close() }
