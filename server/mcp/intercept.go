@@ -80,9 +80,19 @@ func (s *Server) liveSession(id string) bool {
 	return false
 }
 
-// writeRPC writes one JSON-RPC response as application/json.
+// writeRPC writes one JSON-RPC response as application/json. A result is
+// encoded once and framed by hand: jsonrpc.EncodeMessage would compact the
+// (already compact) result a second time, which doubles the cost of a
+// 1000-entry skills/list page.
 func writeRPC(w http.ResponseWriter, status int, id jsonrpc.ID, result any, err error) {
-	b, encErr := encodeResponse(id, result, err)
+	var b []byte
+	var encErr error
+	if err == nil {
+		b, encErr = frameResult(id, result)
+	}
+	if err != nil || encErr != nil {
+		b, encErr = encodeResponse(id, nil, cmpErr(err, encErr))
+	}
 	if encErr != nil {
 		http.Error(w, encErr.Error(), http.StatusInternalServerError)
 		return
@@ -90,6 +100,31 @@ func writeRPC(w http.ResponseWriter, status int, id jsonrpc.ID, result any, err 
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+func cmpErr(err, encErr error) error {
+	if err != nil {
+		return err
+	}
+	return encErr
+}
+
+// frameResult is {"jsonrpc":"2.0","id":…,"result":…}.
+func frameResult(id jsonrpc.ID, result any) ([]byte, error) {
+	idJSON, err := json.Marshal(id.Raw())
+	if err != nil {
+		return nil, err
+	}
+	res, err := json.Marshal(result)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(res)+len(idJSON)+40)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, idJSON...)
+	b = append(b, `,"result":`...)
+	b = append(b, res...)
+	return append(b, '}'), nil
 }
 
 func encodeResponse(id jsonrpc.ID, result any, err error) ([]byte, error) {
