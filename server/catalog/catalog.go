@@ -168,7 +168,7 @@ func (s *Source) Put(entries ...*Entry) error {
 	var tx txn
 	tx.begin(c, len(entries))
 	for _, e := range entries {
-		e.source = s.name
+		e.source = s
 		vs := s.entries[e.ID]
 		i, found := slices.BinarySearchFunc(vs, e.Version, func(x *Entry, v string) int { return CompareVersions(x.Version, v) })
 		if found {
@@ -246,7 +246,7 @@ func (s *Source) Replace(entries []*Entry) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range entries {
-		e.source = s.name
+		e.source = s
 	}
 	prev := s.entries
 	s.entries = next
@@ -528,6 +528,22 @@ func (c *Catalog) ShadowedAt(id string) []Shadow {
 		}
 		if vs := s.entries[id]; len(vs) > 0 {
 			out = append(out, Shadow{ID: id, Source: s.name, By: sl.owner.name, Entries: slices.Clone(vs)})
+		}
+	}
+	return out
+}
+
+// Holders returns, for every source holding id, its highest version, in
+// precedence order (Holders(id)[0] is Get(id)). A surface that must skip a
+// source (the published one while it is not loaded) picks the first
+// holder it accepts.
+func (c *Catalog) Holders(id string) []*Entry {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []*Entry
+	for _, s := range c.sources {
+		if vs := s.entries[id]; len(vs) > 0 {
+			out = append(out, vs[len(vs)-1])
 		}
 	}
 	return out

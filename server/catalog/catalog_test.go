@@ -413,3 +413,22 @@ func TestNewFile(t *testing.T) {
 		t.Fatal("lazy NewFile")
 	}
 }
+
+func TestHoldersAndMain(t *testing.T) {
+	c := catalog.New()
+	a := mustSource(t, c, "a", 0)
+	b := mustSource(t, c, "b", 1)
+	must(t, b.Put(entry("x", "", "b")))
+	must(t, a.Put(entry("x", "1.0.0", "a1"), entry("x", "2.0.0", "a2")))
+	h := c.Holders("x")
+	if len(h) != 2 || body(t, h[0]) != "a2" || body(t, h[1]) != "b" || h[1].SourceName() != "b" {
+		t.Fatalf("holders %v", h)
+	}
+	e := &catalog.Entry{ID: "p", Main: "SKILL.md", Files: []catalog.File{{Path: "SKILL.md", Size: 9}}}
+	if f, ok := e.MainFile(); !ok || f.Size != 9 {
+		t.Fatal("MainFile")
+	}
+	if _, ok := (&catalog.Entry{}).MainFile(); ok {
+		t.Fatal("MainFile without Main")
+	}
+}

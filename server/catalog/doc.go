@@ -26,7 +26,8 @@
 //     the skill root; SKILL.md included for folder skills), each with Size,
 //     Digest (sha256, computed once by the source when it loads or sees a
 //     change, never on the read path; String() is "sha256:<hex>"), MIME
-//     (MIMEType), Modified and Content. Entry.File(path) finds one.
+//     (MIMEType), Modified and Content. Entry.File(path) finds one; Main
+//     names the main markdown file (Entry.MainFile).
 //   - Origin{Kind, Source, Path}: OriginPublished, OriginFolder (Source =
 //     folder root, Path = main file relative to it), OriginBundle,
 //     OriginBuiltin. Modified time. Extra: opaque per-source data (the
@@ -55,7 +56,8 @@
 // Versions(id) (highest first) read the owner's versions; List() is every
 // effective entry sorted bytewise by id, a shared snapshot rebuilt only
 // after a change (do not modify it); AllVersions() is every version of
-// every id from its owner, for the Skills Protocol; Sources() describes
+// every id from its owner, for the Skills Protocol; Holders(id) is each
+// holding source's highest version in precedence order; Sources() describes
 // the sources; Generation() grows with each change, for caching renders.
 // Reads take a read lock and never wait for a reader; writers hold the
 // write lock only for map updates.

@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/iii-skills/skills/server/registry"
 )
@@ -57,11 +58,8 @@ func DigestOf(b []byte) Digest { return sha256.Sum256(b) }
 
 // DigestOfString hashes s without copying it.
 func DigestOfString(s string) Digest {
-	h := sha256.New()
-	_, _ = h.Write([]byte(s))
-	var d Digest
-	h.Sum(d[:0])
-	return d
+	// sha256 only reads its input: viewing the string's bytes is safe.
+	return sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // String renders "sha256:<hex>".
@@ -96,14 +94,13 @@ type Loader func() ([]byte, error)
 // Content is text or bytes held in memory or loaded on demand. The zero
 // value is empty in-memory content. Content is immutable and safe to share.
 type Content struct {
-	data   string
-	inline bool
-	size   int64
-	load   Loader
+	data string
+	size int64
+	load Loader // nil: data is the content
 }
 
 // Inline holds s in memory.
-func Inline(s string) Content { return Content{data: s, inline: true, size: int64(len(s))} }
+func Inline(s string) Content { return Content{data: s, size: int64(len(s))} }
 
 // InlineBytes holds a copy of b in memory.
 func InlineBytes(b []byte) Content { return Inline(string(b)) }
@@ -112,7 +109,7 @@ func InlineBytes(b []byte) Content { return Inline(string(b)) }
 func Lazy(size int64, load Loader) Content { return Content{size: size, load: load} }
 
 // InMemory reports whether reads are served from memory.
-func (c Content) InMemory() bool { return c.inline || c.load == nil }
+func (c Content) InMemory() bool { return c.load == nil }
 
 // Size is the content's length in bytes (as known when the source loaded it).
 func (c Content) Size() int64 { return c.size }
@@ -166,8 +163,8 @@ type Entry struct {
 	// Title is the body's first H1; Description its first paragraph,
 	// untruncated. SetSummary fills both from a body.
 	Title          string
-	HasTitle       bool
 	Description    string
+	HasTitle       bool
 	HasDescription bool
 
 	// Frontmatter is the parsed YAML block of the main file (empty when
@@ -184,6 +181,10 @@ type Entry struct {
 	// Files are the skill's files sorted by Path. Folder skills include
 	// SKILL.md itself; a published skill has none.
 	Files []File
+	// Main is the Files path of the skill's main markdown file ("SKILL.md"
+	// for Agent Skills folders and bundles, the file's base name for a
+	// single-file iii-directory skill); empty for published skills.
+	Main string
 
 	Origin   Origin
 	Modified time.Time
@@ -192,7 +193,7 @@ type Entry struct {
 	// parsed skill.toml manifest).
 	Extra any
 
-	source string // name of the Source that put it, set by Put
+	source *Source // the Source that put it, set by Put
 }
 
 // SetSummary fills Title and Description from body (the frontmatter
@@ -203,7 +204,12 @@ func (e *Entry) SetSummary(body string) {
 }
 
 // SourceName is the name of the catalog source that put e ("" before Put).
-func (e *Entry) SourceName() string { return e.source }
+func (e *Entry) SourceName() string {
+	if e.source == nil {
+		return ""
+	}
+	return e.source.name
+}
 
 // DisplayTitle is the title, or the id when the body has no H1.
 func (e *Entry) DisplayTitle() string {
@@ -238,6 +244,14 @@ func (e *Entry) File(rel string) (File, bool) {
 		return e.Files[lo], true
 	}
 	return File{}, false
+}
+
+// MainFile returns the file named by Main, or false.
+func (e *Entry) MainFile() (File, bool) {
+	if e.Main == "" {
+		return File{}, false
+	}
+	return e.File(e.Main)
 }
 
 // TotalSize is the sum of the sizes of e's files.

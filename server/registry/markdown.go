@@ -59,27 +59,40 @@ func ExtractParagraph(md string) (string, bool) {
 }
 
 // paragraph collects the first paragraph, stopping early once more than
-// limit bytes are collected (limit < 0: no limit).
+// limit bytes are collected (limit < 0: no limit). A one-line paragraph is
+// returned as a substring of md, without a copy.
 func paragraph(md string, limit int) (string, bool) {
+	var first string
 	var b strings.Builder
 	for line, rest, ok := nextLine(md); ok; line, rest, ok = nextLine(rest) {
 		t := strings.TrimSpace(line)
 		if t == "" || t[0] == '#' {
-			if b.Len() > 0 {
+			if first != "" {
 				break
 			}
 			continue
 		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
+		if first == "" {
+			first = t
+			if limit >= 0 && len(first) > limit {
+				break
+			}
+			continue
 		}
+		if b.Len() == 0 {
+			b.WriteString(first)
+		}
+		b.WriteByte(' ')
 		b.WriteString(t)
 		if limit >= 0 && b.Len() > limit {
 			break
 		}
 	}
-	if b.Len() == 0 {
+	if first == "" {
 		return "", false
+	}
+	if b.Len() == 0 {
+		return first, true
 	}
 	return b.String(), true
 }

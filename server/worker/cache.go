@@ -2,38 +2,39 @@ package worker
 
 import (
 	"encoding/json"
-	"slices"
-	"strings"
 	"sync"
+	"time"
 
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/registry"
 )
 
-// skillCache mirrors the skills state scope in memory so that the index,
-// listings and single reads never re-list and re-parse the whole scope
-// (upstream does on every read; with 10 000 skills that is the difference
-// between microseconds and hundreds of milliseconds).
+// PublishedSource is the catalog source the worker feeds with the skills
+// workers register (the skills state scope), at catalog.RankPublished.
+const PublishedSource = "published"
+
+// published mirrors the skills state scope into the catalog's "published"
+// source, so the index, listings and single reads never re-list and
+// re-parse the whole scope (upstream does on every read; with 10 000
+// skills that is the difference between microseconds and hundreds of
+// milliseconds). The catalog holds the one in-memory copy of each body.
 //
 // State stays the source of truth: every write goes to state first and the
-// cache follows it. Writes that other workers make straight into the scope
-// arrive as `state` trigger events (see Worker.bindStateEvents). Until the
-// first full load succeeded the cache is not "ready" and readers fall back
-// to state, exactly like upstream.
-type skillCache struct {
-	mu    sync.RWMutex
+// catalog follows it. Writes that other workers make straight into the
+// scope arrive as `state` trigger events (see Worker.bindStateEvents). Until
+// the first full load succeeded the mirror is not "ready" and readers fall
+// back to state, exactly like upstream.
+type published struct {
+	src *catalog.Source
+
+	mu    sync.Mutex
 	ready bool
-	rows  map[string]registry.StoredSkill
-	index *registry.Index
 
 	// While a load's state::list is in flight, writes are also journaled and
 	// replayed over the loaded rows, so a register that lands between the
 	// list and the swap is not lost.
 	loading bool
 	journal []cacheOp
-
-	// pub, when set, is the catalog source mirrored from the cache.
-	pub *catalog.Source
 }
 
 // cacheOp is a journaled write: a put of row, or a removal of id.
@@ -43,12 +44,58 @@ type cacheOp struct {
 	remove bool
 }
 
-func newSkillCache() *skillCache {
-	return &skillCache{rows: map[string]registry.StoredSkill{}, index: registry.NewIndex()}
+// publishedMeta keeps a registered_at that Modified cannot reproduce byte
+// for byte (a row another writer stored with its own format). Rows this
+// worker wrote keep it in Modified alone, which costs no extra memory.
+type publishedMeta struct {
+	registeredAt string
+}
+
+// registeredTime parses a registered_at that registry.Timestamp renders
+// back identically.
+func registeredTime(s string) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	t = t.UTC()
+	return t, registry.Timestamp(t) == s
+}
+
+func newPublished(src *catalog.Source) *published {
+	return &published{src: src}
+}
+
+// entryOf turns a state row into a catalog entry (parsing outside locks).
+func entryOf(s registry.StoredSkill) *catalog.Entry {
+	e := &catalog.Entry{
+		ID:         s.ID,
+		Kind:       catalog.KindInstruction,
+		Body:       catalog.Inline(s.Skill),
+		BodyDigest: catalog.DigestOfString(s.Skill),
+		Origin:     catalog.Origin{Kind: catalog.OriginPublished, Source: PublishedSource},
+	}
+	if t, ok := registeredTime(s.RegisteredAt); ok {
+		e.Modified = t
+	} else {
+		e.Extra = publishedMeta{registeredAt: s.RegisteredAt}
+	}
+	e.SetSummary(s.Skill)
+	return e
+}
+
+// rowOf is the state row an entry of the published source came from.
+func rowOf(e *catalog.Entry) registry.StoredSkill {
+	at := registry.Timestamp(e.Modified)
+	if m, ok := e.Extra.(publishedMeta); ok {
+		at = m.registeredAt
+	}
+	body, _ := e.Body.String() // in memory: never fails
+	return registry.StoredSkill{ID: e.ID, RegisteredAt: at, Skill: body}
 }
 
 // beginLoad starts journaling writes ahead of a load.
-func (c *skillCache) beginLoad() {
+func (c *published) beginLoad() {
 	c.mu.Lock()
 	c.loading = true
 	c.journal = c.journal[:0]
@@ -56,7 +103,7 @@ func (c *skillCache) beginLoad() {
 }
 
 // abortLoad ends a load whose state::list failed.
-func (c *skillCache) abortLoad() {
+func (c *published) abortLoad() {
 	c.mu.Lock()
 	c.loading = false
 	c.journal = nil
@@ -65,12 +112,11 @@ func (c *skillCache) abortLoad() {
 
 // load replaces the whole content with rows from a state::list, then
 // replays the writes journaled since beginLoad.
-func (c *skillCache) load(raw []json.RawMessage) {
+func (c *published) load(raw []json.RawMessage) {
 	rows := make(map[string]registry.StoredSkill, len(raw))
-	entries := make([]registry.IndexEntry, 0, len(raw))
 	for _, r := range raw {
 		s, err := registry.DecodeStoredSkill(r)
-		if err != nil {
+		if err != nil || registry.ValidateID(s.ID) != nil {
 			continue // upstream drops rows that do not decode
 		}
 		rows[s.ID] = s
@@ -84,98 +130,61 @@ func (c *skillCache) load(raw []json.RawMessage) {
 			rows[op.row.ID] = op.row
 		}
 	}
+	// Rows that did not change keep their entry, so a reload causes no
+	// change events for them.
+	entries := make([]*catalog.Entry, 0, len(rows))
 	for _, s := range rows {
-		entries = append(entries, registry.NewIndexEntry(s.ID, s.Skill))
+		if cur, ok := c.src.Get(s.ID, ""); ok && rowOf(cur) == s {
+			entries = append(entries, cur)
+			continue
+		}
+		entries = append(entries, entryOf(s))
 	}
-	c.rows = rows
-	c.index.Replace(entries)
+	_ = c.src.Replace(entries) // ids were validated above
 	c.ready = true
 	c.loading = false
 	c.journal = nil
-	c.feedReplace(rows)
 }
 
-func (c *skillCache) invalidate() {
+func (c *published) invalidate() {
 	c.mu.Lock()
 	c.ready = false
 	c.mu.Unlock()
 }
 
-func (c *skillCache) put(s registry.StoredSkill) {
-	e := registry.NewIndexEntry(s.ID, s.Skill) // parse outside the lock
+func (c *published) isReady() bool {
 	c.mu.Lock()
-	c.rows[s.ID] = s
-	c.index.PutEntry(e)
+	defer c.mu.Unlock()
+	return c.ready
+}
+
+func (c *published) put(s registry.StoredSkill) {
+	e := entryOf(s) // parse outside the lock
+	c.mu.Lock()
+	_ = c.src.Put(e) // the id was validated by the caller
 	if c.loading {
 		c.journal = append(c.journal, cacheOp{row: s})
 	}
 	c.mu.Unlock()
-	c.feedPut(s)
 }
 
-// putIfChanged puts s unless the cache already holds that exact row: the
-// state events of the worker's own writes arrive after it cached them.
-func (c *skillCache) putIfChanged(s registry.StoredSkill) {
-	c.mu.RLock()
-	cur, ok := c.rows[s.ID]
-	c.mu.RUnlock()
-	if ok && cur == s {
+// putIfChanged puts s unless the mirror already holds that exact row: the
+// state events of the worker's own writes arrive after it stored them.
+func (c *published) putIfChanged(s registry.StoredSkill) {
+	if cur, ok := c.src.Get(s.ID, ""); ok && rowOf(cur) == s {
+		return
+	}
+	if registry.ValidateID(s.ID) != nil {
 		return
 	}
 	c.put(s)
 }
 
-func (c *skillCache) remove(id string) {
+func (c *published) remove(id string) {
 	c.mu.Lock()
-	delete(c.rows, id)
-	c.index.Delete(id)
+	c.src.Remove(id)
 	if c.loading {
 		c.journal = append(c.journal, cacheOp{id: id, remove: true})
 	}
 	c.mu.Unlock()
-	c.feedRemove(id)
-}
-
-// get returns the row for id; ready is false when the cache cannot answer.
-func (c *skillCache) get(id string) (row registry.StoredSkill, found, ready bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	row, found = c.rows[id]
-	return row, found, c.ready
-}
-
-// renderIndex returns the iii://skills body, or ready=false.
-func (c *skillCache) renderIndex() (string, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if !c.ready {
-		return "", false
-	}
-	return c.index.Render(), true
-}
-
-// entries returns the index entries in id order, or ready=false.
-func (c *skillCache) entries() ([]registry.IndexEntry, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if !c.ready {
-		return nil, false
-	}
-	return c.index.Entries(), true
-}
-
-// list returns every row sorted by id, or ready=false.
-func (c *skillCache) list() ([]registry.StoredSkill, bool) {
-	c.mu.RLock()
-	if !c.ready {
-		c.mu.RUnlock()
-		return nil, false
-	}
-	out := make([]registry.StoredSkill, 0, len(c.rows))
-	for _, r := range c.rows {
-		out = append(out, r)
-	}
-	c.mu.RUnlock()
-	slices.SortFunc(out, func(a, b registry.StoredSkill) int { return strings.Compare(a.ID, b.ID) })
-	return out, true
 }

@@ -22,11 +22,51 @@ type Config struct {
 	// StateTimeoutMS bounds every state::* call and every section-function or
 	// prompt-handler trigger, like upstream.
 	StateTimeoutMS int64 `yaml:"state_timeout_ms" json:"state_timeout_ms"`
+
+	// SkillsFolder lists the skills folders in precedence order (a path or
+	// a list; relative to the working directory). Empty: folders are off.
+	SkillsFolder Folders `yaml:"skills_folder" json:"-"`
+	// RegistryURL, DownloadTimeoutMS and RegistryCacheTTLMS configure the
+	// iii-directory surface (downloads, the registry proxy, its cache;
+	// 0 disables the cache), with upstream's defaults. They stay out of
+	// the v0.2.2 manifest's default_config (json:"-").
+	RegistryURL        string `yaml:"registry_url" json:"-"`
+	DownloadTimeoutMS  int64  `yaml:"download_timeout_ms" json:"-"`
+	RegistryCacheTTLMS int64  `yaml:"registry_cache_ttl_ms" json:"-"`
+}
+
+// Folders is skills_folder: one path or a list of paths.
+type Folders []string
+
+// UnmarshalYAML accepts a string or a list of strings.
+func (f *Folders) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			*f = nil
+			return nil
+		}
+		var s string
+		if err := n.Decode(&s); err != nil {
+			return err
+		}
+		*f = Folders{s}
+		return nil
+	case yaml.SequenceNode:
+		var list []string
+		if err := n.Decode(&list); err != nil {
+			return fmt.Errorf("skills_folder: expected a path or a list of paths: %w", err)
+		}
+		*f = list
+		return nil
+	}
+	return fmt.Errorf("skills_folder (line %d): expected a path or a list of paths", n.Line)
 }
 
 // DefaultConfig is what upstream v0.2.2 ships.
 func DefaultConfig() Config {
-	return Config{Scopes: Scopes{Skills: "skills", Prompts: "prompts"}, StateTimeoutMS: 10000}
+	return Config{Scopes: Scopes{Skills: "skills", Prompts: "prompts"}, StateTimeoutMS: 10000,
+		RegistryURL: "https://api.workers.iii.dev", DownloadTimeoutMS: 60000, RegistryCacheTTLMS: 60000}
 }
 
 // StateTimeout is StateTimeoutMS as a duration.
@@ -52,6 +92,12 @@ func LoadConfig(path string) (Config, error) {
 	}
 	if cfg.StateTimeoutMS <= 0 {
 		return DefaultConfig(), fmt.Errorf("state_timeout_ms must be a positive number of milliseconds, got %d", cfg.StateTimeoutMS)
+	}
+	if cfg.DownloadTimeoutMS <= 0 {
+		return DefaultConfig(), fmt.Errorf("download_timeout_ms must be a positive number of milliseconds, got %d", cfg.DownloadTimeoutMS)
+	}
+	if cfg.RegistryCacheTTLMS < 0 {
+		return DefaultConfig(), fmt.Errorf("registry_cache_ttl_ms must be 0 (no cache) or a positive number of milliseconds, got %d", cfg.RegistryCacheTTLMS)
 	}
 	return cfg, nil
 }

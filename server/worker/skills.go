@@ -3,8 +3,11 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -50,63 +53,148 @@ func (w *Worker) unregisterSkill(ctx context.Context, data json.RawMessage) (any
 	return registry.UnregisterSkillOutput{ID: in.ID, Removed: removed}, nil
 }
 
-// storedSkills lists the skills scope from the cache, or from state while the
-// cache is not loaded (undecodable rows dropped, like upstream).
-func (w *Worker) storedSkills(ctx context.Context) ([]registry.StoredSkill, error) {
-	if rows, ok := w.skills.list(); ok {
-		return rows, nil
+// served lists what the registry serves, sorted by id: the catalog's
+// effective entries (published skills beside folder skills) once the
+// published mirror is loaded; before that, the skills scope read from
+// state (undecodable rows dropped, like upstream) with the folder skills
+// it does not shadow.
+func (w *Worker) served(ctx context.Context) ([]*catalog.Entry, error) {
+	if w.skills.isReady() {
+		return w.cat.List(), nil
 	}
 	raw, err := w.state.list(ctx, w.cfg.Scopes.Skills)
 	if err != nil {
 		return nil, sdkError(err)
 	}
-	rows := make([]registry.StoredSkill, 0, len(raw))
+	byID := map[string]*catalog.Entry{}
 	for _, r := range raw {
 		if s, err := registry.DecodeStoredSkill(r); err == nil {
-			rows = append(rows, s)
+			byID[s.ID] = entryOf(s)
 		}
 	}
-	return rows, nil
+	for _, e := range w.cat.List() {
+		if _, ok := byID[e.ID]; ok {
+			continue
+		}
+		if f := w.folderEntry(e); f != nil {
+			byID[e.ID] = f
+		}
+	}
+	out := make([]*catalog.Entry, 0, len(byID))
+	for _, e := range byID {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b *catalog.Entry) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
 }
 
-// indexEntries is the summary of every skill, from the cache or from state.
-func (w *Worker) indexEntries(ctx context.Context) ([]registry.IndexEntry, error) {
-	if entries, ok := w.skills.entries(); ok {
-		return entries, nil
+// folderEntry is the best entry at e's id that does not come from the
+// published mirror (which is stale while it is not loaded), or nil.
+func (w *Worker) folderEntry(e *catalog.Entry) *catalog.Entry {
+	if e.SourceName() != PublishedSource {
+		return e
 	}
-	rows, err := w.storedSkills(ctx)
-	if err != nil {
-		return nil, err
+	for _, h := range w.cat.Holders(e.ID) {
+		if h.SourceName() != PublishedSource {
+			return h
+		}
 	}
-	entries := make([]registry.IndexEntry, 0, len(rows))
-	for _, r := range rows {
-		entries = append(entries, registry.NewIndexEntry(r.ID, r.Skill))
+	return nil
+}
+
+// isPublished reports whether e came from the skills state scope.
+func isPublished(e *catalog.Entry) bool {
+	return e.Origin.Kind == catalog.OriginPublished
+}
+
+// originOf renders where a non-published entry comes from, for listings.
+func originOf(e *catalog.Entry) *skillOrigin {
+	if isPublished(e) {
+		return nil
 	}
-	return entries, nil
+	return &skillOrigin{Kind: string(e.Origin.Kind), Path: e.Origin.Path, Source: e.Origin.Source}
+}
+
+// skillOrigin marks a listed skill that a worker did not publish, and a
+// skill another source's entry hides.
+type skillOrigin struct {
+	Kind   string `json:"kind"`
+	Path   string `json:"path,omitempty"`
+	Source string `json:"source"`
+}
+
+// skillListRow is a skills::list row. Published skills keep v0.2.2's
+// exact three keys; other origins add "origin", and a row that hides
+// another source's skill at its id adds "shadows".
+type skillListRow struct {
+	Bytes        int           `json:"bytes"`
+	ID           string        `json:"id"`
+	Origin       *skillOrigin  `json:"origin,omitempty"`
+	RegisteredAt string        `json:"registered_at"`
+	Shadows      []skillOrigin `json:"shadows,omitempty"`
 }
 
 func (w *Worker) listSkills(ctx context.Context, data json.RawMessage) (any, error) {
 	if err := decodeInput(data, "ListSkillsInput", &struct{}{}); err != nil {
 		return nil, err
 	}
-	rows, err := w.storedSkills(ctx)
+	entries, err := w.served(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return registry.NewSkillList(rows), nil
+	shadows := map[string][]skillOrigin{}
+	for _, sh := range w.cat.Shadowed() {
+		for _, e := range sh.Entries {
+			shadows[sh.ID] = append(shadows[sh.ID], skillOrigin{Kind: string(e.Origin.Kind), Path: e.Origin.Path, Source: e.Origin.Source})
+		}
+	}
+	rows := make([]skillListRow, 0, len(entries))
+	for _, e := range entries {
+		row := skillListRow{ID: e.ID, Origin: originOf(e), Bytes: int(e.Body.Size())}
+		if row.Origin == nil {
+			row.RegisteredAt = rowOf(e).RegisteredAt
+		} else {
+			row.RegisteredAt = registry.Timestamp(e.Modified)
+		}
+		if w.skills.isReady() {
+			row.Shadows = shadows[e.ID]
+		}
+		rows = append(rows, row)
+	}
+	return struct {
+		Skills []skillListRow `json:"skills"`
+	}{rows}, nil
+}
+
+// resource is a resources-list entry; skills a worker did not publish
+// carry their origin kind ("folder", "bundle", "builtin").
+type resource struct {
+	registry.Resource
+	Origin string `json:"origin,omitempty"`
 }
 
 func (w *Worker) resourcesList(ctx context.Context, data json.RawMessage) (any, error) {
 	if err := decodeInput(data, "EmptyInput", &struct{}{}); err != nil {
 		return nil, err
 	}
-	entries, err := w.indexEntries(ctx)
+	entries, err := w.served(ctx)
 	if err != nil {
 		// Upstream swallows the state error: the index entry alone.
 		w.log.Warn("skills::resources-list: listing skills failed", "err", err)
 		entries = nil
 	}
-	return registry.NewResourcesList(entries), nil
+	out := make([]resource, 0, len(entries)+1)
+	out = append(out, resource{Resource: registry.IndexResource()})
+	for _, e := range entries {
+		r := resource{Resource: registry.SkillResource(e.IndexEntry())}
+		if o := originOf(e); o != nil {
+			r.Origin = o.Kind
+		}
+		out = append(out, r)
+	}
+	return struct {
+		Resources []resource `json:"resources"`
+	}{out}, nil
 }
 
 func (w *Worker) resourcesTemplates(_ context.Context, data json.RawMessage) (any, error) {
@@ -147,36 +235,58 @@ func (w *Worker) read(ctx context.Context, uri string) (text, mime string, err e
 	}
 }
 
+// renderedIndex caches the iii://skills body for one catalog generation.
+type renderedIndex struct {
+	gen  uint64
+	body string
+}
+
 func (w *Worker) renderIndex(ctx context.Context) string {
-	if body, ok := w.skills.renderIndex(); ok {
+	if w.skills.isReady() {
+		gen := w.cat.Generation() // before List: a newer list only re-renders sooner
+		if c := w.index.Load(); c != nil && c.gen == gen {
+			return c.body
+		}
+		body := renderEntries(w.cat.List())
+		w.index.Store(&renderedIndex{gen: gen, body: body})
 		return body
 	}
-	rows, err := w.storedSkills(ctx)
+	entries, err := w.served(ctx)
 	if err != nil {
 		return registry.RenderIndexError(err.Error())
 	}
-	entries := make([]registry.IndexEntry, 0, len(rows))
-	for _, r := range rows {
-		entries = append(entries, registry.NewIndexEntry(r.ID, r.Skill))
+	return renderEntries(entries)
+}
+
+func renderEntries(entries []*catalog.Entry) string {
+	ies := make([]registry.IndexEntry, len(entries))
+	for i, e := range entries {
+		ies[i] = e.IndexEntry()
 	}
-	return registry.RenderIndex(entries)
+	return registry.RenderIndex(ies)
 }
 
 func (w *Worker) skillBody(ctx context.Context, id string) (string, error) {
 	if err := registry.ValidateID(id); err != nil {
 		return "", err
 	}
-	if row, found, ready := w.skills.get(id); ready {
-		if !found {
+	if w.skills.isReady() {
+		e, ok := w.cat.Get(id)
+		if !ok {
 			return "", registry.ErrSkillNotFound(id)
 		}
-		return row.Skill, nil
+		return e.Body.String()
 	}
 	raw, err := w.state.get(ctx, w.cfg.Scopes.Skills, id)
 	if err != nil {
 		return "", registry.ErrStateGet(sdkError(err))
 	}
 	if raw == nil {
+		if e, ok := w.cat.Get(id); ok {
+			if f := w.folderEntry(e); f != nil {
+				return f.Body.String()
+			}
+		}
 		return "", registry.ErrSkillNotFound(id)
 	}
 	row, err := registry.DecodeStoredSkill(raw)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
@@ -69,9 +70,9 @@ type Options struct {
 	// iii-directory's fetch-skill accepts them.
 	StrictFetch bool
 	Logger      *slog.Logger
-	// Catalog, when set, receives every registered skill in its
-	// "published" source (CatalogSource), for the surfaces that read the
-	// catalog (the MCP Skills extension).
+	// Catalog is the skill catalog the worker feeds (its "published"
+	// source) and serves, beside other sources such as skills folders.
+	// Nil means a catalog of its own.
 	Catalog *catalog.Catalog
 }
 
@@ -82,7 +83,9 @@ type Worker struct {
 	opts   Options
 	log    *slog.Logger
 	state  stateStore
-	skills *skillCache
+	cat    *catalog.Catalog
+	skills *published
+	index  atomic.Pointer[renderedIndex]
 
 	skillSubs  *iii.TriggerTypeRef
 	promptSubs *iii.TriggerTypeRef
@@ -97,26 +100,35 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 	if log == nil {
 		log = slog.Default()
 	}
+	cat := opts.Catalog
+	if cat == nil {
+		cat = catalog.New()
+	}
+	// A second worker on one catalog shares the published source.
+	src := cat.Source(PublishedSource)
+	if src == nil {
+		var err error
+		if src, err = cat.AddSource(PublishedSource, catalog.RankPublished); err != nil {
+			src = cat.Source(PublishedSource) // added concurrently
+		}
+	}
 	return &Worker{
 		client: client,
 		cfg:    cfg,
 		opts:   opts,
 		log:    log,
 		state:  stateStore{client: client, timeout: cfg.StateTimeout()},
-		skills: newSkillCache(),
+		cat:    cat,
+		skills: newPublished(src),
 	}
 }
+
+// Catalog is the catalog the worker feeds and serves.
+func (w *Worker) Catalog() *catalog.Catalog { return w.cat }
 
 // Register declares the two custom trigger types and the 13 functions (plus
 // the internal cache-sync function) on the client, in upstream's order.
 func (w *Worker) Register() error {
-	if w.opts.Catalog != nil && w.skills.pub == nil {
-		src, err := w.opts.Catalog.AddSource(CatalogSource, catalog.RankPublished)
-		if err != nil {
-			return err
-		}
-		w.skills.pub = src
-	}
 	var api apiReference
 	if err := json.Unmarshal(apiJSON, &api); err != nil {
 		return fmt.Errorf("embedded api.json: %w", err)
@@ -167,6 +179,7 @@ func (w *Worker) Start(ctx context.Context) {
 	first := make(chan struct{})
 	var once sync.Once
 	attempted := func() { once.Do(func() { close(first) }) }
+	w.announceOtherSources(ctx)
 	w.client.OnConnect(func(context.Context) {
 		w.skills.invalidate()
 		go w.loadUntilReady(ctx, attempted)
@@ -175,6 +188,31 @@ func (w *Worker) Start(ctx context.Context) {
 		attempted()
 	}
 	<-first
+}
+
+// announceOtherSources fires skills::on-change when a source other than
+// the published mirror changes what the registry serves at an id (a
+// folder skill appears, changes or goes): {op:"register", id} when the id
+// has an entry afterwards, {op:"unregister", id} when it has none. The
+// worker's own register and unregister calls announce themselves; when an
+// unregister uncovers a folder skill at the same id, "register" follows.
+func (w *Worker) announceOtherSources(ctx context.Context) {
+	cancel := w.cat.Subscribe(func(ch catalog.Change) {
+		if ch.Cause == PublishedSource && (ch.Entry == nil || ch.Entry.SourceName() == PublishedSource) {
+			return
+		}
+		op := "register"
+		if ch.Op == catalog.OpRemove {
+			op = "unregister"
+		}
+		fctx, done := context.WithTimeout(context.Background(), w.cfg.StateTimeout())
+		w.notify(fctx, w.skillSubs, registry.SkillChange{Op: op, ID: ch.ID})
+		done()
+	})
+	go func() {
+		<-ctx.Done()
+		cancel()
+	}()
 }
 
 // loadUntilReady loads the cache, retrying with backoff until it succeeds

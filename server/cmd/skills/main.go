@@ -73,6 +73,8 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	mcpAddr := fs.String("mcp-addr", defaultMCPAddr, "With --standalone: serve MCP Streamable HTTP at http://ADDR/mcp (empty disables)")
 	mcpToken := fs.String("mcp-token", os.Getenv(mcpTokenEnv), "With --standalone: bearer token required by the MCP endpoint (env "+mcpTokenEnv+")")
 	mcpNoSkillTools := fs.Bool("mcp-no-skill-tools", false, "With --standalone: leave out the MCP tools list_skills and read_skill")
+	var skillsFolders folderFlags
+	fs.Var(&skillsFolders, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; overrides config skills_folder)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\n\nUsage:\n  skills [flags]\n  skills trigger --function-id ID [--payload JSON] [--url URL]\n\nFlags:\n", worker.About)
 		fs.PrintDefaults()
@@ -126,9 +128,8 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 
 	client := iii.RegisterWorker(target, iii.WithName(worker.Name), iii.WithDescription(worker.Description),
 		iii.WithLogger(log))
-	// The catalog every surface reads; the worker feeds it the published
-	// skills, and its MCP Skills extension view is served in-process and,
-	// for `skills mcp`, over iii.
+	// The catalog every surface reads; its MCP Skills extension view is
+	// served in-process and, for `skills mcp`, over iii.
 	cat := catalog.New()
 	view := skillsext.NewView(cat)
 	defer view.Close()
@@ -141,6 +142,12 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot register the catalog functions", "err", err)
 		return 1
 	}
+	stopFolders, err := startFolders(client, cat, cfg, skillsFolders, log)
+	if err != nil {
+		log.Error("cannot serve the skills folders", "err", err)
+		return 1
+	}
+	defer stopFolders()
 	log.Info("connecting to the iii engine", "url", target)
 	if err := client.Connect(ctx); err != nil {
 		if ctx.Err() != nil {

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"log/slog"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/directory"
+	"github.com/iii-skills/skills/server/fsource"
+	"github.com/iii-skills/skills/server/worker"
+)
+
+// folderFlags collects repeated --skills-folder values.
+type folderFlags []string
+
+func (f *folderFlags) String() string { return "" }
+
+func (f *folderFlags) Set(v string) error {
+	*f = append(*f, v)
+	return nil
+}
+
+// startFolders opens the skills folders (flags win over config.yaml's
+// skills_folder), feeds them into cat and registers the iii-directory
+// surface on client. With no folder configured it does nothing and
+// returns a no-op stop.
+func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, flags []string, log *slog.Logger) (stop func(), err error) {
+	folders := []string(cfg.SkillsFolder)
+	if len(flags) > 0 {
+		folders = flags
+	}
+	if len(folders) == 0 {
+		return func() {}, nil
+	}
+	set, err := fsource.Open(fsource.Options{Folders: folders, Catalog: cat, Logger: log, Watch: true})
+	if err != nil {
+		return nil, err
+	}
+	dir := directory.New(client, set, cat, directory.Config{
+		RegistryURL:      cfg.RegistryURL,
+		DownloadTimeout:  time.Duration(cfg.DownloadTimeoutMS) * time.Millisecond,
+		RegistryCacheTTL: time.Duration(cfg.RegistryCacheTTLMS) * time.Millisecond,
+	}, directory.Options{Logger: log})
+	if err := dir.Register(); err != nil {
+		set.Close()
+		return nil, err
+	}
+	for _, f := range set.Folders() {
+		log.Info("serving skills folder", "folder", f.Root, "skills", f.Skills, "prompts", f.Prompts, "skipped", f.Problems,
+			"diagnostics", "skills trigger --function-id "+directory.FnSkillsDiagnostics)
+	}
+	return func() { dir.Close(); set.Close() }, nil
+}
