@@ -32,6 +32,17 @@ BIN = Path(os.environ.get("SKILLS_BIN", REPO / "bin" / "skills"))
 
 STATIC = "# Python steps\n\nHow to drive the registry from Python.\n\nKeep each step small.\n"
 DYNAMIC = "# Live report\n\nRendered by [the report section](iii://fn/pyreport/render).\n"
+PDF_MD = "---\nname: pdf-tools\ndescription: Fill and merge PDF forms\nlicense: Apache-2.0\n---\n\n# PDF tools\n\nSee [the guide](references/guide.md).\n"
+LOGO = b"\x89PNG\r\n\x1a\n\xff\xfe\x00\x01"
+
+
+def write_folder_skill(root: Path) -> None:
+    skill = root / "acme" / "pdf-tools"
+    (skill / "assets").mkdir(parents=True)
+    (skill / "references").mkdir()
+    (skill / "SKILL.md").write_text(PDF_MD)
+    (skill / "assets" / "logo.png").write_bytes(LOGO)
+    (skill / "references" / "guide.md").write_text("# Guide\n\nStep one.\n")
 
 
 def free_port() -> int:
@@ -45,11 +56,13 @@ class Server:
         self.data = tempfile.mkdtemp(prefix="skills-mcp-py-")
         self.engine = f"ws://127.0.0.1:{free_port()}"
         mcp_port = free_port()
+        folder = Path(self.data) / "skills"
+        write_folder_skill(folder)
         self.endpoint = f"http://127.0.0.1:{mcp_port}/mcp"
         self.log = open(Path(self.data) / "server.log", "w+")
         self.proc = subprocess.Popen(
             [str(BIN), "--standalone", "--url", self.engine, "--data", self.data,
-             "--config", str(Path(self.data) / "none.yaml"), "--mcp-addr", f"127.0.0.1:{mcp_port}"],
+             "--config", str(Path(self.data) / "none.yaml"), "--mcp-addr", f"127.0.0.1:{mcp_port}", "--skills-folder", str(folder)],
             stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, "SKILLS_MCP_TOKEN": ""})
         deadline = time.time() + 30
         while f"MCP endpoint {self.endpoint}" not in Path(self.log.name).read_text():
@@ -95,6 +108,15 @@ async def test_fastmcp_skills_extension(server, tmp_path):
         assert skill.name == "pysteps"
         assert skill.files["SKILL.md"].decode().endswith(STATIC)
         out = skill.to_directory(tmp_path / skill.name)
+        assert validate(Path(out)) == []
+
+        # A folder skill with a binary file: every file verified, written
+        # back byte for byte, valid for the Agent Skills reference validator.
+        folder_skill = await client.read_skill("skill://acme/pdf-tools/SKILL.md")
+        assert folder_skill.files["assets/logo.png"] == LOGO
+        assert folder_skill.files["SKILL.md"].decode() == PDF_MD
+        out = folder_skill.to_directory(tmp_path / "folder" / folder_skill.name)
+        assert (out / "assets" / "logo.png").read_bytes() == LOGO
         assert validate(Path(out)) == []
 
         # A dynamic skill has no static manifest to verify.
