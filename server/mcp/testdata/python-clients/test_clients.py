@@ -10,6 +10,7 @@
   log "Unknown SSE event: prime" on every request).
 """
 
+import anyio
 import json
 import logging
 import os
@@ -25,6 +26,7 @@ from fastmcp import Client as FastMCPClient
 from fastmcp.skills.client import SkillsClientExtension
 from mcp import StdioServerParameters
 from mcp.client.client import Client as MCPClient
+from mcp.shared.subscriptions import ResourceUpdated
 from skills_ref.validator import validate
 
 REPO = Path(__file__).resolve().parents[4]
@@ -54,15 +56,15 @@ def free_port() -> int:
 class Server:
     def __init__(self) -> None:
         self.data = tempfile.mkdtemp(prefix="skills-mcp-py-")
+        self.folder = Path(self.data) / "skills"
         self.engine = f"ws://127.0.0.1:{free_port()}"
         mcp_port = free_port()
-        folder = Path(self.data) / "skills"
-        write_folder_skill(folder)
+        write_folder_skill(self.folder)
         self.endpoint = f"http://127.0.0.1:{mcp_port}/mcp"
         self.log = open(Path(self.data) / "server.log", "w+")
         self.proc = subprocess.Popen(
             [str(BIN), "--standalone", "--url", self.engine, "--data", self.data,
-             "--config", str(Path(self.data) / "none.yaml"), "--mcp-addr", f"127.0.0.1:{mcp_port}", "--skills-folder", str(folder)],
+             "--config", str(Path(self.data) / "none.yaml"), "--mcp-addr", f"127.0.0.1:{mcp_port}", "--skills-folder", str(self.folder)],
             stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, "SKILLS_MCP_TOKEN": ""})
         deadline = time.time() + 30
         while f"MCP endpoint {self.endpoint}" not in Path(self.log.name).read_text():
@@ -156,3 +158,19 @@ async def test_python_mcp_stdio_quiet(server, caplog):
     async with MCPClient(params) as client:
         await _exercise(client)
     _no_warnings(caplog)
+
+
+async def test_file_change_reaches_the_client(server):
+    """Editing a folder skill's file on disk is resources/updated for it; the
+    extension client then reads the skill again against its new digests."""
+    guide = "skill://acme/pdf-tools/references/guide.md"
+    async with MCPClient(server.endpoint, mode="2026-07-28") as client:
+        async with client.listen(resources_list_changed=True, resource_subscriptions=[guide]) as sub:
+            (server.folder / "acme" / "pdf-tools" / "references" / "guide.md").write_text("# Guide\n\nStep two.\n")
+            with anyio.fail_after(10):
+                async for event in sub:
+                    if isinstance(event, ResourceUpdated) and event.uri == guide:
+                        break
+    async with FastMCPClient(server.endpoint, extensions=[SkillsClientExtension()]) as client:
+        skill = await client.read_skill("skill://acme/pdf-tools/SKILL.md", cache_mode="bypass")
+        assert skill.files["references/guide.md"] == b"# Guide\n\nStep two.\n"
