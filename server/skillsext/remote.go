@@ -44,13 +44,23 @@ type getOut struct {
 }
 
 type fileIn struct {
-	Path string `json:"path"`
-	File string `json:"file"`
+	Path   string `json:"path"`
+	File   string `json:"file"`
+	Offset int64  `json:"offset,omitempty"`
 }
 
 type fileOut struct {
-	Data string `json:"data"` // base64 of the exact bytes
+	Data string `json:"data"` // base64 of the bytes from offset, at most chunkBytes
+	Size int64  `json:"size"` // of the whole file
 }
+
+// Answers stay well under the engine's frame limit (16 MiB by default): a
+// file is sent in chunks of chunkBytes (base64 makes them 4/3 larger) and
+// a listing stops once its skills encode to listBudget bytes.
+const (
+	chunkBytes = 4 << 20
+	listBudget = 4 << 20
+)
 
 // msgNoSuchFile is the error message of skills::catalog-file for an
 // unknown skill or file; Remote maps it back to ErrNoSuchFile.
@@ -80,7 +90,17 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 					return nil, err
 				}
 				skills, more, err := v.ListSkills(ctx, in.After, in.Limit)
-				return listOut{Skills: skills, More: more}, err
+				if err != nil {
+					return nil, err
+				}
+				size := 0
+				for i, sk := range skills {
+					b, _ := json.Marshal(sk)
+					if size += len(b); size > listBudget && i > 0 {
+						return listOut{Skills: skills[:i], More: true}, nil
+					}
+				}
+				return listOut{Skills: skills, More: more}, nil
 			}},
 		{FnCatalogGet, "Internal: one skill of the catalog as the MCP Skills extension serves it ({path} → {skill | null}).",
 			func(ctx context.Context, data json.RawMessage) (any, error) {
@@ -94,7 +114,7 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 				}
 				return getOut{Skill: &s}, nil
 			}},
-		{FnCatalogFile, "Internal: the bytes of one file of a catalog skill ({path, file} → {data: base64}).",
+		{FnCatalogFile, "Internal: the bytes of one file of a catalog skill, 4 MiB at a time ({path, file, offset?} → {data: base64, size}).",
 			func(ctx context.Context, data json.RawMessage) (any, error) {
 				var in fileIn
 				if err := decode(data, &in, FnCatalogFile); err != nil {
@@ -107,7 +127,11 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 				if err != nil {
 					return nil, err
 				}
-				return fileOut{Data: base64.StdEncoding.EncodeToString(b)}, nil
+				if in.Offset < 0 || in.Offset > int64(len(b)) {
+					return nil, fmt.Errorf("%s: offset %d is outside the file (%d bytes)", FnCatalogFile, in.Offset, len(b))
+				}
+				chunk := b[in.Offset:min(int64(len(b)), in.Offset+chunkBytes)]
+				return fileOut{Data: base64.StdEncoding.EncodeToString(chunk), Size: int64(len(b))}, nil
 			}},
 	}
 	for _, f := range fns {
@@ -187,17 +211,33 @@ func (r *Remote) Skill(ctx context.Context, p string) (Skill, bool, error) {
 	return *out.Skill, true, nil
 }
 
-// ReadFile calls skills::catalog-file.
+// ReadFile calls skills::catalog-file, chunk by chunk.
 func (r *Remote) ReadFile(ctx context.Context, p, file string) ([]byte, error) {
-	var out fileOut
-	if err := r.call(ctx, FnCatalogFile, fileIn{Path: p, File: file}, &out); err != nil {
-		var inv *iii.InvocationError
-		if errors.As(err, &inv) && inv.Message == msgNoSuchFile {
-			return nil, ErrNoSuchFile
+	var buf []byte
+	for {
+		var out fileOut
+		if err := r.call(ctx, FnCatalogFile, fileIn{Path: p, File: file, Offset: int64(len(buf))}, &out); err != nil {
+			var inv *iii.InvocationError
+			if errors.As(err, &inv) && inv.Message == msgNoSuchFile {
+				return nil, ErrNoSuchFile
+			}
+			return nil, err
 		}
-		return nil, err
+		chunk, err := base64.StdEncoding.DecodeString(out.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", FnCatalogFile, err)
+		}
+		if buf == nil {
+			buf = make([]byte, 0, out.Size)
+		}
+		buf = append(buf, chunk...)
+		if int64(len(buf)) >= out.Size {
+			return buf, nil
+		}
+		if len(chunk) == 0 {
+			return nil, fmt.Errorf("%s: %s of %s changed while it was read", FnCatalogFile, file, p)
+		}
 	}
-	return base64.StdEncoding.DecodeString(out.Data)
 }
 
 // Watch binds an internal function of this client to
