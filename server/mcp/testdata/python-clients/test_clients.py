@@ -64,7 +64,7 @@ class Server:
         self.log = open(Path(self.data) / "server.log", "w+")
         self.proc = subprocess.Popen(
             [str(BIN), "--standalone", "--url", self.engine, "--data", self.data,
-             "--config", str(Path(self.data) / "none.yaml"), "--mcp-addr", f"127.0.0.1:{mcp_port}", "--skills-folder", str(self.folder)],
+             "--config", str(Path(self.data) / "none.yaml"), "--mcp-addr", f"127.0.0.1:{mcp_port}", "--skills-folder", str(self.folder), "--skills-folder", str(REPO / "examples" / "skills")],
             stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, "SKILLS_MCP_TOKEN": ""})
         deadline = time.time() + 30
         while f"MCP endpoint {self.endpoint}" not in Path(self.log.name).read_text():
@@ -120,6 +120,16 @@ async def test_fastmcp_skills_extension(server, tmp_path):
         out = folder_skill.to_directory(tmp_path / "folder" / folder_skill.name)
         assert (out / "assets" / "logo.png").read_bytes() == LOGO
         assert validate(Path(out)) == []
+
+        # Every skill with a static manifest (the examples/skills folders
+        # included) is read, verified, written back and validated.
+        assert "skill://pdf-processing/SKILL.md" in entries
+        for uri, e in entries.items():
+            if e.resources == "dynamic":
+                continue
+            sk = await client.read_skill(uri)
+            dest = sk.to_directory(tmp_path / "all" / uri.removeprefix("skill://").removesuffix("/SKILL.md"))
+            assert validate(Path(dest)) == [], uri
 
         # A dynamic skill has no static manifest to verify.
         with pytest.raises(ValueError, match="no static manifest"):
