@@ -29,9 +29,10 @@ build:
 	cd server && $(GO) build -o $(BIN)/skills ./cmd/skills
 
 ## run: the standalone registry (embedded iii engine + skills worker) on $(ADDR)
+##      (SKILLS_FOLDER=examples/skills also serves a skills folder)
 run: build
 	@mkdir -p $(DATA)
-	$(BIN)/skills --standalone --url $(III_URL) --data $(DATA)
+	$(BIN)/skills --standalone --url $(III_URL) --data $(DATA) $(if $(SKILLS_FOLDER),--skills-folder $(SKILLS_FOLDER))
 
 -include mk/*.mk
 

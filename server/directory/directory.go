@@ -351,12 +351,13 @@ func (d *Directory) renderIndex() string {
 	if len(entries) == 0 {
 		return registry.IndexHeader + IndexEmptyLine
 	}
-	var b strings.Builder
-	b.WriteString(registry.IndexHeader)
-	for _, e := range entries {
-		b.WriteString(registry.IndexLine(e.ID, e.DisplayTitle(), e.Description, e.HasDescription))
+	// The description stays whole: no TruncateChars here.
+	ies := make([]registry.IndexEntry, len(entries))
+	for i, e := range entries {
+		ies[i] = registry.IndexEntry{ID: e.ID, Summary: registry.Summary{
+			Title: e.Title, HasTitle: e.HasTitle, Description: e.Description, HasDescription: e.HasDescription}}
 	}
-	body := b.String()
+	body := registry.RenderIndex(ies)
 	d.index.Store(&renderedIndex{gen: gen, body: body})
 	return body
 }

@@ -9,8 +9,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -76,6 +78,7 @@ type folder struct {
 	configured string // as given
 	root       string // absolute
 	index      int
+	jobs       []job // found by the current walk, not loaded yet
 	src        *catalog.Source
 	bundle     BundleReader
 	watch      func(abs string) // adds a watch on a directory
@@ -175,6 +178,7 @@ func (f *folder) rescan(scope string) map[string]struct{} {
 	}
 	if f.fsRoot.Load() != nil {
 		f.walk(scope)
+		f.runJobs()
 	}
 	for p, u := range f.units {
 		if within(p, scope) {
@@ -248,11 +252,11 @@ func (f *folder) walkDir(rel string) {
 			return slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == name })
 		}
 		if has(BundleManifest) {
-			f.loadBundle(rel)
+			f.jobs = append(f.jobs, job{unitBundle, rel})
 			return
 		}
 		if has(SkillFile) {
-			f.loadSkillDir(rel)
+			f.jobs = append(f.jobs, job{unitSkillDir, rel})
 			return
 		}
 	}
@@ -278,10 +282,72 @@ func (f *folder) classify(rel string) {
 		return
 	}
 	if isPromptPath(rel) {
-		f.loadPrompt(rel)
+		f.jobs = append(f.jobs, job{unitPrompt, rel})
 		return
 	}
-	f.loadFileSkill(rel)
+	f.jobs = append(f.jobs, job{unitFile, rel})
+}
+
+// job is a file or skill folder found by the walk, loaded in parallel.
+type job struct {
+	kind unitKind
+	path string
+}
+
+// scanOut collects what loading one job found.
+type scanOut struct {
+	units    []*unit
+	problems [][2]string // path, reason
+}
+
+func (o *scanOut) problem(rel, reason string) {
+	o.problems = append(o.problems, [2]string{rel, reason})
+}
+
+func (o *scanOut) add(u *unit) { o.units = append(o.units, u) }
+
+// runJobs loads the walk's jobs on several goroutines (reading files is
+// mostly system calls, which overlap well) and applies the results in
+// walk order, so the outcome does not depend on scheduling.
+func (f *folder) runJobs() {
+	jobs := f.jobs
+	f.jobs = nil
+	outs := make([]scanOut, len(jobs))
+	workers := min(max(4, 2*runtime.GOMAXPROCS(0)), len(jobs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) {
+					return
+				}
+				o := &outs[i]
+				switch j := jobs[i]; j.kind {
+				case unitFile:
+					f.loadFileSkill(o, j.path)
+				case unitPrompt:
+					f.loadPrompt(o, j.path)
+				case unitSkillDir:
+					f.loadSkillDir(o, j.path)
+				case unitBundle:
+					f.loadBundle(o, j.path)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, o := range outs {
+		for _, p := range o.problems {
+			f.problems[p[0]] = p[1]
+		}
+		for _, u := range o.units {
+			f.add(u)
+		}
+	}
 }
 
 // reason renders a read error as a skip reason.
@@ -378,22 +444,22 @@ func (f *folder) add(u *unit) {
 
 // markdown reads and splits a markdown file; the frontmatter is parsed
 // when present (required reports its absence as a problem).
-func (f *folder) markdown(rel string, required bool) (data string, fi fs.FileInfo, fm catalog.Frontmatter, body string, ok bool) {
+func (f *folder) markdown(o *scanOut, rel string, required bool) (data string, fi fs.FileInfo, fm catalog.Frontmatter, body string, ok bool) {
 	raw, fi, err := f.readFile(rel, MaxFileBytes)
 	if err != nil {
-		f.problem(rel, f.reason(err))
+		o.problem(rel, f.reason(err))
 		return
 	}
 	data = string(raw)
 	yamlText, body, has := catalog.SplitFrontmatter(data)
 	if !has && required {
-		f.problem(rel, msgNoFrontmatter)
+		o.problem(rel, msgNoFrontmatter)
 		return
 	}
 	if has {
 		fm, err = catalog.ParseFrontmatter(strings.Clone(yamlText))
 		if err != nil {
-			f.problem(rel, err.Error())
+			o.problem(rel, err.Error())
 			return
 		}
 	}
@@ -407,18 +473,18 @@ func summary(e *catalog.Entry, body string) {
 	e.Description = strings.Clone(e.Description)
 }
 
-func (f *folder) loadFileSkill(rel string) {
+func (f *folder) loadFileSkill(o *scanOut, rel string) {
 	id := strings.TrimSuffix(rel, ".md")
 	if err := registry.ValidateID(id); err != nil {
-		f.problem(rel, fmt.Sprintf(fmtInvalidID, rules.RustQuote(id), err))
+		o.problem(rel, fmt.Sprintf(fmtInvalidID, rules.RustQuote(id), err))
 		return
 	}
-	data, fi, fm, body, ok := f.markdown(rel, false)
+	data, fi, fm, body, ok := f.markdown(o, rel, false)
 	if !ok {
 		return
 	}
 	if !checkBody(body) {
-		f.problem(rel, msgEmptyBody)
+		o.problem(rel, msgEmptyBody)
 		return
 	}
 	base := path.Base(rel)
@@ -437,42 +503,42 @@ func (f *folder) loadFileSkill(rel string) {
 		Modified: fi.ModTime(),
 	}
 	summary(e, body)
-	f.add(&unit{kind: unitFile, path: rel, entry: e})
+	o.add(&unit{kind: unitFile, path: rel, entry: e})
 }
 
-func (f *folder) loadSkillDir(dir string) {
+func (f *folder) loadSkillDir(o *scanOut, dir string) {
 	main := joinRel(dir, SkillFile)
 	if err := registry.ValidateID(dir); err != nil {
-		f.problem(main, fmt.Sprintf(fmtInvalidID, rules.RustQuote(dir), err))
+		o.problem(main, fmt.Sprintf(fmtInvalidID, rules.RustQuote(dir), err))
 		return
 	}
-	_, _, fm, body, ok := f.markdown(main, true)
+	_, _, fm, body, ok := f.markdown(o, main, true)
 	if !ok {
 		return
 	}
 	if err := ValidateAgentSkill(fm.Fields, path.Base(dir)); err != nil {
-		f.problem(main, err.Error())
+		o.problem(main, err.Error())
 		return
 	}
 	if !checkBody(body) {
-		f.problem(main, msgEmptyBody)
+		o.problem(main, msgEmptyBody)
 		return
 	}
-	e, ok := f.skillEntry(dir, catalog.OriginFolder, fm, body)
+	e, ok := f.skillEntry(o, dir, catalog.OriginFolder, fm, body)
 	if !ok {
 		return
 	}
 	desc, _ := fm.Fields.String("description")
 	e.Description, e.HasDescription = strings.TrimSpace(desc), true
-	f.add(&unit{kind: unitSkillDir, path: dir, entry: e})
+	o.add(&unit{kind: unitSkillDir, path: dir, entry: e})
 }
 
 // skillEntry builds the entry of a skill folder: every file hashed once,
 // contents lazy.
-func (f *folder) skillEntry(dir string, kind catalog.OriginKind, fm catalog.Frontmatter, body string) (*catalog.Entry, bool) {
-	files, err := f.collectFiles(dir)
+func (f *folder) skillEntry(o *scanOut, dir string, kind catalog.OriginKind, fm catalog.Frontmatter, body string) (*catalog.Entry, bool) {
+	files, err := f.collectFiles(o, dir)
 	if err != nil {
-		f.problem(joinRel(dir, SkillFile), err.Error())
+		o.problem(joinRel(dir, SkillFile), err.Error())
 		return nil, false
 	}
 	main := joinRel(dir, SkillFile)
@@ -500,7 +566,7 @@ func (f *folder) skillEntry(dir string, kind catalog.OriginKind, fm catalog.Fron
 // collectFiles lists the files of a skill folder, recursively: hidden and
 // temporary files are left out, symlinks that leave the folder are
 // reported and left out, folders are watched.
-func (f *folder) collectFiles(dir string) ([]catalog.File, error) {
+func (f *folder) collectFiles(o *scanOut, dir string) ([]catalog.File, error) {
 	var files []catalog.File
 	var total int64
 	var visit func(rel string) error
@@ -526,7 +592,7 @@ func (f *folder) collectFiles(dir string) ([]catalog.File, error) {
 			}
 			fl, err := f.hashFile(child)
 			if err != nil {
-				f.problem(child, f.reason(err))
+				o.problem(child, f.reason(err))
 				continue
 			}
 			fl.Path = strings.TrimPrefix(child, dir+"/")
@@ -578,15 +644,15 @@ func (f *folder) hashFile(rel string) (catalog.File, error) {
 	}, nil
 }
 
-func (f *folder) loadBundle(dir string) {
+func (f *folder) loadBundle(o *scanOut, dir string) {
 	manifestPath := joinRel(dir, BundleManifest)
 	if f.bundle == nil {
-		f.problem(manifestPath, msgNoBundleReader)
+		o.problem(manifestPath, msgNoBundleReader)
 		return
 	}
 	manifest, _, err := f.readFile(manifestPath, MaxFileBytes)
 	if err != nil {
-		f.problem(manifestPath, f.reason(err))
+		o.problem(manifestPath, f.reason(err))
 		return
 	}
 	var fm catalog.Frontmatter
@@ -594,28 +660,28 @@ func (f *folder) loadBundle(dir string) {
 	main := joinRel(dir, SkillFile)
 	if _, err := f.fsRoot.Load().Stat(main); err == nil {
 		var ok bool
-		if _, _, fm, body, ok = f.markdown(main, false); !ok {
+		if _, _, fm, body, ok = f.markdown(o, main, false); !ok {
 			return
 		}
 	}
-	e, ok := f.skillEntry(dir, catalog.OriginBundle, fm, body)
+	e, ok := f.skillEntry(o, dir, catalog.OriginBundle, fm, body)
 	if !ok {
 		return
 	}
 	e.Origin.Path = manifestPath
 	if err := f.bundle(BundleDir{Folder: f.root, Dir: dir, Manifest: manifest}, e); err != nil {
-		f.problem(manifestPath, fmt.Sprintf(fmtBundleRejected, err))
+		o.problem(manifestPath, fmt.Sprintf(fmtBundleRejected, err))
 		return
 	}
 	if err := catalog.CheckEntry(e); err != nil {
-		f.problem(manifestPath, fmt.Sprintf(fmtBundleRejected, err))
+		o.problem(manifestPath, fmt.Sprintf(fmtBundleRejected, err))
 		return
 	}
-	f.add(&unit{kind: unitBundle, path: dir, entry: e})
+	o.add(&unit{kind: unitBundle, path: dir, entry: e})
 }
 
-func (f *folder) loadPrompt(rel string) {
-	_, fi, fm, body, ok := f.markdown(rel, true)
+func (f *folder) loadPrompt(o *scanOut, rel string) {
+	_, fi, fm, body, ok := f.markdown(o, rel, true)
 	if !ok {
 		return
 	}
@@ -623,7 +689,7 @@ func (f *folder) loadPrompt(rel string) {
 	if v, ok := fm.Fields.Get("name"); ok && v != nil {
 		s, isStr := v.(string)
 		if !isStr {
-			f.problem(rel, fmt.Sprintf(fmtInvalidPrompt, rules.RustQuote(fmt.Sprint(v)), "name must be a string"))
+			o.problem(rel, fmt.Sprintf(fmtInvalidPrompt, rules.RustQuote(fmt.Sprint(v)), "name must be a string"))
 			return
 		}
 		if s = strings.TrimSpace(s); s != "" {
@@ -631,24 +697,24 @@ func (f *folder) loadPrompt(rel string) {
 		}
 	}
 	if err := registry.ValidateName(name); err != nil {
-		f.problem(rel, fmt.Sprintf(fmtInvalidPrompt, rules.RustQuote(name), err))
+		o.problem(rel, fmt.Sprintf(fmtInvalidPrompt, rules.RustQuote(name), err))
 		return
 	}
 	desc, _ := fm.Fields.String("description")
 	desc = strings.TrimSpace(desc)
 	if desc == "" {
-		f.problem(rel, msgNoPromptDesc)
+		o.problem(rel, msgNoPromptDesc)
 		return
 	}
 	if !checkBody(body) {
-		f.problem(rel, msgEmptyBody)
+		o.problem(rel, msgEmptyBody)
 		return
 	}
 	p := &Prompt{
 		Name: strings.Clone(name), Description: strings.Clone(desc), Folder: f.root, Path: rel,
 		Size: fi.Size(), Modified: fi.ModTime(), Body: catalog.Lazy(int64(len(body)), f.bodyLoader(rel)),
 	}
-	f.add(&unit{kind: unitPrompt, path: rel, prompt: p})
+	o.add(&unit{kind: unitPrompt, path: rel, prompt: p})
 }
 
 // best is the unit that serves a key within the folder: skill folders and

@@ -458,3 +458,16 @@ func TestBundleReader(t *testing.T) {
 		t.Fatalf("problems %+v", p)
 	}
 }
+
+func TestFolderRecreatedIsWatchedAgain(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "ns/a.md", "# A\n")
+	s := open(t, fsource.Options{Folders: []string{root}, Watch: true})
+	ev := subscribe(s)
+	must(t, os.RemoveAll(filepath.Join(root, "ns")))
+	ev.wait(t, fsource.KindSkill, "ns/a", catalog.OpRemove)
+	write(t, root, "ns/b.md", "# B\n")
+	ev.wait(t, fsource.KindSkill, "ns/b", catalog.OpPut)
+	write(t, root, "ns/c.md", "# C\n")
+	ev.wait(t, fsource.KindSkill, "ns/c", catalog.OpPut)
+}

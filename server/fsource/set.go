@@ -103,6 +103,7 @@ type Set struct {
 	subs  []*func([]Event)
 
 	watcher *fsnotify.Watcher
+	watchMu sync.Mutex // watch runs on the loaders' goroutines
 	watched map[string]bool
 	stop    chan struct{}
 	done    chan struct{}
@@ -206,7 +207,12 @@ func (s *Set) Close() {
 
 // watch adds an fsnotify watch on a directory (once).
 func (s *Set) watch(abs string) {
-	if s.watcher == nil || s.watched[abs] {
+	if s.watcher == nil {
+		return
+	}
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if s.watched[abs] {
 		return
 	}
 	if err := s.watcher.Add(abs); err != nil {
@@ -516,6 +522,13 @@ func (s *Set) run() {
 		case ev, ok := <-s.watcher.Events:
 			if !ok {
 				return
+			}
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				// inotify drops the watch of a folder that goes; one
+				// created again at that path must be watched anew.
+				s.watchMu.Lock()
+				delete(s.watched, ev.Name)
+				s.watchMu.Unlock()
 			}
 			pending[ev.Name] = true
 			timer.Reset(s.opts.Debounce)

@@ -130,6 +130,10 @@ func TestBinaryStandalone(t *testing.T) {
 			cs := s.connectClient(&sdk.StreamableClientTransport{Endpoint: endpoint,
 				HTTPClient: &http.Client{Transport: bearer{token: "tok", next: http.DefaultTransport}}}, v, n)
 			checkSurface(t, cs)
+			raw, rerr := rpc(t, endpoint, map[string]string{"Authorization": "Bearer tok", "Mcp-Protocol-Version": v, "Mcp-Session-Id": cs.ID()}, "skills/list", map[string]any{})
+			if rerr != nil || !strings.Contains(string(raw), `"uri":"skill://demo/nested/SKILL.md","frontmatter":{"description":"A sub-skill.","name":"nested"}`) {
+				t.Errorf("skills/list of the standalone server: %v %s", rerr, raw)
+			}
 			before := n.count(resourcesChanged)
 			id := "from-" + strings.ReplaceAll(v, "-", "")
 			s.registerSkill(id, "# New\n")

@@ -15,6 +15,14 @@
 //	tools/list                engine::functions::list minus the hidden namespaces, "::" → "__"
 //	tools/call                the function itself
 //
+// With a Backend (Options.Backend), every skill of the catalog is also served
+// the MCP Skills extension's way (io.modelcontextprotocol/skills): skills/list,
+// skills/get and resources/directory/read (answered in front of go-sdk, which
+// has no hook for extension methods: see intercept.go), skill://<id>/<file>
+// reads, and the list_skills/read_skill tools for clients without resource
+// support. skillsext.View reads the catalog in-process, skillsext.Remote over
+// iii.
+//
 // # Live updates
 //
 // The go-sdk server holds a mirror of the registry's resources, prompts and
@@ -29,8 +37,9 @@
 // notifications/resources/updated for iii://{id} and for the iii://skills
 // index to sessions subscribed to them.
 //
-// Lists and reads are always answered live from the registry (lists resync
-// the mirror first), so a client never sees a stale mirror.
+// A skills::on-change event is applied to its one resource; the whole mirror
+// is loaded only at start and on reconnect. Lists and reads are always
+// answered live from the registry, so a client never sees a stale mirror.
 //
 // # Transports
 //

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
+	"github.com/iii-skills/skills/server/skillsext"
 	"github.com/iii-skills/skills/server/worker"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,6 +48,11 @@ type stack struct {
 	pub    *iii.Client
 	mcp    *skillsmcp.Server
 	mcpCli *iii.Client
+	// cat is the registry's catalog (fed with the published skills),
+	// published over iii with skillsext.Register.
+	cat *catalog.Catalog
+	// remote makes startMCP read the catalog over iii (skillsext.Remote).
+	remote bool
 }
 
 // newStack starts the engine, the registry and the publisher; startMCP
@@ -68,8 +75,14 @@ func newStack(t *testing.T) *stack {
 
 	regCli := iii.RegisterWorker(url, iii.WithName(worker.Name), iii.WithLogger(quiet()))
 	t.Cleanup(func() { _ = regCli.Close() })
-	w := worker.New(regCli, worker.DefaultConfig(), worker.Options{Logger: quiet()})
+	cat := catalog.New()
+	w := worker.New(regCli, worker.DefaultConfig(), worker.Options{Logger: quiet(), Catalog: cat})
 	if err := w.Register(); err != nil {
+		t.Fatal(err)
+	}
+	view := skillsext.NewView(cat)
+	t.Cleanup(view.Close)
+	if err := skillsext.Register(ctx, regCli, view, quiet()); err != nil {
 		t.Fatal(err)
 	}
 	connect(t, regCli)
@@ -79,7 +92,7 @@ func newStack(t *testing.T) *stack {
 	t.Cleanup(func() { _ = pub.Close() })
 	connect(t, pub)
 
-	return &stack{t: t, ctx: ctx, url: url, pub: pub}
+	return &stack{t: t, ctx: ctx, url: url, pub: pub, cat: cat}
 }
 
 func (s *stack) startMCP(opts skillsmcp.Options) {
@@ -93,6 +106,9 @@ func (s *stack) startMCP(opts skillsmcp.Options) {
 	}
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 100 * time.Millisecond
+	}
+	if s.remote {
+		opts.Backend = &skillsext.Remote{Client: mcpCli}
 	}
 	srv := skillsmcp.New(mcpCli, opts)
 	if err := srv.Start(s.ctx); err != nil {

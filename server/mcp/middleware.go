@@ -5,18 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/registry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 )
 
-// middleware answers the registry-backed methods live and leaves the rest
-// (initialize, server/discover, subscriptions, …) to the SDK. prompts/list
-// and tools/list resync the mirror and then let the SDK page through it.
+// middleware answers the lists that come live from the registry and
+// routes everything with a result through the SDK's own dispatch, which
+// stamps resultType and the cache fields for 2026-07-28 clients: reads
+// reach the catch-all iii:// and skill:// templates, prompts and tools
+// their mirror entries (resynced first when the mirror does not know them
+// yet). What the SDK cannot dispatch (other URI schemes, unknown names) is
+// answered here as an error with the registry's own message.
 func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch r := req.(type) {
@@ -32,17 +36,34 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			if r.Params == nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "resources/read requires a uri"}
 			}
-			return complete[*sdk.ReadResourceResult](req)(s.readResource(ctx, r.Params.URI))
+			if !s.dispatchable(r.Params.URI) {
+				if _, err := s.readResource(ctx, r.Params.URI); err != nil {
+					return nil, err
+				}
+			}
 		case *sdk.GetPromptRequest:
 			if r.Params == nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "prompts/get requires a name"}
 			}
-			return complete[*sdk.GetPromptResult](req)(s.getPrompt(ctx, r.Params.Name, r.Params.Arguments))
+			if !s.knownPrompt(ctx, r.Params.Name) {
+				// The registry's verdict (unknown prompt, malformed name).
+				if _, err := s.getPrompt(ctx, r.Params.Name, r.Params.Arguments); err != nil {
+					return nil, err
+				}
+			}
 		case *sdk.CallToolRequest:
 			if r.Params == nil || r.Params.Name == "" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call requires a non-empty string name"}
 			}
-			return complete[*sdk.CallToolResult](req)(s.callTool(ctx, r.Params.Name, r.Params.Arguments))
+			if s.ownTool(r.Params.Name) {
+				break
+			}
+			if fid := strings.ReplaceAll(r.Params.Name, "__", "::"); registry.IsHidden(fid) {
+				return hiddenToolResult(r, fmt.Sprintf("Tool '%s' is in an internal namespace and cannot be called", r.Params.Name))
+			}
+			if _, ok := s.resolveTool(ctx, r.Params.Name); !ok {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %s", r.Params.Name)}
+			}
 		case *sdk.ListPromptsRequest:
 			if err := s.syncPrompts(ctx); err != nil {
 				return nil, registryError(registry.FnPromptsMCPList, err)
@@ -56,40 +77,37 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
-// complete stamps resultType "complete" on a result answered here for a
-// 2026-07-28 (or later) session, as the SDK does for results of its own
-// handlers: the field is private, so the result takes a JSON round trip
-// through the SDK's own decoder, which keeps it.
-func complete[R sdk.Result](req sdk.Request) func(R, error) (sdk.Result, error) {
-	return func(res R, err error) (sdk.Result, error) {
-		if err != nil {
-			return nil, err
-		}
-		ss, ok := req.GetSession().(*sdk.ServerSession)
-		if !ok {
-			return res, nil
-		}
-		if ip := ss.InitializeParams(); ip == nil || ip.ProtocolVersion < StatelessProtocolVersion {
-			return res, nil
-		}
-		b, err := json.Marshal(res)
-		if err != nil {
-			return nil, internalError(err.Error())
-		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, internalError(err.Error())
-		}
-		m["resultType"] = json.RawMessage(`"complete"`)
-		if b, err = json.Marshal(m); err != nil {
-			return nil, internalError(err.Error())
-		}
-		out := reflect.New(reflect.TypeOf(res).Elem()).Interface().(sdk.Result)
-		if err := json.Unmarshal(b, out); err != nil {
-			return nil, internalError(err.Error())
-		}
-		return out, nil
+// Catch-all templates of the URIs the SDK dispatches to readResource.
+var (
+	iiiTemplate   = uritemplate.MustNew(registry.Scheme + "{+path}")
+	skillTemplate = uritemplate.MustNew(SkillScheme + "{+path}")
+)
+
+// dispatchable reports whether the SDK finds a read handler for uri.
+func (s *Server) dispatchable(uri string) bool {
+	return iiiTemplate.Regexp().MatchString(uri) || (s.backend != nil && skillTemplate.Regexp().MatchString(uri))
+}
+
+// hiddenToolResult is the tool error for a name in a hidden namespace. It
+// is the one result this server builds outside an SDK handler, so for a
+// 2026-07-28 client it is decoded from its wire form, resultType included
+// (the SDK's own decoding; the field has no setter).
+func hiddenToolResult(req *sdk.CallToolRequest, msg string) (sdk.Result, error) {
+	res := toolError(msg)
+	ss, ok := req.GetSession().(*sdk.ServerSession)
+	if !ok {
+		return res, nil
 	}
+	if ip := ss.InitializeParams(); ip == nil || ip.ProtocolVersion < StatelessProtocolVersion {
+		return res, nil
+	}
+	text, _ := json.Marshal(msg)
+	wire := `{"content":[{"type":"text","text":` + string(text) + `}],"isError":true,"resultType":"complete"}`
+	out := new(sdk.CallToolResult)
+	if err := json.Unmarshal([]byte(wire), out); err != nil {
+		return nil, internalError(err.Error())
+	}
+	return out, nil
 }
 
 func cursorOf(p *sdk.ListResourcesParams) string {

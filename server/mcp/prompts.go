@@ -95,6 +95,24 @@ func (s *Server) syncPrompts(ctx context.Context, touched ...string) error {
 	return nil
 }
 
+// knownPrompt reports whether the mirror has name, resyncing it once on a
+// miss (a prompt registered a moment ago).
+func (s *Server) knownPrompt(ctx context.Context, name string) bool {
+	lookup := func() bool {
+		s.promptMu.Lock()
+		defer s.promptMu.Unlock()
+		_, ok := s.prompts[name]
+		return ok
+	}
+	if lookup() {
+		return true
+	}
+	if err := s.syncPrompts(ctx); err != nil {
+		s.log.Debug("MCP: prompts::mcp-list failed", "err", err)
+	}
+	return lookup()
+}
+
 func (s *Server) getPromptHandler(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 	return s.getPrompt(ctx, req.Params.Name, req.Params.Arguments)
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"strings"
 
 	"github.com/iii-skills/skills/server/registry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -30,28 +30,17 @@ func (s *Server) fetchResources(ctx context.Context) ([]sdk.Resource, error) {
 	return out, nil
 }
 
-// syncResources reloads the resource mirror. URIs in touched are re-added
-// even when unchanged, so that a re-registration of an identical skill still
-// reaches clients as notifications/resources/list_changed.
+// syncResources reloads the whole resource mirror (at start and on every
+// reconnect; changes are applied one at a time by applySkillChange).
 // Fetch and apply happen under one lock, so a slow, stale answer is never
 // applied over a newer one.
-func (s *Server) syncResources(ctx context.Context, touched ...string) error {
-	_, err := s.syncResourcesList(ctx, touched)
-	return err
-}
-
-func (s *Server) syncResourcesList(ctx context.Context, touched []string) ([]sdk.Resource, error) {
+func (s *Server) syncResources(ctx context.Context) error {
 	s.resMu.Lock()
 	defer s.resMu.Unlock()
 	list, err := s.fetchResources(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s.applyResourcesLocked(list, touched)
-	return list, nil
-}
-
-func (s *Server) applyResourcesLocked(list []sdk.Resource, touched []string) {
 	next := make(map[string]sdk.Resource, len(list))
 	for _, r := range list {
 		if _, dup := next[r.URI]; !dup { // a skill registered as "skills" shadows nothing: the index wins
@@ -68,22 +57,55 @@ func (s *Server) applyResourcesLocked(list []sdk.Resource, touched []string) {
 		s.sdk.RemoveResources(removed...)
 	}
 	for uri, r := range next {
-		old, had := s.resources[uri]
-		if !had || !sameResource(old, r) || slices.Contains(touched, uri) {
+		if old, had := s.resources[uri]; !had || !sameResource(old, r) {
 			res := r
 			s.sdk.AddResource(&res, s.readResourceHandler)
 		}
 	}
 	s.resources = next
+	return nil
+}
+
+// applySkillChange applies one skills::on-change event to the mirror: the
+// skill's own entry is re-read (register) or dropped (unregister), nothing
+// else is fetched. Re-adding an unchanged entry still makes the SDK send
+// notifications/resources/list_changed, as a re-registration should.
+func (s *Server) applySkillChange(ctx context.Context, op, id string) error {
+	uri := registry.SkillURI(id)
+	s.resMu.Lock()
+	defer s.resMu.Unlock()
+	if op == "unregister" {
+		if _, had := s.resources[uri]; had {
+			delete(s.resources, uri)
+			s.sdk.RemoveResources(uri)
+		}
+		return nil
+	}
+	raw, err := s.call(ctx, registry.FnSkillsResourcesRead, map[string]any{"uri": uri})
+	if err != nil {
+		return err
+	}
+	var env registry.ReadResult
+	if err := json.Unmarshal(raw, &env); err != nil || len(env.Contents) != 1 {
+		return fmt.Errorf("%s: %w", registry.FnSkillsResourcesRead, errRegistryShape)
+	}
+	rr := registry.SkillResource(registry.NewIndexEntry(id, env.Contents[0].Text))
+	r := sdk.Resource{URI: rr.URI, Name: rr.Name, Description: rr.Description, MIMEType: rr.MimeType}
+	s.resources[uri] = r
+	s.sdk.AddResource(&r, s.readResourceHandler)
+	return nil
 }
 
 func sameResource(a, b sdk.Resource) bool {
 	return a.URI == b.URI && a.Name == b.Name && a.Description == b.Description && a.MIMEType == b.MIMEType
 }
 
-// readResourceHandler serves resources/read for mirrored URIs through the
-// registry (the receiving middleware answers every read the same way).
+// readResourceHandler serves resources/read for every URI the SDK
+// dispatches here (mirrored ones and the catch-all templates).
 func (s *Server) readResourceHandler(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	if s.backend != nil && strings.HasPrefix(req.Params.URI, SkillScheme) {
+		return s.readSkillFile(ctx, req.Params.URI)
+	}
 	return s.readResource(ctx, req.Params.URI)
 }
 
@@ -113,9 +135,20 @@ func (s *Server) listResources(ctx context.Context, rawCursor string) (*sdk.List
 	if err != nil {
 		return nil, err
 	}
-	list, err := s.syncResourcesList(ctx, nil)
+	list, err := s.fetchResources(ctx)
 	if err != nil {
 		return nil, registryError(registry.FnSkillsResourcesList, err)
+	}
+	if s.backend != nil {
+		skills, _, err := s.backend.ListSkills(ctx, "", 0)
+		if err != nil {
+			return nil, backendError(err)
+		}
+		for _, e := range skills {
+			if e.Problem == "" {
+				list = append(list, skillMDResource(e))
+			}
+		}
 	}
 	start := 0
 	if hasCursor {

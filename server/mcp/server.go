@@ -36,6 +36,14 @@ const Instructions = "Skills registry of an iii engine. Start by reading the res
 	"rendered by the function a::b. Tool skill__fetch reads one or more iii:// URIs in one call. " +
 	"Prompts are the registry's slash-commands."
 
+// SkillsInstructions are added when the skill catalog is served as skill://
+// (the MCP Skills extension).
+const SkillsInstructions = " Every skill is also served as an Agent Skill: call skills/list (MCP Skills extension " +
+	"io.modelcontextprotocol/skills) for every skill's frontmatter and files with sha256 digests, then " +
+	"resources/read skill://<path>/SKILL.md and, only when SKILL.md points to them, its other files " +
+	"(relative links resolve against the skill root). Without resource support, use the tools list_skills " +
+	"then read_skill the same way."
+
 // Options tune a Server.
 type Options struct {
 	// Name and Version are the MCP serverInfo (default "skills", "dev").
@@ -51,6 +59,12 @@ type Options struct {
 	PageSize int
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
+	// Backend serves the skill catalog as skill:// resources and through
+	// the MCP Skills extension; nil serves iii:// only.
+	Backend Backend
+	// NoSkillTools leaves out the list_skills and read_skill tools (for
+	// clients without resource support) when a Backend is set.
+	NoSkillTools bool
 }
 
 func (o Options) withDefaults() Options {
@@ -77,15 +91,19 @@ func (o Options) withDefaults() Options {
 
 // Server is the MCP face of the skills registry, bound to an iii client.
 type Server struct {
-	client *iii.Client
-	opts   Options
-	log    *slog.Logger
-	sdk    *sdk.Server
-	sdkLog *slog.Logger // the SDK's own logs, warnings and up
-	ids    instanceIDs
+	client  *iii.Client
+	backend Backend
+	opts    Options
+	log     *slog.Logger
+	sdk     *sdk.Server
+	sdkLog  *slog.Logger // the SDK's own logs, warnings and up
+	ids     instanceIDs
 
 	resMu     sync.Mutex
 	resources map[string]sdk.Resource // mirror, keyed by URI
+
+	skillMu    sync.Mutex
+	skillFiles map[string][]string // skill path → file URIs last served (for resources/updated)
 
 	promptSync sync.Mutex // serializes prompt syncs (fetch + apply)
 	promptMu   sync.Mutex
@@ -131,31 +149,49 @@ var internalMetadata = map[string]any{"internal": true}
 func New(client *iii.Client, opts Options) *Server {
 	opts = opts.withDefaults()
 	s := &Server{
-		client:    client,
-		opts:      opts,
-		log:       opts.Logger,
-		ids:       newInstanceIDs(),
-		resources: map[string]sdk.Resource{},
-		prompts:   map[string]promptDef{},
-		tools:     map[string]toolDef{},
-		infoMemo:  map[string]json.RawMessage{},
-		sdkLog:    slog.New(minLevel{h: opts.Logger.Handler(), min: slog.LevelWarn}),
+		client:     client,
+		backend:    opts.Backend,
+		skillFiles: map[string][]string{},
+		opts:       opts,
+		log:        opts.Logger,
+		ids:        newInstanceIDs(),
+		resources:  map[string]sdk.Resource{},
+		prompts:    map[string]promptDef{},
+		tools:      map[string]toolDef{},
+		infoMemo:   map[string]json.RawMessage{},
+		sdkLog:     slog.New(minLevel{h: opts.Logger.Handler(), min: slog.LevelWarn}),
+	}
+	caps := &sdk.ServerCapabilities{
+		Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		Prompts:   &sdk.PromptCapabilities{ListChanged: true},
+		Tools:     &sdk.ToolCapabilities{ListChanged: true},
+	}
+	instructions := Instructions
+	if s.backend != nil {
+		caps.AddExtension(ExtensionSkills, map[string]any{"directoryRead": true})
+		instructions += SkillsInstructions
 	}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "iii skills registry", Version: opts.Version}, &sdk.ServerOptions{
-		Instructions: Instructions,
+		Instructions: instructions,
 		Logger:       s.sdkLog,
 		PageSize:     opts.PageSize,
-		Capabilities: &sdk.ServerCapabilities{
-			Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
-			Tools:     &sdk.ToolCapabilities{ListChanged: true},
-		},
+		Capabilities: caps,
 		// Any iii:// URI may be subscribed to; updates are sent for the
 		// index and for each skill that changes.
 		CompletionHandler:  s.complete,
 		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
 	})
+	// Reads of any iii:// or skill:// URI reach the SDK's own dispatch
+	// through these catch-all templates (the SDK then stamps resultType
+	// and the cache fields); the middleware refuses other schemes.
+	s.sdk.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: registry.Scheme + "{+path}", Name: "iii"}, s.readResourceHandler)
+	if s.backend != nil {
+		s.sdk.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: SkillScheme + "{+path}", Name: "skill"}, s.readResourceHandler)
+		if !opts.NoSkillTools {
+			s.addSkillTools()
+		}
+	}
 	s.sdk.AddReceivingMiddleware(s.middleware)
 	return s
 }
@@ -202,6 +238,16 @@ func (s *Server) start(parent context.Context) error {
 	s.cleanups = append(s.cleanups, removeHook)
 
 	s.resyncAll(ctx)
+
+	if s.backend != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.backend.Watch(ctx, func(p string) { s.onSkillChanged(ctx, p) }); err != nil && ctx.Err() == nil {
+				s.log.Warn("MCP: stopped following the skill catalog", "err", err)
+			}
+		}()
+	}
 
 	s.wg.Add(1)
 	go func() {
@@ -260,6 +306,9 @@ func (s *Server) resyncAll(ctx context.Context) {
 	if err := s.syncResources(ctx); err != nil {
 		s.log.Debug("MCP: resources not loaded", "err", err)
 	}
+	if err := s.syncSkills(ctx); err != nil {
+		s.log.Debug("MCP: skill catalog not loaded", "err", err)
+	}
 	if err := s.syncPrompts(ctx); err != nil {
 		s.log.Debug("MCP: prompts not loaded", "err", err)
 	}
@@ -279,21 +328,28 @@ func (s *Server) call(ctx context.Context, fn string, payload any) (json.RawMess
 
 // ---- change events ----
 
-// onSkillsChanged handles {"op":"register"|"unregister","id":…}.
+// onSkillsChanged handles {"op":"register"|"unregister","id":…}: the
+// one skill is applied to the mirror (an event without an id reloads it).
 func (s *Server) onSkillsChanged(ctx context.Context, data json.RawMessage) (any, error) {
 	var ev struct {
 		Op string `json:"op"`
 		ID string `json:"id"`
 	}
 	_ = json.Unmarshal(data, &ev)
-	var touched []string
+	var err error
+	if ev.ID == "" {
+		err = s.syncResources(ctx)
+	} else {
+		err = s.applySkillChange(ctx, ev.Op, ev.ID)
+	}
+	if err != nil {
+		s.log.Warn("MCP: cannot apply a registry change", "op", ev.Op, "id", ev.ID, "err", err)
+	}
+	uris := []string{registry.IndexURI}
 	if ev.ID != "" {
-		touched = append(touched, registry.SkillURI(ev.ID))
+		uris = append(uris, registry.SkillURI(ev.ID))
 	}
-	if err := s.syncResources(ctx, touched...); err != nil {
-		s.log.Warn("MCP: cannot reload resources after a registry change", "op", ev.Op, "id", ev.ID, "err", err)
-	}
-	for _, uri := range append(touched, registry.IndexURI) {
+	for _, uri := range uris {
 		_ = s.sdk.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri})
 	}
 	return nil, nil

@@ -22,7 +22,9 @@ func checkSurface(t *testing.T, cs *sdk.ClientSession) {
 		}
 		var uris []string
 		for _, r := range res.Resources {
-			uris = append(uris, r.URI)
+			if strings.HasPrefix(r.URI, "iii://") { // skill:// entries follow when the catalog is served
+				uris = append(uris, r.URI)
+			}
 		}
 		want := []string{"iii://skills", "iii://demo", "iii://demo/nested", "iii://other"}
 		if !slices.Equal(uris, want) {

@@ -11,7 +11,6 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/registry"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -86,6 +85,10 @@ func (s *Server) syncTools(ctx context.Context) (registryPresent bool, err error
 	next := make(map[string]toolDef, len(visible))
 	for _, f := range visible {
 		name := ToolName(f.FunctionID)
+		if s.ownTool(name) {
+			s.log.Warn("MCP: a function maps to the name of a skill tool; not listed", "tool", name, "function_id", f.FunctionID)
+			continue
+		}
 		if prev, dup := next[name]; dup {
 			s.log.Warn("MCP: two functions map to one tool name; keeping the first", "tool", name, "kept", prev.functionID, "dropped", f.FunctionID)
 			continue
@@ -248,20 +251,6 @@ func (s *Server) resolveTool(ctx context.Context, name string) (string, bool) {
 		s.log.Debug("MCP: engine::functions::list failed", "err", err)
 	}
 	return lookup()
-}
-
-// callTool answers tools/call. A name that maps into a hidden namespace is
-// a tool error (upstream bridge wording); a name that matches no visible
-// function is invalid params.
-func (s *Server) callTool(ctx context.Context, name string, args json.RawMessage) (*sdk.CallToolResult, error) {
-	if fid := strings.ReplaceAll(name, "__", "::"); registry.IsHidden(fid) {
-		return toolError(fmt.Sprintf("Tool '%s' is in an internal namespace and cannot be called", name)), nil
-	}
-	fid, ok := s.resolveTool(ctx, name)
-	if !ok {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %s", name)}
-	}
-	return s.callFunction(ctx, fid, args), nil
 }
 
 // callFunction triggers fid with the tool arguments ({} when absent) and

@@ -58,6 +58,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		}
 		stateful.ServeHTTP(w, r)
 	})
+	route = s.interceptHTTP(quietPrime(route))
 	idle := opts.IdleSessionTimeout
 	if idle == 0 {
 		idle = DefaultIdleSessionTimeout
@@ -110,5 +111,5 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOption
 // ServeStdio serves one MCP client over stdin/stdout until the client
 // disconnects or ctx ends.
 func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.sdk.Run(ctx, &sdk.StdioTransport{})
+	return s.sdk.Run(ctx, s.Transport(&sdk.StdioTransport{}))
 }

@@ -48,6 +48,7 @@ func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, f
 		set.Close()
 		return nil, err
 	}
+	log.Info("iii-directory ready: 15 directory::* functions + 2 custom trigger types (+ " + directory.FnSkillsDiagnostics + ")")
 	for _, f := range set.Folders() {
 		log.Info("serving skills folder", "folder", f.Root, "skills", f.Skills, "prompts", f.Prompts, "skipped", f.Problems,
 			"diagnostics", "skills trigger --function-id "+directory.FnSkillsDiagnostics)

@@ -27,6 +27,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/skillsext"
 	"github.com/iii-skills/skills/server/skillsprotocol"
 	"github.com/iii-skills/skills/server/worker"
 )
@@ -75,6 +76,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error")
 	mcpAddr := fs.String("mcp-addr", defaultMCPAddr, "Serve MCP Streamable HTTP at http://ADDR/mcp and the Skills Protocol at http://ADDR/rpc (empty disables)")
 	mcpToken := fs.String("mcp-token", os.Getenv(mcpTokenEnv), "Bearer token required by the MCP and Skills Protocol endpoints (env "+mcpTokenEnv+")")
+	mcpNoSkillTools := fs.Bool("mcp-no-skill-tools", false, "Leave out the MCP tools list_skills and read_skill (for clients that read skill:// resources themselves)")
 	rpcPath := fs.String("rpc-path", skillsprotocol.Path, "Path of the Skills Protocol JSON-RPC endpoint on the --mcp-addr listener (empty disables)")
 	spBundles := fs.String("sp-bundles", "", "Comma-separated folders of Skills Protocol bundles (skill.toml) to serve")
 	mcpLimits := mcpSessionFlags(fs, "mcp-")
@@ -150,11 +152,19 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	// function and trigger type, so no caller ever sees a half-registered
 	// registry.
 	client := iii.New(target, opts...)
+	// The catalog every surface reads; its MCP Skills extension view is
+	// served in-process and, for `skills mcp`, over iii.
 	cat := catalog.New()
+	view := skillsext.NewView(cat)
+	defer view.Close()
 	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log, Catalog: cat,
 		SectionMaxDepth: *sectionDepth, SectionMaxBytes: *sectionBytes})
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
+		return 1
+	}
+	if err := skillsext.Register(ctx, client, view, log); err != nil {
+		log.Error("cannot register the catalog functions", "err", err)
 		return 1
 	}
 	stopFolders, err := startFolders(client, cat, cfg, skillsFolders, log)
@@ -188,7 +198,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
 	}
 	if *mcpAddr != "" {
-		if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, mcpLimits.options(*mcpToken), log, sp, *rpcPath); err != nil {
+		if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, mcpLimits.options(*mcpToken), view, *mcpNoSkillTools, log, sp, *rpcPath); err != nil {
 			log.Warn("HTTP endpoints (MCP, Skills Protocol) not started (the registry runs without them; choose another --mcp-addr)", "addr", *mcpAddr, "err", err)
 		} else {
 			defer stopMCP()

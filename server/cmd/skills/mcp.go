@@ -24,6 +24,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
+	"github.com/iii-skills/skills/server/skillsext"
 	"github.com/iii-skills/skills/server/skillsprotocol"
 	"github.com/iii-skills/skills/server/worker"
 )
@@ -36,15 +37,17 @@ const defaultMCPAddr = "127.0.0.1:49135"
 const mcpTokenEnv = "SKILLS_MCP_TOKEN"
 
 // startMCPHTTP serves the MCP endpoint for client on addr until ctx ends and
-// returns a func that stops it and waits. With rt set, the same listener
-// serves the Skills Protocol endpoint at rpcPath (and its tool definitions
-// at rpcPath/tools) behind the same guard.
-func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts skillsmcp.HTTPOptions, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string) (stop func(), err error) {
+// returns a func that stops it and waits. backend (nil: iii:// only)
+// serves the skill:// catalog. With rt set, the same listener serves the
+// Skills Protocol endpoint at rpcPath (and its tool definitions at
+// rpcPath/tools) behind the same guard.
+func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts skillsmcp.HTTPOptions, backend skillsmcp.Backend,
+	noSkillTools bool, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := skillsmcp.New(client, skillsmcp.Options{Version: worker.Version, Logger: log})
+	srv := skillsmcp.New(client, skillsmcp.Options{Version: worker.Version, Logger: log, Backend: backend, NoSkillTools: noSkillTools})
 	ctx, cancel := context.WithCancel(ctx)
 	if err := srv.Start(ctx); err != nil {
 		cancel()
@@ -84,6 +87,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	engineToken := fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token the engine requires (env "+engineTokenEnv+")")
 	connectTimeout := fs.Duration("connect-timeout", 15*time.Second, "How long to wait for the engine at start-up")
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error (logs go to stderr)")
+	noSkillTools := fs.Bool("no-skill-tools", false, "Leave out the list_skills and read_skill tools (for clients without resource support)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage:\n  skills mcp --stdio [--url URL]\n  skills mcp --http ADDR [--url URL] [--token T]\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -118,8 +122,10 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
+	// The registry publishes its catalog over iii (skillsext.Register).
+	backend := &skillsext.Remote{Client: client}
 	if *httpAddr != "" {
-		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, limits.options(*token), log, nil, "")
+		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, limits.options(*token), backend, *noSkillTools, log, nil, "")
 		if err != nil {
 			log.Error("cannot start the MCP endpoint", "addr", *httpAddr, "err", err)
 			return 1
@@ -127,7 +133,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		defer stopHTTP()
 	}
 	if *stdio {
-		srv := skillsmcp.New(client, skillsmcp.Options{Version: worker.Version, Logger: log})
+		srv := skillsmcp.New(client, skillsmcp.Options{Version: worker.Version, Logger: log, Backend: backend, NoSkillTools: *noSkillTools})
 		if err := srv.Start(ctx); err != nil {
 			log.Error("cannot subscribe to the skills registry", "err", err)
 			return 1

@@ -2,9 +2,12 @@
 // against `skills mcp --stdio`: v2 @modelcontextprotocol/client (2026-07-28) and v1
 // @modelcontextprotocol/sdk (2025-11-25).
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 
-import { connectClient, eventually, startPublisher, startStandalone } from './helpers.mjs'
+import { GUIDE_URI, LOGO, NESTED_SKILL_MD, connectClient, eventually, startPublisher, startStandalone } from './helpers.mjs'
 
 const CASES = [
   { kind: 'v2', transport: 'http', version: '2026-07-28' },
@@ -141,6 +144,63 @@ for (const c of CASES) {
 
       await publisher.trigger('skills::unregister', { id })
       await publisher.trigger('prompts::unregister', { name: id })
+    })
+
+    test('skill://: every listed digest is the sha256 of the bytes resources/read serves; a change is resources/updated', async () => {
+      const listed = await mc.client.callTool({ name: 'list_skills', arguments: {} })
+      const skills = listed.structuredContent.skills
+      const byUri = Object.fromEntries(skills.map((sk) => [sk.uri, sk]))
+      assert.equal(byUri['skill://nodedemo/SKILL.md'].resources, 'dynamic', 'nodedemo links to iii://fn/nodedemo/echo')
+      const nested = byUri[NESTED_SKILL_MD]
+      assert.deepEqual(nested.frontmatter, { name: 'nested', description: 'A sub-skill.' })
+      assert.ok(Array.isArray(nested.resources) && nested.resources.length === 1, JSON.stringify(nested))
+      for (const f of nested.resources) {
+        const { contents } = await mc.client.readResource({ uri: f.uri })
+        const bytes = contents[0].blob !== undefined ? Buffer.from(contents[0].blob, 'base64') : Buffer.from(contents[0].text, 'utf8')
+        assert.equal(bytes.length, f.size, f.uri)
+        assert.equal(`sha256:${createHash('sha256').update(bytes).digest('hex')}`, f.digest, f.uri)
+      }
+      if (c.transport === 'http') {
+        // The extension method itself, beside the tool, answers the same entries.
+        const res = await fetch(server.endpoint, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${server.token}`, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'skills/list' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'skills/list', params: {} }),
+        })
+        const body = await res.json()
+        assert.equal(body.result.resultType, 'complete')
+        assert.deepEqual(body.result.skills.find((sk) => sk.uri === NESTED_SKILL_MD), nested)
+      }
+      const before = (mc.seen.get('notifications/resources/updated') ?? []).filter((p) => p.uri === NESTED_SKILL_MD).length
+      await publisher.trigger('skills::register', { id: 'nodedemo/nested', skill: '# Nested node demo\n\nA sub-skill.\n' })
+      await eventually(() => (mc.seen.get('notifications/resources/updated') ?? []).filter((p) => p.uri === NESTED_SKILL_MD).length > before,
+        () => `resources/updated for ${NESTED_SKILL_MD} (seen: ${JSON.stringify([...mc.seen])})`, 2000)
+    })
+
+    test('skill:// folder skill: SKILL.md, a binary asset and a reference, each digest verified; a file edit is resources/updated', async () => {
+      const listed = await mc.client.callTool({ name: 'list_skills', arguments: {} })
+      const pdf = listed.structuredContent.skills.find((sk) => sk.uri === 'skill://acme/pdf-tools/SKILL.md')
+      assert.ok(pdf, JSON.stringify(listed.structuredContent))
+      assert.deepEqual(pdf.resources.map((f) => f.uri), ['skill://acme/pdf-tools/SKILL.md', 'skill://acme/pdf-tools/assets/logo.png', GUIDE_URI])
+      for (const f of pdf.resources) {
+        const { contents } = await mc.client.readResource({ uri: f.uri })
+        const bytes = contents[0].blob !== undefined ? Buffer.from(contents[0].blob, 'base64') : Buffer.from(contents[0].text, 'utf8')
+        assert.equal(`sha256:${createHash('sha256').update(bytes).digest('hex')}`, f.digest, f.uri)
+        assert.equal(bytes.length, f.size, f.uri)
+        if (f.uri.endsWith('.png')) {
+          assert.equal(contents[0].mimeType, 'image/png')
+          assert.deepEqual(bytes, LOGO)
+        }
+      }
+      const updates = () => (mc.seen.get('notifications/resources/updated') ?? []).filter((p) => p.uri === GUIDE_URI).length
+      const before = updates()
+      writeFileSync(join(server.skillsFolder, 'acme', 'pdf-tools', 'references', 'guide.md'), `# Guide\n\nEdited for ${c.kind} ${c.transport}.\n`)
+      await eventually(() => updates() > before, () => `resources/updated for ${GUIDE_URI} (seen: ${JSON.stringify([...mc.seen])})`, 5000)
+      const again = await mc.client.callTool({ name: 'list_skills', arguments: {} })
+      const guide = again.structuredContent.skills.find((sk) => sk.uri === 'skill://acme/pdf-tools/SKILL.md').resources.find((f) => f.uri === GUIDE_URI)
+      const { contents } = await mc.client.readResource({ uri: GUIDE_URI })
+      assert.equal(`sha256:${createHash('sha256').update(Buffer.from(contents[0].text, 'utf8')).digest('hex')}`, guide.digest)
+      assert.ok(contents[0].text.includes(`Edited for ${c.kind} ${c.transport}.`))
     })
 
     test('tools/list_changed when a function appears', async () => {

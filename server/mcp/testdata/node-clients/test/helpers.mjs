@@ -2,7 +2,7 @@
 // endpoint on a free loopback port and a bearer token), a publisher worker built on the
 // official iii-sdk, and the two official MCP TypeScript clients behind one small adapter.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -71,7 +71,9 @@ export async function startStandalone({ token = TOKEN } = {}) {
   const [enginePort, mcpPort] = [await freePort(), await freePort()]
   const data = mkdtempSync(join(tmpdir(), 'skills-mcp-node-'))
   const engineURL = `ws://127.0.0.1:${enginePort}`
-  const args = ['--standalone', '--url', engineURL, '--data', data, '--config', join(data, 'none.yaml'), '--mcp-addr', `127.0.0.1:${mcpPort}`]
+  const skillsFolder = writeFolderSkill(join(data, 'skills'))
+  const args = ['--standalone', '--url', engineURL, '--data', data, '--config', join(data, 'none.yaml'), '--mcp-addr', `127.0.0.1:${mcpPort}`,
+    '--skills-folder', skillsFolder]
   if (token) args.push('--mcp-token', token)
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKILLS_MCP_TOKEN: '' } })
   let output = ''
@@ -88,6 +90,7 @@ export async function startStandalone({ token = TOKEN } = {}) {
     engineURL,
     endpoint,
     token,
+    skillsFolder,
     log: () => output,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {
@@ -140,6 +143,24 @@ export async function startPublisher(engineURL) {
   return { worker, trigger, close: () => worker.shutdown() }
 }
 
+/** A binary supporting file of the folder skill acme/pdf-tools. */
+export const LOGO = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0xfe, 0x00, 0x01])
+export const GUIDE_URI = 'skill://acme/pdf-tools/references/guide.md'
+
+/** Writes an Agent Skills folder skill (SKILL.md, a binary asset, a reference) under root. */
+function writeFolderSkill(root) {
+  const dir = join(root, 'acme', 'pdf-tools')
+  mkdirSync(join(dir, 'assets'), { recursive: true })
+  mkdirSync(join(dir, 'references'), { recursive: true })
+  writeFileSync(join(dir, 'SKILL.md'), '---\nname: pdf-tools\ndescription: Fill and merge PDF forms\n---\n\n# PDF tools\n\nSee [the guide](references/guide.md).\n')
+  writeFileSync(join(dir, 'assets', 'logo.png'), LOGO)
+  writeFileSync(join(dir, 'references', 'guide.md'), '# Guide\n')
+  return root
+}
+
+/** The SKILL.md the registry synthesizes for the published skill nodedemo/nested. */
+export const NESTED_SKILL_MD = 'skill://nodedemo/nested/SKILL.md'
+
 const NOTIFICATIONS = [
   ['notifications/resources/list_changed', ResourceListChangedNotificationSchema],
   ['notifications/prompts/list_changed', PromptListChangedNotificationSchema],
@@ -163,13 +184,15 @@ export async function connectClient(kind, transport, server) {
     client = new ClientV2({ name: 'node-v2-test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } })
     for (const [method] of NOTIFICATIONS) client.setNotificationHandler(method, (n) => note(method, n.params))
     await client.connect(transport === 'http' ? new HttpV2(new URL(server.endpoint), { requestInit: { headers } }) : new StdioV2(stdio))
-    await client.listen({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['iii://skills'] })
+    await client.listen({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['iii://skills', NESTED_SKILL_MD, GUIDE_URI] })
   } else {
     client = new ClientV1({ name: 'node-v1-test', version: '1.0.0' })
     for (const [method, schema] of NOTIFICATIONS) client.setNotificationHandler(schema, (n) => note(method, n.params))
     const t = transport === 'http' ? new HttpV1(new URL(server.endpoint), { requestInit: { headers } }) : new StdioV1(stdio)
     await client.connect(captureInitialize(t, negotiated))
     await client.subscribeResource({ uri: 'iii://skills' })
+    await client.subscribeResource({ uri: NESTED_SKILL_MD })
+    await client.subscribeResource({ uri: GUIDE_URI })
   }
   const version = kind === 'v2' ? client.getNegotiatedProtocolVersion() : negotiated.version
   return { client, seen, version, count: (m) => (seen.get(m) ?? []).length, close: () => client.close() }

@@ -1,0 +1,208 @@
+package directory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	skillsmcp "github.com/iii-skills/skills/server/mcp"
+	"github.com/iii-skills/skills/server/registry"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func body2K(i int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "# Skill %d\n\nWhen and why to call the tools of worker %d.\n\n", i, i)
+	for sb.Len() < 2048 {
+		sb.WriteString("- a line of orientation text about one function and its arguments\n")
+	}
+	return sb.String()[:2048]
+}
+
+// folderOf writes n skills of 2 KiB in namespaces of 100.
+func folderOf(b *testing.B, n int) string {
+	dir := b.TempDir()
+	for i := range n {
+		p := filepath.Join(dir, "w"+strconv.Itoa(i/100), "s"+strconv.Itoa(i)+".md")
+		if i%100 == 0 {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(p, []byte(body2K(i)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func percentiles(b *testing.B, lat []time.Duration, unit string) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	div := map[string]float64{"ms": 1e6, "µs": 1e3}[unit]
+	b.ReportMetric(float64(lat[len(lat)/2])/div, "p50_"+unit)
+	b.ReportMetric(float64(lat[len(lat)*99/100])/div, "p99_"+unit)
+}
+
+// BenchmarkIndexRead10K reads both indexes of 10 000 folder skills over
+// the engine (caller → engine → registry → caller), target ≤ 10 ms; the
+// first read after a change renders, later ones are served from cache.
+func BenchmarkIndexRead10K(b *testing.B) {
+	s := startStack(b, []string{folderOf(b, 10000)}, DefaultConfig(), Options{})
+	for _, c := range []struct{ name, fn, uri string }{
+		{"directory", FnSkillsFetch, IndexURI},
+		{"registry", registry.FnSkillsResourcesRead, "iii://skills"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for range b.N {
+				start := time.Now()
+				if _, err := s.call(c.fn, map[string]any{"uri": c.uri}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			percentiles(b, lat, "µs")
+		})
+	}
+	b.Run("directory-render", func(b *testing.B) {
+		for range b.N {
+			s.dir.index.Store(nil)
+			_ = s.dir.renderIndex()
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/render")
+	})
+}
+
+// BenchmarkEditToSubscriber10K edits one file of a watched folder of
+// 10 000 skills and measures the time until a directory::skills::on-change
+// subscriber (another worker, through the engine) and an MCP client
+// subscribed to the skill's resource (notifications/resources/updated)
+// see it. Target: p50 ≤ 100 ms for both.
+func BenchmarkEditToSubscriber10K(b *testing.B) {
+	root := folderOf(b, 10000)
+	s := startStack(b, []string{root}, DefaultConfig(), Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	const id = "w7/s777"
+	dirSeen := make(chan time.Time, 64)
+	if _, err := s.caller.RegisterFunction("bench::sink", func(_ context.Context, data json.RawMessage) (any, error) {
+		var ev SkillChange
+		if json.Unmarshal(data, &ev) == nil && ev.ID == id {
+			dirSeen <- time.Now()
+		}
+		return nil, nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.caller.RegisterTrigger(uuid.NewString(), TriggerSkillsOnChange, "bench::sink", json.RawMessage(`{}`)); err != nil {
+		b.Fatal(err)
+	}
+	for len(s.dir.skillSubs.Bindings()) == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	mcpCli := iii.RegisterWorker(s.engine.URL(), iii.WithName("skills-mcp"), iii.WithLogger(quiet))
+	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+	defer ccancel()
+	if err := mcpCli.Connect(cctx); err != nil {
+		b.Fatal(err)
+	}
+	defer mcpCli.Close()
+	srv := skillsmcp.New(mcpCli, skillsmcp.Options{Logger: quiet})
+	if err := srv.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	mcpSeen := make(chan time.Time, 64)
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := srv.SDK().Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ss.Close()
+	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+			if req.Params.URI == "iii://"+id {
+				mcpSeen <- time.Now()
+			}
+		},
+	})
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "iii://" + id}); err != nil {
+		b.Fatal(err)
+	}
+
+	target := filepath.Join(root, "w7", "s777.md")
+	edit := func(i int) time.Time {
+		start := time.Now()
+		if err := os.WriteFile(target, []byte(body2K(1_000_000+i)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		return start
+	}
+	wait := func(ch chan time.Time) (time.Time, bool) {
+		select {
+		case t := <-ch:
+			return t, true
+		case <-time.After(5 * time.Second):
+			return time.Time{}, false
+		}
+	}
+	// Warm up until the MCP subscription is live.
+	for i := 0; ; i++ {
+		edit(i)
+		_, ok := wait(mcpSeen)
+		if ok {
+			break
+		}
+		if i > 5 {
+			b.Fatal("the MCP client never saw an edit")
+		}
+	}
+	drain := func(ch chan time.Time) {
+		for {
+			select {
+			case <-ch:
+			case <-time.After(50 * time.Millisecond):
+				return
+			}
+		}
+	}
+	drain(dirSeen)
+	drain(mcpSeen)
+	dirLat := make([]time.Duration, 0, b.N)
+	mcpLat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		start := edit(i + 100)
+		d, ok1 := wait(dirSeen)
+		m, ok2 := wait(mcpSeen)
+		if !ok1 || !ok2 {
+			b.Fatalf("edit %d not seen (on-change %v, MCP %v)", i, ok1, ok2)
+		}
+		dirLat = append(dirLat, d.Sub(start))
+		mcpLat = append(mcpLat, m.Sub(start))
+		drain(dirSeen)
+		drain(mcpSeen)
+	}
+	b.StopTimer()
+	b.Run("on-change", func(b *testing.B) { percentiles(b, dirLat, "ms") })
+	b.Run("mcp", func(b *testing.B) { percentiles(b, mcpLat, "ms") })
+}

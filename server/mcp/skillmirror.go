@@ -1,0 +1,109 @@
+package mcp
+
+import (
+	"context"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// skillMDResource is the resources/list entry of a skill's SKILL.md: name
+// and description from its frontmatter, as the extension recommends.
+func skillMDResource(e SkillEntry) sdk.Resource {
+	r := sdk.Resource{URI: SkillURI(e.Path, SkillFileName), MIMEType: mimeMarkdown}
+	r.Name, r.Description = e.Name, e.Description
+	for _, f := range e.Files {
+		if f.Path == SkillFileName {
+			r.Size = f.Size
+		}
+	}
+	if r.Name == "" {
+		r.Name = e.Path
+	}
+	return r
+}
+
+// fileURIs are the URIs of every file of e (SKILL.md at least).
+func fileURIs(e SkillEntry) []string {
+	out := []string{SkillURI(e.Path, SkillFileName)}
+	for _, f := range e.Files {
+		if f.Path != SkillFileName {
+			out = append(out, SkillURI(e.Path, f.Path))
+		}
+	}
+	return out
+}
+
+// syncSkills loads the whole skill:// mirror (at start and on reconnect).
+func (s *Server) syncSkills(ctx context.Context) error {
+	if s.backend == nil {
+		return nil
+	}
+	all, _, err := s.backend.ListSkills(ctx, "", 0)
+	if err != nil {
+		return err
+	}
+	s.skillMu.Lock()
+	defer s.skillMu.Unlock()
+	next := make(map[string][]string, len(all))
+	for _, e := range all {
+		if e.Problem != "" {
+			s.log.Warn("MCP: skill not served over the Skills extension", "skill", e.Path, "reason", e.Problem)
+			continue
+		}
+		next[e.Path] = fileURIs(e)
+		if _, had := s.skillFiles[e.Path]; !had {
+			r := skillMDResource(e)
+			s.sdk.AddResource(&r, s.readResourceHandler)
+		}
+	}
+	var removed []string
+	for p := range s.skillFiles {
+		if _, ok := next[p]; !ok {
+			removed = append(removed, SkillURI(p, SkillFileName))
+		}
+	}
+	if len(removed) > 0 {
+		s.sdk.RemoveResources(removed...)
+	}
+	s.skillFiles = next
+	return nil
+}
+
+// onSkillChanged applies one catalog change: the skill's SKILL.md entry is
+// re-added (the SDK sends notifications/resources/list_changed) or removed,
+// and every file URI it had or has gets notifications/resources/updated,
+// so a digest a client cached is never silently stale.
+func (s *Server) onSkillChanged(ctx context.Context, skillPath string) {
+	e, found, err := s.backend.Skill(ctx, skillPath)
+	if err != nil {
+		s.log.Warn("MCP: cannot read a changed skill", "skill", skillPath, "err", err)
+		return
+	}
+	s.skillMu.Lock()
+	old := s.skillFiles[skillPath]
+	var now []string
+	mdURI := SkillURI(skillPath, SkillFileName)
+	switch {
+	case found && e.Problem == "":
+		now = fileURIs(e)
+		s.skillFiles[skillPath] = now
+		r := skillMDResource(e)
+		s.sdk.AddResource(&r, s.readResourceHandler)
+	default:
+		if found {
+			s.log.Warn("MCP: skill not served over the Skills extension", "skill", skillPath, "reason", e.Problem)
+		}
+		delete(s.skillFiles, skillPath)
+		if old != nil {
+			s.sdk.RemoveResources(mdURI)
+		}
+	}
+	s.skillMu.Unlock()
+	seen := make(map[string]bool, len(old)+len(now))
+	for _, uri := range append(old, now...) {
+		if !seen[uri] {
+			seen[uri] = true
+			_ = s.sdk.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri})
+		}
+	}
+}

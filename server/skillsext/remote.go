@@ -1,0 +1,279 @@
+package skillsext
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/google/uuid"
+	"log/slog"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+)
+
+// The registry functions and trigger type that publish a View over iii.
+const (
+	FnCatalogList     = "skills::catalog-list"
+	FnCatalogGet      = "skills::catalog-get"
+	FnCatalogFile     = "skills::catalog-file"
+	TriggerCatalogChg = "skills::catalog-on-change"
+)
+
+// internal keeps the functions out of engine::functions::list.
+var internal = map[string]any{"internal": true}
+
+type listIn struct {
+	After string `json:"after"`
+	Limit int    `json:"limit"`
+}
+
+type listOut struct {
+	Skills []Skill `json:"skills"`
+	More   bool    `json:"more"`
+}
+
+type getIn struct {
+	Path string `json:"path"`
+}
+
+type getOut struct {
+	Skill *Skill `json:"skill"`
+}
+
+type fileIn struct {
+	Path   string `json:"path"`
+	File   string `json:"file"`
+	Offset int64  `json:"offset,omitempty"`
+}
+
+type fileOut struct {
+	Data string `json:"data"` // base64 of the bytes from offset, at most chunkBytes
+	Size int64  `json:"size"` // of the whole file
+}
+
+// Answers stay well under the engine's frame limit (16 MiB by default): a
+// file is sent in chunks of chunkBytes (base64 makes them 4/3 larger) and
+// a listing stops once its skills encode to listBudget bytes.
+const (
+	chunkBytes = 4 << 20
+	listBudget = 4 << 20
+)
+
+// msgNoSuchFile is the error message of skills::catalog-file for an
+// unknown skill or file; Remote maps it back to ErrNoSuchFile.
+const msgNoSuchFile = "no such skill file"
+
+// Register publishes v on client: the three internal functions and the
+// change trigger type (fired with {"path": …} on every change until ctx
+// ends). Call it before the client connects, like every registration.
+func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger) error {
+	decode := func(data json.RawMessage, into any, fn string) error {
+		if len(data) == 0 || string(data) == "null" {
+			return nil
+		}
+		if err := json.Unmarshal(data, into); err != nil {
+			return fmt.Errorf("%s: invalid input: %w", fn, err)
+		}
+		return nil
+	}
+	fns := []struct {
+		id, desc string
+		h        iii.Handler
+	}{
+		{FnCatalogList, "Internal: skills of the catalog as the MCP Skills extension serves them, in path order ({after?, limit?} → {skills, more}).",
+			func(ctx context.Context, data json.RawMessage) (any, error) {
+				var in listIn
+				if err := decode(data, &in, FnCatalogList); err != nil {
+					return nil, err
+				}
+				skills, more, err := v.ListSkills(ctx, in.After, in.Limit)
+				if err != nil {
+					return nil, err
+				}
+				size := 0
+				for i, sk := range skills {
+					b, _ := json.Marshal(sk)
+					if size += len(b); size > listBudget && i > 0 {
+						return listOut{Skills: skills[:i], More: true}, nil
+					}
+				}
+				return listOut{Skills: skills, More: more}, nil
+			}},
+		{FnCatalogGet, "Internal: one skill of the catalog as the MCP Skills extension serves it ({path} → {skill | null}).",
+			func(ctx context.Context, data json.RawMessage) (any, error) {
+				var in getIn
+				if err := decode(data, &in, FnCatalogGet); err != nil {
+					return nil, err
+				}
+				s, ok, err := v.Skill(ctx, in.Path)
+				if err != nil || !ok {
+					return getOut{}, err
+				}
+				return getOut{Skill: &s}, nil
+			}},
+		{FnCatalogFile, "Internal: the bytes of one file of a catalog skill, 4 MiB at a time ({path, file, offset?} → {data: base64, size}).",
+			func(ctx context.Context, data json.RawMessage) (any, error) {
+				var in fileIn
+				if err := decode(data, &in, FnCatalogFile); err != nil {
+					return nil, err
+				}
+				b, err := v.ReadFile(ctx, in.Path, in.File)
+				if errors.Is(err, ErrNoSuchFile) {
+					return nil, errors.New(msgNoSuchFile)
+				}
+				if err != nil {
+					return nil, err
+				}
+				if in.Offset < 0 || in.Offset > int64(len(b)) {
+					return nil, fmt.Errorf("%s: offset %d is outside the file (%d bytes)", FnCatalogFile, in.Offset, len(b))
+				}
+				chunk := b[in.Offset:min(int64(len(b)), in.Offset+chunkBytes)]
+				return fileOut{Data: base64.StdEncoding.EncodeToString(chunk), Size: int64(len(b))}, nil
+			}},
+	}
+	for _, f := range fns {
+		if _, err := client.RegisterFunction(f.id, f.h, iii.RegisterFunctionOptions{Description: f.desc, Metadata: internal}); err != nil {
+			return fmt.Errorf("register %s: %w", f.id, err)
+		}
+	}
+	ref, err := client.RegisterTriggerType(TriggerCatalogChg, "Fires {path} each time a skill of the catalog changes (MCP Skills extension view).", acceptAll{})
+	if err != nil {
+		return fmt.Errorf("register %s: %w", TriggerCatalogChg, err)
+	}
+	go func() {
+		_ = v.Watch(ctx, func(p string) {
+			data, _ := json.Marshal(map[string]string{"path": p})
+			if err := ref.Fire(ctx, data); err != nil && log != nil {
+				log.Warn("catalog change fan-out failed", "trigger_type", TriggerCatalogChg, "err", err)
+			}
+		})
+	}()
+	return nil
+}
+
+// acceptAll accepts every binding of the change trigger type.
+type acceptAll struct{}
+
+func (acceptAll) RegisterTrigger(context.Context, iii.TriggerConfig) error   { return nil }
+func (acceptAll) UnregisterTrigger(context.Context, iii.TriggerConfig) error { return nil }
+
+// Remote reads the view another process published with Register.
+type Remote struct {
+	Client  *iii.Client
+	Timeout time.Duration // per call (default 30 s)
+}
+
+func (r *Remote) call(ctx context.Context, fn string, in, out any) error {
+	t := r.Timeout
+	if t <= 0 {
+		t = 30 * time.Second
+	}
+	if in == nil {
+		in = struct{}{}
+	}
+	data, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("%s: encode request: %w", fn, err)
+	}
+	raw, err := r.Client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: t})
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s: unexpected answer: %w", fn, err)
+	}
+	return nil
+}
+
+// notPublished reports a registry that does not publish its catalog (an
+// upstream skills worker): it serves no skill:// skills.
+func notPublished(err error) bool {
+	var inv *iii.InvocationError
+	return errors.As(err, &inv) && inv.Code == iii.CodeFunctionNotFound
+}
+
+// ListSkills calls skills::catalog-list (no skills when the registry does
+// not publish its catalog).
+func (r *Remote) ListSkills(ctx context.Context, after string, limit int) ([]Skill, bool, error) {
+	var out listOut
+	err := r.call(ctx, FnCatalogList, listIn{After: after, Limit: limit}, &out)
+	if notPublished(err) {
+		return nil, false, nil
+	}
+	return out.Skills, out.More, err
+}
+
+// Skill calls skills::catalog-get.
+func (r *Remote) Skill(ctx context.Context, p string) (Skill, bool, error) {
+	var out getOut
+	err := r.call(ctx, FnCatalogGet, getIn{Path: p}, &out)
+	if notPublished(err) {
+		return Skill{}, false, nil
+	}
+	if err != nil || out.Skill == nil {
+		return Skill{}, false, err
+	}
+	return *out.Skill, true, nil
+}
+
+// ReadFile calls skills::catalog-file, chunk by chunk.
+func (r *Remote) ReadFile(ctx context.Context, p, file string) ([]byte, error) {
+	var buf []byte
+	for {
+		var out fileOut
+		if err := r.call(ctx, FnCatalogFile, fileIn{Path: p, File: file, Offset: int64(len(buf))}, &out); err != nil {
+			var inv *iii.InvocationError
+			if errors.As(err, &inv) && inv.Message == msgNoSuchFile {
+				return nil, ErrNoSuchFile
+			}
+			return nil, err
+		}
+		chunk, err := base64.StdEncoding.DecodeString(out.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", FnCatalogFile, err)
+		}
+		if buf == nil {
+			buf = make([]byte, 0, out.Size)
+		}
+		buf = append(buf, chunk...)
+		if int64(len(buf)) >= out.Size {
+			return buf, nil
+		}
+		if len(chunk) == 0 {
+			return nil, fmt.Errorf("%s: %s of %s changed while it was read", FnCatalogFile, file, p)
+		}
+	}
+}
+
+// Watch binds an internal function of this client to
+// skills::catalog-on-change and calls changed for each event until ctx
+// ends.
+func (r *Remote) Watch(ctx context.Context, changed func(string)) error {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	fn := "mcp::" + hex.EncodeToString(b[:]) + "::catalog-changed"
+	ref, err := r.Client.RegisterFunction(fn, func(_ context.Context, data json.RawMessage) (any, error) {
+		var ev struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(data, &ev) == nil && ev.Path != "" {
+			changed(ev.Path)
+		}
+		return nil, nil
+	}, iii.RegisterFunctionOptions{Description: "MCP server: follows catalog changes", Metadata: internal})
+	if err != nil {
+		return fmt.Errorf("register %s: %w", fn, err)
+	}
+	defer func() { _ = ref.Unregister() }()
+	bindingID := uuid.NewString()
+	if err := r.Client.RegisterTrigger(bindingID, TriggerCatalogChg, fn, json.RawMessage(`{}`)); err != nil {
+		return fmt.Errorf("bind %s to %s: %w", fn, TriggerCatalogChg, err)
+	}
+	defer func() { _ = r.Client.UnregisterTrigger(bindingID) }()
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,106 @@
+package skillsext_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/skillsext"
+)
+
+// TestRemote reads a View published over a real engine: a file larger than
+// one chunk arrives whole, a listing too large for one answer is split
+// without losing a skill, changes arrive as events.
+func TestRemote(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+
+	v, src := newView(t)
+	big := bytes.Repeat([]byte{0xff, 0x00, 'a'}, 3<<20) // 9 MiB, not UTF-8
+	skills := []*catalog.Entry{folder(t, "big", file("SKILL.md", "---\nname: big\ndescription: d\n---\n"),
+		catalog.NewFile("data.bin", big, time.Time{}, nil))}
+	for i := range 80 {
+		files := []catalog.File{file("SKILL.md", fmt.Sprintf("---\nname: many-%02d\ndescription: d\n---\n", i))}
+		for j := range 400 {
+			files = append(files, file(fmt.Sprintf("refs/file-with-a-long-name-%04d.md", j), "x"))
+		}
+		skills = append(skills, folder(t, fmt.Sprintf("many-%02d", i), files...))
+	}
+	if err := src.Put(skills...); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() bool { all, _, _ := v.ListSkills(ctx, "", 0); return len(all) == 81 }, "skills in the view")
+
+	reg := iii.RegisterWorker(eng.URL(), iii.WithName("registry"), iii.WithLogger(quiet))
+	defer reg.Close()
+	if err := skillsext.Register(ctx, reg, v, quiet); err != nil {
+		t.Fatal(err)
+	}
+	cli := iii.RegisterWorker(eng.URL(), iii.WithName("reader"), iii.WithLogger(quiet))
+	defer cli.Close()
+	for _, c := range []*iii.Client{reg, cli} {
+		cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := c.Connect(cctx); err != nil {
+			t.Fatal(err)
+		}
+		ccancel()
+	}
+	r := &skillsext.Remote{Client: cli}
+
+	got, err := r.ReadFile(ctx, "big", "data.bin")
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("9 MiB file over iii: %d bytes, err %v", len(got), err)
+	}
+	if _, err := r.ReadFile(ctx, "big", "nope"); !errors.Is(err, skillsext.ErrNoSuchFile) {
+		t.Fatalf("unknown file: %v", err)
+	}
+	first, more, err := r.ListSkills(ctx, "", 0)
+	if err != nil || !more || len(first) == 0 || len(first) >= 81 {
+		t.Fatalf("a listing over the answer budget is split: %d skills, more=%v, err %v", len(first), more, err)
+	}
+	all := first
+	for more {
+		var page []skillsext.Skill
+		page, more, err = r.ListSkills(ctx, all[len(all)-1].Path, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, page...)
+	}
+	if len(all) != 81 {
+		t.Fatalf("walked %d skills, want 81", len(all))
+	}
+	if s, ok, err := r.Skill(ctx, "many-07"); err != nil || !ok || len(s.Files) != 401 {
+		t.Fatalf("skill many-07: ok=%v err=%v files=%d", ok, err, len(s.Files))
+	}
+
+	changed := make(chan string, 4)
+	go func() { _ = r.Watch(ctx, func(p string) { changed <- p }) }()
+	eventually(t, func() bool {
+		src.Remove("big")
+		select {
+		case p := <-changed:
+			return p == "big"
+		case <-time.After(200 * time.Millisecond):
+			_ = src.Put(skills[0])
+			return false
+		}
+	}, "skills::catalog-on-change reaches the remote reader")
+}
