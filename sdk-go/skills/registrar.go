@@ -12,6 +12,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // Backoff configures boot-time registration (docs/publishers.md): after a
@@ -84,7 +85,9 @@ func remoteMessage(err error) string {
 }
 
 // permanentMarkers are the registry's validation (and payload decoding)
-// messages: a call refused with one of them is refused again.
+// messages: a call refused with one of them is refused again. Our registry
+// says so with code INVALID_ARGUMENTS; the markers are the fallback for an
+// upstream registry, which answers every failure with invocation_failed.
 var permanentMarkers = []string{
 	"id must be non-empty", "id may not have", "id too long", "invalid id (segment",
 	"skill must be non-empty", "skill body too large",
@@ -99,7 +102,8 @@ func isPermanent(err error) bool {
 	if !errors.As(err, &ie) {
 		return false
 	}
-	if ie.Code == iii.CodeInvalidRequest {
+	switch ie.Code {
+	case rules.CodeInvalidArguments, iii.CodeInvalidRequest:
 		return true
 	}
 	for _, m := range permanentMarkers {

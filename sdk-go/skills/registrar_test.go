@@ -227,6 +227,8 @@ func TestIsPermanent(t *testing.T) {
 		{&iii.InvocationError{Code: "invocation_failed", Message: "handler error: duplicate argument name: a"}, true},
 		{&iii.InvocationError{Code: "invocation_failed", Message: "missing field `id`"}, true},
 		{&iii.InvocationError{Code: "invalid_request", Message: "x"}, true},
+		// The code decides, whatever the text.
+		{&iii.InvocationError{Code: "INVALID_ARGUMENTS", Message: "a refusal worded in a way no marker knows"}, true},
 		{&iii.InvocationError{Code: "invocation_failed", Message: "state::set: timeout"}, false},
 		{absent(), false},
 		{iii.ErrTimeout, false},

@@ -37,6 +37,12 @@ function escapeChar(ch: string, first: boolean): string {
   return ch
 }
 
+/**
+ * The error code the registry refuses bad input with (a payload that does not decode, a value
+ * its rules refuse): the same call is refused again, so it is never retried.
+ */
+export const CODE_INVALID_ARGUMENTS = 'INVALID_ARGUMENTS'
+
 export const MAX_ID_BYTES = 1024
 export const MAX_SEGMENT_BYTES = 64
 export const MAX_NAME_BYTES = 64

@@ -1,5 +1,5 @@
 import { describeError, errorMessage, type Logger } from './logger.js'
-import { msg } from './messages.js'
+import { CODE_INVALID_ARGUMENTS, msg } from './messages.js'
 
 /** Capped exponential backoff of boot-time registration (docs/publishers.md). */
 export interface BackoffOptions {
@@ -74,7 +74,9 @@ export interface RegistrarDeps {
 }
 
 // Messages of the registry's own validation (and of payload decoding): a call refused with
-// one of these will be refused again, so it is reported and never retried.
+// one of these will be refused again, so it is reported and never retried. Our registry says
+// so with code INVALID_ARGUMENTS; the messages are the fallback for an upstream registry, which
+// answers every failure with invocation_failed.
 const PERMANENT = [
   /\bid must be non-empty\b/,
   /\bid may not have\b/,
@@ -94,6 +96,7 @@ const PERMANENT = [
 ]
 
 export function isPermanentError(err: unknown): boolean {
+  if ((err as { code?: unknown } | null)?.code === CODE_INVALID_ARGUMENTS) return true
   const message = err instanceof Error ? err.message : typeof err === 'string' ? err : ''
   return PERMANENT.some((re) => re.test(message))
 }

@@ -408,6 +408,20 @@ def test_payload_decoding_errors_are_permanent() -> None:
     assert len(client.calls_to("skills::register")) == 1
 
 
+def test_invalid_arguments_code_is_permanent_whatever_the_text() -> None:
+    def strict(function_id: str, payload: Any) -> Any:
+        raise FakeInvocationError("INVALID_ARGUMENTS", "a refusal worded in a way no marker knows")
+
+    client = FakeClient(responder=strict)
+    publisher = Publisher(client)
+    clock = FakeClock(publisher)
+    publisher.skill("a", "# a")
+    assert publisher.start() is False
+    publisher.close()
+    assert clock.pauses == []
+    assert len(client.calls_to("skills::register")) == 1
+
+
 def test_no_call_outlives_the_deadline() -> None:
     timeouts: list[int] = []
 

@@ -52,6 +52,9 @@ describe('isPermanentError', () => {
     assert.ok(isPermanentError(new Error('skill body too large (300000 bytes; max 262144)')))
     assert.ok(isPermanentError(new Error('duplicate argument name: x')))
   })
+  it('decides by the INVALID_ARGUMENTS code first, whatever the text', () => {
+    assert.ok(isPermanentError(new InvocationFailure('INVALID_ARGUMENTS', 'a refusal no marker knows')))
+  })
   it('treats transport problems as transient', () => {
     assert.ok(!isPermanentError(new InvocationFailure('TIMEOUT', 'invocation timed out after 5000ms')))
     assert.ok(!isPermanentError(new InvocationFailure('function_not_found', 'Function skills::register not found')))

@@ -91,6 +91,12 @@ HIDDEN_PREFIXES: Final = (
     "prompts::",
 )
 
+# The error code the registry refuses bad input with (a payload that does not
+# decode, a value its rules refuse): a permanent failure that retrying cannot
+# fix. The markers below are the fallback for an upstream registry, which
+# answers every failure with ``invocation_failed``.
+CODE_INVALID_ARGUMENTS: Final = "INVALID_ARGUMENTS"
+
 # Substrings that mark a registry answer as a validation error: a permanent
 # failure that retrying cannot fix.
 PERMANENT_MARKERS: Final = (

@@ -180,6 +180,8 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _is_permanent(exc: BaseException) -> bool:
+    if _error_code(exc) == m.CODE_INVALID_ARGUMENTS:
+        return True
     text = _error_text(exc)
     return any(marker in text for marker in m.PERMANENT_MARKERS)
 
