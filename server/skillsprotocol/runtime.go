@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
@@ -38,7 +39,6 @@ const (
 const (
 	SourcePublishedBundles = "skills-protocol-published"
 	SourceFolderBundles    = "skills-protocol-folders"
-	SourceGuide            = "skills-protocol-builtin"
 	RankPublishedBundles   = catalog.RankPublished + 1
 	RankFolderBundles      = catalog.RankFolder + 90
 )
@@ -92,12 +92,16 @@ type Runtime struct {
 	folders *catalog.Source
 	work    string
 	runs    *runStore
-	matMu   sync.Mutex
-	ownWork bool
+	guide   *catalog.Entry
+	// listCache is the catalog's list with the guide merged in.
+	listCache atomic.Pointer[listCache]
+	matMu     sync.Mutex
+	ownWork   bool
 }
 
-// New returns a Runtime; it registers its catalog sources (the built-in
-// guide, published bundles, folder bundles) in opts.Catalog.
+// New returns a Runtime; it registers its catalog sources (published
+// bundles, folder bundles) in opts.Catalog. The built-in guide is served
+// beside the catalog, not in it.
 func New(opts Options) (*Runtime, error) {
 	if opts.Catalog == nil || opts.State == nil {
 		return nil, fmt.Errorf("skillsprotocol: Options.Catalog and Options.State are required")
@@ -146,15 +150,10 @@ func New(opts Options) (*Runtime, error) {
 	if r.folders, err = sourceOf(r.cat, SourceFolderBundles, RankFolderBundles); err != nil {
 		return nil, err
 	}
-	guide, err := sourceOf(r.cat, SourceGuide, catalog.RankBuiltin)
-	if err != nil {
-		return nil, err
-	}
-	e, err := GuideEntry()
-	if err != nil {
-		return nil, err
-	}
-	if err := guide.Put(e); err != nil {
+	// The guide is the runtime's own: not in the shared catalog, so the
+	// iii registry surfaces (skills::list, iii://skills, MCP) keep
+	// answering exactly what was published to them.
+	if r.guide, err = GuideEntry(); err != nil {
 		return nil, err
 	}
 	return r, nil
