@@ -31,8 +31,10 @@ const (
 	DefaultMaxTimeout    = 5 * time.Minute
 	DefaultRunRetention  = time.Hour
 	DefaultMaxRuns       = 1000
-	DefaultPython        = "/usr/bin/python3"
-	LogsPreviewBytes     = 2000
+	// DefaultConcurrentRuns bounds sandboxes alive at once; more runs wait.
+	DefaultConcurrentRuns = 16
+	DefaultPython         = "/usr/bin/python3"
+	LogsPreviewBytes      = 2000
 )
 
 // Catalog source names and ranks of the bundles this package feeds.
@@ -76,6 +78,9 @@ type Options struct {
 	// RunRetention and MaxRuns: how long and how many finished runs are kept.
 	RunRetention time.Duration
 	MaxRuns      int
+	// ConcurrentRuns bounds the sandboxes alive at once (more runs wait
+	// for a slot, or until their request is canceled).
+	ConcurrentRuns int
 	// WorkDir holds run folders and the materialized bundles (default a
 	// fresh folder under the system temp dir).
 	WorkDir string
@@ -93,6 +98,7 @@ type Runtime struct {
 	work    string
 	runs    *runStore
 	guide   *catalog.Entry
+	slots   chan struct{}
 	// listCache is the catalog's list with the guide merged in.
 	listCache atomic.Pointer[listCache]
 	matMu     sync.Mutex
@@ -136,10 +142,14 @@ func New(opts Options) (*Runtime, error) {
 	if opts.MaxRuns <= 0 {
 		opts.MaxRuns = DefaultMaxRuns
 	}
+	if opts.ConcurrentRuns <= 0 {
+		opts.ConcurrentRuns = DefaultConcurrentRuns
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	r := &Runtime{opts: opts, cat: opts.Catalog, sb: opts.Sandbox, log: opts.Logger, runs: newRunStore(opts.RunRetention, opts.MaxRuns)}
+	r := &Runtime{opts: opts, cat: opts.Catalog, sb: opts.Sandbox, log: opts.Logger, runs: newRunStore(opts.RunRetention, opts.MaxRuns),
+		slots: make(chan struct{}, opts.ConcurrentRuns)}
 	if err := r.prepareWorkDir(); err != nil {
 		return nil, err
 	}
