@@ -74,6 +74,9 @@ func (r *Runtime) find(name, version string) (skillView, *Error) {
 		return skillView{}, invalidParams("name is required (a skill name such as salesforce.leads.sync; list_skills shows them)")
 	}
 	id := NameToID(name)
+	if id == r.guide.ID && (version == "" || version == r.guide.Version) {
+		return viewOf(r.guide), nil
+	}
 	if version == "" {
 		e, ok := r.cat.Get(id)
 		if !ok {
@@ -97,6 +100,9 @@ func (r *Runtime) find(name, version string) (skillView, *Error) {
 }
 
 func (r *Runtime) versionsOf(id string) []string {
+	if id == r.guide.ID {
+		return []string{r.guide.Version}
+	}
 	vs := r.cat.Versions(id)
 	out := make([]string, 0, len(vs))
 	for _, e := range vs {
@@ -141,7 +147,7 @@ func (r *Runtime) listSkills(p listParams) (any, *Error) {
 	if limit < 1 || limit > MaxListLimit {
 		return nil, invalidParams("limit %d must be between 1 and %d", limit, MaxListLimit)
 	}
-	entries := r.cat.List() // sorted by id; '/'->'.' keeps the order
+	entries := r.withGuide(r.cat.List()) // sorted by id; '/'->'.' keeps the order
 	prefix := ""
 	if p.Namespace != nil && *p.Namespace != "" {
 		prefix = NameToID(strings.TrimSuffix(*p.Namespace, "."))
@@ -184,6 +190,32 @@ func (r *Runtime) listSkills(p listParams) (any, *Error) {
 		last = id
 	}
 	return map[string]any{"skills": skills, "next_cursor": next}, nil
+}
+
+// withGuide is entries (sorted by id) with the built-in guide in its
+// place, replacing a catalog entry of the same id. The catalog's List is
+// a shared snapshot, so the result is a copy; the copy is cached per
+// catalog generation.
+func (r *Runtime) withGuide(entries []*catalog.Entry) []*catalog.Entry {
+	gen := r.cat.Generation()
+	if c := r.listCache.Load(); c != nil && c.gen == gen && len(c.src) == len(entries) && (len(entries) == 0 || &c.src[0] == &entries[0]) {
+		return c.out
+	}
+	i := sort.Search(len(entries), func(i int) bool { return entries[i].ID >= r.guide.ID })
+	out := make([]*catalog.Entry, 0, len(entries)+1)
+	out = append(out, entries[:i]...)
+	out = append(out, r.guide)
+	if i < len(entries) && entries[i].ID == r.guide.ID {
+		i++
+	}
+	out = append(out, entries[i:]...)
+	r.listCache.Store(&listCache{gen: gen, src: entries, out: out})
+	return out
+}
+
+type listCache struct {
+	gen      uint64
+	src, out []*catalog.Entry
 }
 
 type describeParams struct {

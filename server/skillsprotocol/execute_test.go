@@ -178,7 +178,7 @@ func indent(s string, n int) string {
 
 func TestConcurrentRuns(t *testing.T) {
 	requireSandbox(t)
-	e := newEnv(t, sp.Options{})
+	e := newEnv(t, sp.Options{ConcurrentRuns: 4})
 	if err := e.rt.LoadFolders(fixtures); err != nil {
 		t.Fatal(err)
 	}
@@ -221,5 +221,27 @@ func TestMissingBubblewrap(t *testing.T) {
 	e.ok("list_skills", map[string]any{}, &l)
 	if len(l.Skills) == 0 {
 		t.Fatal("discovery broken without bwrap")
+	}
+}
+
+// TestBwrapCannotBuildSandbox: a bwrap that fails (here a stand-in that
+// fails like bwrap does where user namespaces are forbidden) is reported
+// as SandboxUnavailable with the reason.
+func TestBwrapCannotBuildSandbox(t *testing.T) {
+	dir, err := os.MkdirTemp("", "fake-bwrap-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	_ = os.Chmod(dir, 0o755)
+	fake := filepath.Join(dir, "bwrap")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, sp.Options{Sandbox: sandbox.New(sandbox.Config{Bwrap: fake})})
+	var r run
+	e.ok("run_code", map[string]any{"language": "python", "code": "def main(args):\n    return 1\n"}, &r)
+	if r.Status != "failed" || r.Error.Type != "SandboxUnavailable" || !strings.Contains(r.Error.Message, "user namespaces") {
+		t.Fatalf("run: %+v", r)
 	}
 }

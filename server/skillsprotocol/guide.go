@@ -34,5 +34,5 @@ func GuideEntry() (*catalog.Entry, error) {
 		}
 		files[f] = b
 	}
-	return BuildEntry(files, catalog.Origin{Kind: catalog.OriginBuiltin, Source: SourceGuide}, time.Time{})
+	return BuildEntry(files, catalog.Origin{Kind: catalog.OriginBuiltin, Source: "skills-protocol"}, time.Time{})
 }

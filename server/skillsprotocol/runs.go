@@ -167,6 +167,12 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 	if err := r.sb.Available(); err != nil {
 		return fail("SandboxUnavailable", fmt.Sprintf("code execution needs bubblewrap on the server: %v", err))
 	}
+	select {
+	case r.slots <- struct{}{}:
+		defer func() { <-r.slots }()
+	case <-ctx.Done():
+		return fail("Canceled", "the request was canceled while waiting for a free sandbox")
+	}
 	dir, err := os.MkdirTemp(r.work, "run-")
 	if err != nil {
 		return fail("RuntimeError", fmt.Sprintf("prepare the run folder: %v", err))
@@ -224,6 +230,10 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 			return fail("CPULimitExceeded", fmt.Sprintf("the run used more than %d s of CPU time", int(res.Limits.CPU/time.Second)))
 		case res.Outcome == sandbox.Signaled:
 			return fail("Killed", fmt.Sprintf("the run was killed by %s (limits: %d MiB memory, %d processes)", res.Signal, res.Limits.MemoryBytes>>20, res.Limits.Processes))
+		case len(res.Stdout) == 0 && strings.HasPrefix(logs, "bwrap: "):
+			// bwrap itself failed: typically a kernel or container that
+			// forbids unprivileged user namespaces.
+			return fail("SandboxUnavailable", fmt.Sprintf("bubblewrap could not build the sandbox (%s); the kernel must allow unprivileged user namespaces (sysctl user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1; containers need them allowed by their seccomp profile)", strings.TrimSpace(logs)))
 		default:
 			return fail("RuntimeError", fmt.Sprintf("the run ended (exit status %d) without a result; see logs_preview", res.ExitCode))
 		}

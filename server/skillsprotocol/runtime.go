@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
@@ -30,15 +31,16 @@ const (
 	DefaultMaxTimeout    = 5 * time.Minute
 	DefaultRunRetention  = time.Hour
 	DefaultMaxRuns       = 1000
-	DefaultPython        = "/usr/bin/python3"
-	LogsPreviewBytes     = 2000
+	// DefaultConcurrentRuns bounds sandboxes alive at once; more runs wait.
+	DefaultConcurrentRuns = 16
+	DefaultPython         = "/usr/bin/python3"
+	LogsPreviewBytes      = 2000
 )
 
 // Catalog source names and ranks of the bundles this package feeds.
 const (
 	SourcePublishedBundles = "skills-protocol-published"
 	SourceFolderBundles    = "skills-protocol-folders"
-	SourceGuide            = "skills-protocol-builtin"
 	RankPublishedBundles   = catalog.RankPublished + 1
 	RankFolderBundles      = catalog.RankFolder + 90
 )
@@ -76,6 +78,9 @@ type Options struct {
 	// RunRetention and MaxRuns: how long and how many finished runs are kept.
 	RunRetention time.Duration
 	MaxRuns      int
+	// ConcurrentRuns bounds the sandboxes alive at once (more runs wait
+	// for a slot, or until their request is canceled).
+	ConcurrentRuns int
 	// WorkDir holds run folders and the materialized bundles (default a
 	// fresh folder under the system temp dir).
 	WorkDir string
@@ -92,12 +97,17 @@ type Runtime struct {
 	folders *catalog.Source
 	work    string
 	runs    *runStore
-	matMu   sync.Mutex
-	ownWork bool
+	guide   *catalog.Entry
+	slots   chan struct{}
+	// listCache is the catalog's list with the guide merged in.
+	listCache atomic.Pointer[listCache]
+	matMu     sync.Mutex
+	ownWork   bool
 }
 
-// New returns a Runtime; it registers its catalog sources (the built-in
-// guide, published bundles, folder bundles) in opts.Catalog.
+// New returns a Runtime; it registers its catalog sources (published
+// bundles, folder bundles) in opts.Catalog. The built-in guide is served
+// beside the catalog, not in it.
 func New(opts Options) (*Runtime, error) {
 	if opts.Catalog == nil || opts.State == nil {
 		return nil, fmt.Errorf("skillsprotocol: Options.Catalog and Options.State are required")
@@ -132,10 +142,14 @@ func New(opts Options) (*Runtime, error) {
 	if opts.MaxRuns <= 0 {
 		opts.MaxRuns = DefaultMaxRuns
 	}
+	if opts.ConcurrentRuns <= 0 {
+		opts.ConcurrentRuns = DefaultConcurrentRuns
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	r := &Runtime{opts: opts, cat: opts.Catalog, sb: opts.Sandbox, log: opts.Logger, runs: newRunStore(opts.RunRetention, opts.MaxRuns)}
+	r := &Runtime{opts: opts, cat: opts.Catalog, sb: opts.Sandbox, log: opts.Logger, runs: newRunStore(opts.RunRetention, opts.MaxRuns),
+		slots: make(chan struct{}, opts.ConcurrentRuns)}
 	if err := r.prepareWorkDir(); err != nil {
 		return nil, err
 	}
@@ -146,15 +160,10 @@ func New(opts Options) (*Runtime, error) {
 	if r.folders, err = sourceOf(r.cat, SourceFolderBundles, RankFolderBundles); err != nil {
 		return nil, err
 	}
-	guide, err := sourceOf(r.cat, SourceGuide, catalog.RankBuiltin)
-	if err != nil {
-		return nil, err
-	}
-	e, err := GuideEntry()
-	if err != nil {
-		return nil, err
-	}
-	if err := guide.Put(e); err != nil {
+	// The guide is the runtime's own: not in the shared catalog, so the
+	// iii registry surfaces (skills::list, iii://skills, MCP) keep
+	// answering exactly what was published to them.
+	if r.guide, err = GuideEntry(); err != nil {
 		return nil, err
 	}
 	return r, nil
