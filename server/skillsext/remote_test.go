@@ -63,6 +63,9 @@ func TestRemote(t *testing.T) {
 		ccancel()
 	}
 	r := &skillsext.Remote{Client: cli}
+	// The registry's functions are in place once a listing answers (an
+	// unknown function reads as an empty catalog).
+	eventually(t, func() bool { s, _, err := r.ListSkills(ctx, "", 1); return err == nil && len(s) == 1 }, "skills::catalog-list registered")
 
 	got, err := r.ReadFile(ctx, "big", "data.bin")
 	if err != nil || !bytes.Equal(got, big) {
