@@ -24,6 +24,8 @@ func (w *Worker) registerSkill(ctx context.Context, data json.RawMessage) (any, 
 		return nil, sdkError(err)
 	}
 	w.skills.put(row)
+	w.log.Info("skill registered", "id", row.ID, "bytes", len(row.Skill))
+	w.log.Debug("skill body", "id", row.ID, "body", row.Skill)
 	w.notify(ctx, w.skillSubs, registry.SkillChange{Op: "register", ID: in.ID})
 	return registry.RegisterSkillOutput{ID: row.ID, RegisteredAt: row.RegisteredAt}, nil
 }
@@ -45,6 +47,7 @@ func (w *Worker) unregisterSkill(ctx context.Context, data json.RawMessage) (any
 	w.skills.remove(in.ID)
 	removed := old != nil
 	if removed {
+		w.log.Info("skill unregistered", "id", in.ID)
 		w.notify(ctx, w.skillSubs, registry.SkillChange{Op: "unregister", ID: in.ID})
 	}
 	return registry.UnregisterSkillOutput{ID: in.ID, Removed: removed}, nil
