@@ -18,13 +18,13 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultName         = "skills"
-	DefaultCallTimeout  = 30 * time.Second
+	DefaultName        = "skills"
+	DefaultCallTimeout = 30 * time.Second
 	// DefaultReadRetryAfter is when an unanswered idempotent read is sent
 	// again (see Options.ReadRetryAfter).
 	DefaultReadRetryAfter = 2 * time.Second
-	DefaultPollInterval = 2 * time.Second
-	DefaultPageSize     = 1000
+	DefaultPollInterval   = 2 * time.Second
+	DefaultPageSize       = 1000
 
 	// TriggerFunctionsAvailable is the engine-owned trigger type that fires
 	// when the function set changes (real iii engines provide it).
