@@ -1,8 +1,8 @@
 // Command resend is the upstream registry README's `resend` publisher done in
 // Go with github.com/iii-skills/skills/sdk-go/skills: a nested skill tree
-// (router `resend`, group `resend/email`, leaves `resend/email/send` and
-// `resend/email/track`), a live section at iii://fn/resend/health and a typed
-// /send-email prompt.
+// (router `resend-go`, group `resend-go/email`, leaves `resend-go/email/send` and
+// `resend-go/email/track`), a live section at iii://fn/resend-go/health and a typed
+// /send-email-go prompt.
 //
 //	make run            # the standalone registry on ws://127.0.0.1:49134
 //	make example-go     # this publisher (III_URL overrides the engine)
@@ -32,7 +32,7 @@ var sendDoc string
 //go:embed docs/resend-email-track.md
 var trackDoc string
 
-// SendEmailArgs are the /send-email arguments; the argument list clients see
+// SendEmailArgs are the /send-email-go arguments; the argument list clients see
 // (name, description, required) is derived from this struct.
 type SendEmailArgs struct {
 	To      string `json:"to" jsonschema:"description=Recipient address"`
@@ -77,8 +77,8 @@ func run(ctx context.Context, url string, log *slog.Logger) error {
 		switch {
 		case err == nil:
 			log.Info("resend example registered",
-				"skills", []string{"resend", "resend/email", "resend/email/send", "resend/email/track"},
-				"section", uri, "prompt", "/send-email", "engine", url)
+				"skills", []string{"resend-go", "resend-go/email", "resend-go/email/send", "resend-go/email/track"},
+				"section", uri, "prompt", "/send-email-go", "engine", url)
 		case errors.Is(err, skills.ErrGaveUp):
 			log.Warn("not registered with the skills registry; still serving the section and prompt, and registering again when it appears")
 		case errors.As(err, &rejected):
@@ -90,7 +90,7 @@ func run(ctx context.Context, url string, log *slog.Logger) error {
 	log.Info("stopping")
 	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return p.Close(closeCtx, false)
+	return p.Close(closeCtx, true) // unregister what this example published (docs/examples.md)
 }
 
 // publish adds the resend tree, section and prompt to p and returns the
@@ -100,14 +100,14 @@ func publish(p *skills.Publisher) (string, error) {
 	// 2. Mid-level group, itself a router.
 	// 3. Leaves: the content an agent reads once it drills in.
 	tree := []struct{ id, markdown string }{
-		{"resend", "# resend\n\nEmail provider integration.\n\n" +
-			"- [`email`](iii://resend/email) — sending and tracking\n\n" +
-			"Live status check: [`health`](iii://fn/resend/health)\n"},
-		{"resend/email", "# resend/email\n\nEmail flows.\n\n" +
-			"- [`send`](iii://resend/email/send) — outbound\n" +
-			"- [`track`](iii://resend/email/track) — webhooks + status\n"},
-		{"resend/email/send", sendDoc},
-		{"resend/email/track", trackDoc},
+		{"resend-go", "# resend-go\n\nEmail provider integration.\n\n" +
+			"- [`email`](iii://resend-go/email) — sending and tracking\n\n" +
+			"Live status check: [`health`](iii://fn/resend-go/health)\n"},
+		{"resend-go/email", "# resend-go/email\n\nEmail flows.\n\n" +
+			"- [`send`](iii://resend-go/email/send) — outbound\n" +
+			"- [`track`](iii://resend-go/email/track) — webhooks + status\n"},
+		{"resend-go/email/send", sendDoc},
+		{"resend-go/email/track", trackDoc},
 	}
 	for _, s := range tree {
 		if err := p.Skill(s.id, s.markdown); err != nil {
@@ -115,10 +115,10 @@ func publish(p *skills.Publisher) (string, error) {
 		}
 	}
 
-	// 4. A section: iii://fn/resend/health calls resend::health.
+	// 4. A section: iii://fn/resend-go/health calls resend-go::health.
 	startedAt := time.Now()
 	var checks atomic.Int64
-	uri, err := p.Section("resend/health", func(context.Context) (any, error) {
+	uri, err := p.Section("resend-go/health", func(context.Context) (any, error) {
 		n := checks.Add(1)
 		return skills.Content(fmt.Sprintf("# Resend health\n\nAPI: ok. Worker up %s; this is health check #%d, served at %s.",
 			time.Since(startedAt).Round(time.Second), n, time.Now().UTC().Format(time.RFC3339))), nil
@@ -128,9 +128,9 @@ func publish(p *skills.Publisher) (string, error) {
 	}
 
 	// 5. A slash-command with typed arguments, checked before the handler runs.
-	_, err = skills.Prompt(p, "send-email", "Compose and send an email",
+	_, err = skills.Prompt(p, "send-email-go", "Compose and send an email",
 		func(_ context.Context, a SendEmailArgs) (skills.PromptResult, error) {
 			return skills.Content(fmt.Sprintf("Compose an email to %s with the subject %q. Be concise and friendly.", a.To, a.Subject)), nil
-		}, skills.WithFunctionID("resend::send_email_prompt"))
+		}, skills.WithFunctionID("resend-go::send_email_prompt"))
 	return uri, err
 }

@@ -66,6 +66,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	engineURL := fs.String("url", iii.DefaultEngineURL, "WebSocket URL of the iii engine")
 	manifest := fs.Bool("manifest", false, "Output the module manifest as JSON and exit")
 	standalone := fs.Bool("standalone", false, "Start an embedded iii engine on the --url address and run the worker against it")
+	engineOnly := fs.Bool("engine-only", false, "With --standalone: run only the embedded engine, without the registry worker (to host another registry, e.g. upstream's)")
 	dataDir := fs.String("data", ".data", "With --standalone: directory of the embedded engine's durable state")
 	strictFetch := fs.Bool("strict-fetch", false, "Reject bare skill paths in skill::fetch, exactly like upstream v0.2.2")
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error")
@@ -120,6 +121,12 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		}
 		defer eng.Close()
 		target = eng.URL()
+		if *engineOnly {
+			log.Info("embedded engine only (no registry worker)", "url", target)
+			<-ctx.Done()
+			log.Info("skills shutting down")
+			return 0
+		}
 	}
 
 	client := iii.RegisterWorker(target, iii.WithName(worker.Name), iii.WithDescription(worker.Description),
