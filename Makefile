@@ -36,11 +36,15 @@ run: build
 
 -include mk/*.mk
 
-## test: every test of every language, then the conformance suite
-test: lint test-go $(TEST_TARGETS) conformance
+## test: every test of every language, then the conformance suite; one line per
+## target (full logs in bin/test-logs/, printed in full only when a target fails)
+test:
+	@MAKE="$(MAKE)" scripts/quiet-make lint test-go $(TEST_TARGETS) conformance
 
+# The interop tests (server/internal/interop) run once, in test-interop, with
+# the official clients installed.
 test-go:
-	$(GO) test -count=1 $(GO_PKGS)
+	$(GO) test -count=1 $$($(GO) list $(GO_PKGS) | grep -v '/server/internal/interop')
 
 ## bench: Go benchmarks (ops/s, p50/p99 latency, bytes)
 bench: bench-go $(BENCH_TARGETS)

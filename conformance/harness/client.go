@@ -5,10 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,7 +54,45 @@ func (c *Client) Call(ctx context.Context, fn string, payload any) (json.RawMess
 			return nil, fmt.Errorf("encode the %s payload: %w", fn, err)
 		}
 	}
-	return c.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: CallTimeout})
+	first := retryAfter()
+	if first <= 0 || first >= CallTimeout || !repeatable(fn, data) {
+		return c.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: CallTimeout})
+	}
+	out, err := c.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: first})
+	if err == nil || !errors.Is(err, iii.ErrTimeout) || ctx.Err() != nil {
+		return out, err
+	}
+	// Printed so a run can count them: each is a result the engine dropped.
+	fmt.Fprintf(os.Stderr, "conformance: no answer to %s within %s (engine dropped the result?); sending it once more\n", fn, first)
+	return c.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: CallTimeout - first})
+}
+
+// repeatable reports whether sending fn twice is invisible to the specs:
+// reads, and registrations (the same row is written again). Unregisters
+// (the second answers removed:false), prompts::mcp-get and iii://fn reads
+// (they run a handler the spec may count) are never re-sent.
+func repeatable(fn string, data json.RawMessage) bool {
+	switch fn {
+	case "skills::list", "prompts::list", "prompts::mcp-list", "skills::resources-list",
+		"skills::resources-templates", "skills::register", "prompts::register", "state::get", "state::list":
+		return true
+	case "skills::resources-read", "skill::fetch", "skills::fetch_skill":
+		return !strings.Contains(string(data), "iii://fn")
+	}
+	return strings.HasPrefix(fn, "engine::")
+}
+
+// retryAfter is CONFORMANCE_RETRY_AFTER (e.g. 5s): when set, a call with no
+// answer by then is sent once more. Only for engines known to drop results:
+// the real iii engine 0.22–0.23 records an invocation after sending it and
+// drops the answer of a worker faster than that (about 1 in 10 000 calls, far
+// more on a loaded machine). Unset, every call waits CallTimeout once.
+func retryAfter() time.Duration {
+	d, err := time.ParseDuration(os.Getenv("CONFORMANCE_RETRY_AFTER"))
+	if err != nil {
+		return 0
+	}
+	return d
 }
 
 // CallInto invokes fn and decodes the result into out.

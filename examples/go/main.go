@@ -1,13 +1,16 @@
 // Command resend is the upstream registry README's `resend` publisher done in
 // Go with github.com/iii-skills/skills/sdk-go/skills: a nested skill tree
-// (router `resend`, group `resend/email`, leaves `resend/email/send` and
-// `resend/email/track`), a live section at iii://fn/resend/health and a typed
-// /send-email prompt.
+// (router `resend-go`, group `resend-go/email`, leaves `resend-go/email/send`
+// and `resend-go/email/track`), a live section at iii://fn/resend-go/health
+// and a typed /send-email-go prompt. Each example publishes under its own
+// namespace (resend-go, resend-node, resend-python), so they can run side by
+// side.
 //
 //	make run            # the standalone registry on ws://127.0.0.1:49134
 //	make example-go     # this publisher (III_URL overrides the engine)
 //
-// It logs what it registered and stays up until SIGINT / SIGTERM.
+// It logs what it registered and stays up until SIGINT / SIGTERM, then
+// unregisters what it published (docs/examples.md).
 package main
 
 import (
@@ -59,31 +62,31 @@ func run(ctx context.Context, url string, log *slog.Logger) error {
 
 	err := errors.Join(
 		// 1. Top-level router: a small body that links to its children.
-		p.Skill("resend", "# resend\n\nEmail provider integration.\n\n"+
-			"- [`email`](iii://resend/email) — sending and tracking\n\n"+
-			"Live status check: [`health`](iii://fn/resend/health)\n"),
+		p.Skill("resend-go", "# resend-go\n\nEmail provider integration.\n\n"+
+			"- [`email`](iii://resend-go/email) — sending and tracking\n\n"+
+			"Live status check: [`health`](iii://fn/resend-go/health)\n"),
 		// 2. Mid-level group, itself a router into its own children.
-		p.Skill("resend/email", "# resend/email\n\nEmail flows.\n\n"+
-			"- [`send`](iii://resend/email/send) — outbound\n"+
-			"- [`track`](iii://resend/email/track) — webhooks + status\n"),
+		p.Skill("resend-go/email", "# resend-go/email\n\nEmail flows.\n\n"+
+			"- [`send`](iii://resend-go/email/send) — outbound\n"+
+			"- [`track`](iii://resend-go/email/track) — webhooks + status\n"),
 		// 3. The leaves the agent reads once it decides to drill in.
-		p.Skill("resend/email/send", sendDoc),
-		p.Skill("resend/email/track", trackDoc),
+		p.Skill("resend-go/email/send", sendDoc),
+		p.Skill("resend-go/email/track", trackDoc),
 	)
 
-	// 4. A section: iii://fn/resend/health calls resend::health and serves its output.
+	// 4. A section: iii://fn/resend-go/health calls resend-go::health and serves its output.
 	startedAt := time.Now()
 	var checks atomic.Int64
-	uri, serr := p.Section("resend/health", func(context.Context) (any, error) {
+	uri, serr := p.Section("resend-go/health", func(context.Context) (any, error) {
 		return skills.Content(fmt.Sprintf("# Resend health\n\nAPI: ok. Worker up %s; this is health check #%d, served at %s.",
 			time.Since(startedAt).Round(time.Second), checks.Add(1), time.Now().UTC().Format(time.RFC3339))), nil
 	}, skills.WithDescription("Live operational health for the resend integration."))
 
 	// 5. A slash-command with typed arguments, checked before the handler runs.
-	_, perr := skills.Prompt(p, "send-email", "Compose and send an email",
+	_, perr := skills.Prompt(p, "send-email-go", "Compose and send an email",
 		func(_ context.Context, a SendEmailArgs) (skills.PromptResult, error) {
 			return skills.Content(fmt.Sprintf("Compose an email to %s with the subject %q. Be concise and friendly.", a.To, a.Subject)), nil
-		}, skills.WithFunctionID("resend::send_email_prompt"))
+		}, skills.WithFunctionID("resend-go::send_email_prompt"))
 	if err := errors.Join(err, serr, perr); err != nil {
 		return err
 	}
@@ -95,10 +98,12 @@ func run(ctx context.Context, url string, log *slog.Logger) error {
 	case err != nil:
 		log.Warn("resend example: not registered with the skills registry; still serving the section and prompt", "error", err)
 	default:
-		log.Info("resend example: skills, " + uri + " and /send-email are registered; Ctrl-C to stop")
+		log.Info("resend example registered",
+			"skills", []string{"resend-go", "resend-go/email", "resend-go/email/send", "resend-go/email/track"},
+			"section", uri, "prompt", "/send-email-go", "engine", url)
 	}
 	<-ctx.Done()
 	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return p.Close(closeCtx, false)
+	return p.Close(closeCtx, true) // unregister what this example published (docs/examples.md)
 }

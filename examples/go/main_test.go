@@ -130,11 +130,11 @@ func TestResendExample(t *testing.T) {
 	for _, s := range list.Skills {
 		ids = append(ids, s.ID)
 	}
-	if strings.Join(ids, ",") != "resend,resend/email,resend/email/send,resend/email/track" {
+	if strings.Join(ids, ",") != "resend-go,resend-go/email,resend-go/email/send,resend-go/email/track" {
 		t.Fatalf("ids %v", ids)
 	}
 
-	res, err := trigger("skill::fetch", map[string]any{"uris": []string{"iii://resend", "iii://fn/resend/health"}})
+	res, err := trigger("skill::fetch", map[string]any{"uris": []string{"iii://resend-go", "iii://fn/resend-go/health"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestResendExample(t *testing.T) {
 	}
 
 	for {
-		res, err = trigger("prompts::mcp-get", map[string]any{"name": "send-email",
+		res, err = trigger("prompts::mcp-get", map[string]any{"name": "send-email-go",
 			"arguments": map[string]any{"to": "ada@example.com", "subject": "Hello"}})
 		if err == nil {
 			break
@@ -159,8 +159,8 @@ func TestResendExample(t *testing.T) {
 	if !strings.Contains(string(res), `Compose an email to ada@example.com with the subject \"Hello\". Be concise and friendly.`) {
 		t.Fatalf("mcp-get: %s", res)
 	}
-	_, err = trigger("prompts::mcp-get", map[string]any{"name": "send-email", "arguments": map[string]any{"to": "x"}})
-	if err == nil || !strings.Contains(err.Error(), `prompt "send-email": missing required argument "subject"`) {
+	_, err = trigger("prompts::mcp-get", map[string]any{"name": "send-email-go", "arguments": map[string]any{"to": "x"}})
+	if err == nil || !strings.Contains(err.Error(), `prompt "send-email-go": missing required argument "subject"`) {
 		t.Fatalf("missing argument: %v", err)
 	}
 }

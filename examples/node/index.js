@@ -1,7 +1,9 @@
 // @ts-check
-// The upstream `resend` publisher, in Node: a nested skill tree (router `resend`, group
-// `resend/email`, leaf `resend/email/send`), a live section at iii://fn/resend/health and a
-// typed `/send-email` prompt.
+// The upstream `resend` publisher, in Node, under its own namespace `resend-node` (the Go and
+// Python examples use `resend-go` and `resend-python`, so all three can run at once): a nested
+// skill tree (router `resend-node`, group `resend-node/email`, leaves `resend-node/email/send`
+// and `resend-node/email/track`), a live section at iii://fn/resend-node/health and a
+// typed `/send-email-node` prompt.
 //
 //   make run                                              # the standalone registry
 //   III_URL=ws://127.0.0.1:49134 node examples/node/index.js
@@ -17,32 +19,35 @@ const skills = createPublisher(iii)
 
 // 1. Top-level router: a small body that links to its children.
 skills.skill(
-  'resend',
-  '# resend\n\nEmail provider integration.\n\n' +
-    '- [`email`](iii://resend/email) — sending and tracking\n' +
-    '- [`contacts`](iii://resend/contacts) — audience management\n\n' +
-    'Live status check: [`health`](iii://fn/resend/health)\n',
+  'resend-node',
+  '# resend-node\n\nEmail provider integration.\n\n' +
+    '- [`email`](iii://resend-node/email) — sending and tracking\n\n' +
+    'Live status check: [`health`](iii://fn/resend-node/health)\n',
 )
 
 // 2. Mid-level group, itself a router into its own children.
 skills.skill(
-  'resend/email',
-  '# resend/email\n\nEmail flows.\n\n' +
-    '- [`send`](iii://resend/email/send) — outbound\n' +
-    '- [`track`](iii://resend/email/track) — webhooks + status\n',
+  'resend-node/email',
+  '# resend-node/email\n\nEmail flows.\n\n' +
+    '- [`send`](iii://resend-node/email/send) — outbound\n' +
+    '- [`track`](iii://resend-node/email/track) — webhooks + status\n',
 )
 
 // 3. The leaf the agent reads once it decides to drill in.
 skills.skill(
-  'resend/email/send',
+  'resend-node/email/send',
   readFileSync(new URL('./docs/resend-email-send.md', import.meta.url), 'utf8'),
 )
+skills.skill(
+  'resend-node/email/track',
+  readFileSync(new URL('./docs/resend-email-track.md', import.meta.url), 'utf8'),
+)
 
-// 4. A section: iii://fn/resend/health calls resend::health and serves its output.
+// 4. A section: iii://fn/resend-node/health calls resend-node::health and serves its output.
 const startedAt = Date.now()
 let healthChecks = 0
 const healthUri = skills.section(
-  'resend/health',
+  'resend-node/health',
   () => {
     healthChecks++
     const uptime = Math.round((Date.now() - startedAt) / 1000)
@@ -60,13 +65,13 @@ const healthUri = skills.section(
 //    the zod object, and arguments are checked before the handler runs.
 skills.prompt(
   {
-    name: 'send-email',
+    name: 'send-email-node',
     description: 'Compose and send an email',
     args: z.object({
       to: z.string().describe('Recipient address'),
       subject: z.string().describe('Subject line'),
     }),
-    functionId: 'resend::send_email_prompt',
+    functionId: 'resend-node::send_email_prompt',
   },
   ({ to, subject }) => ({
     content: `Compose an email to ${to} with the subject "${subject}". Be concise and friendly.`,
@@ -76,10 +81,12 @@ skills.prompt(
 const { registered } = await skills.start()
 console.info(
   registered
-    ? `resend example: skills, ${healthUri} and /send-email are registered; Ctrl-C to stop`
+    ? `resend example: skills, ${healthUri} and /send-email-node are registered; Ctrl-C to stop`
     : 'resend example: not registered with the skills registry; still serving the section and prompt',
 )
 
+// On Ctrl-C / SIGTERM every example unregisters what it published (its own namespace only),
+// so no skill or prompt is left pointing at a stopped worker (docs/examples.md).
 async function shutdown() {
   await skills.close({ unregister: true })
   await iii.shutdown()

@@ -1,7 +1,8 @@
-"""The upstream "resend" publisher, in Python.
+"""The upstream "resend" publisher, in Python, under its own namespace ``resend-python``
+(the Go and Node examples use ``resend-go`` and ``resend-node``, so all three can run at once).
 
 Publishes a small skill tree (a router, a group, a leaf), a live health
-section at iii://fn/resend/health and a typed `send-email` slash-command,
+section at iii://fn/resend-python/health and a typed `send-email-python` slash-command,
 then keeps serving them until Ctrl-C.
 
 Run against the standalone registry (`make run` in another terminal):
@@ -33,23 +34,22 @@ ROUTER = """# resend
 
 Email provider integration.
 
-- [`email`](iii://resend/email) — sending and tracking
-- [`contacts`](iii://resend/contacts) — audience management
+- [`email`](iii://resend-python/email) — sending and tracking
 
-Live status check: [`health`](iii://fn/resend/health)
+Live status check: [`health`](iii://fn/resend-python/health)
 """
 
-EMAIL = """# resend/email
+EMAIL = """# resend-python/email
 
 Email flows.
 
-- [`send`](iii://resend/email/send) — outbound
-- [`track`](iii://resend/email/track) — webhooks + status
+- [`send`](iii://resend-python/email/send) — outbound
+- [`track`](iii://resend-python/email/track) — webhooks + status
 """
 
 
 class SendEmailArgs(BaseModel):
-    """Arguments of the /send-email slash-command."""
+    """Arguments of the /send-email-python slash-command."""
 
     to: str = Field(description="Recipient address")
     subject: str = Field(description="Subject line")
@@ -60,12 +60,13 @@ def build(publisher: Publisher, started_at: float | None = None) -> None:
     booted = time.monotonic() if started_at is None else started_at
 
     # 1. A small top-level router, 2. a mid-level group, 3. the leaf body.
-    publisher.skill("resend", ROUTER)
-    publisher.skill("resend/email", EMAIL)
-    publisher.skill("resend/email/send", (HERE / "docs" / "resend-email-send.md").read_text("utf-8"))
+    publisher.skill("resend-python", ROUTER)
+    publisher.skill("resend-python/email", EMAIL)
+    publisher.skill("resend-python/email/send", (HERE / "docs" / "resend-email-send.md").read_text("utf-8"))
+    publisher.skill("resend-python/email/track", (HERE / "docs" / "resend-email-track.md").read_text("utf-8"))
 
     # 4. A section URI: live function output instead of a stored body.
-    @publisher.section("resend/health", description="Live operational health for the resend integration.")
+    @publisher.section("resend-python/health", description="Live operational health for the resend integration.")
     def health() -> dict[str, str]:
         now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         uptime = int(time.monotonic() - booted)
@@ -74,7 +75,7 @@ def build(publisher: Publisher, started_at: float | None = None) -> None:
         }
 
     # 5. A slash-command whose arguments come from the pydantic model.
-    @publisher.prompt(name="send-email", description="Compose and send an email")
+    @publisher.prompt(name="send-email-python", description="Compose and send an email")
     def send_email(args: SendEmailArgs) -> dict[str, str]:
         return {
             "content": f'Compose an email to {args.to} with the subject "{args.subject}". '
@@ -84,7 +85,7 @@ def build(publisher: Publisher, started_at: float | None = None) -> None:
     # 6. React to registry changes (ours and everybody else's).
     @publisher.on_skill_change
     def changed(event: SkillChange) -> None:
-        logging.getLogger("resend").info("skill %s: %s", event.op, event.id)
+        logging.getLogger("resend-python").info("skill %s: %s", event.op, event.id)
 
 
 def main() -> int:
@@ -104,14 +105,16 @@ def main() -> int:
     @publisher.on_registered
     def ready() -> None:
         print(
-            "resend: registered resend, resend/email, resend/email/send, /send-email; "
-            "serving iii://fn/resend/health (Ctrl-C to stop)",
+            "resend: registered resend-python, resend-python/email, resend-python/email/send, "
+            "resend-python/email/track, /send-email-python; "
+            "serving iii://fn/resend-python/health (Ctrl-C to stop)",
             flush=True,
         )
 
     publisher.start_in_background()
     stop.wait()
-    publisher.close()
+    # Like every example: unregister what this one published (docs/examples.md).
+    publisher.close(unregister=True)
     iii.shutdown()
     return 0
 

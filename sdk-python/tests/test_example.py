@@ -45,16 +45,16 @@ def test_resend_example(server: Server, observer: III) -> None:
                 break
 
         skills = {s["id"] for s in call(observer, "skills::list", {})["skills"]}
-        assert {"resend", "resend/email", "resend/email/send"} <= skills
-        fetched = call(observer, "skill::fetch", {"uris": ["iii://resend", "iii://fn/resend/health"]})
-        assert "[`health`](iii://fn/resend/health)" in fetched
+        assert {"resend-python", "resend-python/email", "resend-python/email/send"} <= skills
+        fetched = call(observer, "skill::fetch", {"uris": ["iii://resend-python", "iii://fn/resend-python/health"]})
+        assert "[`health`](iii://fn/resend-python/health)" in fetched
         assert "# Resend health\n\nAPI: ok." in fetched
-        send = call(observer, "skills::resources-read", {"uri": "iii://resend/email/send"})
-        assert send["contents"][0]["text"].startswith("# resend/email/send\n")
+        send = call(observer, "skills::resources-read", {"uri": "iii://resend-python/email/send"})
+        assert send["contents"][0]["text"].startswith("# resend-python/email/send\n")
         rendered = call(
             observer,
             "prompts::mcp-get",
-            {"name": "send-email", "arguments": {"to": "a@b.c", "subject": "Hi"}},
+            {"name": "send-email-python", "arguments": {"to": "a@b.c", "subject": "Hi"}},
         )
         assert rendered["messages"][0]["content"]["text"] == (
             'Compose an email to a@b.c with the subject "Hi". Be concise and friendly.'
@@ -62,7 +62,7 @@ def test_resend_example(server: Server, observer: III) -> None:
         arguments = [
             p["arguments"]
             for p in call(observer, "prompts::mcp-list", {})["prompts"]
-            if p["name"] == "send-email"
+            if p["name"] == "send-email-python"
         ]
         assert arguments == [
             [
@@ -73,6 +73,10 @@ def test_resend_example(server: Server, observer: III) -> None:
 
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=20) == 0, "".join(output)
+        # Like every example, it unregistered what it published on Ctrl-C.
+        left = [s["id"] for s in call(observer, "skills::list", {})["skills"] if s["id"].startswith("resend-python")]
+        assert left == []
+        assert "send-email-python" not in {p["name"] for p in call(observer, "prompts::list", {})["prompts"]}
     finally:
         if process.poll() is None:
             process.kill()
@@ -80,9 +84,9 @@ def test_resend_example(server: Server, observer: III) -> None:
     # The worker is gone: its section function with it.
     def health_gone() -> bool:
         try:
-            call(observer, "skills::resources-read", {"uri": "iii://fn/resend/health"})
+            call(observer, "skills::resources-read", {"uri": "iii://fn/resend-python/health"})
         except Exception as exc:
             return "not found" in str(exc)
         return False
 
-    wait_until(health_gone, what="resend::health to disappear with the example")
+    wait_until(health_gone, what="resend-python::health to disappear with the example")

@@ -440,3 +440,20 @@ def test_reregisters_when_functions_available_reports_the_registry_back(
         publisher.close()
         for c in (observer, client, engine_stand_in):
             c.shutdown()
+
+
+def test_no_deprecation_output_from_the_client(
+    iii: III, uid: str, caplog: pytest.LogCaptureFixture, recwarn: pytest.WarningsRecorder
+) -> None:
+    # iii-sdk 0.25 deprecates register_trigger, which change subscriptions and
+    # the registry watch still need; the user never called it, so the
+    # publisher keeps the deprecation out of their warnings and logs.
+    publisher = Publisher(iii, backoff=FAST)
+    publisher.skill(f"dep-{uid}", "# Dep\n\nbody\n")
+    publisher.on_skill_change(lambda event: None)
+    with caplog.at_level(logging.WARNING):
+        assert publisher.start() is True
+    publisher.close(unregister=True)
+    deprecations = [str(w.message) for w in recwarn if "deprecated" in str(w.message)]
+    assert deprecations == []
+    assert [r.getMessage() for r in caplog.records if "deprecated" in r.getMessage()] == []

@@ -158,8 +158,13 @@ func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessag
 		info.Telemetry = &t
 	}
 	e.mu.Lock()
+	first := c.info == nil
 	c.info = info
 	e.mu.Unlock()
+	if first {
+		// One line per publisher that joins; its functions are at debug.
+		e.log.Info("worker joined", "name", info.Name, "runtime", info.Runtime, "version", info.Version, "worker_id", c.id)
+	}
 	e.workersEvent(eventWorkerMetadataUpdated, c.id)
 	return json.RawMessage(`{"success":true}`), nil
 }

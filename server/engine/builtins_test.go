@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -440,4 +441,16 @@ func TestVoidBuiltinCall(t *testing.T) {
 	w.send(map[string]any{"type": "invokefunction", "invocation_id": uuid.NewString(), "function_id": "state::get",
 		"data": map[string]any{"scope": "v", "key": "k"}, "action": map[string]any{"type": "void"}})
 	w.sync()
+}
+
+// A publisher joining and leaving is one info line each, with its name.
+func TestWorkerJoinAndLeaveAreLoggedAtInfo(t *testing.T) {
+	sink := &logSink{}
+	e := startEngine(t, Config{Logger: slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	w := dialWorker(t, e.URL())
+	w.hello("resend-publisher", 7)
+	w.sync()
+	sink.waitFor(t, `msg="worker joined" component=iii-engine name=resend-publisher runtime=go version=1.0`)
+	_ = w.ws.Close()
+	sink.waitFor(t, `msg="worker left" component=iii-engine name=resend-publisher`)
 }

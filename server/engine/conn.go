@@ -114,7 +114,14 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 	c.readLoop()
 	c.close()
 	e.cleanup(c)
-	e.log.Debug("worker disconnected", "worker_id", c.id)
+	e.mu.Lock()
+	info := c.info
+	e.mu.Unlock()
+	if info != nil {
+		e.log.Info("worker left", "name", info.Name, "worker_id", c.id)
+	} else {
+		e.log.Debug("worker disconnected", "worker_id", c.id)
+	}
 }
 
 func (c *conn) readLoop() {

@@ -33,7 +33,7 @@ func (p promptDef) sdkPrompt() *sdk.Prompt {
 
 // fetchPrompts calls prompts::mcp-list (sorted by name).
 func (s *Server) fetchPrompts(ctx context.Context) ([]promptDef, error) {
-	raw, err := s.call(ctx, registry.FnPromptsMCPList, map[string]any{})
+	raw, err := s.read(ctx, registry.FnPromptsMCPList, map[string]any{})
 	if err != nil {
 		return nil, err
 	}

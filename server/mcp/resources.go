@@ -15,7 +15,7 @@ import (
 // fetchResources calls skills::resources-list: the index entry first, then
 // every registered skill sorted by id.
 func (s *Server) fetchResources(ctx context.Context) ([]sdk.Resource, error) {
-	raw, err := s.call(ctx, registry.FnSkillsResourcesList, map[string]any{})
+	raw, err := s.read(ctx, registry.FnSkillsResourcesList, map[string]any{})
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (s *Server) readResourceHandler(ctx context.Context, req *sdk.ReadResourceR
 
 // readResource resolves any URI through skills::resources-read.
 func (s *Server) readResource(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
-	raw, err := s.call(ctx, registry.FnSkillsResourcesRead, map[string]any{"uri": uri})
+	raw, err := s.read(ctx, registry.FnSkillsResourcesRead, map[string]any{"uri": uri})
 	if err != nil {
 		return nil, registryError(registry.FnSkillsResourcesRead, err)
 	}
@@ -181,7 +181,7 @@ func (s *Server) listTemplates(ctx context.Context, rawCursor string) (*sdk.List
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.call(ctx, registry.FnSkillsResourcesTemplates, map[string]any{})
+	raw, err := s.read(ctx, registry.FnSkillsResourcesTemplates, map[string]any{})
 	if err != nil {
 		return nil, registryError(registry.FnSkillsResourcesTemplates, err)
 	}

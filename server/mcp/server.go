@@ -19,10 +19,13 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultName         = "skills"
-	DefaultCallTimeout  = 30 * time.Second
-	DefaultPollInterval = 2 * time.Second
-	DefaultPageSize     = 1000
+	DefaultName        = "skills"
+	DefaultCallTimeout = 30 * time.Second
+	// DefaultReadRetryAfter is when an unanswered idempotent read is sent
+	// again (see Options.ReadRetryAfter).
+	DefaultReadRetryAfter = 2 * time.Second
+	DefaultPollInterval   = 2 * time.Second
+	DefaultPageSize       = 1000
 
 	// TriggerFunctionsAvailable is the engine-owned trigger type that fires
 	// when the function set changes (real iii engines provide it).
@@ -52,6 +55,14 @@ type Options struct {
 	// CallTimeout bounds every engine call: registry functions, prompt
 	// handlers and tool calls (default 30 s).
 	CallTimeout time.Duration
+	// ReadRetryAfter is how long an idempotent read (resources and prompt
+	// listings, resource reads, engine listings) waits for its first answer
+	// before it is sent once more with the rest of CallTimeout (default 2 s,
+	// negative disables). The real iii engine (0.22–0.23) drops about one
+	// result in 10 000 from a worker that answers within microseconds; the
+	// retry turns that 30 s hang into a 2 s delay. Prompt handlers and tool
+	// calls are never retried.
+	ReadRetryAfter time.Duration
 	// PollInterval is how often engine::functions::list is diffed when the
 	// engine has no engine::functions-available trigger type (default 2 s).
 	PollInterval time.Duration
@@ -76,6 +87,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.ReadRetryAfter == 0 {
+		o.ReadRetryAfter = DefaultReadRetryAfter
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
@@ -316,14 +330,43 @@ func (s *Server) resyncAll(ctx context.Context) {
 
 // call triggers a function through the engine with the call timeout.
 func (s *Server) call(ctx context.Context, fn string, payload any) (json.RawMessage, error) {
+	data, err := encodePayload(fn, payload)
+	if err != nil {
+		return nil, err
+	}
+	return s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: s.opts.CallTimeout})
+}
+
+// encodePayload encodes a call's payload; nil is sent as {}, like an
+// absent payload.
+func encodePayload(fn string, payload any) (json.RawMessage, error) {
 	if payload == nil {
-		payload = struct{}{} // sent as {}, like an absent payload
+		payload = struct{}{}
 	}
 	data, err := json.Marshal(payload)
 	if err != nil {
 		return nil, fmt.Errorf("encode the %s payload: %w", fn, err)
 	}
-	return s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: s.opts.CallTimeout})
+	return data, nil
+}
+
+// read is call for idempotent reads: a first attempt that gets no answer
+// within ReadRetryAfter is sent again with the rest of the call timeout.
+func (s *Server) read(ctx context.Context, fn string, payload any) (json.RawMessage, error) {
+	first := s.opts.ReadRetryAfter
+	if first <= 0 || first >= s.opts.CallTimeout {
+		return s.call(ctx, fn, payload)
+	}
+	data, err := encodePayload(fn, payload)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: first})
+	if err == nil || !errors.Is(err, iii.ErrTimeout) || ctx.Err() != nil {
+		return out, err
+	}
+	s.log.Debug("MCP: read got no answer; sending it again", "function_id", fn, "after", first)
+	return s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: s.opts.CallTimeout - first})
 }
 
 // ---- change events ----
@@ -426,7 +469,7 @@ func (s *Server) functionsTick(ctx context.Context) {
 
 // engineHasTriggerType asks engine::triggers::list whether id exists.
 func (s *Server) engineHasTriggerType(ctx context.Context, id string) bool {
-	raw, err := s.call(ctx, "engine::triggers::list", map[string]any{"include_internal": true, "prefix": id})
+	raw, err := s.read(ctx, "engine::triggers::list", map[string]any{"include_internal": true, "prefix": id})
 	if err != nil {
 		return false
 	}

@@ -25,6 +25,7 @@ func (w *Worker) registerPrompt(ctx context.Context, data json.RawMessage) (any,
 	if err := w.state.set(ctx, w.cfg.Scopes.Prompts, in.Name, row); err != nil {
 		return nil, sdkError(err)
 	}
+	w.log.Info("prompt registered", "name", row.Name, "function_id", row.FunctionID)
 	w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpRegister, Name: in.Name})
 	return registry.RegisterPromptOutput{Name: row.Name, RegisteredAt: row.RegisteredAt}, nil
 }
@@ -43,6 +44,7 @@ func (w *Worker) unregisterPrompt(ctx context.Context, data json.RawMessage) (an
 	}
 	removed := old != nil
 	if removed {
+		w.log.Info("prompt unregistered", "name", name)
 		w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpUnregister, Name: name})
 	}
 	return registry.UnregisterPromptOutput{Name: name, Removed: removed}, nil

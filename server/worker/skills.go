@@ -24,6 +24,8 @@ func (w *Worker) registerSkill(ctx context.Context, data json.RawMessage) (any, 
 		return nil, sdkError(err)
 	}
 	w.skills.put(row)
+	w.log.Info("skill registered", "id", row.ID, "bytes", len(row.Skill))
+	w.log.Debug("skill body", "id", row.ID, "body", row.Skill)
 	w.notify(ctx, w.skillSubs, registry.SkillChange{Op: registry.OpRegister, ID: in.ID})
 	return registry.RegisterSkillOutput{ID: row.ID, RegisteredAt: row.RegisteredAt}, nil
 }
@@ -43,6 +45,7 @@ func (w *Worker) unregisterSkill(ctx context.Context, data json.RawMessage) (any
 	w.skills.remove(id)
 	removed := old != nil
 	if removed {
+		w.log.Info("skill unregistered", "id", id)
 		w.notify(ctx, w.skillSubs, registry.SkillChange{Op: registry.OpUnregister, ID: id})
 	}
 	return registry.UnregisterSkillOutput{ID: id, Removed: removed}, nil

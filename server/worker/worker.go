@@ -87,6 +87,20 @@ type Worker struct {
 	promptSubs *iii.TriggerTypeRef
 
 	loadMu sync.Mutex // serializes cache loads
+	syncMu sync.Mutex // serializes state-event re-reads (see cacheSync)
+
+	runCtx context.Context // Start's ctx, for reloads started by cacheSync
+	ctxMu  sync.Mutex
+}
+
+// ctx returns Start's context (Background before Start).
+func (w *Worker) ctx() context.Context {
+	w.ctxMu.Lock()
+	defer w.ctxMu.Unlock()
+	if w.runCtx == nil {
+		return context.Background()
+	}
+	return w.runCtx
 }
 
 // New binds a registry worker to client. Call Register before the client
@@ -180,6 +194,9 @@ func (w *Worker) Register() error {
 // first load was attempted, otherwise at once. A failed load is retried in
 // the background until ctx ends.
 func (w *Worker) Start(ctx context.Context) {
+	w.ctxMu.Lock()
+	w.runCtx = ctx
+	w.ctxMu.Unlock()
 	first := make(chan struct{})
 	var once sync.Once
 	attempted := func() { once.Do(func() { close(first) }) }
@@ -257,12 +274,21 @@ func (w *Worker) loadCache(ctx context.Context) error {
 }
 
 // cacheSync applies one `state` trigger event of the skills scope.
-func (w *Worker) cacheSync(_ context.Context, data json.RawMessage) (any, error) {
+//
+// Events of one key may arrive in any order: the engine delivers each trigger
+// invocation on its own (the real iii engine spawns one task per invocation)
+// and the client runs each in its own goroutine. Applying an event's
+// new_value could therefore resurrect a row: the `state:created` event of a
+// skills::register (a 256 KiB body is slow to encode and decode) lands after
+// the `state:deleted` event of a direct state::delete that followed it, and
+// the cache lists a skill that state no longer has. So an event only says
+// which key changed: the key is re-read from state, with events serialized,
+// and the last re-read wins. It runs after the last write's event arrived, so
+// it sees that write.
+func (w *Worker) cacheSync(ctx context.Context, data json.RawMessage) (any, error) {
 	var ev struct {
-		EventType string          `json:"event_type"`
-		Scope     string          `json:"scope"`
-		Key       string          `json:"key"`
-		NewValue  json.RawMessage `json:"new_value"`
+		Scope string `json:"scope"`
+		Key   string `json:"key"`
 	}
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return nil, fmt.Errorf("state event: %w", err)
@@ -270,11 +296,20 @@ func (w *Worker) cacheSync(_ context.Context, data json.RawMessage) (any, error)
 	if ev.Scope != w.cfg.Scopes.Skills {
 		return nil, nil
 	}
-	if ev.EventType == "state:deleted" || isNull(ev.NewValue) {
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	raw, err := w.state.get(ctx, ev.Scope, ev.Key)
+	if err != nil {
+		// The cache may now be behind state: serve from state until a reload.
+		w.skills.invalidate()
+		go w.loadUntilReady(w.ctx(), func() {})
+		return nil, fmt.Errorf("state::get %s/%s after a state event: %w", ev.Scope, ev.Key, sdkError(err))
+	}
+	if raw == nil {
 		w.skills.remove(ev.Key)
 		return nil, nil
 	}
-	row, err := registry.DecodeStoredSkill(ev.NewValue)
+	row, err := registry.DecodeStoredSkill(raw)
 	if err != nil || row.ID != ev.Key {
 		w.skills.remove(ev.Key) // upstream would not list an undecodable row
 		return nil, nil

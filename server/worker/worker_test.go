@@ -364,3 +364,38 @@ func TestTemplatesAndContracts(t *testing.T) {
 		}
 	}
 }
+
+// The state events of one key can arrive out of order (the real iii engine
+// delivers each trigger invocation on its own task, the client runs each in
+// its own goroutine): a register's late `state:created` event, handled after
+// the `state:deleted` event of a direct delete that followed it, must not
+// bring the row back. Found running upstream's BDD suite and then the
+// conformance suite back to back on the real engine (J7/J8).
+func TestLateStateEventDoesNotResurrectDeletedRow(t *testing.T) {
+	s := startStack(t, t.TempDir())
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "maxid", "skill": "# Max"}, nil)
+	var stored json.RawMessage
+	s.mustCall(t, "state::get", map[string]string{"scope": "skills", "key": "maxid"}, &stored)
+	s.mustCall(t, "state::delete", map[string]string{"scope": "skills", "key": "maxid"}, nil)
+	eventually(t, "the direct delete reaches the index", func() bool {
+		var read registry.ReadResult
+		s.mustCall(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}, &read)
+		return !strings.Contains(read.Contents[0].Text, "iii://maxid")
+	})
+	late, err := json.Marshal(map[string]any{"type": "state", "event_type": "state:created", "scope": "skills",
+		"key": "maxid", "old_value": nil, "new_value": stored})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.worker.cacheSync(context.Background(), late); err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Skills []struct{ ID string } `json:"skills"`
+	}
+	s.mustCall(t, registry.FnSkillsList, map[string]any{}, &list)
+	if len(list.Skills) != 0 {
+		t.Fatalf("skills::list after a late created event of a deleted row: %+v, want none", list.Skills)
+	}
+	wantErr(t, s.call(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://maxid"}, nil), "Skill not found: maxid")
+}

@@ -30,7 +30,7 @@ describe('examples/node', () => {
     await server?.dispose()
   })
 
-  it('publishes the resend tree, a live health section and /send-email, and cleans up on SIGTERM', async () => {
+  it('publishes the resend tree, a live health section and /send-email-node, and cleans up on SIGTERM', async () => {
     const child = spawn(process.execPath, ['index.js'], {
       cwd: exampleDir,
       env: { ...process.env, III_URL: server.url, OTEL_ENABLED: 'false' },
@@ -42,31 +42,31 @@ describe('examples/node', () => {
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
     try {
       await eventually(
-        () => output.includes('/send-email are registered'),
+        () => output.includes('/send-email-node are registered'),
         () => `the example did not report registration:\n${output}`,
       )
       const { skills } = await call<{ skills: { id: string }[] }>(probe, 'skills::list')
       assert.deepEqual(
-        skills.map((s) => s.id).filter((id) => id === 'resend' || id.startsWith('resend/')),
-        ['resend', 'resend/email', 'resend/email/send'],
+        skills.map((s) => s.id).filter((id) => id === 'resend-node' || id.startsWith('resend-node/')),
+        ['resend-node', 'resend-node/email', 'resend-node/email/send'],
       )
 
       const tree = await call<string>(probe, 'skill::fetch', {
-        uris: ['iii://resend', 'iii://resend/email/send', 'iii://fn/resend/health'],
+        uris: ['iii://resend-node', 'iii://resend-node/email/send', 'iii://fn/resend-node/health'],
       })
-      assert.match(tree, /^# iii:\/\/resend\n\n# resend\n\nEmail provider integration\./)
-      assert.match(tree, /# resend\/email\/send\n\nSending one outbound email through Resend\./)
+      assert.match(tree, /^# iii:\/\/resend\n\n# resend-node\n\nEmail provider integration\./)
+      assert.match(tree, /# resend-node\/email\/send\n\nSending one outbound email through Resend\./)
       assert.match(tree, /# Resend health\n\nAPI: ok\. Worker up \d+s; this is health check #1, /)
-      const again = await call<string>(probe, 'skill::fetch', { uri: 'iii://fn/resend/health' })
+      const again = await call<string>(probe, 'skill::fetch', { uri: 'iii://fn/resend-node/health' })
       assert.match(again, /health check #2, /, 'the section is live: each read calls the function')
 
       const { prompts } = await call<{ prompts: { name: string; arguments: unknown[] }[] }>(probe, 'prompts::mcp-list')
-      assert.deepEqual(prompts.find((p) => p.name === 'send-email')?.arguments, [
+      assert.deepEqual(prompts.find((p) => p.name === 'send-email-node')?.arguments, [
         { name: 'to', description: 'Recipient address', required: true },
         { name: 'subject', description: 'Subject line', required: true },
       ])
       const got = await call<{ messages: { content: { text: string } }[] }>(probe, 'prompts::mcp-get', {
-        name: 'send-email',
+        name: 'send-email-node',
         arguments: { to: 'ada@example.com', subject: 'Launch' },
       })
       assert.equal(
@@ -77,7 +77,7 @@ describe('examples/node', () => {
       child.kill('SIGTERM')
       assert.equal(await exited, 0, output)
       const left = await call<{ skills: { id: string }[] }>(probe, 'skills::list')
-      assert.ok(!left.skills.some((s) => s.id.startsWith('resend')), 'SIGTERM unregistered the skills')
+      assert.ok(!left.skills.some((s) => s.id.startsWith('resend-node')), 'SIGTERM unregistered the skills')
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL')
     }

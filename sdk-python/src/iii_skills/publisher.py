@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Generic, Literal, ParamSpec, TypeVar, cast, overload
 
@@ -713,9 +714,16 @@ class Publisher:
             self._registrations.append(cast(Registration, ref))
 
     def _register_trigger(self, trigger_type: str, function_id: str) -> None:
-        ref = self._iii.register_trigger(
-            {"type": trigger_type, "function_id": function_id, "config": {}}
-        )
+        # iii-sdk 0.25 deprecates register_trigger for observe, which only
+        # engines with observe.v1 speak and which cannot bind the registry's
+        # custom trigger types: the publisher keeps register_trigger and keeps
+        # the deprecation (a warning plus a log line once per process) out of
+        # the user's output, since the user never called it.
+        with warnings.catch_warnings(), _dropping_log(_SDK_LOGGER, _DEPRECATED_REGISTER_TRIGGER):
+            warnings.filterwarnings("ignore", category=DeprecationWarning, message=_DEPRECATED_REGISTER_TRIGGER)
+            ref = self._iii.register_trigger(
+                {"type": trigger_type, "function_id": function_id, "config": {}}
+            )
         with self._cond:
             self._registrations.append(cast(Registration, ref))
 
@@ -928,3 +936,26 @@ class Publisher:
                     self._registered.append(key)
         return None
 
+
+#: The logger and message of iii-sdk 0.25's register_trigger deprecation.
+_SDK_LOGGER = "iii.iii"
+_DEPRECATED_REGISTER_TRIGGER = "register_trigger is deprecated"
+
+
+class _dropping_log(logging.Filter):
+    """Context manager: while active, drop records of ``logger`` whose message
+    starts with ``prefix``."""
+
+    def __init__(self, logger: str, prefix: str) -> None:
+        super().__init__()
+        self._logger = logging.getLogger(logger)
+        self._prefix = prefix
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(self._prefix)
+
+    def __enter__(self) -> None:
+        self._logger.addFilter(self)
+
+    def __exit__(self, *exc: object) -> None:
+        self._logger.removeFilter(self)

@@ -3,8 +3,9 @@
 //	skills [--config PATH] [--url URL]           worker mode: dial an iii engine
 //	skills --standalone [--url URL] [--data DIR] embedded engine + worker in one process
 //	skills --manifest                            print the module manifest and exit
-//	skills trigger --function-id ID [--payload JSON] [--url URL]
+//	skills trigger --function-id ID [--payload JSON|@FILE|-] [--url URL]
 //	                                             call any function and print its result
+//	skills mcp [--stdio] [--url URL]             serve the registry over MCP
 package main
 
 import (
@@ -45,7 +46,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "trigger" {
-		return runTrigger(args[1:], stdout, stderr)
+		return runTrigger(args[1:], os.Stdin, stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "sp-tools" {
 		return runSPTools(args[1:], stdout, stderr)
@@ -71,6 +72,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	engineURL := fs.String("url", iii.DefaultEngineURL, "WebSocket URL of the iii engine")
 	manifest := fs.Bool("manifest", false, "Output the module manifest as JSON and exit")
 	standalone := fs.Bool("standalone", false, "Start an embedded iii engine on the --url address and run the worker against it")
+	engineOnly := fs.Bool("engine-only", false, "With --standalone: run only the embedded engine, without the registry worker (to host another registry, e.g. upstream's)")
 	dataDir := fs.String("data", ".data", "With --standalone: directory of the embedded engine's durable state")
 	strictFetch := fs.Bool("strict-fetch", false, "Reject bare skill paths in skill::fetch, exactly like upstream v0.2.2")
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error")
@@ -87,7 +89,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	var skillsFolders folderFlags
 	fs.Var(&skillsFolders, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; overrides config skills_folder)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "%s\n\nUsage:\n  skills [flags]\n  skills trigger --function-id ID [--payload JSON] [--url URL]\n\nFlags:\n", worker.About)
+		fmt.Fprintf(stderr, "%s\n\nUsage:\n%s\nFlags:\n", worker.About, usageCommands)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -97,7 +99,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "skills: unexpected argument %q (subcommands: trigger)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "skills: unexpected argument %q (subcommands: trigger, mcp)\n", fs.Arg(0))
 		return 2
 	}
 	if *manifest {
@@ -137,6 +139,12 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		}
 		defer eng.Close()
 		target = eng.URL()
+		if *engineOnly {
+			log.Info("embedded engine only (no registry worker)", "url", target)
+			<-ctx.Done()
+			log.Info("skills shutting down")
+			return 0
+		}
 	}
 
 	opts := []iii.Option{iii.WithName(worker.Name), iii.WithDescription(worker.Description), iii.WithLogger(log),
@@ -235,11 +243,11 @@ func envOr(key, def string) string {
 	return def
 }
 
-func runTrigger(args []string, stdout, stderr io.Writer) int {
+func runTrigger(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("skills trigger", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	functionID := fs.String("function-id", "", "Function to call (required)")
-	payload := fs.String("payload", "{}", "JSON payload")
+	payload := fs.String("payload", "{}", "JSON payload: the JSON text itself, @FILE to read it from a file, or - to read stdin (no size limit)")
 	engineURL := fs.String("url", envOr("III_URL", iii.DefaultEngineURL), "WebSocket URL of the iii engine")
 	timeout := fs.Duration("timeout", 30*time.Second, "How long to wait for the engine and the result")
 	engineToken := fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token the engine requires (env "+engineTokenEnv+")")
@@ -253,9 +261,15 @@ func runTrigger(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "skills trigger: --function-id is required (for example --function-id skills::list)")
 		return 2
 	}
-	if !json.Valid([]byte(*payload)) {
-		fmt.Fprintf(stderr, "skills trigger: --payload is not valid JSON: %s\n", *payload)
+	body, err := readPayload(*payload, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "skills trigger: %v\n", err)
 		return 2
+	}
+	// Say at once when nothing listens instead of retrying until --timeout.
+	if err := probeEngine(*engineURL); err != nil {
+		fmt.Fprintf(stderr, "skills trigger: %v\n", err)
+		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
@@ -266,7 +280,7 @@ func runTrigger(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "skills trigger: cannot reach the iii engine at %s: %v\n", *engineURL, err)
 		return 1
 	}
-	out, err := client.Trigger(ctx, iii.TriggerRequest{FunctionID: *functionID, Data: json.RawMessage(*payload), Timeout: *timeout})
+	out, err := client.Trigger(ctx, iii.TriggerRequest{FunctionID: *functionID, Data: json.RawMessage(body), Timeout: *timeout})
 	if err != nil {
 		fmt.Fprintf(stderr, "skills trigger: %s: %v\n", *functionID, err)
 		return 1

@@ -1,0 +1,45 @@
+# What a user installs and runs (issue 17): SDK artifacts, the real-engine interop
+# target, and the prerequisites that make each target work alone on a fresh clone.
+# Included by the root Makefile.
+#
+#   make dist               dist/: the npm tarball (npm pack) and the Python wheel + sdist
+#   make test-dist          install each artifact into a clean temporary project (and the Go
+#                           module through go.work) and run its example against a fresh
+#                           `skills --standalone`; every iii:// link an example publishes
+#                           must resolve
+#   make interop-upstream   opt-in, not part of `make test`: the real iii engine and upstream's
+#                           skills worker from ../shared/peers (PEERS=…); "not run" without them
+
+# The publisher suite needs every driver: the Python one lives in the virtualenv.
+conformance-publishers: venv node-build
+
+# The peers live in the planning repo next to this one (../shared/peers).
+PEERS ?= $(firstword $(wildcard $(CURDIR)/../shared/peers $(CURDIR)/../../shared/peers))
+
+.PHONY: interop-upstream
+
+interop-upstream: build
+	@PEERS="$(PEERS)" SKILLS_BIN="$(BIN)/skills" GO="$(GO)" scripts/interop-upstream
+
+# The iii-sdk releases the Python publisher claims (README "Client versions"): the oldest
+# supported and the newest, each in its own virtualenv; the dev .venv pins the one between.
+PY_MATRIX ?= 0.24.4 0.25.0
+
+.PHONY: test-python-matrix
+
+test-python-matrix: build
+	@for v in $(PY_MATRIX); do \
+		venv=$(CURDIR)/.venv-iii-$$v; stamp=$$venv/.installed; \
+		if [ ! -e $$stamp ] || [ $(PY_REQUIREMENTS) -nt $$stamp ] || [ sdk-python/pyproject.toml -nt $$stamp ]; then \
+			test -x $$venv/bin/python || $(PYTHON3) -m venv $$venv || exit 1; \
+			grep -vE '^(iii-sdk|iii-helpers)==' $(PY_REQUIREMENTS) > $$venv/requirements.txt; \
+			echo "iii-sdk==$$v" >> $$venv/requirements.txt; echo "iii-helpers==$$v" >> $$venv/requirements.txt; \
+			$$venv/bin/python -m pip --disable-pip-version-check --no-input install -q -r $$venv/requirements.txt || exit 1; \
+			$$venv/bin/python -m pip --disable-pip-version-check --no-input install -q --no-deps --no-build-isolation -e sdk-python || exit 1; \
+			touch $$stamp; \
+		fi; \
+		echo "iii-sdk $$v:"; \
+		(cd sdk-python && $$venv/bin/python -m pytest -q -p no:cacheprovider) || exit 1; \
+	done
+
+TEST_TARGETS += test-python-matrix

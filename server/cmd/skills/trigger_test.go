@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/iii-skills/skills/server/engine"
+)
+
+func startEngine(t *testing.T) string {
+	t.Helper()
+	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close() })
+	return eng.URL()
+}
+
+// A payload over the kernel's per-argument limit (~128 KiB) goes through
+// @FILE or stdin.
+func TestTriggerPayloadFromFileAndStdin(t *testing.T) {
+	url := startEngine(t)
+	big := strings.Repeat("x", 300<<10)
+	file := filepath.Join(t.TempDir(), "payload.json")
+	if err := os.WriteFile(file, []byte(`{"scope":"s","key":"k","value":"`+big+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if rc := runTrigger([]string{"--url", url, "--function-id", "state::set", "--payload", "@" + file}, nil, &out, &errb); rc != 0 {
+		t.Fatalf("trigger @file: rc %d, stderr %s", rc, errb.String())
+	}
+	out.Reset()
+	stdin := strings.NewReader(`{"scope":"s","key":"k"}`)
+	if rc := runTrigger([]string{"--url", url, "--function-id", "state::get", "--payload", "-"}, stdin, &out, &errb); rc != 0 {
+		t.Fatalf("trigger -: rc %d, stderr %s", rc, errb.String())
+	}
+	if strings.TrimSpace(out.String()) != big {
+		t.Fatalf("state::get returned %d bytes, want the %d-byte value", len(strings.TrimSpace(out.String())), len(big))
+	}
+}
+
+func TestTriggerRefusesBadPayloads(t *testing.T) {
+	for _, tc := range []struct{ payload, want string }{
+		{"@/nonexistent/p.json", "cannot read /nonexistent/p.json"},
+		{"{", "--payload is not valid JSON: { (use @FILE"},
+	} {
+		var errb bytes.Buffer
+		if rc := runTrigger([]string{"--function-id", "skills::list", "--payload", tc.payload}, nil, io.Discard, &errb); rc != 2 {
+			t.Fatalf("%q: rc %d, want 2", tc.payload, rc)
+		}
+		if !strings.Contains(errb.String(), tc.want) {
+			t.Fatalf("%q: stderr %q, want %q", tc.payload, errb.String(), tc.want)
+		}
+	}
+}
+
+// With nothing at --url, trigger says so at once (one TCP probe) instead of
+// retrying until --timeout.
+func TestTriggerWithoutEngineSaysNothingListens(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	var errb bytes.Buffer
+	rc := runTrigger([]string{"--url", "ws://" + addr, "--function-id", "skills::list", "--timeout", "10m"}, nil, io.Discard, &errb)
+	if rc != 1 || !strings.Contains(errb.String(), "nothing listens at ws://"+addr+"; start it with make run") {
+		t.Fatalf("rc %d, stderr %q", rc, errb.String())
+	}
+}
+
+func TestHelpListsEverySubcommand(t *testing.T) {
+	var errb bytes.Buffer
+	if rc := run([]string{"--help"}, io.Discard, &errb); rc != 0 {
+		t.Fatalf("rc %d", rc)
+	}
+	for _, sub := range []string{"skills trigger", "skills mcp"} {
+		if !strings.Contains(errb.String(), sub) {
+			t.Fatalf("--help omits %q:\n%s", sub, errb.String())
+		}
+	}
+}
