@@ -308,53 +308,35 @@ def test_reregisters_after_the_engine_restarts(own_server: Server, uid: str) -> 
         client.shutdown()
 
 
-def test_late_registry_is_picked_up(own_server: Server, uid: str) -> None:
+def test_late_registry_is_picked_up(tmp_path: Path, uid: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine is up but the registry is not; it arrives while start() retries."""
-    logs: list[Path] = []
+    url = f"ws://127.0.0.1:{free_port()}"
+    monkeypatch.setenv("III_URL", url)
+    procs: list[subprocess.Popen[bytes]] = []
 
-    def worker() -> subprocess.Popen[bytes]:
-        # A second registry in worker mode takes the registry's functions over
-        # (last registration wins); when it leaves, they leave with it.
-        log = own_server.root / f"worker-{len(logs) + 1}.log"
-        logs.append(log)
-        with log.open("wb") as out:
-            return subprocess.Popen(
-                [str(SERVER_BIN), "--url", own_server.url],
-                cwd=own_server.root,
+    def launch(name: str, *args: str) -> subprocess.Popen[bytes]:
+        # --mcp-addr "": the HTTP listener is not under test and its default
+        # port may be taken.
+        with (tmp_path / f"{name}.log").open("wb") as out:
+            proc = subprocess.Popen(
+                [str(SERVER_BIN), "--url", url, "--mcp-addr", "", *args],
+                cwd=tmp_path,
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
+        procs.append(proc)
+        return proc
 
-    def ready() -> bool:
-        return "skills ready" in logs[-1].read_text("utf-8", "replace")
+    def engine_up() -> bool:
+        return "iii engine listening" in (tmp_path / "engine.log").read_text("utf-8", "replace")
 
-    def stop(process: subprocess.Popen[bytes]) -> None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-    def registry_answers(client: III) -> bool:
-        try:
-            call(client, "skills::list", {}, timeout_ms=1000)
-        except Exception as exc:
-            if getattr(exc, "code", None) == "function_not_found":
-                return False
-            raise
-        return True
-
-    observer = new_client(own_server.url, "pytest-late-observer")
-    client = new_client(own_server.url, "pytest-late")
-    takeover = worker()
-    late: subprocess.Popen[bytes] | None = None
+    # The embedded engine alone: nothing serves skills::register yet.
+    launch("engine", "--standalone", "--engine-only", "--data", str(tmp_path / "data"))
+    wait_until(engine_up, what="the engine alone")
+    observer = new_client(url, "pytest-late-observer")
+    client = new_client(url, "pytest-late")
     publisher = Publisher(client, backoff=FAST)
     try:
-        wait_until(ready, what="the second registry")
-        stop(takeover)
-        wait_until(lambda: not registry_answers(observer), what="the registry to be gone")
-
         publisher.skill(f"late-{uid}", "# arrived late")
         registered = threading.Event()
         publisher.on_registered(registered.set)
@@ -363,16 +345,21 @@ def test_late_registry_is_picked_up(own_server: Server, uid: str) -> None:
         wait_until(lambda: publisher._registry_present is False, what="a failed round")
         assert not registered.is_set()
 
-        late = worker()
+        launch("registry")  # the registry in worker mode, arriving late
         assert registered.wait(30), "the publisher did not register once the registry arrived"
         assert f"late-{uid}" in skill_ids(observer)
     finally:
         publisher.close()
-        for process in (takeover, late):
-            if process is not None and process.poll() is None:
-                stop(process)
         client.shutdown()
         observer.shutdown()
+        for proc in reversed(procs):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=10)
 
 
 class _FunctionsAvailableProvider(TriggerHandler[Any]):
