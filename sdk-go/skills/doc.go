@@ -29,10 +29,10 @@
 //	err := p.Start(ctx) // or <-p.StartBackground(ctx)
 //	defer p.Close(context.Background(), false)
 //
-// Skill checks ids and bodies locally with the registry's rules and returns
-// a *ValidationError with the registry's exact message. Section registers the
+// [Publisher.Skill] checks ids and bodies locally with the registry's rules and returns
+// a [*ValidationError] with the registry's exact message. [Publisher.Section] registers the
 // function a::b::c behind iii://fn/a/b/c; its handler returns a string,
-// Content(s) or any JSON value. Prompt derives the argument list (name,
+// [Content] or any JSON value. [Prompt] derives the argument list (name,
 // description, required) from the Args struct: json names, descriptions from
 // `jsonschema:"description=…"` or `jsonschema_description:"…"`, required
 // unless the field is a pointer or omitempty. Before the handler runs the
@@ -41,21 +41,23 @@
 //
 //	prompt "send-email": missing required argument "to"; argument "count" must be an integer, got "abc"
 //
-// Prompt handlers return Text(s), Content(s) or Messages(UserText(…), …).
-// Function registers any typed function with request/response JSON Schemas.
+// [Prompt] handlers return [Text], [Content] or [Messages] (of [UserText], …).
+// [Function] registers any typed function with request/response JSON Schemas.
 //
 // # Registration and re-registration
 //
-// Start registers every skill and prompt in the order added (each call with
+// [Publisher.Start] registers every skill and prompt in the order added (each call with
 // a 5 s timeout) and retries what is missing with capped exponential backoff
-// (cenkalti/backoff: 5 s, ×2, capped at 60 s; WithBackoff changes it). After
+// (cenkalti/backoff: 5 s, ×2, capped at 60 s; [WithBackoff] changes it). After
 // 180 s it logs, at warning level, exactly
 //
 //	skills handshake gave up; install / start it and restart this worker
 //
-// and returns an error matching ErrGaveUp; it never panics or exits. A
-// validation refusal by the registry is permanent: Start returns a
-// *RejectedError at once and that item is not retried. Whatever Start
+// and returns an error matching [ErrGaveUp]; it never panics or exits. A
+// validation refusal by the registry (code INVALID_ARGUMENTS, or one of
+// its validation messages from a registry that does not send the code) is
+// permanent: Start returns a
+// [*RejectedError] at once and that item is not retried. Whatever Start
 // returns, the publisher keeps the registry in step until Close: it
 // registers everything again when the client reconnects to the engine
 // (iii.Client.OnConnect; the engine may have restarted empty) and when
@@ -66,8 +68,8 @@
 // # Change events
 //
 // OnSkillChange and OnPromptChange subscribe to skills::on-change and
-// prompts::on-change and deliver typed SkillChange{Op, ID} /
-// PromptChange{Op, Name} events. The publisher's own functions carry the
+// prompts::on-change and deliver typed [SkillChange]{Op, ID} /
+// [PromptChange]{Op, Name} events. The publisher's own functions carry the
 // metadata {"internal": true} so tool listings hide them.
 //
 // # Shutdown
