@@ -54,7 +54,9 @@
 //	skills handshake gave up; install / start it and restart this worker
 //
 // and returns an error matching [ErrGaveUp]; it never panics or exits. A
-// validation refusal by the registry is permanent: Start returns a
+// validation refusal by the registry (code INVALID_ARGUMENTS, or one of
+// its validation messages from a registry that does not send the code) is
+// permanent: Start returns a
 // [*RejectedError] at once and that item is not retried. Whatever Start
 // returns, the publisher keeps the registry in step until Close: it
 // registers everything again when the client reconnects to the engine

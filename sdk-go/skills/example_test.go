@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/skills"
 )
 
@@ -51,15 +53,30 @@ func ExampleMessages() {
 }
 
 // A publisher that never blocks boot: registration runs in the background
-// and its outcome is only logged.
+// and its outcome is only logged. (It needs a running engine, so it is
+// compiled, not run.)
 func ExamplePublisher_StartBackground() {
-	var p *skills.Publisher // skills.NewPublisher(client)
-	run := func(ctx context.Context) {
-		go func() {
-			if err := <-p.StartBackground(ctx); err != nil {
-				fmt.Println("not registered yet:", err)
-			}
-		}()
+	ctx := context.Background()
+	client := iii.RegisterWorker(iii.DefaultEngineURL, iii.WithName("resend"))
+	defer client.Close()
+	p := skills.NewPublisher(client)
+	if err := p.Skill("resend", "# resend\n\nEmail provider integration.\n"); err != nil {
+		log.Fatal(err) // a *ValidationError with the registry's own message
 	}
-	_ = run
+	go func() {
+		if err := client.Connect(ctx); err != nil {
+			log.Print(err)
+		}
+	}()
+	registered := p.StartBackground(ctx)
+	go func() {
+		// nil once everything is registered; ErrGaveUp or a *RejectedError
+		// otherwise. The publisher keeps registering again after
+		// reconnects either way.
+		if err := <-registered; err != nil {
+			log.Printf("skills not registered yet: %v", err)
+		}
+	}()
+	// ... the worker's own boot goes on here ...
+	defer p.Close(ctx, false)
 }

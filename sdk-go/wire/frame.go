@@ -181,3 +181,102 @@ func plainString(value []byte) (string, bool) {
 	}
 	return string(value[1 : len(value)-1]), true
 }
+
+// InvokeFrame is the part of an invokefunction frame that routing needs.
+// Data and Metadata alias the scanned frame; nothing is copied.
+type InvokeFrame struct {
+	InvocationID string
+	FunctionID   string
+	Traceparent  string
+	Baggage      string
+	Data         json.RawMessage
+	Metadata     json.RawMessage
+	Action       *Action
+}
+
+var invokeType = []byte(`"` + string(TypeInvokeFunction) + `"`)
+
+// ScanInvokeFrame reads an invokefunction frame without decoding its data,
+// like ScanResultFrame: an engine only routes the payload (a skill body of
+// kilobytes, say) to the function's owner or a built-in, which decode it.
+// Data and Metadata are located, not validated. ok is false for anything
+// else (another frame type, a string with escapes, a frame whose top level
+// does not scan, no function_id): the caller then decodes fully.
+func ScanInvokeFrame(data []byte) (f InvokeFrame, ok bool) {
+	isInvoke := false
+	scanned := scanObject(data, func(key, value []byte) bool {
+		var plain bool
+		switch string(key) {
+		case "type":
+			isInvoke = bytes.Equal(value, invokeType)
+			return isInvoke
+		case "invocation_id":
+			f.InvocationID, plain = plainString(value)
+			return plain
+		case "function_id":
+			f.FunctionID, plain = plainString(value)
+			return plain
+		case "traceparent":
+			f.Traceparent, plain = plainString(value)
+			return plain || string(value) == "null"
+		case "baggage":
+			f.Baggage, plain = plainString(value)
+			return plain || string(value) == "null"
+		case "data":
+			f.Data = json.RawMessage(value)
+		case "metadata":
+			if string(value) != "null" {
+				f.Metadata = json.RawMessage(value)
+			}
+		case "action":
+			if string(value) != "null" {
+				f.Action = &Action{}
+				return json.Unmarshal(value, f.Action) == nil
+			}
+		}
+		return true
+	})
+	return f, scanned && isInvoke && f.FunctionID != ""
+}
+
+// scanObject calls member with each top-level key (without quotes; false
+// when it has escapes) and value of the object data, in order, until member
+// returns false. It reports whether the whole object scanned and every
+// member call returned true.
+func scanObject(data []byte, member func(key, value []byte) bool) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	for {
+		i = skipSpace(data, i+1)
+		keyEnd := stringEnd(data, i)
+		if keyEnd < 0 {
+			return false
+		}
+		key := data[i+1 : keyEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return false
+		}
+		i = skipSpace(data, keyEnd)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipSpace(data, i+1)
+		end := valueEnd(data, i)
+		if end < 0 || !member(key, data[i:end]) {
+			return false
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+		case '}':
+			return skipSpace(data, i+1) == len(data)
+		default:
+			return false
+		}
+	}
+}

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -95,4 +96,60 @@ func compactJSON(t *testing.T, raw []byte) []byte {
 		t.Fatalf("compact %s: %v", raw, err)
 	}
 	return b.Bytes()
+}
+
+// ScanInvokeFrame finds what encoding/json finds, without decoding data.
+func TestScanInvokeFrame(t *testing.T) {
+	for _, frame := range []string{
+		`{"type":"invokefunction","invocation_id":"i1","function_id":"skills::register","data":{"id":"a","skill":"# A \"quoted\" }{ body"}}`,
+		` { "function_id" : "a::b" , "data" : [1, {"x": "]"}], "type" : "invokefunction", "metadata": {"m": 1}, "traceparent": "00-ab", "baggage": "k=v", "extra": {"ignored": true} } `,
+		`{"type":"invokefunction","function_id":"a::b","action":{"type":"void"},"data":null,"metadata":null}`,
+		`{"type":"invokefunction","function_id":"a::b","invocation_id":"i2","action":{"type":"enqueue","queue":"q"}}`,
+	} {
+		f, ok := ScanInvokeFrame([]byte(frame))
+		if !ok {
+			t.Fatalf("ScanInvokeFrame(%s) refused", frame)
+		}
+		var m Message
+		if err := json.Unmarshal([]byte(frame), &m); err != nil {
+			t.Fatal(err)
+		}
+		if f.InvocationID != m.InvocationID || f.FunctionID != m.FunctionID || f.Traceparent != m.Traceparent ||
+			f.Baggage != m.Baggage || !reflect.DeepEqual(f.Action, m.Action) ||
+			!jsonSame(f.Data, m.Data) || !jsonSame(f.Metadata, m.Metadata) {
+			t.Errorf("ScanInvokeFrame(%s) = %+v; encoding/json reads %+v", frame, f, m)
+		}
+	}
+}
+
+func TestScanInvokeFrameRefuses(t *testing.T) {
+	for _, frame := range []string{
+		`{"type":"invocationresult","invocation_id":"i","function_id":"a"}`,
+		`{"type":"invokefunction","data":{}}`,
+		`{"type":"invokefunction","function_id":"a\u003a:b"}`,
+		`{"type":"invokefunction","function_id":"a::b","data":{"x":1}`,
+		`{"type":"invokefunction","function_id":"a::b"} trailing`,
+		`{"type":"invokefunction","function_id":"a::b","action":{"type":5}}`,
+		`[]`, ``, `{}`,
+	} {
+		if f, ok := ScanInvokeFrame([]byte(frame)); ok {
+			t.Errorf("ScanInvokeFrame(%s) = %+v; want a refusal (full decoding)", frame, f)
+		}
+	}
+}
+
+// jsonSame compares two raw values as JSON (nil and null are the same).
+func jsonSame(a, b json.RawMessage) bool {
+	var x, y any
+	if len(a) > 0 {
+		if json.Unmarshal(a, &x) != nil {
+			return false
+		}
+	}
+	if len(b) > 0 {
+		if json.Unmarshal(b, &y) != nil {
+			return false
+		}
+	}
+	return reflect.DeepEqual(x, y)
 }

@@ -35,6 +35,15 @@ func (e *Engine) handleFrame(c *conn, mt int, data []byte) {
 	if f, ok := wire.ScanResultFrame(data); ok && e.forwardResult(c, f.InvocationID, data) {
 		return
 	}
+	// Invocations are routed without decoding their payload either: the
+	// owner or the built-in decodes it. A payload forwarded to a worker is
+	// still checked, so no worker is sent a frame it cannot parse.
+	if f, ok := wire.ScanInvokeFrame(data); ok && e.forwardable(&f) {
+		e.handleInvoke(c, &wire.Message{Type: wire.TypeInvokeFunction, InvocationID: f.InvocationID,
+			FunctionID: f.FunctionID, Data: f.Data, Metadata: f.Metadata, Action: f.Action,
+			Traceparent: f.Traceparent, Baggage: f.Baggage})
+		return
+	}
 	var m wire.Message
 	if err := json.Unmarshal(data, &m); err != nil {
 		e.log.Warn("dropping frame: not a valid iii protocol message", "worker_id", c.id,
@@ -217,4 +226,19 @@ func (e *Engine) forwardResult(c *conn, id string, data []byte) bool {
 	p.owner.active.Add(-1)
 	p.caller.send(data)
 	return true
+}
+
+// forwardable reports whether a scanned invocation may skip full decoding:
+// a built-in validates its input itself; what goes to a worker must be
+// valid JSON (the full decoding path logs and drops it otherwise).
+func (e *Engine) forwardable(f *wire.InvokeFrame) bool {
+	if _, builtin := e.builtins[f.FunctionID]; builtin {
+		e.mu.RLock()
+		_, shadowed := e.functions[f.FunctionID] // a worker may register a built-in's id
+		e.mu.RUnlock()
+		if !shadowed {
+			return true
+		}
+	}
+	return (len(f.Data) == 0 || json.Valid(f.Data)) && (len(f.Metadata) == 0 || json.Valid(f.Metadata))
 }

@@ -47,6 +47,14 @@
 //	    FIFO, in order, one call at a time. A worker may register one of
 //	    these type ids itself (a test stand-in, say): it then provides the
 //	    type until it disconnects, and the engine serves the bindings again.
+//	    A state binding whose config sets "skip_own_writes": true (our key;
+//	    the real engine ignores it) does not get the writes made over its
+//	    own connection: a worker that mirrors a scope has applied those
+//	    already.
+//	  - In-process connections: [Engine.DialContext] (for
+//	    iii.WithNetDialer) connects a worker in the same process through
+//	    the same HTTP upgrade and frame code, without the loopback socket;
+//	    skills --standalone uses it for its own worker.
 //
 // # Trust
 //
@@ -103,5 +111,7 @@
 // Hot path. The engine → owner invokefunction and built-in results are
 // encoded by hand (payloads are spliced, not re-encoded), the owner's
 // result frame is forwarded to the caller byte for byte, and
-// "_caller_worker_id" is injected by splicing the payload's bytes.
+// "_caller_worker_id" is injected by splicing the payload's bytes. A
+// state value is compacted only when it holds whitespace outside its
+// strings.
 package engine

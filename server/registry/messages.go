@@ -32,6 +32,10 @@ const (
 	MsgFunctionIDEmpty   = rules.MsgFunctionIDEmpty
 )
 
+// CodeInvalidArguments is the error code of a refusal: input the caller got
+// wrong (see the package doc).
+const CodeInvalidArguments = rules.CodeInvalidArguments
+
 // URI parsing messages (§2.1). Every %s is the URI exactly as given.
 const (
 	FmtURIScheme        = "Resource URI must start with iii://: %s"

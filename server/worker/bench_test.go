@@ -186,8 +186,9 @@ func BenchmarkIndexRead(b *testing.B) {
 // (engine, worker and caller in this process) and reports the growth of
 // resident memory against the body bytes. The target (at most 2× the bodies
 // + 300 B per skill) is the registry's: BenchmarkWorkerProcessMemory10K
-// measures that alone; here the engine's durable copy of the state adds a
-// second set of bodies.
+// measures that alone. The engine's store keeps no copy of the values (it
+// reads bbolt's map), so the worker's is the only one; the standalone
+// process seen from outside is measured by server/internal/xproc.
 func BenchmarkMemory10K(b *testing.B) {
 	const n = 10000
 	defer debug.SetGCPercent(debug.SetGCPercent(50)) // as the skills binary runs

@@ -2,7 +2,7 @@ package worker
 
 import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/registry"
 )
 
 // invalidArguments answers input the caller got wrong (a payload that does
@@ -11,5 +11,5 @@ import (
 // tell a refusal from a failure by code instead of by text. Every other
 // handler error goes out as invocation_failed.
 func invalidArguments(err error) error {
-	return &iii.InvocationError{Code: rules.CodeInvalidArguments, Message: err.Error()}
+	return &iii.InvocationError{Code: registry.CodeInvalidArguments, Message: err.Error()}
 }
