@@ -215,12 +215,20 @@ func TestHotReloadEvents(t *testing.T) {
 	if got := s.text(t, FnSkillsFetch, map[string]any{"uri": "fresh"}); got != "# iii://fresh\n\n# Fresher" {
 		t.Fatalf("after atomic save %q", got)
 	}
-	if err := os.Remove(filepath.Join(root, "fresh.md")); err != nil {
+	// Rename.
+	if err := os.Rename(filepath.Join(root, "fresh.md"), filepath.Join(root, "renamed.md")); err != nil {
 		t.Fatal(err)
 	}
-	expect(t, dirEvents, `{"id":"fresh","op":"remove","path":"fresh.md","source":"watch"}`)
-	expect(t, regEvents, `{"id":"fresh","op":"unregister"}`)
+	expect(t, dirEvents, `{"id":"fresh","op":"remove","path":"fresh.md","source":"watch"}`, `{"id":"renamed","op":"put","path":"renamed.md","source":"watch"}`)
+	expect(t, regEvents, `{"id":"fresh","op":"unregister"}`, `{"id":"renamed","op":"register"}`)
 	s.fails(t, registry.FnSkillFetch, map[string]any{"uri": "fresh"}, "Skill not found: fresh")
+	// Delete.
+	if err := os.Remove(filepath.Join(root, "renamed.md")); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, dirEvents, `{"id":"renamed","op":"remove","path":"renamed.md","source":"watch"}`)
+	expect(t, regEvents, `{"id":"renamed","op":"unregister"}`)
+	s.fails(t, registry.FnSkillFetch, map[string]any{"uri": "renamed"}, "Skill not found: renamed")
 
 	put(t, root, "ns/prompts/bye.md", "---\ndescription: Bye\n---\nBye\n")
 	expect(t, promptEvents, `{"name":"bye","op":"put","path":"ns/prompts/bye.md","source":"watch"}`)

@@ -151,7 +151,7 @@ func (w *Worker) listSkills(ctx context.Context, data json.RawMessage) (any, err
 		row := skillListRow{ID: e.ID, Origin: originOf(e), Bytes: int(e.Body.Size())}
 		if row.Origin == nil {
 			row.RegisteredAt = rowOf(e).RegisteredAt
-		} else {
+		} else if !e.Modified.IsZero() { // unknown: "", like iii-directory's modified_at
 			row.RegisteredAt = registry.Timestamp(e.Modified)
 		}
 		if w.skills.isReady() {

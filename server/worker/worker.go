@@ -219,6 +219,9 @@ func (w *Worker) Start(ctx context.Context) {
 // unregister uncovers a folder skill at the same id, "register" follows.
 func (w *Worker) announceOtherSources(ctx context.Context) {
 	cancel := w.cat.Subscribe(func(ch catalog.Change) {
+		if ctx.Err() != nil { // shutting down: folders closing are no news
+			return
+		}
 		if ch.Cause == PublishedSource && (ch.Entry == nil || ch.Entry.SourceName() == PublishedSource) {
 			return
 		}
