@@ -377,13 +377,20 @@ var _ = Describe("the JSON-RPC envelope", Label("jsonrpc"), func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(BeEmpty())
 	})
-	It("takes requests by POST only and refuses foreign browser origins", func() {
+	It("takes requests by POST only and refuses foreign browser origins and Host names", func() {
 		resp, err := http.Get(rpc.url)
 		Expect(err).NotTo(HaveOccurred())
 		resp.Body.Close()
 		Expect(resp.StatusCode).To(Equal(http.StatusMethodNotAllowed))
 		req, _ := http.NewRequest(http.MethodPost, rpc.url, strings.NewReader(`{"jsonrpc":"2.0","method":"list_skills","id":1}`))
 		req.Header.Set("Origin", "https://evil.example")
+		resp, err = http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(http.StatusForbidden))
+		// A DNS-rebinding page reaches the loopback listener under its own name.
+		req, _ = http.NewRequest(http.MethodPost, rpc.url, strings.NewReader(`{"jsonrpc":"2.0","method":"list_skills","id":1}`))
+		req.Host = "rebind.evil.example"
 		resp, err = http.DefaultClient.Do(req)
 		Expect(err).NotTo(HaveOccurred())
 		resp.Body.Close()

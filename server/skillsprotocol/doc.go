@@ -16,7 +16,15 @@
 // Execution (execute_skill, run_code) runs Python in a fresh
 // server/sandbox per run; blobs (create_blob, read_blob) are stored
 // through iii state ("skills-protocol-blobs"); load_skills_protocol_guide
-// returns the SKILL.md of the built-in skills.protocol.guide 0.1.0.
+// returns the SKILL.md of the built-in skills.protocol.guide 0.1.0, an
+// instruction skill the runtime serves beside the catalog (so the iii
+// registry surfaces, which read the same catalog, do not list it).
+//
+// Runs: each is a fresh sandbox (at most ConcurrentRuns at once) with the
+// Python runner of pylib/ (sp_runner.py calls the entrypoint as fn(args)
+// and reports one JSON document; prints are the logs) and the runtime
+// helper module; outputs or logs over BlobThreshold become blobs; finished
+// runs are kept in memory for RunRetention.
 //
 // Protocol errors are JSON-RPC errors (-32700, -32600, -32601, -32602,
 // -32603); execution errors are runs with status "failed" and

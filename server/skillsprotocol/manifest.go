@@ -9,7 +9,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
-	"github.com/Masterminds/semver/v3"
+
+	"github.com/iii-skills/skills/server/catalog"
 )
 
 // Kinds of skill.
@@ -58,11 +59,6 @@ func ValidBundleName(name string) bool {
 	return len(name) <= MaxNameLength && bundleNameRe.MatchString(name)
 }
 
-// ParseVersion parses a strict semver version (1.2.3, 1.2.3-rc.1+build).
-func ParseVersion(v string) (*semver.Version, error) {
-	return semver.StrictNewVersion(v)
-}
-
 // ParseManifest decodes and validates skill.toml. Every problem is reported
 // with the key that is wrong and what was expected, all at once.
 func ParseManifest(data []byte) (Manifest, error) {
@@ -99,7 +95,7 @@ func (m Manifest) problems() []string {
 	}
 	if m.Version == "" {
 		p = append(p, "version is required (semver such as 1.0.0)")
-	} else if _, err := ParseVersion(m.Version); err != nil {
+	} else if catalog.ValidateVersion(m.Version) != nil {
 		p = append(p, fmt.Sprintf("version %q is not semver (expected MAJOR.MINOR.PATCH such as 1.0.0)", m.Version))
 	}
 	switch d := m.Description; {
@@ -169,19 +165,4 @@ func checkRelPath(p string) error {
 		}
 	}
 	return nil
-}
-
-// compareVersions orders two semver strings; unparsable ones sort first.
-func compareVersions(a, b string) int {
-	va, ea := ParseVersion(a)
-	vb, eb := ParseVersion(b)
-	switch {
-	case ea != nil && eb != nil:
-		return strings.Compare(a, b)
-	case ea != nil:
-		return -1
-	case eb != nil:
-		return 1
-	}
-	return va.Compare(vb)
 }

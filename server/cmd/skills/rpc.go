@@ -86,7 +86,9 @@ func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts
 	mux := http.NewServeMux()
 	mux.Handle(skillsmcp.Path, srv.HTTPHandler(opts))
 	if rt != nil && rpcPath != "" {
-		guard := httpguard.Policy{AllowedOrigins: opts.AllowedOrigins, Token: opts.Token}
+		// Host is checked too: /rpc runs code, so a DNS-rebinding page must
+		// not reach it under a foreign name.
+		guard := httpguard.Policy{AllowedOrigins: opts.AllowedOrigins, Token: opts.Token, CheckHost: true, ListenAddr: ln.Addr().String()}
 		mux.Handle(rpcPath, guard.Wrap(rt))
 		mux.Handle(strings.TrimSuffix(rpcPath, "/")+"/tools", guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defs, err := skillsprotocol.ToolDefinitions(r.URL.Query().Get("format"))
