@@ -16,8 +16,11 @@ import (
 	"testing"
 	"time"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/registry"
 	"github.com/iii-skills/skills/server/worker"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const pdfSkill = "---\nname: pdf\ndescription: Extract text from PDF files. Use for PDFs.\n---\n# PDF\n\nSee [guide](references/guide.md).\n"
@@ -213,12 +216,20 @@ func TestHotReloadEvents(t *testing.T) {
 	if got := s.text(t, FnSkillsFetch, map[string]any{"uri": "fresh"}); got != "# iii://fresh\n\n# Fresher" {
 		t.Fatalf("after atomic save %q", got)
 	}
-	if err := os.Remove(filepath.Join(root, "fresh.md")); err != nil {
+	// Rename.
+	if err := os.Rename(filepath.Join(root, "fresh.md"), filepath.Join(root, "renamed.md")); err != nil {
 		t.Fatal(err)
 	}
-	expect(t, dirEvents, `{"id":"fresh","op":"remove","path":"fresh.md","source":"watch"}`)
-	expect(t, regEvents, `{"id":"fresh","op":"unregister"}`)
+	expect(t, dirEvents, `{"id":"fresh","op":"remove","path":"fresh.md","source":"watch"}`, `{"id":"renamed","op":"put","path":"renamed.md","source":"watch"}`)
+	expect(t, regEvents, `{"id":"fresh","op":"unregister"}`, `{"id":"renamed","op":"register"}`)
 	s.fails(t, worker.FnFetchAlias, map[string]any{"uri": "fresh"}, "Skill not found: fresh")
+	// Delete.
+	if err := os.Remove(filepath.Join(root, "renamed.md")); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, dirEvents, `{"id":"renamed","op":"remove","path":"renamed.md","source":"watch"}`)
+	expect(t, regEvents, `{"id":"renamed","op":"unregister"}`)
+	s.fails(t, worker.FnFetchAlias, map[string]any{"uri": "renamed"}, "Skill not found: renamed")
 
 	put(t, root, "ns/prompts/bye.md", "---\ndescription: Bye\n---\nBye\n")
 	expect(t, promptEvents, `{"name":"bye","op":"put","path":"ns/prompts/bye.md","source":"watch"}`)
@@ -312,6 +323,7 @@ func TestDownloadFromRegistry(t *testing.T) {
 		t.Fatalf("registry info %s", raw)
 	}
 	s.fails(t, FnRegistryWorkersList, map[string]any{"search": " "}, "search must be non-empty")
+	s.fails(t, FnRegistryWorkersInfo, map[string]any{"name": "../admin"}, `worker name must start with a lowercase ASCII letter or digit: "../admin"`)
 	s.fails(t, FnRegistryWorkersInfo, map[string]any{"name": "x", "version": "1", "tag": "t"}, msgVersionOrTag)
 }
 
@@ -447,4 +459,67 @@ func TestDownloadFromGit(t *testing.T) {
 	}
 	s.fails(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "nope"}, `repo "`+repo+`" has no folder skills/nope/`)
 	s.fails(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "pdf", "branch": "dev"}, "git clone --branch dev exited with exit status 128")
+}
+
+// TestMCPSeesFolderChanges: a file created in a watched folder reaches an
+// MCP client as notifications/resources/list_changed, and the skill is
+// listed and readable over MCP.
+func TestMCPSeesFolderChanges(t *testing.T) {
+	root := agentFolder(t)
+	s := startStack(t, []string{root}, DefaultConfig(), Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mcpCli := iii.RegisterWorker(s.engine.URL(), iii.WithName("skills-mcp"), iii.WithLogger(quiet))
+	if err := mcpCli.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer mcpCli.Close()
+	srv := skillsmcp.New(mcpCli, skillsmcp.Options{Logger: quiet})
+	if err := srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	changed := make(chan struct{}, 64)
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := srv.SDK().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	put(t, root, "mcp/new.md", "# New over MCP\n")
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no resources/list_changed")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := cs.ListResources(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, r := range res.Resources {
+			found = found || r.URI == "iii://mcp/new"
+		}
+		if found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("iii://mcp/new not listed over MCP")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "iii://mcp/new"})
+	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "# New over MCP\n" {
+		t.Fatalf("read over MCP: %v %+v", err, rr)
+	}
 }

@@ -185,6 +185,11 @@ func (d *Directory) registryInfo(ctx context.Context, data json.RawMessage) (any
 	if name == "" {
 		return nil, errors.New(msgNameEmpty)
 	}
+	// The name becomes a URL path segment: only worker names pass, so
+	// "../" or "/" never reach the registry's path.
+	if err := validateWorkerName(name); err != nil {
+		return nil, err
+	}
 	k, v, err := selector(in.Version, in.Tag)
 	if err != nil {
 		return nil, err

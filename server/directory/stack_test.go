@@ -147,20 +147,24 @@ func (s *stack) sink(tb testing.TB, tt string, bound func() int) <-chan string {
 	return ch
 }
 
-// expect waits for payload want on ch, skipping others.
-func expect(tb testing.TB, ch <-chan string, want string) {
+// expect waits until every payload in wants arrived on ch, in any order
+// (the engine delivers separate invocations concurrently), skipping
+// others.
+func expect(tb testing.TB, ch <-chan string, wants ...string) {
 	tb.Helper()
 	deadline := time.After(10 * time.Second)
+	missing := map[string]bool{}
+	for _, w := range wants {
+		missing[w] = true
+	}
 	var seen []string
-	for {
+	for len(missing) > 0 {
 		select {
 		case got := <-ch:
-			if got == want {
-				return
-			}
+			delete(missing, got)
 			seen = append(seen, got)
 		case <-deadline:
-			tb.Fatalf("no event %s; saw %v", want, seen)
+			tb.Fatalf("no event %v; saw %v", missing, seen)
 		}
 	}
 }
