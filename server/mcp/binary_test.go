@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -161,5 +162,56 @@ func TestBinaryStdio(t *testing.T) {
 			defer s.trigger("prompts::unregister", map[string]any{"name": name})
 			eventually(t, time.Second, func() bool { return n.count(promptsChanged) > before }, "prompts/list_changed after prompts::register")
 		})
+	}
+}
+
+// TestBinaryStdioSkills: `skills mcp --stdio` answers the Skills extension
+// on its stdin/stdout, reading the registry's catalog over iii.
+func TestBinaryStdioSkills(t *testing.T) {
+	bin := skillsBinary(t)
+	s := newStack(t)
+	s.seed()
+	cmd := exec.Command(bin, "mcp", "--stdio", "--url", s.url, "--log-level", "warn")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 1<<20), 1<<24)
+	ask := func(id int, method, params string) string {
+		t.Helper()
+		if _, err := fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params); err != nil {
+			t.Fatal(err)
+		}
+		for lines.Scan() {
+			if strings.Contains(lines.Text(), fmt.Sprintf(`"id":%d,`, id)) {
+				return lines.Text()
+			}
+		}
+		t.Fatalf("%s: no answer (%v)", method, lines.Err())
+		return ""
+	}
+	init := ask(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
+	if !strings.Contains(init, `"io.modelcontextprotocol/skills":{"directoryRead":true}`) {
+		t.Fatalf("initialize does not declare the extension: %s", init)
+	}
+	_, _ = fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if got := ask(2, "skills/list", `{}`); !strings.Contains(got, `"uri":"skill://demo/nested/SKILL.md","frontmatter":{"description":"A sub-skill.","name":"nested"}`) ||
+		!strings.Contains(got, `"uri":"skill://demo/SKILL.md"`) || !strings.Contains(got, `"resources":"dynamic"`) {
+		t.Fatalf("skills/list over stdio: %s", got)
+	}
+	if got := ask(3, "skills/get", `{"uri":"skill://nope/SKILL.md"}`); !strings.Contains(got, `"code":-32602`) {
+		t.Fatalf("skills/get of an unknown skill over stdio: %s", got)
+	}
+	if got := ask(4, "resources/directory/read", `{"uri":"skill://demo/nested"}`); !strings.Contains(got, `"uri":"skill://demo/nested/SKILL.md"`) {
+		t.Fatalf("resources/directory/read over stdio: %s", got)
 	}
 }

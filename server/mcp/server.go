@@ -44,8 +44,11 @@ const Instructions = "Skills registry of an iii engine. Start by reading the res
 const SkillsInstructions = " Every skill is also served as an Agent Skill: call skills/list (MCP Skills extension " +
 	"io.modelcontextprotocol/skills) for every skill's frontmatter and files with sha256 digests, then " +
 	"resources/read skill://<path>/SKILL.md and, only when SKILL.md points to them, its other files " +
-	"(relative links resolve against the skill root). Without resource support, use the tools list_skills " +
-	"then read_skill the same way."
+	"(relative links resolve against the skill root)."
+
+// SkillToolsInstructions follow SkillsInstructions when the skill tools
+// are served.
+const SkillToolsInstructions = " Without resource support, use the tools list_skills then read_skill the same way."
 
 // Options tune a Server.
 type Options struct {
@@ -184,6 +187,9 @@ func New(client *iii.Client, opts Options) *Server {
 	if s.backend != nil {
 		caps.AddExtension(ExtensionSkills, map[string]any{"directoryRead": true})
 		instructions += SkillsInstructions
+		if !opts.NoSkillTools {
+			instructions += SkillToolsInstructions
+		}
 	}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "iii skills registry", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,

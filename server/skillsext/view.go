@@ -128,7 +128,8 @@ func (v *View) Skill(_ context.Context, p string) (Skill, bool, error) {
 	return sv.skill, true, nil
 }
 
-// ReadFile returns the bytes of one file of the skill at path.
+// ReadFile returns the bytes of one file of the skill at path (shared for
+// a synthesized SKILL.md: callers must not modify them).
 func (v *View) ReadFile(_ context.Context, p, file string) ([]byte, error) {
 	v.mu.RLock()
 	sv, ok := v.byID[p]

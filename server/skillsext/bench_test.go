@@ -1,0 +1,60 @@
+package skillsext_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/skillsext"
+)
+
+// BenchmarkView: the cost of one change (a published skill re-registered:
+// its SKILL.md is synthesized and hashed, once) against the read path
+// (Skill and ReadFile of that SKILL.md, which only look up what the change
+// computed), in a view of 10 000 skills.
+func BenchmarkView(b *testing.B) {
+	c := catalog.New()
+	src, _ := c.AddSource("published", catalog.RankPublished)
+	var entries []*catalog.Entry
+	for i := range 10_000 {
+		entries = append(entries, published(fmt.Sprintf("team/skill-%05d", i), fmt.Sprintf("# Skill %d\n\nDoes thing %d.\n\n%s", i, i, body4k)))
+	}
+	if err := src.Put(entries...); err != nil {
+		b.Fatal(err)
+	}
+	v := skillsext.NewView(c)
+	defer v.Close()
+	ctx := context.Background()
+	b.Run("change", func(b *testing.B) {
+		done := make(chan struct{}, 1)
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { _ = v.Watch(wctx, func(string) { done <- struct{}{} }) }()
+		time.Sleep(10 * time.Millisecond)
+		b.ResetTimer()
+		for i := range b.N {
+			_ = src.Put(published("team/skill-00042", fmt.Sprintf("# Skill 42\n\nVersion %d.\n\n%s", i, body4k)))
+			<-done
+		}
+	})
+	b.Run("read", func(b *testing.B) {
+		for range b.N {
+			if _, ok, _ := v.Skill(ctx, "team/skill-00042"); !ok {
+				b.Fatal("missing")
+			}
+			if _, err := v.ReadFile(ctx, "team/skill-00042", "SKILL.md"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+var body4k = func() string {
+	b := make([]byte, 4096)
+	for i := range b {
+		b[i] = 'a' + byte(i%26)
+	}
+	return string(b) + "\n"
+}()
