@@ -43,3 +43,19 @@ test-python-matrix: build
 	done
 
 TEST_TARGETS += test-python-matrix
+
+# Artifacts a user installs until the packages are published (READMEs: "Installing").
+DIST := $(CURDIR)/dist
+
+.PHONY: dist test-dist
+
+dist: node-build venv
+	@rm -rf $(DIST) sdk-python/dist && mkdir -p $(DIST)
+	cd sdk-node && $(NPM) pack --silent --pack-destination $(DIST) >/dev/null
+	cd sdk-python && $(VENV_PY) -m hatchling build -t wheel -t sdist >/dev/null && mv dist/* $(DIST)/ && rmdir dist
+	@ls -1 $(DIST)
+
+test-dist: build dist
+	GO="$(GO)" PYTHON3="$(PYTHON3)" scripts/test-dist $(DIST)
+
+TEST_TARGETS += test-dist

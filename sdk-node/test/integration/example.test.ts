@@ -48,13 +48,13 @@ describe('examples/node', () => {
       const { skills } = await call<{ skills: { id: string }[] }>(probe, 'skills::list')
       assert.deepEqual(
         skills.map((s) => s.id).filter((id) => id === 'resend-node' || id.startsWith('resend-node/')),
-        ['resend-node', 'resend-node/email', 'resend-node/email/send'],
+        ['resend-node', 'resend-node/email', 'resend-node/email/send', 'resend-node/email/track'],
       )
 
       const tree = await call<string>(probe, 'skill::fetch', {
         uris: ['iii://resend-node', 'iii://resend-node/email/send', 'iii://fn/resend-node/health'],
       })
-      assert.match(tree, /^# iii:\/\/resend\n\n# resend-node\n\nEmail provider integration\./)
+      assert.match(tree, /^# iii:\/\/resend-node\n\n# resend-node\n\nEmail provider integration\./)
       assert.match(tree, /# resend-node\/email\/send\n\nSending one outbound email through Resend\./)
       assert.match(tree, /# Resend health\n\nAPI: ok\. Worker up \d+s; this is health check #1, /)
       const again = await call<string>(probe, 'skill::fetch', { uri: 'iii://fn/resend-node/health' })
