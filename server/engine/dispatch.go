@@ -232,6 +232,11 @@ func (e *Engine) forwardResult(c *conn, id string, data []byte) bool {
 // a built-in validates its input itself; what goes to a worker must be
 // valid JSON (the full decoding path logs and drops it otherwise).
 func (e *Engine) forwardable(f *wire.InvokeFrame) bool {
+	// Frames the full decode refuses (no "data" key, an invocation_id that
+	// is not a UUID) take that path, which logs and answers them.
+	if len(f.Data) == 0 || (f.InvocationID != "" && !validUUID(f.InvocationID)) {
+		return false
+	}
 	if _, builtin := e.builtins[f.FunctionID]; builtin {
 		e.mu.RLock()
 		_, shadowed := e.functions[f.FunctionID] // a worker may register a built-in's id
@@ -240,5 +245,5 @@ func (e *Engine) forwardable(f *wire.InvokeFrame) bool {
 			return true
 		}
 	}
-	return (len(f.Data) == 0 || json.Valid(f.Data)) && (len(f.Metadata) == 0 || json.Valid(f.Metadata))
+	return json.Valid(f.Data) && (len(f.Metadata) == 0 || json.Valid(f.Metadata))
 }
