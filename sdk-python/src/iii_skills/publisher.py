@@ -801,7 +801,10 @@ class Publisher:
         with self._cond:
             was = self._registry_present
             self._registry_present = present
-            if present and was is False and self._started and not self._closed:
+            # `was is None`: the event may arrive while the failed call that
+            # would have set False is still being handled; restarting then
+            # is harmless, missing it would sleep a whole backoff delay.
+            if present and was is not True and self._started and not self._closed:
                 self._request_locked(f"{m.FN_SKILLS_REGISTER} is available again")
 
     def _call(self, function_id: str, payload: dict[str, Any], timeout_ms: int | None = None) -> Any:
