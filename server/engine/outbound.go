@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // outbound tracks the bytes queued for every connection and not yet
@@ -10,6 +12,7 @@ import (
 // engine hold more than Config.MaxOutboundBytes in total.
 type outbound struct {
 	total atomic.Int64
+	high  atomic.Int64 // largest total since memory was last returned
 	mu    sync.Mutex
 	conns map[*conn]struct{}
 }
@@ -70,4 +73,39 @@ func (e *Engine) shedGlobal() {
 		"worker_id", victim.id, "remote", victim.remoteIP, "queued_bytes", n,
 		"total_queued_bytes", e.out.total.Load(), "max_outbound_bytes", e.cfg.MaxOutboundBytes)
 	victim.close()
+}
+
+func (o *outbound) noteHigh(total int64) {
+	for {
+		h := o.high.Load()
+		if total <= h || o.high.CompareAndSwap(h, total) {
+			return
+		}
+	}
+}
+
+// Memory relief: Go keeps freed heap for reuse, so after a burst of
+// backlog (slow readers shed, say) the process would stay at its peak
+// size. Once a backlog of at least reliefHigh has drained, the heap is
+// returned to the OS.
+const (
+	reliefEvery = 5 * time.Second
+	reliefHigh  = 4 << 20
+)
+
+func (e *Engine) relieveMemory() {
+	t := time.NewTicker(reliefEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.closing:
+			return
+		case <-t.C:
+		}
+		if e.out.high.Load() >= reliefHigh && e.out.total.Load() < minShedBytes {
+			e.out.high.Store(0)
+			debug.FreeOSMemory()
+			e.log.Debug("returned freed memory to the OS after an outbound backlog drained")
+		}
+	}
 }
