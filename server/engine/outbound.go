@@ -13,6 +13,7 @@ import (
 type outbound struct {
 	total atomic.Int64
 	high  atomic.Int64 // largest total since memory was last returned
+	gone  atomic.Int64 // connections closed since memory was last returned
 	mu    sync.Mutex
 	conns map[*conn]struct{}
 }
@@ -28,7 +29,10 @@ func (o *outbound) add(c *conn) {
 
 func (o *outbound) remove(c *conn) {
 	o.mu.Lock()
-	delete(o.conns, c)
+	if _, ok := o.conns[c]; ok {
+		delete(o.conns, c)
+		o.gone.Add(1)
+	}
 	o.mu.Unlock()
 }
 
@@ -86,26 +90,35 @@ func (o *outbound) noteHigh(total int64) {
 
 // Memory relief: Go keeps freed heap for reuse, so after a burst of
 // backlog (slow readers shed, say) the process would stay at its peak
-// size. Once a backlog of at least reliefHigh has drained, the heap is
-// returned to the OS.
+// size. After a burst (a backlog of at least reliefHigh, or reliefGone
+// connections gone) followed by a quiet tick, the heap is returned to the
+// OS.
 const (
 	reliefEvery = 5 * time.Second
 	reliefHigh  = 4 << 20
+	reliefGone  = 64
 )
 
 func (e *Engine) relieveMemory() {
 	t := time.NewTicker(reliefEvery)
 	defer t.Stop()
+	armed := false // a burst was seen; relieve once it has been quiet a tick
 	for {
 		select {
 		case <-e.closing:
 			return
 		case <-t.C:
 		}
-		if e.out.high.Load() >= reliefHigh && e.out.total.Load() < minShedBytes {
-			e.out.high.Store(0)
+		busy := e.out.high.Load() >= reliefHigh || e.out.gone.Load() >= reliefGone
+		e.out.high.Store(0)
+		e.out.gone.Store(0)
+		switch {
+		case busy:
+			armed = true
+		case armed && e.out.total.Load() < minShedBytes:
+			armed = false
 			debug.FreeOSMemory()
-			e.log.Debug("returned freed memory to the OS after an outbound backlog drained")
+			e.log.Debug("returned freed memory to the OS after a burst of traffic")
 		}
 	}
 }

@@ -83,7 +83,7 @@ func freeAddr() (string, error) {
 // start runs bin/skills on addr with dataDir and waits until it is ready.
 func start(bin, addr, dataDir string) (*server, error) {
 	url := "ws://" + addr
-	cmd := exec.Command(bin, "--standalone", "--url", url, "--data", dataDir, "--mcp-addr", "", "--log-level", "warn")
+	cmd := exec.Command(bin, "--standalone", "--url", url, "--data", dataDir, "--mcp-addr", "", "--log-level", envOr("TRUSTLOAD_SKILLS_LOG", "warn"))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -444,6 +444,13 @@ func kill9Run(bin string, writers int, writeFor time.Duration) (int, []string, e
 		}
 	}
 	return len(acked), missing, nil
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
 }
 
 func truncate(s string, n int) string {
