@@ -33,6 +33,13 @@ func (b *batchConn) Write(p []byte) (int, error) {
 	return b.Conn.Write(p)
 }
 
+// buffered is how many bytes the current batch holds.
+func (b *batchConn) buffered() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.buf)
+}
+
 func (b *batchConn) begin() {
 	b.mu.Lock()
 	b.batching = true

@@ -41,6 +41,7 @@ type conn struct {
 	cleanupOnce sync.Once
 
 	active atomic.Int64 // invocations this worker is executing
+	calls  atomic.Int64 // worker-routed invocations this worker made and is waiting on
 
 	info *workerInfo // set by engine::workers::register; guarded by e.mu
 	dead bool        // cleanup has started; guarded by e.pmu
@@ -176,6 +177,7 @@ func (c *conn) send(frame []byte) bool {
 	c.queue = append(c.queue, frame)
 	c.qbytes.Add(int64(len(frame)))
 	total := c.e.out.total.Add(int64(len(frame)))
+	c.e.out.noteHigh(total)
 	c.qmu.Unlock()
 	select {
 	case c.wake <- struct{}{}:
@@ -240,6 +242,14 @@ func (c *conn) writeBatch(frames [][]byte) error {
 		if err := c.ws.WriteMessage(websocket.TextMessage, f); err != nil {
 			_ = c.bc.flush()
 			return err
+		}
+		// Flush every MiB: a batch for a slow reader must not copy its
+		// whole backlog into a second buffer.
+		if c.bc.buffered() >= maxKeptBatchBuffer {
+			if err := c.bc.flush(); err != nil {
+				return err
+			}
+			c.bc.begin()
 		}
 	}
 	return c.bc.flush()

@@ -223,7 +223,7 @@ func (e *Engine) forwardResult(c *conn, id string, data []byte) bool {
 	}
 	delete(e.pending, id)
 	e.pmu.Unlock()
-	p.owner.active.Add(-1)
+	p.finish()
 	p.caller.send(data)
 	return true
 }

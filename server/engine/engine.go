@@ -27,9 +27,11 @@ const (
 	// StateFile is the bbolt file created under Config.DataDir.
 	StateFile = "state.db"
 	// DefaultMaxConnOutboundBytes is the default per-connection backlog.
-	DefaultMaxConnOutboundBytes int64 = 64 << 20
+	DefaultMaxConnOutboundBytes int64 = 32 << 20
 	// DefaultMaxOutboundBytes is the default backlog of all connections.
-	DefaultMaxOutboundBytes int64 = 512 << 20
+	DefaultMaxOutboundBytes int64 = 256 << 20
+	// DefaultMaxInFlightPerConn is the default of Config.MaxInFlightPerConn.
+	DefaultMaxInFlightPerConn = 256
 )
 
 const (
@@ -79,6 +81,11 @@ type Config struct {
 	// together. When it is reached, the connection with the largest
 	// backlog is disconnected. Zero means DefaultMaxOutboundBytes.
 	MaxOutboundBytes int64
+	// MaxInFlightPerConn bounds the worker-routed invocations one
+	// connection may have waiting at once; more are answered with
+	// too_many_invocations, so one client cannot flood a worker that
+	// serves everyone. Zero means DefaultMaxInFlightPerConn.
+	MaxInFlightPerConn int
 }
 
 // Engine is an embedded iii engine: a WebSocket server speaking the iii
@@ -143,6 +150,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.MaxOutboundBytes <= 0 {
 		cfg.MaxOutboundBytes = DefaultMaxOutboundBytes
 	}
+	if cfg.MaxInFlightPerConn <= 0 {
+		cfg.MaxInFlightPerConn = DefaultMaxInFlightPerConn
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -198,6 +208,7 @@ func (e *Engine) Start() error {
 	if err := e.listen(); err != nil {
 		return err
 	}
+	go e.relieveMemory()
 	e.log.Info("iii engine listening", "url", e.URL(), "data_dir", e.cfg.DataDir, "token", e.cfg.Token != "")
 	if !httpguard.IsLoopbackAddr(e.Addr()) && e.cfg.Token == "" {
 		e.log.Warn("SECURITY: the iii engine listens on a non-loopback address without a token: anyone who can reach "+

@@ -31,6 +31,7 @@ type pending struct {
 	functionID string
 	owner      *conn
 	caller     *conn              // gets the result; nil when it is consumed
+	from       *conn              // the worker that made the call (nil for the engine's own)
 	waiter     chan invokeOutcome // engine-originated calls wait here
 }
 
@@ -177,9 +178,30 @@ func (e *Engine) addPending(p *pending, caller *conn) (code, msg string) {
 	if _, dup := e.pending[p.id]; dup {
 		return wire.CodeInvalidRequest, fmt.Sprintf("invocation_id %s is already in flight; use a fresh UUID per call", p.id)
 	}
+	if caller != nil {
+		if caller.calls.Load() >= int64(e.cfg.MaxInFlightPerConn) {
+			return CodeTooManyInvocations, fmt.Sprintf(
+				"too many invocations in flight from this connection (max %d); wait for results before sending more", e.cfg.MaxInFlightPerConn)
+		}
+		p.from = caller
+		caller.calls.Add(1)
+	}
 	e.pending[p.id] = p
 	p.owner.active.Add(1)
 	return "", ""
+}
+
+// CodeTooManyInvocations answers a call from a connection that already has
+// Config.MaxInFlightPerConn worker-routed invocations waiting: one client
+// cannot queue unbounded work on a worker that serves everyone.
+const CodeTooManyInvocations = "too_many_invocations"
+
+// finish releases p's counts once it left e.pending.
+func (p *pending) finish() {
+	p.owner.active.Add(-1)
+	if p.from != nil {
+		p.from.calls.Add(-1)
+	}
 }
 
 // handleResult routes an invocationresult back to whoever is waiting. The
@@ -203,7 +225,7 @@ func (e *Engine) handleResult(c *conn, m *wire.Message, raw []byte) {
 			"invocation_id", m.InvocationID, "worker_id", c.id)
 		return
 	}
-	p.owner.active.Add(-1)
+	p.finish()
 	switch {
 	case p.waiter != nil:
 		p.waiter <- invokeOutcome{result: m.Result, err: m.Error}
@@ -239,7 +261,7 @@ func (e *Engine) haltInvocations(c *conn) {
 	}
 	e.pmu.Unlock()
 	for _, p := range stopped {
-		p.owner.active.Add(-1)
+		p.finish()
 		stop := &wire.ErrorBody{Code: wire.CodeInvocationStopped, Message: "Invocation stopped"}
 		switch {
 		case p.waiter != nil:
@@ -293,7 +315,7 @@ func (e *Engine) invokeInternal(ctx context.Context, functionID string, data, me
 	delete(e.pending, p.id)
 	e.pmu.Unlock()
 	if still {
-		owner.active.Add(-1)
+		p.finish()
 	} else {
 		// The outcome raced the cancellation and is already buffered.
 		return <-p.waiter

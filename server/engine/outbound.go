@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // outbound tracks the bytes queued for every connection and not yet
@@ -10,6 +12,8 @@ import (
 // engine hold more than Config.MaxOutboundBytes in total.
 type outbound struct {
 	total atomic.Int64
+	high  atomic.Int64 // largest total since memory was last returned
+	gone  atomic.Int64 // connections closed since memory was last returned
 	mu    sync.Mutex
 	conns map[*conn]struct{}
 }
@@ -25,7 +29,10 @@ func (o *outbound) add(c *conn) {
 
 func (o *outbound) remove(c *conn) {
 	o.mu.Lock()
-	delete(o.conns, c)
+	if _, ok := o.conns[c]; ok {
+		delete(o.conns, c)
+		o.gone.Add(1)
+	}
 	o.mu.Unlock()
 }
 
@@ -70,4 +77,48 @@ func (e *Engine) shedGlobal() {
 		"worker_id", victim.id, "remote", victim.remoteIP, "queued_bytes", n,
 		"total_queued_bytes", e.out.total.Load(), "max_outbound_bytes", e.cfg.MaxOutboundBytes)
 	victim.close()
+}
+
+func (o *outbound) noteHigh(total int64) {
+	for {
+		h := o.high.Load()
+		if total <= h || o.high.CompareAndSwap(h, total) {
+			return
+		}
+	}
+}
+
+// Memory relief: Go keeps freed heap for reuse, so after a burst of
+// backlog (slow readers shed, say) the process would stay at its peak
+// size. After a burst (a backlog of at least reliefHigh, or reliefGone
+// connections gone) followed by a quiet tick, the heap is returned to the
+// OS.
+const (
+	reliefEvery = 5 * time.Second
+	reliefHigh  = 4 << 20
+	reliefGone  = 64
+)
+
+func (e *Engine) relieveMemory() {
+	t := time.NewTicker(reliefEvery)
+	defer t.Stop()
+	armed := false // a burst was seen; relieve once it has been quiet a tick
+	for {
+		select {
+		case <-e.closing:
+			return
+		case <-t.C:
+		}
+		busy := e.out.high.Load() >= reliefHigh || e.out.gone.Load() >= reliefGone
+		e.out.high.Store(0)
+		e.out.gone.Store(0)
+		switch {
+		case busy:
+			armed = true
+		case armed && e.out.total.Load() < minShedBytes:
+			armed = false
+			debug.FreeOSMemory()
+			e.log.Debug("returned freed memory to the OS after a burst of traffic")
+		}
+	}
 }

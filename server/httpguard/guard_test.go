@@ -76,3 +76,17 @@ func FuzzCheck(f *testing.F) {
 		_ = Policy{CheckHost: true, ListenAddr: "127.0.0.1:1", Token: "x"}.Check(r)
 	})
 }
+
+func TestTokenFromQueryParameter(t *testing.T) {
+	p := Policy{Token: "s3cret", TokenParam: "token"}
+	for url, ok := range map[string]bool{"/?token=s3cret": true, "/?token=nope": false, "/": false, "/?other=s3cret": false} {
+		r := httptest.NewRequest(http.MethodGet, url, nil)
+		if got := p.CheckToken(r) == nil; got != ok {
+			t.Errorf("%s: allowed=%v; want %v", url, got, ok)
+		}
+	}
+	noParam := Policy{Token: "s3cret"}
+	if noParam.CheckToken(httptest.NewRequest(http.MethodGet, "/?token=s3cret", nil)) == nil {
+		t.Error("the query parameter must not count unless TokenParam names it")
+	}
+}
