@@ -76,8 +76,8 @@ type Directory struct {
 	fanMu    sync.Mutex
 	fanQueue []any
 	fanWake  chan struct{}
-	stopFn func()
-	wg     sync.WaitGroup
+	stopFn   func()
+	wg       sync.WaitGroup
 }
 
 // New binds the surface to client. set holds the skills folders (it may
