@@ -22,21 +22,15 @@ const (
 // surfaces read it. All methods are safe for concurrent use.
 type Catalog struct {
 	mu      sync.RWMutex
-	sources []*Source // by rank, then name
-	ids     map[string]*slot
-	sorted  []string // every id in ids, bytewise order
+	sources []*Source         // by rank, then name
+	ids     map[string]*Entry // effective entry per id; its source is the owner
+	sorted  []string          // every id in ids, bytewise order
 	gen     uint64
 
 	list atomic.Pointer[listSnap]
 
 	subMu sync.Mutex
 	subs  []*subscriber
-}
-
-// slot is the effective state of one id.
-type slot struct {
-	eff   *Entry
-	owner *Source
 }
 
 type listSnap struct {
@@ -46,7 +40,7 @@ type listSnap struct {
 
 // New returns an empty catalog.
 func New() *Catalog {
-	return &Catalog{ids: map[string]*slot{}}
+	return &Catalog{ids: map[string]*Entry{}}
 }
 
 // Source is one named, ranked feed of entries. Obtain it with AddSource.
@@ -322,23 +316,15 @@ func (t *txn) begin(c *Catalog, n int) {
 // touch recomputes the effective entry of id after source s wrote it.
 func (t *txn) touch(c *Catalog, id string, s *Source) {
 	t.cause = s.name
-	var owner *Source
 	var eff *Entry
 	for _, src := range c.sources {
 		if vs := src.entries[id]; len(vs) > 0 {
-			owner, eff = src, vs[len(vs)-1]
+			eff = vs[len(vs)-1]
 			break
 		}
 	}
-	sl := c.ids[id]
-	var prev *Entry
-	if sl != nil {
-		prev = sl.eff
-	}
+	prev := c.ids[id]
 	if prev == eff {
-		if sl != nil {
-			sl.owner = owner
-		}
 		return
 	}
 	switch {
@@ -350,15 +336,15 @@ func (t *txn) touch(c *Catalog, id string, s *Source) {
 			}
 		}
 		t.changes = append(t.changes, Change{ID: id, Op: OpRemove, Previous: prev, Cause: s.name})
-	case sl == nil:
-		c.ids[id] = &slot{eff: eff, owner: owner}
+	case prev == nil:
+		c.ids[id] = eff
 		if !t.batch {
 			i, _ := slices.BinarySearch(c.sorted, id)
 			c.sorted = slices.Insert(c.sorted, i, id)
 		}
 		t.changes = append(t.changes, Change{ID: id, Op: OpPut, Entry: eff, Cause: s.name})
 	default:
-		sl.eff, sl.owner = eff, owner
+		c.ids[id] = eff
 		t.changes = append(t.changes, Change{ID: id, Op: OpPut, Entry: eff, Previous: prev, Cause: s.name})
 	}
 }
@@ -404,8 +390,8 @@ func (c *Catalog) Len() int {
 func (c *Catalog) Get(id string) (*Entry, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if sl := c.ids[id]; sl != nil {
-		return sl.eff, true
+	if e := c.ids[id]; e != nil {
+		return e, true
 	}
 	return nil, false
 }
@@ -414,8 +400,8 @@ func (c *Catalog) Get(id string) (*Entry, bool) {
 func (c *Catalog) Owner(id string) (string, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if sl := c.ids[id]; sl != nil {
-		return sl.owner.name, true
+	if e := c.ids[id]; e != nil {
+		return e.source.name, true
 	}
 	return "", false
 }
@@ -428,7 +414,7 @@ func (c *Catalog) GetVersion(id, version string) (*Entry, bool) {
 	if sl == nil {
 		return nil, false
 	}
-	for _, e := range sl.owner.entries[id] {
+	for _, e := range sl.source.entries[id] {
 		if e.Version == version {
 			return e, true
 		}
@@ -445,7 +431,7 @@ func (c *Catalog) Versions(id string) []*Entry {
 	if sl == nil {
 		return nil
 	}
-	vs := slices.Clone(sl.owner.entries[id])
+	vs := slices.Clone(sl.source.entries[id])
 	slices.Reverse(vs)
 	return vs
 }
@@ -461,7 +447,7 @@ func (c *Catalog) List() []*Entry {
 	}
 	out := make([]*Entry, len(c.sorted))
 	for i, id := range c.sorted {
-		out[i] = c.ids[id].eff
+		out[i] = c.ids[id]
 	}
 	c.list.Store(&listSnap{gen: c.gen, entries: out})
 	return out
@@ -474,7 +460,7 @@ func (c *Catalog) AllVersions() []*Entry {
 	defer c.mu.RUnlock()
 	out := make([]*Entry, 0, len(c.sorted))
 	for _, id := range c.sorted {
-		out = append(out, c.ids[id].owner.entries[id]...)
+		out = append(out, c.ids[id].source.entries[id]...)
 	}
 	return out
 }
@@ -499,7 +485,7 @@ func (c *Catalog) Shadowed() []Shadow {
 		return out
 	}
 	for _, id := range c.sorted {
-		owner := c.ids[id].owner
+		owner := c.ids[id].source
 		for _, s := range c.sources {
 			if s == owner {
 				continue
@@ -523,11 +509,11 @@ func (c *Catalog) ShadowedAt(id string) []Shadow {
 	}
 	var out []Shadow
 	for _, s := range c.sources {
-		if s == sl.owner {
+		if s == sl.source {
 			continue
 		}
 		if vs := s.entries[id]; len(vs) > 0 {
-			out = append(out, Shadow{ID: id, Source: s.name, By: sl.owner.name, Entries: slices.Clone(vs)})
+			out = append(out, Shadow{ID: id, Source: s.name, By: sl.source.name, Entries: slices.Clone(vs)})
 		}
 	}
 	return out

@@ -33,8 +33,9 @@
 //     OriginBuiltin. Modified time. Extra: opaque per-source data (the
 //     parsed skill.toml of a bundle).
 //
-// An Entry handed to Source.Put belongs to the catalog and is shared with
-// readers: it is never changed afterwards. A change is a new Entry.
+// An Entry handed to Source.Put (of one source only) belongs to the
+// catalog and is shared with readers: it is never changed afterwards. A
+// change is a new Entry.
 //
 // # Sources and precedence
 //

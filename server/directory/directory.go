@@ -71,9 +71,13 @@ type Directory struct {
 	index atomic.Pointer[renderedIndex]
 	cache registryCache
 
-	fanout chan []any // payloads for skillSubs / promptSubs, in order
-	stopFn func()
-	wg     sync.WaitGroup
+	// Payloads for skillSubs / promptSubs, in order: an unbounded queue so
+	// the folder watcher never waits for subscribers.
+	fanMu    sync.Mutex
+	fanQueue []any
+	fanWake  chan struct{}
+	stopFn   func()
+	wg       sync.WaitGroup
 }
 
 // New binds the surface to client. set holds the skills folders (it may
@@ -184,7 +188,7 @@ type (
 // startFanout forwards folder changes to the subscribers from one
 // goroutine, in order, so a slow subscriber never stalls the watcher.
 func (d *Directory) startFanout() {
-	d.fanout = make(chan []any, 256)
+	d.fanWake = make(chan struct{}, 1)
 	var cancel func()
 	if d.set != nil {
 		cancel = d.set.Subscribe(func(events []fsource.Event) {
@@ -197,7 +201,13 @@ func (d *Directory) startFanout() {
 					out = append(out, SkillChange{ID: ev.Key, Op: op, Path: ev.Path, Source: "watch"})
 				}
 			}
-			d.fanout <- out
+			d.fanMu.Lock()
+			d.fanQueue = append(d.fanQueue, out...)
+			d.fanMu.Unlock()
+			select {
+			case d.fanWake <- struct{}{}:
+			default:
+			}
 		})
 	}
 	stop := make(chan struct{})
@@ -208,7 +218,11 @@ func (d *Directory) startFanout() {
 			select {
 			case <-stop:
 				return
-			case batch := <-d.fanout:
+			case <-d.fanWake:
+				d.fanMu.Lock()
+				batch := d.fanQueue
+				d.fanQueue = nil
+				d.fanMu.Unlock()
 				for _, p := range batch {
 					ref := d.skillSubs
 					if _, ok := p.(PromptChange); ok {

@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,19 +25,11 @@ func body2K(i int) string {
 	return sb.String()[:2048]
 }
 
-var (
-	folder10KOnce sync.Once
-	folder10K     string
-)
-
 // makeFolder10K writes 10 000 skills of 2 KiB (100 namespaces of 100
-// files) once per test binary.
+// files) into a temporary folder removed after the benchmark.
 func makeFolder10K(tb testing.TB) string {
-	folder10KOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "fsource-bench-")
-		if err != nil {
-			tb.Fatal(err)
-		}
+	dir := tb.TempDir()
+	{
 		for i := range 10000 {
 			p := filepath.Join(dir, "w"+strconv.Itoa(i/100), "s"+strconv.Itoa(i)+".md")
 			if i%100 == 0 {
@@ -50,9 +41,8 @@ func makeFolder10K(tb testing.TB) string {
 				tb.Fatal(err)
 			}
 		}
-		folder10K = dir
-	})
-	return folder10K
+	}
+	return dir
 }
 
 // BenchmarkColdLoad10K opens a folder of 10 000 skills of 2 KiB: walk,

@@ -298,6 +298,9 @@ type job struct {
 type scanOut struct {
 	units    []*unit
 	problems [][2]string // path, reason
+	// sub is a root of folder subDir, shared by the jobs of one folder.
+	sub    *os.Root
+	subDir string
 }
 
 func (o *scanOut) problem(rel, reason string) {
@@ -320,12 +323,33 @@ func (f *folder) runJobs() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var sub *os.Root // this goroutine's root of the last folder it read
+			subDir := ""
+			defer func() {
+				if sub != nil {
+					_ = sub.Close()
+				}
+			}()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(jobs) {
 					return
 				}
 				o := &outs[i]
+				if j := jobs[i]; j.kind == unitFile || j.kind == unitPrompt {
+					if dir := path.Dir(j.path); dir != "." && dir != subDir {
+						if sub != nil {
+							_ = sub.Close()
+						}
+						sub, subDir = nil, dir
+						if r := f.fsRoot.Load(); r != nil {
+							sub, _ = r.OpenRoot(dir) // on failure: read through the folder root
+						}
+					}
+					if path.Dir(j.path) == subDir {
+						o.sub, o.subDir = sub, subDir
+					}
+				}
 				switch j := jobs[i]; j.kind {
 				case unitFile:
 					f.loadFileSkill(o, j.path)
@@ -375,11 +399,23 @@ func (e *tooLargeError) Error() string {
 // readFile reads a regular file through the folder's root (which refuses
 // paths and symlinks that leave it), up to limit bytes.
 func (f *folder) readFile(rel string, limit int64) ([]byte, fs.FileInfo, error) {
-	r := f.fsRoot.Load()
-	if r == nil {
-		return nil, nil, fmt.Errorf("%s: %w", f.root, fs.ErrNotExist)
+	return f.readFileIn(nil, rel, limit)
+}
+
+// readFileIn is readFile through the scan's root of rel's folder when o
+// holds it: one openat per file instead of one per path component.
+func (f *folder) readFileIn(o *scanOut, rel string, limit int64) ([]byte, fs.FileInfo, error) {
+	var fh *os.File
+	var err error
+	if o != nil && o.sub != nil && path.Dir(rel) == o.subDir {
+		fh, err = o.sub.Open(path.Base(rel))
+	} else {
+		r := f.fsRoot.Load()
+		if r == nil {
+			return nil, nil, fmt.Errorf("%s: %w", f.root, fs.ErrNotExist)
+		}
+		fh, err = r.Open(rel)
 	}
-	fh, err := r.Open(rel)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -394,14 +430,25 @@ func (f *folder) readFile(rel string, limit int64) ([]byte, fs.FileInfo, error) 
 	if limit >= 0 && fi.Size() > limit {
 		return nil, fi, &tooLargeError{size: fi.Size()}
 	}
-	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
-	if err != nil {
-		return nil, fi, err
+	// Sized from the stat, so a file that did not change is read with one
+	// allocation; one that grew meanwhile is still read whole, up to limit.
+	data := make([]byte, 0, fi.Size()+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := fh.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if limit >= 0 && int64(len(data)) > limit {
+			return nil, fi, &tooLargeError{size: int64(len(data))}
+		}
+		if err == io.EOF {
+			return data, fi, nil
+		}
+		if err != nil {
+			return nil, fi, err
+		}
 	}
-	if limit >= 0 && int64(len(data)) > limit {
-		return nil, fi, &tooLargeError{size: int64(len(data))}
-	}
-	return data, fi, nil
 }
 
 // bodyLoader reads a markdown file's body on demand, with iii-directory's
@@ -445,7 +492,7 @@ func (f *folder) add(u *unit) {
 // markdown reads and splits a markdown file; the frontmatter is parsed
 // when present (required reports its absence as a problem).
 func (f *folder) markdown(o *scanOut, rel string, required bool) (data string, fi fs.FileInfo, fm catalog.Frontmatter, body string, ok bool) {
-	raw, fi, err := f.readFile(rel, MaxFileBytes)
+	raw, fi, err := f.readFileIn(o, rel, MaxFileBytes)
 	if err != nil {
 		o.problem(rel, f.reason(err))
 		return
