@@ -25,7 +25,8 @@ FUZZ_TARGETS := \
 	./server/engine:FuzzHandleFrame \
 	./server/engine:FuzzStateUpdateOps \
 	./server/engine:FuzzParseArgs \
-	./server/worker:FuzzDecodeInput \
+	./server/registry:FuzzDecodeInputs \
+	./server/httpguard:FuzzCheck \
 	./sdk-go/skills:FuzzDecodeArguments \
 	./sdk-go/skills/internal/driver:FuzzDecodeCommand
 
