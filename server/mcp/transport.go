@@ -89,7 +89,14 @@ func (s *Server) Mux(opts HTTPOptions) http.Handler {
 // ServeHTTP serves the endpoint on ln until ctx ends, then shuts the HTTP
 // server down (open streams are closed).
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
-	srv := &http.Server{Handler: s.Mux(opts), ReadHeaderTimeout: 10 * time.Second}
+	return ServeHandler(ctx, ln, s.Mux(opts))
+}
+
+// ServeHandler serves h on ln until ctx ends, then shuts the HTTP server
+// down, giving open requests 2 s before closing them. The skills binary
+// serves /mcp and /rpc side by side with it.
+func ServeHandler(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
