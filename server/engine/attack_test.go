@@ -186,6 +186,22 @@ func TestClientThatNeverReadsIsDisconnected(t *testing.T) {
 	}
 }
 
+// The per-connection cap bounds a backlog, not one frame: a reading client
+// still gets a single answer larger than the cap (a registry's cold-load
+// state::list of a big scope is one such frame).
+func TestOneFrameLargerThanTheCapReachesAReadingClient(t *testing.T) {
+	const value = 2 << 20
+	e := startEngine(t, Config{MaxConnOutboundBytes: 1 << 20})
+	w := dialWorker(t, e.URL())
+	w.result("state::set", map[string]any{"scope": "s", "key": "big", "value": strings.Repeat("x", value)})
+	if got := w.result("state::get", map[string]any{"scope": "s", "key": "big"}); len(got) != value+2 {
+		t.Fatalf("value length %d; want %d", len(got), value+2)
+	}
+	if strings.Contains(e.logs.String(), "closing worker connection: it is not reading its frames") {
+		t.Fatal("a reading client was disconnected for one large frame")
+	}
+}
+
 func TestGlobalOutboundCapShedsTheSlowestReader(t *testing.T) {
 	const value = 256 << 10
 	e := startEngine(t, Config{MaxConnOutboundBytes: 32 << 20, MaxOutboundBytes: 12 << 20})

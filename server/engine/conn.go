@@ -163,7 +163,11 @@ func (c *conn) send(frame []byte) bool {
 		return false
 	default:
 	}
-	if len(c.queue) >= maxQueuedFrames || c.qbytes.Load()+int64(len(frame)) > c.e.cfg.MaxConnOutboundBytes {
+	// The cap bounds a backlog: one frame larger than the cap (a state::list
+	// of a big scope, say) still goes to a client that has read everything
+	// before it; only a client that leaves frames unread is disconnected.
+	if queued := c.qbytes.Load(); len(c.queue) >= maxQueuedFrames ||
+		queued > 0 && queued+int64(len(frame)) > c.e.cfg.MaxConnOutboundBytes {
 		n, b := len(c.queue), c.qbytes.Load()
 		c.qmu.Unlock()
 		c.e.log.Error("closing worker connection: it is not reading its frames",
