@@ -145,6 +145,27 @@ func TestResultsOnlyFromTheInvokedConnection(t *testing.T) {
 	}
 }
 
+// A result the scanner can locate but that is not JSON (garbage in a key
+// the engine does not read) is not forwarded: the caller gets an error it
+// can parse, and keeps its connection.
+func TestMalformedResultIsNotForwarded(t *testing.T) {
+	e := startEngine(t, Config{})
+	owner := dialWorker(t, e.URL())
+	caller := dialWorker(t, e.URL())
+	owner.register("svc::f", nil)
+	id := uuid.NewString()
+	caller.send(map[string]any{"type": "invokefunction", "invocation_id": id, "function_id": "svc::f", "data": nil})
+	owner.expect("invokefunction")
+	owner.sendRaw(websocket.TextMessage, []byte(`{"type":"invocationresult","invocation_id":"`+id+
+		`","function_id":"svc::f","result":1,"extra":{"a":tru}}`))
+	res := caller.expect("invocationresult")
+	if res.str("invocation_id") != id || res.obj("error")["code"] != "deserialization_error" {
+		t.Fatalf("caller got %s; want a deserialization_error", res.raw)
+	}
+	e.logs.waitFor(t, "invocationresult dropped: not valid JSON")
+	caller.result("state::set", map[string]any{"scope": "s", "key": "k", "value": 1}) // still connected
+}
+
 // neverReads dials and never reads its socket.
 func neverReads(t *testing.T, url string) *websocket.Conn {
 	t.Helper()
