@@ -117,7 +117,7 @@ type Engine struct {
 	functions    map[string]*function
 	triggerTypes map[string]*triggerType
 	bindings     map[string]*binding
-	builtinBinds map[string]int          // bindings served by each built-in type
+	builtinBinds map[string]int // bindings served by each built-in type
 
 	// functions-available bookkeeping (fnMu): the debounce timer and the
 	// function set last reported.
