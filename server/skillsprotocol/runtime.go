@@ -23,19 +23,19 @@ var pylib embed.FS
 
 // Defaults of Options.
 const (
-	DefaultBlobScope     = "skills-protocol-blobs"
-	DefaultBundleScope   = "skills-protocol-bundles"
-	DefaultMaxBlobBytes  = 8 << 20
+	DefaultBlobScope    = "skills-protocol-blobs"
+	DefaultBundleScope  = "skills-protocol-bundles"
+	DefaultMaxBlobBytes = 8 << 20
 	// DefaultBlobTTL is how long a blob is kept after it is created.
 	DefaultBlobTTL = 24 * time.Hour
 	// DefaultMaxBlobStoreBytes bounds all blobs together; the oldest go
 	// first when a new one would pass it.
 	DefaultMaxBlobStoreBytes = 1 << 30
-	DefaultBlobThreshold = 4096
-	DefaultTimeout       = 30 * time.Second
-	DefaultMaxTimeout    = 5 * time.Minute
-	DefaultRunRetention  = time.Hour
-	DefaultMaxRuns       = 1000
+	DefaultBlobThreshold     = 4096
+	DefaultTimeout           = 30 * time.Second
+	DefaultMaxTimeout        = 5 * time.Minute
+	DefaultRunRetention      = time.Hour
+	DefaultMaxRuns           = 1000
 	// DefaultConcurrentRuns bounds sandboxes alive at once; more runs wait.
 	DefaultConcurrentRuns = 16
 	DefaultPython         = "/usr/bin/python3"
