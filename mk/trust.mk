@@ -28,7 +28,10 @@ FUZZ_TARGETS := \
 	./server/registry:FuzzDecodeInputs \
 	./server/httpguard:FuzzCheck \
 	./sdk-go/skills:FuzzDecodeArguments \
-	./sdk-go/skills/internal/driver:FuzzDecodeCommand
+	./sdk-go/skills/internal/driver:FuzzDecodeCommand \
+	./sdk-go/wire:FuzzScanResultFrame \
+	./server/catalog:FuzzFrontmatter \
+	./server/skillsprotocol:FuzzParseManifest
 
 .PHONY: fuzz soak test-kill9 trustload
 
