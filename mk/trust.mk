@@ -26,6 +26,8 @@ FUZZ_TARGETS := \
 	./server/engine:FuzzStateUpdateOps \
 	./server/engine:FuzzParseArgs \
 	./server/registry:FuzzDecodeInputs \
+	./server/registry:FuzzUnquote \
+	./server/engine:FuzzScanState \
 	./server/httpguard:FuzzCheck \
 	./sdk-go/skills:FuzzDecodeArguments \
 	./sdk-go/skills/internal/driver:FuzzDecodeCommand

@@ -431,6 +431,27 @@ func (s *Store) SetAsync(scope, key string, value json.RawMessage, done func(old
 	}
 }
 
+// SetAsyncOwned is SetAsync for a value the caller has already checked
+// and hands over: value must be valid JSON (it is not checked again) and
+// must not be modified afterwards (it is not copied). The engine's
+// state::set uses it: its input was validated once when it was decoded,
+// and a 2 KiB skill row was otherwise scanned and copied once more per
+// write.
+func (s *Store) SetAsyncOwned(scope, key string, value json.RawMessage, done func(old json.RawMessage, err error)) {
+	if err := validate(scope, key); err != nil {
+		done(nil, err)
+		return
+	}
+	if s.db == nil {
+		value = bytes.Clone(value) // kept: must not pin the caller's larger buffer
+	}
+	o := &op{kind: opSet, scope: scope, key: key, value: value,
+		cb: func(o *op) { done(o.old, o.err) }}
+	if err := s.enqueue(o); err != nil {
+		done(nil, err)
+	}
+}
+
 // DeleteAsync is Delete without waiting; done follows SetAsync's rules.
 func (s *Store) DeleteAsync(scope, key string, done func(old json.RawMessage, existed bool, err error)) {
 	if err := validate(scope, key); err != nil {
