@@ -22,6 +22,7 @@ FUZZ_TARGETS := \
 	./server/registry:FuzzPrettyJSON \
 	./sdk-go/rules:FuzzValidators \
 	./sdk-go/rules:FuzzRustQuote \
+	./sdk-go/wire:FuzzValid \
 	./server/engine:FuzzHandleFrame \
 	./server/engine:FuzzStateUpdateOps \
 	./server/engine:FuzzParseArgs \

@@ -245,5 +245,5 @@ func (e *Engine) forwardable(f *wire.InvokeFrame) bool {
 			return true
 		}
 	}
-	return json.Valid(f.Data) && (len(f.Metadata) == 0 || json.Valid(f.Metadata))
+	return wire.Valid(f.Data) && (len(f.Metadata) == 0 || wire.Valid(f.Metadata))
 }

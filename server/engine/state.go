@@ -100,7 +100,7 @@ func decodeState(fn string, data json.RawMessage, needKey bool) (*stateInput, *w
 // anything else; json.Unmarshal then decodes it (case-insensitive keys
 // included) and names what is wrong.
 func scanState(d []byte) (*stateInput, bool) {
-	if !json.Valid(d) {
+	if !wire.Valid(d) {
 		return nil, false
 	}
 	in := &stateInput{}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -162,7 +163,9 @@ func unquote(q []byte) (string, bool) {
 		}
 		return string(body), true
 	}
-	out := make([]byte, 0, len(body))
+	// A Builder hands its bytes over as the string: one allocation.
+	var out strings.Builder
+	out.Grow(len(body))
 	start := 0
 	for i := 0; i < len(body); {
 		c := body[i]
@@ -173,23 +176,23 @@ func unquote(q []byte) (string, bool) {
 			i++
 			continue
 		}
-		out = append(out, body[start:i]...)
+		out.Write(body[start:i])
 		if i+1 >= len(body) {
 			return "", false
 		}
 		switch e := body[i+1]; e {
 		case '"', '\\', '/':
-			out = append(out, e)
+			out.WriteByte(e)
 		case 'b':
-			out = append(out, '\b')
+			out.WriteByte('\b')
 		case 'f':
-			out = append(out, '\f')
+			out.WriteByte('\f')
 		case 'n':
-			out = append(out, '\n')
+			out.WriteByte('\n')
 		case 'r':
-			out = append(out, '\r')
+			out.WriteByte('\r')
 		case 't':
-			out = append(out, '\t')
+			out.WriteByte('\t')
 		case 'u':
 			r, ok := hex4(body, i+2)
 			if !ok {
@@ -198,7 +201,7 @@ func unquote(q []byte) (string, bool) {
 			if utf16.IsSurrogate(r) {
 				return unquoteSlow(q) // pairs (and lone halves) as encoding/json decodes them
 			}
-			out = utf8.AppendRune(out, r)
+			out.WriteRune(r)
 			i += 4
 		default:
 			return "", false
@@ -206,8 +209,8 @@ func unquote(q []byte) (string, bool) {
 		i += 2
 		start = i
 	}
-	out = append(out, body[start:]...)
-	return string(out), true
+	out.Write(body[start:])
+	return out.String(), true
 }
 
 // hex4 reads the four hex digits of a \u escape at b[i:].
