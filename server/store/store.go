@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -59,6 +60,10 @@ type Store struct {
 	// seqs is the next insertion sequence of each scope. Only the committer
 	// reads or writes it (and load, before the committer starts).
 	seqs map[string]uint64
+
+	// commits and committed count transactions and the ops in them (read
+	// by the benchmarks: the mean batch size).
+	commits, committed atomic.Int64
 
 	sendMu     sync.RWMutex // held shared while handing an op to the committer
 	sendClosed bool         // guarded by sendMu
@@ -535,6 +540,8 @@ func (s *Store) commitLoop() {
 			}
 		}
 		s.commit(batch)
+		s.commits.Add(1)
+		s.committed.Add(int64(len(batch)))
 		target = min(len(batch)+len(s.ops), maxBatch)
 	}
 }
