@@ -1,5 +1,7 @@
 package wire
 
+import "encoding/binary"
+
 // maxDepth is how deeply arrays and objects may nest; encoding/json refuses
 // deeper input with the same limit.
 const maxDepth = 10000
@@ -109,6 +111,18 @@ func (v *validator) literal(i int, lit string) int {
 func (v *validator) str(i int) int {
 	d := v.data
 	for i++; i < len(d); i++ {
+		// Skip eight plain bytes at a time (no control character, quote
+		// or backslash among them): most of a payload is string content.
+		for i+8 <= len(d) {
+			w := binary.LittleEndian.Uint64(d[i:])
+			if hasLess(w, 0x20)|hasZero(w^(ones*'"'))|hasZero(w^(ones*'\\')) != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(d) {
+			return -1
+		}
 		c := d[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
@@ -142,6 +156,16 @@ func (v *validator) str(i int) int {
 	}
 	return -1
 }
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// hasZero is non-zero when a byte of x is zero; hasLess when a byte of x is
+// below n (n <= 128). Both are exact about whether, not which.
+func hasZero(x uint64) uint64           { return (x - ones) & ^x & highs }
+func hasLess(x uint64, n uint64) uint64 { return (x - ones*n) & ^x & highs }
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'

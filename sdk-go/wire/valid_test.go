@@ -37,3 +37,15 @@ func BenchmarkValid(b *testing.B) {
 		}
 	})
 }
+
+// Every special byte is found at every offset of the eight-byte skipping.
+func TestValidFindsEveryByte(t *testing.T) {
+	for _, special := range []string{"\x00", "\x1f", "\"", "\\", "\\n", "\\u00e9", "\\q", "\x7f", "\xc3\xa9", "\xff"} {
+		for at := 0; at < 40; at++ {
+			s := []byte(`"` + strings.Repeat("a", at) + special + strings.Repeat("b", 40-at) + `"`)
+			if got, want := Valid(s), json.Valid(s); got != want {
+				t.Errorf("Valid(%q) = %v, json.Valid says %v", s, got, want)
+			}
+		}
+	}
+}
