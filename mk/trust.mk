@@ -23,6 +23,7 @@ FUZZ_TARGETS := \
 	./sdk-go/rules:FuzzValidators \
 	./sdk-go/rules:FuzzRustQuote \
 	./sdk-go/wire:FuzzValid \
+	./sdk-go/wire:FuzzHasSpace \
 	./server/engine:FuzzHandleFrame \
 	./server/engine:FuzzStateUpdateOps \
 	./server/engine:FuzzParseArgs \

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -48,4 +49,21 @@ func TestValidFindsEveryByte(t *testing.T) {
 			}
 		}
 	}
+}
+
+// HasSpace tells whether json.Compact would change a valid value.
+func FuzzHasSpace(f *testing.F) {
+	for _, s := range []string{`{"a": 1}`, `{"a":"b c\n\\\" d"}`, `[1,2]`, " 1", `"` + strings.Repeat("x \\\"", 9) + `"`, `{"k":"v"}` + "\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		if !json.Valid(v) {
+			return
+		}
+		var buf bytes.Buffer
+		_ = json.Compact(&buf, v)
+		if got, want := HasSpace(v), !bytes.Equal(buf.Bytes(), v); got != want {
+			t.Fatalf("HasSpace(%q) = %v, compacting changes it: %v", v, got, want)
+		}
+	})
 }

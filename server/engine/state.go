@@ -162,7 +162,9 @@ func storeErr(fn, code string, err error) *wire.ErrorBody {
 }
 
 func compact(v json.RawMessage) json.RawMessage {
-	if !needsCompact(v) {
+	// Clients send compact JSON; compacting a 2 KiB value that already is
+	// compact costs a full scan.
+	if !wire.HasSpace(v) {
 		return v
 	}
 	var buf bytes.Buffer
@@ -170,32 +172,6 @@ func compact(v json.RawMessage) json.RawMessage {
 		return v
 	}
 	return buf.Bytes()
-}
-
-// needsCompact reports whether v holds whitespace outside its strings
-// (the spaces of a markdown body do not count: clients send compact JSON,
-// and compacting a 2 KiB value that is already compact costs a full scan).
-func needsCompact(v []byte) bool {
-	inString := false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case ' ', '\t', '\r', '\n':
-			return true
-		}
-	}
-	return false
 }
 
 func (e *Engine) stateSet(c *conn, data json.RawMessage, done asyncDone) {
