@@ -25,6 +25,13 @@ const (
 	// gatherWindow is the longest a started batch waits for writers that
 	// were just released to come back with their next write.
 	gatherWindow = 500 * time.Microsecond
+	// pageSize is the bbolt page size of a new file (an existing file keeps
+	// its own). A leaf holding two or three 2 KiB skill rows then fits one
+	// page, which bbolt writes from its pool of page buffers; with 4 KiB
+	// pages such a leaf overflows and bbolt allocates a fresh multi-page
+	// buffer for it on every commit (a quarter of all bytes allocated by a
+	// skills::register).
+	pageSize = 8192
 	// seqBytes is the size of the insertion sequence stored before each value.
 	seqBytes = 8
 )
@@ -64,6 +71,10 @@ type Store struct {
 	// commits and committed count transactions and the ops in them (read
 	// by the benchmarks: the mean batch size).
 	commits, committed atomic.Int64
+
+	// arena holds the records of the batch being committed; only the
+	// committer uses it.
+	arena []byte
 
 	sendMu     sync.RWMutex // held shared while handing an op to the committer
 	sendClosed bool         // guarded by sendMu
@@ -118,6 +129,7 @@ func Open(path string) (*Store, error) {
 		Timeout:        5 * time.Second,
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
+		PageSize:       pageSize,
 	})
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("store: %s is locked by another process (is another engine using the same data directory?): %w", path, err)
@@ -655,7 +667,9 @@ func (s *Store) commit(batch []*op) {
 				}
 				return entry{seq: binary.BigEndian.Uint64(v[:seqBytes]), val: bytes.Clone(v[seqBytes:])}, true
 			})
-			return writeBatch(tx, batch)
+			var err error
+			s.arena, err = writeBatch(tx, batch, s.arena)
+			return err
 		})
 	}
 	if err == nil {
@@ -678,30 +692,46 @@ func (s *Store) commit(batch []*op) {
 	}
 }
 
-// writeBatch writes the batch's changes into tx, in batch order.
-func writeBatch(tx *bolt.Tx, batch []*op) error {
+// writeBatch writes the batch's changes into tx, in batch order. bbolt
+// keeps the record slices it is given until the transaction ends, so the
+// records are laid out in arena, which is reused by the next batch (one
+// buffer for every commit instead of one allocation per write); the arena
+// is returned for that.
+func writeBatch(tx *bolt.Tx, batch []*op, arena []byte) ([]byte, error) {
+	size := 0
+	for _, o := range batch {
+		if o.changed && o.kind != opDelete {
+			size += seqBytes + len(o.newVal)
+		}
+	}
+	if cap(arena) < size || cap(arena) > max(size, 1<<20) {
+		// Grown once up front (bbolt holds slices of it); a burst's large
+		// arena is not kept.
+		arena = make([]byte, 0, size)
+	}
+	arena = arena[:0]
 	for _, o := range batch {
 		if !o.changed {
 			continue
 		}
 		b, err := tx.CreateBucketIfNotExists([]byte(o.scope))
 		if err != nil {
-			return fmt.Errorf("scope %q: %w", o.scope, err)
+			return arena, fmt.Errorf("scope %q: %w", o.scope, err)
 		}
 		if o.kind == opDelete {
 			if err := b.Delete([]byte(o.key)); err != nil {
-				return fmt.Errorf("delete %s/%s: %w", o.scope, o.key, err)
+				return arena, fmt.Errorf("delete %s/%s: %w", o.scope, o.key, err)
 			}
 			continue
 		}
-		rec := make([]byte, seqBytes+len(o.newVal))
-		binary.BigEndian.PutUint64(rec, o.seq)
-		copy(rec[seqBytes:], o.newVal)
-		if err := b.Put([]byte(o.key), rec); err != nil {
-			return fmt.Errorf("put %s/%s: %w", o.scope, o.key, err)
+		start := len(arena)
+		arena = binary.BigEndian.AppendUint64(arena, o.seq)
+		arena = append(arena, o.newVal...)
+		if err := b.Put([]byte(o.key), arena[start:len(arena):len(arena)]); err != nil {
+			return arena, fmt.Errorf("put %s/%s: %w", o.scope, o.key, err)
 		}
 	}
-	return nil
+	return arena, nil
 }
 
 // applyMemory applies the batch's changes to a memory-only store. Callers
