@@ -22,10 +22,14 @@ FUZZ_TARGETS := \
 	./server/registry:FuzzPrettyJSON \
 	./sdk-go/rules:FuzzValidators \
 	./sdk-go/rules:FuzzRustQuote \
+	./sdk-go/wire:FuzzValid \
+	./sdk-go/wire:FuzzHasSpace \
 	./server/engine:FuzzHandleFrame \
 	./server/engine:FuzzStateUpdateOps \
 	./server/engine:FuzzParseArgs \
 	./server/registry:FuzzDecodeInputs \
+	./server/registry:FuzzUnquote \
+	./server/engine:FuzzScanState \
 	./server/httpguard:FuzzCheck \
 	./sdk-go/skills:FuzzDecodeArguments \
 	./sdk-go/skills/internal/driver:FuzzDecodeCommand \

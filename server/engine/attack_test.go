@@ -268,3 +268,29 @@ func TestOversizeResultFailsTheCallAndKeepsThePublisher(t *testing.T) {
 		t.Fatalf("pub::small = %s", got)
 	}
 }
+
+// Frames queued behind one frame larger than the cap are a backlog of
+// their own: a registry's cold load (one state::list answer of tens of MiB)
+// must not get the worker disconnected because a call for it arrived
+// meanwhile. A second oversize frame behind the first still disconnects
+// (a client that asks without reading cannot pile them up).
+func TestFramesBehindOneOversizeFrameAreNotABacklog(t *testing.T) {
+	const value = 4 << 20
+	e := startEngine(t, Config{MaxConnOutboundBytes: 1 << 20})
+	w := dialWorker(t, e.URL())
+	w.result("state::set", map[string]any{"scope": "s", "key": "big", "value": strings.Repeat("x", value)})
+	w.send(map[string]any{"type": "invokefunction", "invocation_id": uuid.NewString(), "function_id": "state::get",
+		"data": map[string]any{"scope": "s", "key": "big"}})
+	for range 20 {
+		w.send(map[string]any{"type": "ping"})
+	}
+	got := 0
+	for got < 21 {
+		if f := w.next(); f.str("type") == "pong" || f.str("type") == "invocationresult" {
+			got++
+		}
+	}
+	if strings.Contains(e.logs.String(), "closing worker connection: it is not reading its frames") {
+		t.Fatal("a reading client was disconnected for frames queued behind one large frame")
+	}
+}

@@ -249,5 +249,5 @@ func (e *Engine) forwardable(f *wire.InvokeFrame) bool {
 	if _, builtin := e.builtins[f.FunctionID]; builtin {
 		return true // workers cannot register a built-in's id
 	}
-	return json.Valid(f.Data) && (len(f.Metadata) == 0 || json.Valid(f.Metadata))
+	return wire.Valid(f.Data) && (len(f.Metadata) == 0 || wire.Valid(f.Metadata))
 }
