@@ -226,7 +226,7 @@ func (e *Engine) forwardResult(c *conn, id string, data []byte) bool {
 	p.finish()
 	// The scan locates fields without validating the rest; a frame is only
 	// forwarded whole when it parses, so no caller is sent one it cannot.
-	if !json.Valid(data) {
+	if !wire.Valid(data) {
 		e.log.Warn("invocationresult dropped: not valid JSON", "worker_id", c.id,
 			"function_id", p.functionID, "invocation_id", id, "frame", preview(data))
 		p.caller.send(encodeError(id, p.functionID, wire.CodeDeserializationError,
