@@ -86,6 +86,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	sectionDepth := fs.Int("section-max-depth", worker.DefaultSectionMaxDepth, "How many section reads (iii://fn/…) may nest; a cycle is refused at once")
 	sectionBytes := fs.Int("section-max-bytes", worker.DefaultSectionMaxBytes, "Largest section output served; larger ones fail with \"section output too large (N bytes; max M)\"")
 	allowOrigins := fs.String("engine-allow-origin", "", "With --standalone: comma-separated browser origins (https://app.example) allowed to open the engine socket besides loopback pages; clients that send no Origin are always allowed")
+	pprofAddr := fs.String("pprof-addr", "", "Serve Go runtime profiles at http://ADDR/debug/pprof/ (loopback only; empty, the default, disables)")
 	var skillsFolders folderFlags
 	fs.Var(&skillsFolders, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; overrides config skills_folder)")
 	fs.Usage = func() {
@@ -117,6 +118,14 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if *pprofAddr != "" {
+		_, stopPprof, err := startPprof(ctx, *pprofAddr, log)
+		if err != nil {
+			log.Error("cannot serve profiles", "err", err)
+			return 2
+		}
+		defer stopPprof()
+	}
 
 	target := *engineURL
 	var eng *engine.Engine
