@@ -174,6 +174,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	cat := catalog.New()
 	view := skillsext.NewView(cat)
 	defer view.Close()
+	defer trimAfterChanges(cat, trimBytes, trimQuiet)()
 	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log, Catalog: cat,
 		SectionMaxDepth: *sectionDepth, SectionMaxBytes: *sectionBytes})
 	if err := w.Register(); err != nil {
