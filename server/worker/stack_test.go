@@ -23,7 +23,9 @@ type stack struct {
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func startStack(tb testing.TB, dataDir string) *stack {
+// startStack starts the stack; opts may change the worker's Options once
+// the engine is up.
+func startStack(tb testing.TB, dataDir string, opts ...func(*engine.Engine, *Options)) *stack {
 	tb.Helper()
 	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Logger: quiet})
 	if err != nil {
@@ -40,7 +42,11 @@ func startStack(tb testing.TB, dataDir string) *stack {
 	connectCtx, cancelConnect := context.WithTimeout(ctx, 10*time.Second)
 	defer cancelConnect()
 	s.wc = iii.RegisterWorker(eng.URL(), iii.WithName(Name), iii.WithLogger(quiet))
-	s.worker = New(s.wc, DefaultConfig(), Options{Logger: quiet})
+	o := Options{Logger: quiet}
+	for _, f := range opts {
+		f(eng, &o)
+	}
+	s.worker = New(s.wc, DefaultConfig(), o)
 	if err := s.worker.Register(); err != nil {
 		tb.Fatal(err)
 	}
