@@ -41,7 +41,10 @@ func startStack(tb testing.TB, dataDir string, opts ...func(*engine.Engine, *Opt
 	tb.Cleanup(cancel)
 	connectCtx, cancelConnect := context.WithTimeout(ctx, 10*time.Second)
 	defer cancelConnect()
-	s.wc = iii.RegisterWorker(eng.URL(), iii.WithName(Name), iii.WithLogger(quiet))
+	// New, not RegisterWorker, as in cmd/skills: the first handshake then
+	// carries every function, so no test call meets a half-registered
+	// registry.
+	s.wc = iii.New(eng.URL(), iii.WithName(Name), iii.WithLogger(quiet))
 	o := Options{Logger: quiet}
 	for _, f := range opts {
 		f(eng, &o)
