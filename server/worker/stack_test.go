@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/registry"
 )
 
 // stack is an embedded engine with the registry worker and a caller client
@@ -62,6 +64,19 @@ func startStack(tb testing.TB, dataDir string, opts ...func(*engine.Engine, *Opt
 		tb.Fatal(err)
 	}
 	tb.Cleanup(s.stop)
+	// Connect returns once the handshake is sent, not once the engine has
+	// routed it: wait until the registry answers, as a real client does,
+	// or a test's first call can meet function_not_found on a busy machine.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		err := s.call(tb, registry.FnSkillsList, nil, nil)
+		if err == nil {
+			break
+		}
+		if !strings.Contains(err.Error(), "function_not_found") || time.Now().After(deadline) {
+			tb.Fatalf("the registry's functions are not callable: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	return s
 }
 
