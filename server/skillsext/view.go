@@ -1,12 +1,13 @@
 package skillsext
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"slices"
 	"sort"
@@ -22,10 +23,45 @@ import (
 var ErrNoSuchFile = errors.New("no such skill file")
 
 // view is one skill as served, with what is needed to read its files.
+//
+// A published skill's SKILL.md (a frontmatter header, then the body) is
+// never held: the body lives once, in the catalog entry, and the header is
+// a few dozen bytes rebuilt on read. Only its size and digest, which every
+// listing shows, are computed once per change. Its Skill is rebuilt on
+// read too, so a published skill costs the view one small struct.
 type view struct {
-	skill Skill
-	entry *catalog.Entry
-	md    []byte // synthesized SKILL.md of a published skill (nil for folder skills)
+	entry  *catalog.Entry
+	folder *Skill // a folder skill's Skill, built once (nil for published)
+	// Published skills: the synthesized SKILL.md's size and digest, or why
+	// the body could not be read.
+	size    int64
+	sum     catalog.Digest
+	problem string
+}
+
+// skill is the served form of sv.
+func (sv *view) skill() Skill {
+	if sv.folder != nil {
+		return *sv.folder
+	}
+	e := sv.entry
+	name, desc := publishedName(e)
+	fmJSON, _ := json.Marshal(map[string]string{"name": name, "description": desc})
+	s := Skill{Path: e.ID, Name: name, Description: desc, Frontmatter: fmJSON}
+	if sv.problem != "" {
+		s.Frontmatter = []byte("{}")
+		s.Problem = sv.problem
+		return s
+	}
+	body, _ := e.Body.String() // read once already by build: in memory
+	s.Files = []File{{Path: FileName, Size: sv.size, SHA256: hex.EncodeToString(sv.sum[:]), MIME: "text/markdown"}}
+	s.Dynamic = strings.Contains(body, "iii://fn/")
+	if p := checkName(name); p != "" {
+		s.Problem = p
+	} else {
+		s.Problem = checkLimits(e.ID, s.Files)
+	}
+	return s
 }
 
 // View is the catalog as the extension serves it, in-process. It follows
@@ -112,7 +148,7 @@ func (v *View) ListSkills(_ context.Context, after string, limit int) ([]Skill, 
 	}
 	out := make([]Skill, 0, end-i)
 	for _, id := range v.order[i:end] {
-		out = append(out, v.byID[id].skill)
+		out = append(out, v.byID[id].skill())
 	}
 	return out, end < len(v.order), nil
 }
@@ -125,11 +161,10 @@ func (v *View) Skill(_ context.Context, p string) (Skill, bool, error) {
 	if !ok {
 		return Skill{}, false, nil
 	}
-	return sv.skill, true, nil
+	return sv.skill(), true, nil
 }
 
-// ReadFile returns the bytes of one file of the skill at path (shared for
-// a synthesized SKILL.md: callers must not modify them).
+// ReadFile returns the bytes of one file of the skill at path.
 func (v *View) ReadFile(_ context.Context, p, file string) ([]byte, error) {
 	v.mu.RLock()
 	sv, ok := v.byID[p]
@@ -137,11 +172,11 @@ func (v *View) ReadFile(_ context.Context, p, file string) ([]byte, error) {
 	if !ok {
 		return nil, ErrNoSuchFile
 	}
-	if sv.md != nil {
-		if file != FileName {
+	if sv.folder == nil {
+		if file != FileName || sv.problem != "" {
 			return nil, ErrNoSuchFile
 		}
-		return sv.md, nil
+		return publishedMarkdown(sv.entry)
 	}
 	f, ok := sv.entry.File(file)
 	if !ok {
@@ -206,41 +241,58 @@ func buildFolder(e *catalog.Entry) *view {
 			s.Problem = checkLimits(e.ID, s.Files)
 		}
 	}
-	return &view{skill: s, entry: e}
+	return &view{folder: &s, entry: e}
 }
 
-// buildPublished synthesizes a SKILL.md for a skill published over iii.
-func buildPublished(e *catalog.Entry) *view {
-	name := lastSegment(e.ID)
-	desc := e.IndexEntry().Description
+// publishedName is a published skill's frontmatter name (the id's last
+// segment, as the extension requires) and description (the index
+// description, else the title).
+func publishedName(e *catalog.Entry) (name, desc string) {
+	desc = e.IndexEntry().Description
 	if strings.TrimSpace(desc) == "" {
 		desc = e.DisplayTitle()
 	}
-	body, err := e.Body.String()
-	if err != nil {
-		return &view{entry: e, skill: Skill{Path: e.ID, Name: name, Description: desc, Frontmatter: []byte("{}"),
-			Problem: "reading the published body failed: " + err.Error()}}
-	}
+	return lastSegment(e.ID), desc
+}
+
+// publishedHeader is the frontmatter block that starts a published
+// skill's synthesized SKILL.md.
+func publishedHeader(e *catalog.Entry) []byte {
+	name, desc := publishedName(e)
 	fm := yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
 		{Kind: yaml.ScalarNode, Value: "name"}, {Kind: yaml.ScalarNode, Value: name},
 		{Kind: yaml.ScalarNode, Value: "description"}, {Kind: yaml.ScalarNode, Value: desc},
 	}}
 	y, _ := yaml.Marshal(&fm)
-	var md bytes.Buffer
-	md.WriteString("---\n")
-	md.Write(y)
-	md.WriteString("---\n\n")
-	md.WriteString(body)
-	fmJSON, _ := json.Marshal(map[string]string{"name": name, "description": desc})
-	sum := catalog.DigestOf(md.Bytes())
-	s := Skill{Path: e.ID, Name: name, Description: desc, Frontmatter: fmJSON,
-		Files:   []File{{Path: FileName, Size: int64(md.Len()), SHA256: hex.EncodeToString(sum[:]), MIME: "text/markdown"}},
-		Dynamic: strings.Contains(body, "iii://fn/"),
+	h := make([]byte, 0, len(y)+len("---\n---\n\n"))
+	h = append(h, "---\n"...)
+	h = append(h, y...)
+	return append(h, "---\n\n"...)
+}
+
+// publishedMarkdown is a published skill's synthesized SKILL.md: the
+// header, then the body.
+func publishedMarkdown(e *catalog.Entry) ([]byte, error) {
+	body, err := e.Body.String()
+	if err != nil {
+		return nil, fmt.Errorf("read the body of skill %s: %w", e.ID, err)
 	}
-	if p := checkName(name); p != "" {
-		s.Problem = p
-	} else {
-		s.Problem = checkLimits(e.ID, s.Files)
+	h := publishedHeader(e)
+	return append(append(make([]byte, 0, len(h)+len(body)), h...), body...), nil
+}
+
+// buildPublished computes the size and digest of the SKILL.md synthesized
+// for a skill published over iii, without keeping its bytes.
+func buildPublished(e *catalog.Entry) *view {
+	body, err := e.Body.String()
+	if err != nil {
+		return &view{entry: e, problem: "reading the published body failed: " + err.Error()}
 	}
-	return &view{skill: s, entry: e, md: md.Bytes()}
+	h := publishedHeader(e)
+	sum := sha256.New()
+	sum.Write(h)
+	_, _ = io.WriteString(sum, body)
+	sv := &view{entry: e, size: int64(len(h) + len(body))}
+	sum.Sum(sv.sum[:0])
+	return sv
 }

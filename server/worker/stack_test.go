@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/registry"
 )
 
 // stack is an embedded engine with the registry worker and a caller client
@@ -23,7 +25,9 @@ type stack struct {
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func startStack(tb testing.TB, dataDir string) *stack {
+// startStack starts the stack; opts may change the worker's Options once
+// the engine is up.
+func startStack(tb testing.TB, dataDir string, opts ...func(*engine.Engine, *Options)) *stack {
 	tb.Helper()
 	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Logger: quiet})
 	if err != nil {
@@ -39,8 +43,15 @@ func startStack(tb testing.TB, dataDir string) *stack {
 	tb.Cleanup(cancel)
 	connectCtx, cancelConnect := context.WithTimeout(ctx, 10*time.Second)
 	defer cancelConnect()
-	s.wc = iii.RegisterWorker(eng.URL(), iii.WithName(Name), iii.WithLogger(quiet))
-	s.worker = New(s.wc, DefaultConfig(), Options{Logger: quiet})
+	// New, not RegisterWorker, as in cmd/skills: the first handshake then
+	// carries every function, so no test call meets a half-registered
+	// registry.
+	s.wc = iii.New(eng.URL(), iii.WithName(Name), iii.WithLogger(quiet))
+	o := Options{Logger: quiet}
+	for _, f := range opts {
+		f(eng, &o)
+	}
+	s.worker = New(s.wc, DefaultConfig(), o)
 	if err := s.worker.Register(); err != nil {
 		tb.Fatal(err)
 	}
@@ -53,6 +64,19 @@ func startStack(tb testing.TB, dataDir string) *stack {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(s.stop)
+	// Connect returns once the handshake is sent, not once the engine has
+	// routed it: wait until the registry answers, as a real client does,
+	// or a test's first call can meet function_not_found on a busy machine.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		err := s.call(tb, registry.FnSkillsList, nil, nil)
+		if err == nil {
+			break
+		}
+		if !strings.Contains(err.Error(), "function_not_found") || time.Now().After(deadline) {
+			tb.Fatalf("the registry's functions are not callable: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	return s
 }
 

@@ -18,6 +18,8 @@ import (
 type stateStore struct {
 	client  *iii.Client
 	timeout time.Duration
+	// local lists a scope in-process (Options.ListState), or is nil.
+	local func(scope string) ([]json.RawMessage, error)
 }
 
 func (s stateStore) call(ctx context.Context, fn string, payload any) (json.RawMessage, error) {
@@ -94,6 +96,13 @@ func (s stateStore) delete(ctx context.Context, scope, key string) (json.RawMess
 // accepts a flat array, {items:[{value}]} or {value:[…]}; anything else is an
 // empty scope.
 func (s stateStore) list(ctx context.Context, scope string) ([]json.RawMessage, error) {
+	if s.local != nil {
+		vals, err := s.local(scope)
+		if err != nil {
+			return nil, fmt.Errorf("state::list %s: %w", scope, err)
+		}
+		return vals, nil
+	}
 	out, err := s.call(ctx, "state::list", map[string]string{"scope": scope})
 	if err != nil {
 		return nil, err

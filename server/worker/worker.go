@@ -68,6 +68,12 @@ type Options struct {
 	// source) and serves, beside other sources such as skills folders.
 	// Nil means a catalog of its own.
 	Catalog *catalog.Catalog
+	// ListState, when set, reads a whole state scope (what state::list
+	// answers) without a call through the engine: the standalone process
+	// passes its embedded engine's engine.Engine.ListState, so the cold
+	// load of a large registry does not travel as one huge frame. Nil
+	// calls state::list, as against an external engine.
+	ListState func(scope string) ([]json.RawMessage, error)
 }
 
 // Worker is the skills registry bound to an iii client.
@@ -127,7 +133,7 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 		cfg:    cfg,
 		opts:   opts,
 		log:    log,
-		state:  stateStore{client: client, timeout: cfg.StateTimeout()},
+		state:  stateStore{client: client, timeout: cfg.StateTimeout(), local: opts.ListState},
 		cat:    cat,
 		skills: newPublished(src),
 

@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/engine"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -330,6 +333,40 @@ func TestContentSurvivesRestart(t *testing.T) {
 	s2.mustCall(t, registry.FnPromptsList, map[string]any{}, &prompts)
 	if len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "kept" {
 		t.Fatalf("prompts after restart = %+v", prompts)
+	}
+}
+
+// TestColdLoadReadsTheEmbeddedStore: with Options.ListState (standalone)
+// the worker loads the skills scope from the store itself, and serves
+// exactly what a state::list load serves.
+func TestColdLoadReadsTheEmbeddedStore(t *testing.T) {
+	dir := t.TempDir()
+	s := startStack(t, dir)
+	for i := range 50 {
+		id := "cold/s" + strconv.Itoa(i)
+		s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": id, "skill": "# Skill " + strconv.Itoa(i) + "\n\nBody."}, nil)
+	}
+	var want registry.ReadResult
+	s.mustCall(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}, &want)
+	s.stop()
+
+	var lists atomic.Int32
+	s2 := startStack(t, dir, func(eng *engine.Engine, o *Options) {
+		o.ListState = func(scope string) ([]json.RawMessage, error) {
+			lists.Add(1)
+			return eng.ListState(scope)
+		}
+	})
+	var got registry.ReadResult
+	s2.mustCall(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}, &got)
+	if lists.Load() == 0 {
+		t.Fatal("the worker did not read the scope through Options.ListState")
+	}
+	if !s2.worker.skills.isReady() {
+		t.Fatal("the published mirror is not loaded")
+	}
+	if got.Contents[0].Text != want.Contents[0].Text {
+		t.Fatalf("index after a direct cold load =\n%q\nwant\n%q", got.Contents[0].Text, want.Contents[0].Text)
 	}
 }
 

@@ -175,8 +175,14 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	cat := catalog.New()
 	view := skillsext.NewView(cat)
 	defer view.Close()
-	w := worker.New(client, cfg, worker.Options{StrictFetch: *strictFetch, Logger: log, Catalog: cat,
-		SectionMaxDepth: *sectionDepth, SectionMaxBytes: *sectionBytes})
+	defer trimAfterChanges(cat, trimBytes, trimQuiet)()
+	wopts := worker.Options{StrictFetch: *strictFetch, Logger: log, Catalog: cat,
+		SectionMaxDepth: *sectionDepth, SectionMaxBytes: *sectionBytes}
+	if eng != nil {
+		// Cold loads read the embedded store directly (see ListState).
+		wopts.ListState = eng.ListState
+	}
+	w := worker.New(client, cfg, wopts)
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
 		return 1

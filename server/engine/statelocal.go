@@ -1,0 +1,14 @@
+package engine
+
+import "encoding/json"
+
+// ListState returns every value of a state scope in insertion order,
+// exactly what state::list answers, read straight from the store.
+//
+// It is for a worker in the same process (the standalone registry's cold
+// load): the whole scope then crosses no frame, so it is not encoded to
+// JSON, framed, decoded and split again (with 10 000 skills of 2 KiB that
+// is five transient copies of ~25 MiB each).
+func (e *Engine) ListState(scope string) ([]json.RawMessage, error) {
+	return e.store.List(scope)
+}
