@@ -181,7 +181,6 @@ func (c *conn) send(frame []byte) bool {
 	c.queue = append(c.queue, frame)
 	c.qbytes.Add(int64(len(frame)))
 	total := c.e.out.total.Add(int64(len(frame)))
-	c.e.out.noteHigh(total)
 	c.qmu.Unlock()
 	select {
 	case c.wake <- struct{}{}:

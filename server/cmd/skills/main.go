@@ -86,6 +86,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	sectionDepth := fs.Int("section-max-depth", worker.DefaultSectionMaxDepth, "How many section reads (iii://fn/…) may nest; a cycle is refused at once")
 	sectionBytes := fs.Int("section-max-bytes", worker.DefaultSectionMaxBytes, "Largest section output served; larger ones fail with \"section output too large (N bytes; max M)\"")
 	allowOrigins := fs.String("engine-allow-origin", "", "With --standalone: comma-separated browser origins (https://app.example) allowed to open the engine socket besides loopback pages; clients that send no Origin are always allowed")
+	pprofAddr := fs.String("pprof-addr", "", "Serve Go runtime profiles at http://ADDR/debug/pprof/ (loopback addresses only; empty disables)")
 	var skillsFolders folderFlags
 	fs.Var(&skillsFolders, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; overrides config skills_folder)")
 	fs.Usage = func() {
@@ -113,6 +114,15 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		log.Warn("failed to load config, using defaults", "path", *configPath, "err", err)
 	} else {
 		log.Info("loaded config from " + *configPath)
+	}
+
+	if *pprofAddr != "" {
+		stopPprof, err := startPprof(*pprofAddr, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "skills: %v\n", err)
+			return 2
+		}
+		defer stopPprof()
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
