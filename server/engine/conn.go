@@ -40,6 +40,11 @@ type conn struct {
 	closeOnce   sync.Once
 	cleanupOnce sync.Once
 
+	// Calls of this connection waiting for its window (admission.go).
+	hmu  sync.Mutex
+	held []heldCall
+	sent int // calls dispatched in the window and not answered
+
 	active atomic.Int64 // invocations this worker is executing
 	calls  atomic.Int64 // worker-routed invocations this worker made and is waiting on
 
@@ -215,6 +220,7 @@ func (c *conn) writeLoop() {
 		}
 		err := c.writeBatch(batch)
 		c.release(n)
+		c.releaseHeld() // calls held while this backlog was large
 		if err != nil {
 			select {
 			case <-c.done:

@@ -87,11 +87,12 @@ func (e *Engine) shedGlobal() {
 // holds much more than was live at the last collection (at least
 // reliefMinSpare) and the last tick allocated little next to that spare
 // (it is not about to be reused), it is collected and returned with
-// debug.FreeOSMemory. That happens once per quiet spell after a burst:
-// never under steady load, never per request.
+// debug.FreeOSMemory. That happens once per quiet spell after a burst (not
+// again before reliefMinSpare more was allocated): never under steady
+// load, never per request.
 const (
 	reliefEvery    = 5 * time.Second
-	reliefMinSpare = 8 << 20
+	reliefMinSpare = 4 << 20
 	// reliefQuiet: a tick is quiet when it allocated less than the spare
 	// heap divided by this.
 	reliefQuiet = 8
@@ -129,6 +130,7 @@ func (e *Engine) relieveMemory() {
 		return spare, v(3)
 	}
 	_, lastAllocs := read()
+	var sinceRelief uint64 // allocated since the last relief: what it could not have returned
 	for {
 		select {
 		case <-e.closing:
@@ -138,11 +140,21 @@ func (e *Engine) relieveMemory() {
 		spare, allocs := read()
 		allocated := allocs - lastAllocs
 		lastAllocs = allocs
-		if spare >= reliefMinSpare && allocated < spare/reliefQuiet {
+		sinceRelief += allocated
+		if shouldRelieve(spare, allocated, sinceRelief) {
 			debug.FreeOSMemory()
 			e.log.Debug("returned freed memory to the OS after a burst of traffic",
 				"spare_bytes", spare, "allocated_last_tick", allocated)
 			_, lastAllocs = read()
+			sinceRelief = 0
 		}
 	}
+}
+
+// shouldRelieve decides a relief from the spare heap, the bytes allocated
+// in the last tick and those allocated since the last relief.
+func shouldRelieve(spare, allocated, sinceRelief uint64) bool {
+	return spare >= reliefMinSpare && // worth a collection
+		sinceRelief >= reliefMinSpare && // not what the last relief left
+		allocated < spare/reliefQuiet // quiet: the spare is not in use
 }
