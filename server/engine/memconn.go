@@ -84,12 +84,17 @@ func memPipe() (net.Conn, net.Conn) {
 	return &memConn{in: a, out: b}, &memConn{in: b, out: a}
 }
 
+// memKeepBytes is the largest buffer a drained memBuffer keeps for reuse.
+const memKeepBytes = 256 << 10
+
 // memBuffer is one direction of a memPipe.
 type memBuffer struct {
 	mu       sync.Mutex
-	buf      []byte
+	buf      []byte // written frames; buf[off:] is still to be read
+	off      int
 	closed   bool
 	wake     chan struct{} // closed and replaced when data, close or a deadline change arrives
+	waiting  bool          // a reader waits on wake: data must signal (close and deadlines always do)
 	deadline time.Time
 }
 
@@ -99,16 +104,24 @@ func newMemBuffer() *memBuffer { return &memBuffer{wake: make(chan struct{})} }
 func (b *memBuffer) signal() {
 	close(b.wake)
 	b.wake = make(chan struct{})
+	b.waiting = false
 }
 
 func (b *memBuffer) read(p []byte) (int, error) {
 	for {
 		b.mu.Lock()
-		if len(b.buf) > 0 {
-			n := copy(p, b.buf)
-			b.buf = b.buf[n:]
-			if len(b.buf) == 0 {
-				b.buf = b.buf[:0:0] // let a large burst's array go
+		if b.off < len(b.buf) {
+			n := copy(p, b.buf[b.off:])
+			b.off += n
+			if b.off == len(b.buf) {
+				// Drained: later frames reuse the array from its start
+				// (appending behind a drained slice reallocated it for
+				// every frame), unless a burst made it large.
+				b.off = 0
+				b.buf = b.buf[:0]
+				if cap(b.buf) > memKeepBytes {
+					b.buf = nil
+				}
 			}
 			b.mu.Unlock()
 			return n, nil
@@ -118,6 +131,7 @@ func (b *memBuffer) read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		deadline, wake := b.deadline, b.wake
+		b.waiting = true
 		b.mu.Unlock()
 		if deadline.IsZero() {
 			<-wake
@@ -142,8 +156,15 @@ func (b *memBuffer) write(p []byte) (int, error) {
 	if b.closed {
 		return 0, net.ErrClosed
 	}
+	if b.off > 0 && len(b.buf)+len(p) > cap(b.buf) {
+		// Move the unread rest to the front before the array grows.
+		b.buf = b.buf[:copy(b.buf, b.buf[b.off:])]
+		b.off = 0
+	}
 	b.buf = append(b.buf, p...)
-	b.signal()
+	if b.waiting {
+		b.signal()
+	}
 	return len(p), nil
 }
 

@@ -41,7 +41,7 @@ func soak(args []string) error {
 	redial := fs.Bool("hog-redial", false, "never-reading clients dial again whenever the server drops them, as a persistent attacker would")
 	baseline := fs.Duration("baseline", 30*time.Second, "how long the clients fetch before the never-reading clients join (latency without them)")
 	duration := fs.Duration("duration", 60*time.Second, "how long the clients fetch beside the never-reading clients")
-	warmup := fs.Duration("warmup", 10*time.Second, "how long a few clients fetch before the pre-load RSS is taken, so that it is the RSS of a warm, idle server")
+	warmup := fs.Bool("warmup", true, "before the pre-load RSS is taken, every client fetches once and leaves and the server idles, so that it is the RSS of a warm, idle server (the cold value is reported too)")
 	settle := fs.Duration("settle", 60*time.Second, "how long to wait for RSS to come back after the load")
 	pprofDir := fs.String("pprof-dir", "", "if set, run the server with --pprof-addr and save its heap and goroutine profiles (warm and after the load) here")
 	_ = fs.Parse(args)
@@ -82,32 +82,31 @@ func soak(args []string) error {
 	time.Sleep(2 * time.Second)
 	cold := srv.rssKB()
 
-	// Warm-up: a few clients fetch, leave, and the server goes idle. What
-	// a server keeps after its first requests (the rendered skill, the
-	// runtime's own structures) is not a leak of the load.
-	if *warmup > 0 {
+	// Warm-up: every client connects, fetches once and leaves, then the
+	// server idles. What the first round leaves behind is not a leak of
+	// the load: the rendered skill, and the Go runtime's high-water marks
+	// for that many connections and that heap (goroutine descriptors, poll
+	// descriptors, span and GC metadata), which it keeps for reuse.
+	if *warmup {
 		var okW atomic.Int64
 		var wg sync.WaitGroup
-		until := time.Now().Add(*warmup)
-		for range min(*clients, 20) {
+		for range *clients {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c, err := connect(srv.url, 10*time.Second)
+				c, err := connect(srv.url, 60*time.Second)
 				if err != nil {
 					return
 				}
 				defer c.Close()
-				for time.Now().Before(until) {
-					if _, err := fetch(c); err == nil {
-						okW.Add(1)
-					}
+				if _, err := fetch(c); err == nil {
+					okW.Add(1)
 				}
 			}()
 		}
 		wg.Wait()
 		time.Sleep(12 * time.Second) // idle: past the server's memory-relief ticks
-		fmt.Printf("soak: warm-up: %d fetches by %d clients in %s\n", okW.Load(), min(*clients, 20), *warmup)
+		fmt.Printf("soak: warm-up: %d clients fetched once and left\n", okW.Load())
 	}
 	warm := srv.rssKB()
 	srv.saveProfiles(*pprofDir, "warm")
@@ -223,8 +222,14 @@ func soak(args []string) error {
 	limit := warm + warm/5
 	var after int64
 	settleEnd := time.Now().Add(*settle)
-	for {
+	for i := 0; ; i++ {
 		after = srv.rssKB()
+		if i == 1 {
+			srv.saveProfiles(*pprofDir, "settling") // what is still held shortly after the load
+		}
+		if st := srv.memStats(); st != "" {
+			fmt.Printf("soak: settling: RSS %d KiB, %s\n", after, st)
+		}
 		if after <= limit || time.Now().After(settleEnd) {
 			break
 		}
@@ -336,6 +341,28 @@ func (s *server) saveCPUProfile(dir, name string, d time.Duration) {
 	if err := download(url, filepath.Join(dir, name)); err != nil {
 		fmt.Fprintln(os.Stderr, "trustload: profile:", err)
 	}
+}
+
+// memStats summarises the server's runtime.MemStats (with --pprof-dir).
+func (s *server) memStats() string {
+	if s.pprofAddr == "" {
+		return ""
+	}
+	resp, err := http.Get("http://" + s.pprofAddr + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, k := range []string{"# HeapAlloc = ", "# HeapIdle = ", "# HeapReleased = ", "# NumGC = ", "# NextGC = "} {
+			if strings.HasPrefix(line, k) {
+				out = append(out, strings.TrimPrefix(line, "# "))
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func download(url, file string) error {
