@@ -26,7 +26,8 @@ import (
 // never-reading clients join for the second phase only, so the two
 // latency figures differ by the hostile readers alone.
 const (
-	phaseWithout = iota // no hostile readers
+	phaseRamp    = iota // the first fetches of all clients at once: not counted
+	phaseWithout        // no hostile readers
 	phaseWith           // hostile readers connected (and re-dialing when dropped)
 )
 
@@ -138,7 +139,7 @@ func soak(args []string) error {
 	// Every client connects first, so that neither phase's latency
 	// includes the connection storm.
 	conns := make([]*iii.Client, *clients)
-	var errN [2]atomic.Int64
+	var errN [3]atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
 	for i := range conns {
@@ -147,7 +148,7 @@ func soak(args []string) error {
 			defer wg.Done()
 			c, err := connect(srv.url, 60*time.Second)
 			if err != nil {
-				errN[phaseWithout].Add(1)
+				errN[phaseRamp].Add(1)
 				firstErr.CompareAndSwap(nil, fmt.Sprintf("client %d connect: %v", i, err))
 				return
 			}
@@ -156,9 +157,9 @@ func soak(args []string) error {
 	}
 	wg.Wait()
 
-	var phase atomic.Int32
+	var phase atomic.Int32 // phaseRamp
 	var latMu sync.Mutex
-	var lat [2][]time.Duration
+	var lat [3][]time.Duration
 	end := time.Now().Add(*baseline + *duration)
 	for i, c := range conns {
 		if c == nil {
@@ -168,7 +169,7 @@ func soak(args []string) error {
 		go func() {
 			defer wg.Done()
 			defer c.Close()
-			var mine [2][]time.Duration
+			var mine [3][]time.Duration
 			for time.Now().Before(end) {
 				p := phase.Load()
 				t0 := time.Now()
@@ -186,8 +187,11 @@ func soak(args []string) error {
 			latMu.Unlock()
 		}()
 	}
-	cpuWindow := min(10*time.Second, *baseline, *duration)
-	time.Sleep(*baseline - cpuWindow)
+	ramp := min(5*time.Second, *baseline/4)
+	time.Sleep(ramp)
+	phase.Store(phaseWithout)
+	cpuWindow := min(10*time.Second, *baseline-ramp, *duration)
+	time.Sleep(*baseline - ramp - cpuWindow)
 	srv.saveCPUProfile(*pprofDir, "cpu-without.pb.gz", cpuWindow)
 	phase.Store(phaseWith)
 	var hogWG sync.WaitGroup
@@ -208,7 +212,7 @@ func soak(args []string) error {
 	rssMu.Lock()
 	fmt.Printf("soak: peak RSS %d KiB; RSS during load: %s\n", peak, strings.Join(samples, ", "))
 	rssMu.Unlock()
-	for p, name := range []string{"without never-reading clients", fmt.Sprintf("beside %d never-reading clients", *hogs)} {
+	for p, name := range []string{fmt.Sprintf("first %s (not counted)", ramp), "without never-reading clients", fmt.Sprintf("beside %d never-reading clients", *hogs)} {
 		l := lat[p]
 		slices.Sort(l)
 		fmt.Printf("soak: %s: %d fetches ok, %d errors; p50 %s, p99 %s, max %s\n", name, len(l), errN[p].Load(),
@@ -239,7 +243,7 @@ func soak(args []string) error {
 		time.Since(loadEnd).Round(time.Second), after, warm, limit, cold, 100*float64(after-cold)/float64(cold))
 	srv.saveProfiles(*pprofDir, "after")
 	var errs []error
-	if n := errN[0].Load() + errN[1].Load(); n != 0 {
+	if n := errN[0].Load() + errN[1].Load() + errN[2].Load(); n != 0 {
 		errs = append(errs, fmt.Errorf("%d errors for well-behaved clients (want 0)", n))
 	}
 	if after > limit {
