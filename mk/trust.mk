@@ -29,13 +29,20 @@ FUZZ_TARGETS := \
 	./server/registry:FuzzPrettyJSON \
 	./sdk-go/rules:FuzzValidators \
 	./sdk-go/rules:FuzzRustQuote \
+	./sdk-go/wire:FuzzValid \
+	./sdk-go/wire:FuzzHasSpace \
 	./server/engine:FuzzHandleFrame \
 	./server/engine:FuzzStateUpdateOps \
 	./server/engine:FuzzParseArgs \
 	./server/registry:FuzzDecodeInputs \
+	./server/registry:FuzzUnquote \
+	./server/engine:FuzzScanState \
 	./server/httpguard:FuzzCheck \
 	./sdk-go/skills:FuzzDecodeArguments \
-	./sdk-go/skills/internal/driver:FuzzDecodeCommand
+	./sdk-go/skills/internal/driver:FuzzDecodeCommand \
+	./sdk-go/wire:FuzzScanResultFrame \
+	./server/catalog:FuzzFrontmatter \
+	./server/skillsprotocol:FuzzParseManifest
 
 .PHONY: fuzz soak test-kill9 trustload
 

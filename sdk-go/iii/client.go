@@ -615,6 +615,15 @@ func (c *Client) dispatch(cn *wsConn, data []byte) {
 	if f, ok := wire.ScanResultFrame(data); ok && c.resolveScanned(f) {
 		return
 	}
+	// An invocation's payload (a skill body, say) is checked once and
+	// handed to the handler as it is; the full decode would check it, scan
+	// it again and copy it.
+	if f, ok := wire.ScanInvokeFrame(data); ok && wire.Valid(f.Data) && (f.Metadata == nil || wire.Valid(f.Metadata)) {
+		go c.handleInvoke(cn, wire.Message{Type: wire.TypeInvokeFunction, InvocationID: f.InvocationID,
+			FunctionID: f.FunctionID, Data: f.Data, Metadata: f.Metadata, Action: f.Action,
+			Traceparent: f.Traceparent, Baggage: f.Baggage})
+		return
+	}
 	var m wire.Message
 	if err := json.Unmarshal(data, &m); err != nil {
 		c.log.Warn("iii: dropping undecodable frame", "error", err, "frame", truncate(data, 200))

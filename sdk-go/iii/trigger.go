@@ -97,11 +97,11 @@ func (c *Client) Trigger(ctx context.Context, req TriggerRequest) (json.RawMessa
 	data := req.Data
 	if len(data) == 0 {
 		data = json.RawMessage("{}")
-	} else if !json.Valid(data) {
+	} else if !wire.Valid(data) {
 		return nil, fmt.Errorf("iii: trigger %s: Data is not valid JSON (want a JSON value such as json.Marshal returns): %.64q", req.FunctionID, data)
 	}
 	meta := req.Metadata
-	if len(meta) > 0 && !json.Valid(meta) {
+	if len(meta) > 0 && !wire.Valid(meta) {
 		return nil, fmt.Errorf("iii: trigger %s: Metadata is not valid JSON (want a JSON value such as json.Marshal returns): %.64q", req.FunctionID, meta)
 	}
 	if meta == nil {

@@ -239,10 +239,23 @@ func ScanInvokeFrame(data []byte) (f InvokeFrame, ok bool) {
 	return f, scanned && isInvoke && f.FunctionID != ""
 }
 
-// scanObject calls member with each top-level key (without quotes; false
-// when it has escapes) and value of the object data, in order, until member
-// returns false. It reports whether the whole object scanned and every
-// member call returned true.
+// ScanObject calls member with each top-level key (without its quotes) and
+// value of the object data, in order, until member returns false. It
+// reports whether the whole object scanned and every member call returned
+// true; a key with escapes fails the scan. Values are located, not
+// validated: call it on JSON already known to be valid (json.Valid) when
+// the values matter, as the engine does for its built-ins' inputs.
+func ScanObject(data []byte, member func(key, value []byte) bool) bool {
+	return scanObject(data, member)
+}
+
+// PlainString returns the content of the JSON string literal value when it
+// holds no escapes; ok is false for anything else.
+func PlainString(value []byte) (s string, ok bool) {
+	return plainString(value)
+}
+
+// scanObject is ScanObject.
 func scanObject(data []byte, member func(key, value []byte) bool) bool {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {

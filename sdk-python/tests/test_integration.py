@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from iii.iii import III
-from iii.triggers import TriggerConfig, TriggerHandler
 from pydantic import BaseModel, Field
 
 from iii_skills import Backoff, PromptChange, Publisher, SkillChange
+from iii_skills.publisher import _function_ids
 from iii_skills._fixtures import count_words, dialogue, echo, send_email
 
 from .conftest import SERVER_BIN, Server, call, free_port, new_client, wait_until
@@ -308,33 +308,55 @@ def test_reregisters_after_the_engine_restarts(own_server: Server, uid: str) -> 
         client.shutdown()
 
 
-def test_late_registry_is_picked_up(tmp_path: Path, uid: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The engine is up but the registry is not; it arrives while start() retries."""
-    url = f"ws://127.0.0.1:{free_port()}"
-    monkeypatch.setenv("III_URL", url)
-    procs: list[subprocess.Popen[bytes]] = []
+class _Processes:
+    """``bin/skills`` processes of one test: an engine alone and registries in
+    worker mode beside it, started, killed and restarted like in production."""
 
-    def launch(name: str, *args: str) -> subprocess.Popen[bytes]:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.url = f"ws://127.0.0.1:{free_port()}"
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def launch(self, name: str, *args: str) -> subprocess.Popen[bytes]:
         # --mcp-addr "": the HTTP listener is not under test and its default
         # port may be taken.
-        with (tmp_path / f"{name}.log").open("wb") as out:
+        with (self.root / f"{name}.log").open("ab") as out:
             proc = subprocess.Popen(
-                [str(SERVER_BIN), "--url", url, "--mcp-addr", "", *args],
-                cwd=tmp_path,
+                [str(SERVER_BIN), "--url", self.url, "--mcp-addr", "", *args],
+                cwd=self.root,
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
-        procs.append(proc)
+        self.procs.append(proc)
         return proc
 
-    def engine_up() -> bool:
-        return "iii engine listening" in (tmp_path / "engine.log").read_text("utf-8", "replace")
+    def engine_alone(self) -> None:
+        """The embedded engine without a registry: nothing serves skills::register."""
+        self.launch("engine", "--standalone", "--engine-only", "--data", str(self.root / "data"))
 
-    # The embedded engine alone: nothing serves skills::register yet.
-    launch("engine", "--standalone", "--engine-only", "--data", str(tmp_path / "data"))
-    wait_until(engine_up, what="the engine alone")
-    observer = new_client(url, "pytest-late-observer")
-    client = new_client(url, "pytest-late")
+        def up() -> bool:
+            return "iii engine listening" in (self.root / "engine.log").read_text("utf-8", "replace")
+
+        wait_until(up, what="the engine alone")
+
+    def stop_all(self) -> None:
+        for proc in reversed(self.procs):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=10)
+
+
+def test_late_registry_is_picked_up(tmp_path: Path, uid: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine is up but the registry is not; it arrives while start() retries."""
+    procs = _Processes(tmp_path)
+    monkeypatch.setenv("III_URL", procs.url)
+    procs.engine_alone()
+    observer = new_client(procs.url, "pytest-late-observer")
+    client = new_client(procs.url, "pytest-late")
     publisher = Publisher(client, backoff=FAST)
     try:
         publisher.skill(f"late-{uid}", "# arrived late")
@@ -345,70 +367,46 @@ def test_late_registry_is_picked_up(tmp_path: Path, uid: str, monkeypatch: pytes
         wait_until(lambda: publisher._registry_present is False, what="a failed round")
         assert not registered.is_set()
 
-        launch("registry")  # the registry in worker mode, arriving late
+        procs.launch("registry")  # the registry in worker mode, arriving late
         assert registered.wait(30), "the publisher did not register once the registry arrived"
         assert f"late-{uid}" in skill_ids(observer)
     finally:
         publisher.close()
         client.shutdown()
         observer.shutdown()
-        for proc in reversed(procs):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=10)
+        procs.stop_all()
 
 
-class _FunctionsAvailableProvider(TriggerHandler[Any]):
-    """Stands in for the engine as provider of ``engine::functions-available``
-    (the embedded engine does not fire it), recording who binds to it."""
-
-    def __init__(self) -> None:
-        self.bound: list[str] = []
-        self.lock = threading.Lock()
-
-    async def register_trigger(self, config: TriggerConfig[Any]) -> None:
-        with self.lock:
-            self.bound.append(config.function_id)
-
-    async def unregister_trigger(self, config: TriggerConfig[Any]) -> None:
-        pass
-
-
-def test_reregisters_when_functions_available_reports_the_registry_back(
-    own_server: Server, uid: str
+def test_reregisters_when_the_registry_comes_back(
+    tmp_path: Path, uid: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    provider = _FunctionsAvailableProvider()
-    engine_stand_in = new_client(own_server.url, "pytest-functions-available")
-    client = new_client(own_server.url, "pytest-watch")
-    observer = new_client(own_server.url, "pytest-watch-observer")
+    """The registry worker is killed and restarted beside a live engine: the
+    engine's engine::functions-available events bring the publisher back."""
+    procs = _Processes(tmp_path)
+    monkeypatch.setenv("III_URL", procs.url)
+    procs.engine_alone()
+    registry = procs.launch("registry")
+    observer = new_client(procs.url, "pytest-back-observer")
+    client = new_client(procs.url, "pytest-back")
     publisher = Publisher(client, backoff=FAST)
+    # The engine coalesces function changes into one event, so the registry
+    # must have been reported present before it is killed.
+    seen: list[bool] = []
+    on_functions = publisher._on_functions_available
+
+    def record(data: Any) -> None:
+        seen.append("skills::register" in (_function_ids(data) or ()))
+        on_functions(data)
+
+    publisher._on_functions_available = record  # type: ignore[method-assign]
     try:
-        engine_stand_in.register_trigger_type(
-            {"id": "engine::functions-available", "description": "test stand-in"}, provider
-        )
         publisher.skill(f"back-{uid}", "# comes back")
         rounds = threading.Semaphore(0)
         publisher.on_registered(rounds.release)
+        wait_until(lambda: _serves_register(observer), what="the registry worker")
         assert publisher.start()
         assert rounds.acquire(timeout=5)
-
-        def bound() -> list[str]:
-            with provider.lock:
-                return list(provider.bound)
-
-        wait_until(lambda: len(bound()) == 1, what="the publisher's engine::functions-available binding")
-        (watch,) = bound()
-
-        def fire(*function_ids: str) -> None:
-            event = {
-                "event": "functions_changed",
-                "functions": [{"function_id": f} for f in function_ids],
-            }
-            call(engine_stand_in, watch, event)
+        wait_until(lambda: any(seen), what="an engine::functions-available event naming the registry")
 
         def registered_at() -> str:
             rows = call(observer, "skills::list", {})["skills"]
@@ -417,16 +415,24 @@ def test_reregisters_when_functions_available_reports_the_registry_back(
             return stamp
 
         first = registered_at()
-        fire("skills::register", "skills::list")  # present all along: nothing to do
-        fire("skills::list")  # the registry left
+        registry.kill()  # SIGKILL: gone without unregistering anything
+        registry.wait(timeout=10)
+        wait_until(lambda: publisher._registry_present is False, what="the publisher to see the registry leave")
         assert not rounds.acquire(timeout=0.3)
-        fire("skills::register", "skills::list")  # ... and came back
-        assert rounds.acquire(timeout=10), "no registration round after the registry returned"
+
+        procs.launch("registry")  # same engine, same state: the skill is still stored
+        assert rounds.acquire(timeout=30), "no registration round after the registry returned"
         assert registered_at() != first
     finally:
         publisher.close()
-        for c in (observer, client, engine_stand_in):
-            c.shutdown()
+        client.shutdown()
+        observer.shutdown()
+        procs.stop_all()
+
+
+def _serves_register(client: III) -> bool:
+    functions = call(client, "engine::functions::list", {})["functions"]
+    return any(f.get("function_id") == "skills::register" for f in functions)
 
 
 def test_no_deprecation_output_from_the_client(

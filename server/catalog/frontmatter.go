@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -148,7 +149,8 @@ func ParseFrontmatter(raw string) (Frontmatter, error) {
 		}
 		return fm, ErrFrontmatterNotMapping
 	}
-	v, err := nodeValue(top, 0)
+	budget := maxYAMLValues
+	v, err := nodeValue(top, 0, &budget)
 	if err != nil {
 		return fm, fmt.Errorf("invalid frontmatter YAML: %w", err)
 	}
@@ -159,15 +161,24 @@ func ParseFrontmatter(raw string) (Frontmatter, error) {
 // maxYAMLDepth bounds nesting (and alias expansion) of frontmatter values.
 const maxYAMLDepth = 64
 
-func nodeValue(n *yaml.Node, depth int) (any, error) {
+// maxYAMLValues bounds the values one frontmatter expands to: aliases of
+// aliases grow exponentially (a 300-byte "billion laughs" block is 10^8
+// values), and frontmatter comes from folders and published bundles.
+const maxYAMLValues = 100000
+
+func nodeValue(n *yaml.Node, depth int, budget *int) (any, error) {
 	if depth > maxYAMLDepth {
 		return nil, fmt.Errorf("line %d: nested deeper than %d levels", n.Line, maxYAMLDepth)
 	}
+	if *budget--; *budget < 0 {
+		return nil, fmt.Errorf("line %d: expands to more than %d values (aliases of aliases?)", n.Line, maxYAMLValues)
+	}
 	switch n.Kind {
 	case yaml.AliasNode:
-		return nodeValue(n.Alias, depth+1)
+		return nodeValue(n.Alias, depth+1, budget)
 	case yaml.MappingNode:
 		m := make(Map, 0, len(n.Content)/2)
+		seen := make(map[string]bool, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
@@ -176,22 +187,21 @@ func nodeValue(n *yaml.Node, depth int) (any, error) {
 			if k.Kind != yaml.ScalarNode {
 				return nil, fmt.Errorf("line %d: mapping keys must be scalars", k.Line)
 			}
-			val, err := nodeValue(v, depth+1)
+			val, err := nodeValue(v, depth+1, budget)
 			if err != nil {
 				return nil, err
 			}
-			for _, f := range m {
-				if f.Key == k.Value {
-					return nil, fmt.Errorf("line %d: duplicate key %q", k.Line, k.Value)
-				}
+			if seen[k.Value] {
+				return nil, fmt.Errorf("line %d: duplicate key %q", k.Line, k.Value)
 			}
+			seen[k.Value] = true
 			m = append(m, Field{Key: k.Value, Value: val})
 		}
 		return m, nil
 	case yaml.SequenceNode:
 		s := make([]any, 0, len(n.Content))
 		for _, c := range n.Content {
-			v, err := nodeValue(c, depth+1)
+			v, err := nodeValue(c, depth+1, budget)
 			if err != nil {
 				return nil, err
 			}
@@ -202,6 +212,11 @@ func nodeValue(n *yaml.Node, depth int) (any, error) {
 		var v any
 		if err := n.Decode(&v); err != nil {
 			return nil, fmt.Errorf("line %d: %w", n.Line, err)
+		}
+		// .inf and .nan have no JSON form; every surface encodes fields
+		// as JSON, so they stay the text the file has.
+		if f, ok := v.(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
+			return n.Value, nil
 		}
 		return v, nil
 	}

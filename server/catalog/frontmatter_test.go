@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/iii-skills/skills/server/catalog"
@@ -81,4 +82,74 @@ func TestVersionRules(t *testing.T) {
 			t.Errorf("%q !< %q", order[i-1], order[i])
 		}
 	}
+}
+
+// laughs is a "billion laughs" block: 294 bytes that expand to 10^8 values.
+func laughs() string {
+	var sb strings.Builder
+	sb.WriteString("a: &a [x,x,x,x,x,x,x,x,x,x]\n")
+	prev := "a"
+	for i := 0; i < 7; i++ {
+		n := string(rune('b' + i))
+		sb.WriteString(n + ": &" + n + " [" + strings.TrimSuffix(strings.Repeat("*"+prev+",", 10), ",") + "]\n")
+		prev = n
+	}
+	return sb.String()
+}
+
+func TestFrontmatterHostileValues(t *testing.T) {
+	_, err := catalog.ParseFrontmatter(laughs())
+	if err == nil || !strings.Contains(err.Error(), "expands to more than 100000 values") {
+		t.Fatalf("alias bomb: %v", err)
+	}
+	// Values without a JSON form keep their text.
+	fm, err := catalog.ParseFrontmatter("a: .inf\nb: .nan\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err := json.Marshal(fm.Fields); err != nil || string(j) != `{"a":".inf","b":".nan"}` {
+		t.Fatalf("non-finite numbers: %s %v", j, err)
+	}
+	// Ordinary aliases still work.
+	fm, err = catalog.ParseFrontmatter("base: &b {k: v}\nuse: *b\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fm.Fields.Get("use"); !ok {
+		t.Fatal("alias value missing")
+	}
+}
+
+// FuzzFrontmatter: any SKILL.md text splits and parses without panicking,
+// within the value budget, and a split never loses bytes of the body.
+func FuzzFrontmatter(f *testing.F) {
+	for _, seed := range []string{
+		"---\nname: pdf\ndescription: Reads PDFs\n---\n# Body\n",
+		"---\r\na: [1, {b: c}]\r\n---\r\nbody",
+		"---\nbase: &b {k: v}\nuse: *b\n---\n",
+		"---\n" + laughs() + "---\n",
+		"no frontmatter",
+		"---\n- a\n---\n",
+		"---\na: .inf\nb: -.Inf\nc: .nan\n---\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		y, body, ok := catalog.SplitFrontmatter(content)
+		if !ok {
+			if body != content {
+				t.Fatalf("no frontmatter, but the body differs from the content")
+			}
+			return
+		}
+		if !strings.HasSuffix(content, body) || len(y) > len(content) {
+			t.Fatalf("split (%q, %q) of %q", y, body, content)
+		}
+		fm, err := catalog.ParseFrontmatter(y)
+		if err == nil {
+			if _, jerr := json.Marshal(fm.Fields); jerr != nil {
+				t.Fatalf("parsed frontmatter does not encode: %v", jerr)
+			}
+		}
+	})
 }

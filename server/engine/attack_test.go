@@ -145,6 +145,27 @@ func TestResultsOnlyFromTheInvokedConnection(t *testing.T) {
 	}
 }
 
+// A result the scanner can locate but that is not JSON (garbage in a key
+// the engine does not read) is not forwarded: the caller gets an error it
+// can parse, and keeps its connection.
+func TestMalformedResultIsNotForwarded(t *testing.T) {
+	e := startEngine(t, Config{})
+	owner := dialWorker(t, e.URL())
+	caller := dialWorker(t, e.URL())
+	owner.register("svc::f", nil)
+	id := uuid.NewString()
+	caller.send(map[string]any{"type": "invokefunction", "invocation_id": id, "function_id": "svc::f", "data": nil})
+	owner.expect("invokefunction")
+	owner.sendRaw(websocket.TextMessage, []byte(`{"type":"invocationresult","invocation_id":"`+id+
+		`","function_id":"svc::f","result":1,"extra":{"a":tru}}`))
+	res := caller.expect("invocationresult")
+	if res.str("invocation_id") != id || res.obj("error")["code"] != "deserialization_error" {
+		t.Fatalf("caller got %s; want a deserialization_error", res.raw)
+	}
+	e.logs.waitFor(t, "invocationresult dropped: not valid JSON")
+	caller.result("state::set", map[string]any{"scope": "s", "key": "k", "value": 1}) // still connected
+}
+
 // neverReads dials and never reads its socket.
 func neverReads(t *testing.T, url string) *websocket.Conn {
 	t.Helper()
@@ -245,5 +266,31 @@ func TestOversizeResultFailsTheCallAndKeepsThePublisher(t *testing.T) {
 	owner.serve(func(frame) any { return "ok" })
 	if got := string(caller.result("pub::small", nil)); got != `"ok"` {
 		t.Fatalf("pub::small = %s", got)
+	}
+}
+
+// Frames queued behind one frame larger than the cap are a backlog of
+// their own: a registry's cold load (one state::list answer of tens of MiB)
+// must not get the worker disconnected because a call for it arrived
+// meanwhile. A second oversize frame behind the first still disconnects
+// (a client that asks without reading cannot pile them up).
+func TestFramesBehindOneOversizeFrameAreNotABacklog(t *testing.T) {
+	const value = 4 << 20
+	e := startEngine(t, Config{MaxConnOutboundBytes: 1 << 20})
+	w := dialWorker(t, e.URL())
+	w.result("state::set", map[string]any{"scope": "s", "key": "big", "value": strings.Repeat("x", value)})
+	w.send(map[string]any{"type": "invokefunction", "invocation_id": uuid.NewString(), "function_id": "state::get",
+		"data": map[string]any{"scope": "s", "key": "big"}})
+	for range 20 {
+		w.send(map[string]any{"type": "ping"})
+	}
+	got := 0
+	for got < 21 {
+		if f := w.next(); f.str("type") == "pong" || f.str("type") == "invocationresult" {
+			got++
+		}
+	}
+	if strings.Contains(e.logs.String(), "closing worker connection: it is not reading its frames") {
+		t.Fatal("a reading client was disconnected for frames queued behind one large frame")
 	}
 }

@@ -34,6 +34,7 @@ type conn struct {
 	qmu    sync.Mutex
 	queue  [][]byte
 	qbytes atomic.Int64
+	big    int64 // bytes of the oversize frame queued or being written (at most one); guarded by qmu
 	wake   chan struct{}
 
 	done        chan struct{} // closed when the connection is finished
@@ -171,8 +172,16 @@ func (c *conn) send(frame []byte) bool {
 	// The cap bounds a backlog: one frame larger than the cap (a state::list
 	// of a big scope, say) still goes to a client that has read everything
 	// before it; only a client that leaves frames unread is disconnected.
-	if queued := c.qbytes.Load(); len(c.queue) >= maxQueuedFrames ||
-		queued > 0 && queued+int64(len(frame)) > c.e.cfg.MaxConnOutboundBytes {
+	// The frames behind one oversize frame are a backlog of their own (the
+	// calls a registry gets during its cold load); a second oversize frame
+	// still disconnects, so a client that asks without reading cannot pile
+	// them up.
+	limit, size := c.e.cfg.MaxConnOutboundBytes, int64(len(frame))
+	queued := c.qbytes.Load()
+	if size <= limit {
+		queued -= c.big
+	}
+	if len(c.queue) >= maxQueuedFrames || queued > 0 && queued+size > limit {
 		n, b := len(c.queue), c.qbytes.Load()
 		c.qmu.Unlock()
 		c.e.log.Error("closing worker connection: it is not reading its frames",
@@ -184,7 +193,10 @@ func (c *conn) send(frame []byte) bool {
 		return false
 	}
 	c.queue = append(c.queue, frame)
-	c.qbytes.Add(int64(len(frame)))
+	c.qbytes.Add(size)
+	if size > limit {
+		c.big += size
+	}
 	total := c.e.out.total.Add(int64(len(frame)))
 	c.qmu.Unlock()
 	select {
@@ -214,11 +226,17 @@ func (c *conn) writeLoop() {
 		c.qmu.Lock()
 		batch, c.queue = c.queue, batch[:0]
 		c.qmu.Unlock()
-		var n int64
+		var n, big int64
 		for _, f := range batch {
 			n += int64(len(f))
+			if int64(len(f)) > c.e.cfg.MaxConnOutboundBytes {
+				big += int64(len(f))
+			}
 		}
 		err := c.writeBatch(batch)
+		c.qmu.Lock()
+		c.big -= big
+		c.qmu.Unlock()
 		c.release(n)
 		c.releaseHeld() // calls held while this backlog was large
 		if err != nil {

@@ -225,6 +225,15 @@ func (e *Engine) forwardResult(c *conn, id string, data []byte) bool {
 	delete(e.pending, id)
 	e.pmu.Unlock()
 	p.finish()
+	// The scan locates fields without validating the rest; a frame is only
+	// forwarded whole when it parses, so no caller is sent one it cannot.
+	if !wire.Valid(data) {
+		e.log.Warn("invocationresult dropped: not valid JSON", "worker_id", c.id,
+			"function_id", p.functionID, "invocation_id", id, "frame", preview(data))
+		p.caller.send(encodeError(id, p.functionID, wire.CodeDeserializationError,
+			"the worker serving "+p.functionID+" answered with an invocationresult that is not valid JSON"))
+		return true
+	}
 	p.caller.send(data)
 	return true
 }
@@ -239,12 +248,7 @@ func (e *Engine) forwardable(f *wire.InvokeFrame) bool {
 		return false
 	}
 	if _, builtin := e.builtins[f.FunctionID]; builtin {
-		e.mu.RLock()
-		_, shadowed := e.functions[f.FunctionID] // a worker may register a built-in's id
-		e.mu.RUnlock()
-		if !shadowed {
-			return true
-		}
+		return true // workers cannot register a built-in's id
 	}
-	return json.Valid(f.Data) && (len(f.Metadata) == 0 || json.Valid(f.Metadata))
+	return wire.Valid(f.Data) && (len(f.Metadata) == 0 || wire.Valid(f.Metadata))
 }

@@ -73,6 +73,10 @@
 //     a live connection cannot be taken by another. The loser gets
 //     registrationrejected (FUNCTION_NAMESPACE_CONFLICT, owner_worker_id
 //     "" for reserved ids) and keeps its connection.
+//   - Trigger types follow the same rule: the engine's own (state,
+//     engine::functions-available, engine::workers-available) cannot be
+//     provided by a worker, and a type provided by a live connection stays
+//     with it. registertriggertype has no reply frame; refusals are logged.
 //   - An invocationresult is accepted only from the connection the
 //     invocation was sent to; others are logged and dropped.
 //   - Outbound bytes are counted per connection until written (the batch

@@ -120,8 +120,7 @@ type Engine struct {
 	functions    map[string]*function
 	triggerTypes map[string]*triggerType
 	bindings     map[string]*binding
-	builtinTypes map[string]*triggerType // the engine's own trigger types
-	builtinBinds map[string]int          // bindings served by each built-in type
+	builtinBinds map[string]int // bindings served by each built-in type
 
 	// functions-available bookkeeping (fnMu): the debounce timer and the
 	// function set last reported.
@@ -197,9 +196,8 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.queues = newQueueSet(e)
 	e.builtins = e.newBuiltins()
-	e.builtinTypes = builtinTriggerTypes()
 	e.builtinBinds = make(map[string]int)
-	for id, tt := range e.builtinTypes {
+	for id, tt := range builtinTriggerTypes() {
 		e.triggerTypes[id] = tt
 	}
 	_, e.fnLastSet = e.functionEvent()

@@ -13,16 +13,21 @@ func encode(m *wire.Message) []byte { return wire.EncodeMessage(m) }
 // encodeInvoke builds the engine → owner invokefunction frame by hand: it is
 // the hottest frame and data/metadata are already valid JSON (they come from
 // a decoded frame or from the engine itself), so they are spliced as is.
-func encodeInvoke(id, functionID string, data, metadata json.RawMessage, traceparent, baggage string) []byte {
-	b := make([]byte, 0, 96+len(id)+len(functionID)+len(data)+len(metadata)+len(traceparent)+len(baggage))
+// A non-empty caller is injected into data as "_caller_worker_id" (see
+// injectCaller) on the way.
+func encodeInvoke(id, functionID string, data json.RawMessage, caller string, metadata json.RawMessage, traceparent, baggage string) []byte {
+	b := make([]byte, 0, 120+len(id)+len(functionID)+len(data)+len(caller)+len(metadata)+len(traceparent)+len(baggage))
 	b = append(b, `{"type":"invokefunction","invocation_id":`...)
 	b = appendString(b, id)
 	b = append(b, `,"function_id":`...)
 	b = appendString(b, functionID)
 	b = append(b, `,"data":`...)
-	if len(data) == 0 {
+	switch {
+	case len(data) == 0:
 		b = append(b, "null"...)
-	} else {
+	case caller != "":
+		b = appendCallerData(b, data, caller)
+	default:
 		b = append(b, data...)
 	}
 	if len(metadata) > 0 {

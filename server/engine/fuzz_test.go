@@ -132,3 +132,30 @@ func FuzzParseArgs(f *testing.F) {
 		_, _, _ = a.optStrings("ids")
 	})
 }
+
+// FuzzScanState checks decodeState's one-pass path against encoding/json:
+// whenever it takes an input, it must decode it exactly as json.Unmarshal
+// does (the full path it replaces).
+func FuzzScanState(f *testing.F) {
+	for _, s := range []string{`{"scope":"s","key":"k","value":{"a":[1,"x"]}}`, `{"scope":"s","key":"k","data":"v"}`,
+		`{"Scope":"s","key":"k","value":1}`, `{"scope":null,"key":"k"}`, `{"scope":"s","scope":"t","key":"k","value":null}`,
+		`{"scope":"s\u0041","key":"k"}`, `{"scope":5,"key":"k"}`, `{"scope":"s","key":"k","ops":[{"type":"set"}]}`,
+		"{\"scope\":\"\xff\",\"key\":\"k\"}", `{"scope":"s","key":"k","value":1,"other":{"x":2}}`, `{"sc\u006fpe":"s"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := scanState(raw)
+		if !ok {
+			return
+		}
+		want := &stateInput{}
+		if err := json.Unmarshal(raw, want); err != nil {
+			t.Fatalf("scanState took %q, which json.Unmarshal refuses: %v", raw, err)
+		}
+		same := func(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+		if !same(got.Scope, want.Scope) || !same(got.Key, want.Key) || !bytes.Equal(got.Value, want.Value) ||
+			!bytes.Equal(got.Data, want.Data) || !bytes.Equal(got.Ops, want.Ops) {
+			t.Fatalf("scanState(%q) = %+v, json.Unmarshal gives %+v", raw, got, want)
+		}
+	})
+}

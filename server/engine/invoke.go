@@ -162,7 +162,7 @@ func (e *Engine) handleInvoke(c *conn, m *wire.Message) {
 		}
 		return
 	}
-	e.dispatch(c, p, encodeInvoke(id, m.FunctionID, injectCaller(data, c.id), m.Metadata, m.Traceparent, m.Baggage))
+	e.dispatch(c, p, encodeInvoke(id, m.FunctionID, data, c.id, m.Metadata, m.Traceparent, m.Baggage))
 }
 
 // addPending records p. It refuses (returning an error code and message)
@@ -305,7 +305,7 @@ func (e *Engine) invokeInternal(ctx context.Context, functionID string, data, me
 	if code, msg := e.addPending(p, nil); code != "" {
 		return invokeOutcome{err: &wire.ErrorBody{Code: code, Message: msg}}
 	}
-	owner.send(encodeInvoke(p.id, functionID, data, metadata, "", ""))
+	owner.send(encodeInvoke(p.id, functionID, data, "", metadata, "", ""))
 	select {
 	case out := <-p.waiter:
 		return out
@@ -397,29 +397,38 @@ var jsonNull = json.RawMessage("null")
 // payloads are returned unchanged. The common case splices bytes instead of
 // decoding the payload.
 func injectCaller(data json.RawMessage, workerID string) json.RawMessage {
+	if d := bytes.TrimLeft(data, " \t\r\n"); len(d) == 0 || d[0] != '{' {
+		return data
+	}
+	return appendCallerData(nil, data, workerID)
+}
+
+// appendCallerData appends injectCaller(data, workerID) to b: an invocation
+// frame is written in one go instead of copying a payload of kilobytes
+// once to inject the caller and again into the frame.
+func appendCallerData(b []byte, data json.RawMessage, workerID string) []byte {
 	d := bytes.TrimLeft(data, " \t\r\n")
 	if len(d) == 0 || d[0] != '{' {
-		return data
+		return append(b, data...)
 	}
 	if bytes.Contains(d, []byte(`"_caller_worker_id"`)) {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(d, &obj); err != nil {
-			return data
+			return append(b, data...)
 		}
 		obj["_caller_worker_id"], _ = json.Marshal(workerID)
 		out, err := json.Marshal(obj)
 		if err != nil {
-			return data
+			return append(b, data...)
 		}
-		return out
+		return append(b, out...)
 	}
 	rest := bytes.TrimLeft(d[1:], " \t\r\n")
-	out := make([]byte, 0, len(d)+len(workerID)+24)
-	out = append(out, `{"_caller_worker_id":`...)
-	out = appendString(out, workerID)
+	b = append(b, `{"_caller_worker_id":`...)
+	b = appendString(b, workerID)
 	if len(rest) > 0 && rest[0] == '}' {
-		return append(out, '}')
+		return append(b, '}')
 	}
-	out = append(out, ',')
-	return append(out, rest...)
+	b = append(b, ',')
+	return append(b, rest...)
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -78,4 +79,37 @@ func TestMemPipeDeadlinesAndClose(t *testing.T) {
 	if _, err := a.Write([]byte("x")); err == nil {
 		t.Fatal("write to a closed pipe succeeded")
 	}
+}
+
+// A memPipe delivers a stream in order and complete whatever the sizes of
+// the writes and reads (the buffer is reused and compacted as it drains).
+func TestMemPipeStreamsInOrder(t *testing.T) {
+	a, b := memPipe()
+	var want bytes.Buffer
+	for i := range 2000 {
+		want.Write(bytes.Repeat([]byte{byte(i)}, 1+i*37%5000))
+	}
+	go func() {
+		src := want.Bytes()
+		for i := 0; len(src) > 0; i++ {
+			n := min(len(src), 1+i*53%7000)
+			if _, err := a.Write(src[:n]); err != nil {
+				return
+			}
+			src = src[n:]
+		}
+	}()
+	got := make([]byte, 0, want.Len())
+	buf := make([]byte, 3000)
+	for i := 0; len(got) < want.Len(); i++ {
+		n, err := b.Read(buf[:1+i*17%len(buf)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, buf[:n]...)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Fatal("the stream read differs from the stream written")
+	}
+	_ = a.Close()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/iii-skills/skills/sdk-go/wire"
 	"github.com/iii-skills/skills/server/store"
@@ -71,13 +72,16 @@ func decodeState(fn string, data json.RawMessage, needKey bool) (*stateInput, *w
 		}
 		return nil, decodeErr("%s: input must be a JSON object like %s, got %s", fn, stateExample, got)
 	}
-	in := &stateInput{}
-	if err := json.Unmarshal(d, in); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return nil, decodeErr("%s: field `%s` must be a string, got %s", fn, te.Field, article(te.Value))
+	in, ok := scanState(d)
+	if !ok {
+		in = &stateInput{}
+		if err := json.Unmarshal(d, in); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field != "" {
+				return nil, decodeErr("%s: field `%s` must be a string, got %s", fn, te.Field, article(te.Value))
+			}
+			return nil, decodeErr("%s: input is not a valid JSON object: %v", fn, err)
 		}
-		return nil, decodeErr("%s: input is not a valid JSON object: %v", fn, err)
 	}
 	if in.Scope == nil {
 		return nil, decodeErr("%s: missing field `scope` (expected a string)", fn)
@@ -87,6 +91,55 @@ func decodeState(fn string, data json.RawMessage, needKey bool) (*stateInput, *w
 	}
 	return in, nil
 }
+
+// scanState is decodeState's one-pass path for the usual input: valid JSON
+// whose keys are exactly the fields' names and whose scope and key are
+// strings without escapes. It checks the input once and points into it
+// (frames are owned by whoever handles them), where json.Unmarshal checks
+// it, scans it again to decode and copies every value. ok is false for
+// anything else; json.Unmarshal then decodes it (case-insensitive keys
+// included) and names what is wrong.
+func scanState(d []byte) (*stateInput, bool) {
+	if !wire.Valid(d) {
+		return nil, false
+	}
+	in := &stateInput{}
+	str := func(dst **string, v []byte) bool {
+		if string(v) == "null" {
+			*dst = nil
+			return true
+		}
+		s, ok := wire.PlainString(v)
+		*dst = &s
+		return ok && utf8.ValidString(s) // encoding/json replaces invalid UTF-8
+	}
+	ok := wire.ScanObject(d, func(key, v []byte) bool {
+		switch string(key) {
+		case "scope":
+			return str(&in.Scope, v)
+		case "key":
+			return str(&in.Key, v)
+		case "value":
+			in.Value = v
+		case "data":
+			in.Data = v
+		case "ops":
+			in.Ops = v
+		default:
+			// encoding/json matches keys case-insensitively.
+			for _, f := range stateFields {
+				if bytes.EqualFold(key, []byte(f)) {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	return in, ok
+}
+
+// stateFields are the keys of stateInput.
+var stateFields = [...]string{"scope", "key", "value", "data", "ops"}
 
 // article turns encoding/json's type names ("number") into "a number".
 func article(v string) string {
@@ -109,7 +162,9 @@ func storeErr(fn, code string, err error) *wire.ErrorBody {
 }
 
 func compact(v json.RawMessage) json.RawMessage {
-	if !needsCompact(v) {
+	// Clients send compact JSON; compacting a 2 KiB value that already is
+	// compact costs a full scan.
+	if !wire.HasSpace(v) {
 		return v
 	}
 	var buf bytes.Buffer
@@ -117,32 +172,6 @@ func compact(v json.RawMessage) json.RawMessage {
 		return v
 	}
 	return buf.Bytes()
-}
-
-// needsCompact reports whether v holds whitespace outside its strings
-// (the spaces of a markdown body do not count: clients send compact JSON,
-// and compacting a 2 KiB value that is already compact costs a full scan).
-func needsCompact(v []byte) bool {
-	inString := false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case ' ', '\t', '\r', '\n':
-			return true
-		}
-	}
-	return false
 }
 
 func (e *Engine) stateSet(c *conn, data json.RawMessage, done asyncDone) {
@@ -162,7 +191,9 @@ func (e *Engine) stateSet(c *conn, data json.RawMessage, done asyncDone) {
 	}
 	value = compact(value)
 	scope, key := *in.Scope, *in.Key
-	e.store.SetAsync(scope, key, value, func(old json.RawMessage, err error) {
+	// decodeState checked the input (and with it value) once; value points
+	// into this frame, which nothing else holds.
+	e.store.SetAsyncOwned(scope, key, value, func(old json.RawMessage, err error) {
 		if err != nil {
 			done(nil, storeErr(fn, codeSetError, err))
 			return

@@ -22,7 +22,7 @@ type triggerType struct {
 // fires, configured by config". It is parked while its type has no
 // provider or the provider refused it, and delivered again when a provider
 // (re)registers the type. A binding of a built-in type is served by the
-// engine (onBuiltin) unless a worker has taken the type over.
+// engine (onBuiltin).
 type binding struct {
 	id          string
 	triggerType string
@@ -94,16 +94,26 @@ func (e *Engine) detachBuiltinLocked(b *binding) {
 	}
 }
 
-// registerTriggerType makes c the provider of a type. A worker may also take
-// over one of the engine's own types (as a test stand-in, say); the engine
-// serves it again when that worker leaves, like the real engine's fallback
-// provider.
+// registerTriggerType makes c the provider of a type. The engine's own
+// types (state, engine::functions-available, engine::workers-available)
+// cannot be taken over: a worker providing `state` would receive every
+// state binding and could starve the registry of other workers' writes.
+// A type provided by another live connection stays with it (first owner
+// wins, as for function ids); the provider's own re-registration
+// re-delivers every binding, as upstream does. There is no reply frame for
+// registertriggertype, so a refusal is logged.
 func (e *Engine) registerTriggerType(c *conn, m *wire.Message) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if cur := e.triggerTypes[m.ID]; cur != nil && cur.provider == nil {
-		e.log.Info("a worker takes over a built-in trigger type until it disconnects",
-			"trigger_type", m.ID, "worker_id", c.id)
+	if cur := e.triggerTypes[m.ID]; cur != nil && cur.provider != c {
+		if cur.provider == nil {
+			e.log.Warn("registertriggertype refused: the trigger type is served by the engine itself",
+				"trigger_type", m.ID, "worker_id", c.id, "remote", c.remoteIP)
+		} else {
+			e.log.Warn("registertriggertype refused: the trigger type belongs to another live worker (first owner wins)",
+				"trigger_type", m.ID, "worker_id", c.id, "remote", c.remoteIP, "owner_worker_id", cur.provider.id)
+		}
+		return
 	}
 	e.triggerTypes[m.ID] = &triggerType{
 		id:          m.ID,
@@ -112,10 +122,9 @@ func (e *Engine) registerTriggerType(c *conn, m *wire.Message) {
 		callReq:     m.CallRequestFormat,
 		provider:    c,
 	}
-	// Deliver every binding of this type, parked or live, to the new provider.
+	// Deliver every binding of this type, parked or live, to the provider.
 	for _, b := range e.bindings {
 		if b.triggerType == m.ID {
-			e.detachBuiltinLocked(b)
 			b.parked = false
 			c.send(registerTriggerFrame(b))
 		}
@@ -132,21 +141,13 @@ func (e *Engine) unregisterTriggerType(c *conn, id string) {
 	}
 }
 
-// removeTypeLocked drops a worker-provided type: its bindings go back to the
-// engine's own provider for built-in ids, or are parked until a provider
-// registers the type again. Callers hold e.mu.
+// removeTypeLocked drops a worker-provided type: its bindings are parked
+// until a provider registers the type again. Callers hold e.mu.
 func (e *Engine) removeTypeLocked(id string) {
 	delete(e.triggerTypes, id)
-	if bt := e.builtinTypes[id]; bt != nil {
-		e.triggerTypes[id] = bt
-	}
 	for _, b := range e.bindings {
-		if b.triggerType != id {
-			continue
-		}
-		if err := e.deliverLocked(b); err != nil {
-			e.log.Warn("binding parked: the engine's provider refused its config", "id", b.id,
-				"trigger_type", id, "err", err)
+		if b.triggerType == id {
+			b.parked = true
 		}
 	}
 }

@@ -151,41 +151,77 @@ func TestProviderDisconnectRemovesTypeAndOwnBindings(t *testing.T) {
 	}
 }
 
-func TestWorkerTakesOverBuiltinTriggerTypeUntilItLeaves(t *testing.T) {
+// triggerProvider is who engine::triggers::list names as the provider of id.
+func triggerProvider(t *testing.T, w *rawWorker, id string) string {
+	t.Helper()
+	var out struct {
+		Triggers []map[string]any `json:"triggers"`
+	}
+	mustUnmarshal(t, w.result("engine::triggers::list", nil), &out)
+	for _, tt := range out.Triggers {
+		if tt["id"] == id {
+			name, _ := tt["worker_name"].(string)
+			return name
+		}
+	}
+	return ""
+}
+
+func TestBuiltinTriggerTypeCannotBeTakenOver(t *testing.T) {
 	e := startEngine(t, Config{})
 	sub := dialWorker(t, e.URL())
 	sub.register("sub::cb", nil)
 	bind(sub, "watch", "state", "sub::cb", map[string]any{"scope": "x"})
 
-	standIn := dialWorker(t, e.URL())
-	expectDelivered(t, registerTT(standIn, "state"), "watch", "state", "sub::cb")
-	listed := func() string {
-		var out struct {
-			Triggers []map[string]any `json:"triggers"`
+	attacker := dialWorker(t, e.URL())
+	for _, id := range []string{"state", "engine::functions-available", "engine::workers-available"} {
+		if got := registerTT(attacker, id); len(got) != 0 {
+			t.Fatalf("the engine delivered bindings of %s to a worker: %v", id, got)
 		}
-		mustUnmarshal(t, sub.result("engine::triggers::list", nil), &out)
-		for _, tt := range out.Triggers {
-			if tt["id"] == "state" {
-				return tt["worker_name"].(string)
-			}
-		}
-		return ""
+		e.logs.waitFor(t, "registertriggertype refused: the trigger type is served by the engine itself")
 	}
-	if got := listed(); got != "state" {
-		t.Fatalf("provider while taken over = %q", got)
+	if got := triggerProvider(t, sub, "state"); got != "iii-state" {
+		t.Fatalf("state provider = %q; want the engine's", got)
 	}
-	standIn.close()
-	// Wait for the stand-in's cleanup to hand the type back.
-	for deadline := time.Now().Add(waitLimit); listed() != "iii-state"; {
-		if time.Now().After(deadline) {
-			t.Fatal("the engine never took the state trigger type back")
-		}
-	}
+	// The engine still serves the binding: a write reaches the subscriber.
 	writer := dialWorker(t, e.URL())
 	writer.result("state::set", map[string]any{"scope": "x", "key": "k", "value": 1})
 	in := sub.expect("invokefunction")
 	if in.str("function_id") != "sub::cb" || in.obj("data")["event_type"] != "state:created" {
-		t.Fatalf("after the stand-in left, the engine serves the binding again: %s", in.raw)
+		t.Fatalf("state event after the refused takeover: %s", in.raw)
+	}
+}
+
+func TestLiveProvidersTriggerTypeStaysWithIt(t *testing.T) {
+	e := startEngine(t, Config{})
+	owner := dialWorker(t, e.URL())
+	owner.register("own::name", nil)
+	registerTT(owner, "t::mine")
+	sub := dialWorker(t, e.URL())
+	sub.register("sub::cb", nil)
+	bind(sub, "b1", "t::mine", "sub::cb", nil)
+	expectBinding(t, owner, "b1", "t::mine", "sub::cb")
+
+	attacker := dialWorker(t, e.URL())
+	if got := registerTT(attacker, "t::mine"); len(got) != 0 {
+		t.Fatalf("bindings delivered to a second provider: %v", got)
+	}
+	e.logs.waitFor(t, "registertriggertype refused: the trigger type belongs to another live worker (first owner wins)")
+	// The owner's re-registration re-delivers, as upstream does.
+	expectDelivered(t, registerTT(owner, "t::mine"), "b1", "t::mine", "sub::cb")
+	// Once the owner leaves, the type is free.
+	owner.close()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		got := registerTT(attacker, "t::mine")
+		if len(got) == 1 {
+			expectDelivered(t, got, "b1", "t::mine", "sub::cb")
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the type was never free after its owner left")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

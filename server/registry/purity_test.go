@@ -18,7 +18,7 @@ import (
 var allowedImports = map[string]bool{
 	"bytes": true, "encoding/json": true, "errors": true, "fmt": true, "io": true,
 	"slices": true, "strconv": true, "strings": true, "sync": true, "time": true,
-	"unicode": true, "unicode/utf8": true,
+	"unicode": true, "unicode/utf8": true, "unicode/utf16": true,
 	"github.com/iii-skills/skills/sdk-go/rules": true,
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -139,15 +141,21 @@ func eachMember(raw []byte, fn func(key string, val json.RawMessage) error) erro
 }
 
 // unquote decodes a JSON string literal q (quotes included). Strings
-// without escapes are copied as they are; the rest go through
-// encoding/json, which also replaces invalid UTF-8 like serde_json does not
-// need to (input that reached us over the wire is valid UTF-8).
+// without escapes are copied as they are; common escapes (a markdown body
+// is full of \n) are decoded here in one pass; surrogate escapes and invalid
+// UTF-8 go through encoding/json, which replaces invalid UTF-8 like
+// serde_json does not need to (input that reached us over the wire is
+// valid UTF-8).
 func unquote(q []byte) (string, bool) {
 	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
 		return "", false
 	}
 	body := q[1 : len(q)-1]
-	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+	if !utf8.Valid(body) {
+		return unquoteSlow(q)
+	}
+	esc := bytes.IndexByte(body, '\\')
+	if esc < 0 {
 		for _, c := range body {
 			if c < 0x20 {
 				return "", false // control characters must be escaped
@@ -155,6 +163,80 @@ func unquote(q []byte) (string, bool) {
 		}
 		return string(body), true
 	}
+	// A Builder hands its bytes over as the string: one allocation.
+	var out strings.Builder
+	out.Grow(len(body))
+	start := 0
+	for i := 0; i < len(body); {
+		c := body[i]
+		if c < 0x20 {
+			return "", false
+		}
+		if c != '\\' {
+			i++
+			continue
+		}
+		out.Write(body[start:i])
+		if i+1 >= len(body) {
+			return "", false
+		}
+		switch e := body[i+1]; e {
+		case '"', '\\', '/':
+			out.WriteByte(e)
+		case 'b':
+			out.WriteByte('\b')
+		case 'f':
+			out.WriteByte('\f')
+		case 'n':
+			out.WriteByte('\n')
+		case 'r':
+			out.WriteByte('\r')
+		case 't':
+			out.WriteByte('\t')
+		case 'u':
+			r, ok := hex4(body, i+2)
+			if !ok {
+				return "", false
+			}
+			if utf16.IsSurrogate(r) {
+				return unquoteSlow(q) // pairs (and lone halves) as encoding/json decodes them
+			}
+			out.WriteRune(r)
+			i += 4
+		default:
+			return "", false
+		}
+		i += 2
+		start = i
+	}
+	out.Write(body[start:])
+	return out.String(), true
+}
+
+// hex4 reads the four hex digits of a \u escape at b[i:].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// unquoteSlow decodes q with encoding/json.
+func unquoteSlow(q []byte) (string, bool) {
 	var s string
 	if err := json.Unmarshal(q, &s); err != nil {
 		return "", false

@@ -5,8 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -37,24 +40,140 @@ func newBlobID() string {
 	return BlobPrefix + hex.EncodeToString(b[:])
 }
 
-// putBlob stores content durably and returns its handle.
+// blobMeta is a blob's entry in the index scope (<BlobScope>-index, same
+// key): enough to expire blobs and keep the store under its cap without
+// reading any content.
+type blobMeta struct {
+	Size      int64     `json:"size"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// blobIndex mirrors the index scope; it is loaded on first use. mu also
+// serializes blob writes, so the cap holds under concurrent runs.
+type blobIndex struct {
+	mu      sync.Mutex
+	loaded  bool
+	entries map[string]blobMeta // key: the hex part of the id
+	total   int64
+}
+
+func (r *Runtime) blobIndexScope() string { return r.opts.BlobScope + "-index" }
+
+// loadBlobIndexLocked reads the index scope once. Blobs stored before the
+// index existed have no entry: they are served but never expire.
+func (r *Runtime) loadBlobIndexLocked(ctx context.Context) error {
+	if r.blobs.loaded {
+		return nil
+	}
+	raws, err := r.opts.State.List(ctx, r.blobIndexScope())
+	if err != nil {
+		return fmt.Errorf("read the blob index: %w", err)
+	}
+	r.blobs.entries = make(map[string]blobMeta, len(raws))
+	r.blobs.total = 0
+	for _, raw := range raws {
+		var m struct {
+			blobMeta
+			Key string `json:"key"`
+		}
+		if json.Unmarshal(raw, &m) != nil || m.Key == "" {
+			r.log.Warn("skills protocol: unreadable blob index entry skipped", "entry", string(raw))
+			continue
+		}
+		r.blobs.entries[m.Key] = m.blobMeta
+		r.blobs.total += m.Size
+	}
+	r.blobs.loaded = true
+	return nil
+}
+
+// pruneBlobsLocked removes expired blobs, then the oldest until room more
+// bytes fit under MaxBlobStoreBytes. Content goes before its index entry,
+// so a crash in between leaves an entry that a later prune removes, never
+// content that nothing would remove.
+func (r *Runtime) pruneBlobsLocked(ctx context.Context, room int64) error {
+	now := time.Now()
+	keys := make([]string, 0, len(r.blobs.entries))
+	for k := range r.blobs.entries {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		return r.blobs.entries[a].CreatedAt.Compare(r.blobs.entries[b].CreatedAt)
+	})
+	for _, k := range keys {
+		m := r.blobs.entries[k]
+		expired := now.Sub(m.CreatedAt) >= r.opts.BlobTTL
+		if !expired && r.blobs.total+room <= r.opts.MaxBlobStoreBytes {
+			break // sorted by age: nothing younger has expired either
+		}
+		if err := r.opts.State.Delete(ctx, r.opts.BlobScope, k); err != nil {
+			return fmt.Errorf("remove blob %s%s: %w", BlobPrefix, k, err)
+		}
+		if err := r.opts.State.Delete(ctx, r.blobIndexScope(), k); err != nil {
+			return fmt.Errorf("remove blob %s%s from the index: %w", BlobPrefix, k, err)
+		}
+		delete(r.blobs.entries, k)
+		r.blobs.total -= m.Size
+		r.log.Debug("skills protocol: blob removed", "blob_id", BlobPrefix+k, "expired", expired, "bytes", m.Size)
+	}
+	return nil
+}
+
+// putBlob stores content durably and returns its handle. The index entry
+// is written first: a crash before the content leaves an entry that
+// expires, never content outside the cap.
 func (r *Runtime) putBlob(ctx context.Context, content, kind string) (blobRecord, *Error) {
 	if int64(len(content)) > r.opts.MaxBlobBytes {
 		return blobRecord{}, invalidParams("content is %d bytes; a blob holds at most %d", len(content), r.opts.MaxBlobBytes)
 	}
+	now := time.Now().UTC()
 	rec := blobRecord{ID: newBlobID(), Kind: kind, Size: len(content), SHA256: catalog.DigestOfString(content).String(),
-		CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Content: content}
-	if err := r.opts.State.Set(ctx, r.opts.BlobScope, strings.TrimPrefix(rec.ID, BlobPrefix), rec); err != nil {
+		CreatedAt: now.Format(time.RFC3339Nano), Content: content}
+	key := strings.TrimPrefix(rec.ID, BlobPrefix)
+	meta := blobMeta{Size: int64(len(content)), CreatedAt: now}
+	r.blobs.mu.Lock()
+	defer r.blobs.mu.Unlock()
+	if err := r.loadBlobIndexLocked(ctx); err != nil {
+		return blobRecord{}, internalError("store blob: %v", err)
+	}
+	if err := r.pruneBlobsLocked(ctx, meta.Size); err != nil {
+		return blobRecord{}, internalError("store blob: %v", err)
+	}
+	entry := struct {
+		blobMeta
+		Key string `json:"key"`
+	}{meta, key}
+	if err := r.opts.State.Set(ctx, r.blobIndexScope(), key, entry); err != nil {
+		return blobRecord{}, internalError("store blob: %v", err)
+	}
+	r.blobs.entries[key] = meta
+	r.blobs.total += meta.Size
+	if err := r.opts.State.Set(ctx, r.opts.BlobScope, key, rec); err != nil {
 		return blobRecord{}, internalError("store blob: %v", err)
 	}
 	return rec, nil
+}
+
+// expiredBlob reports whether the index knows key as expired.
+func (r *Runtime) expiredBlob(ctx context.Context, key string) bool {
+	r.blobs.mu.Lock()
+	defer r.blobs.mu.Unlock()
+	if r.loadBlobIndexLocked(ctx) != nil {
+		return false // the store read below reports the store's trouble
+	}
+	m, ok := r.blobs.entries[key]
+	return ok && time.Since(m.CreatedAt) >= r.opts.BlobTTL
 }
 
 func (r *Runtime) getBlob(ctx context.Context, id string) (blobRecord, *Error) {
 	if !blobIDRe.MatchString(id) {
 		return blobRecord{}, invalidParams("blob_id %q is not a blob handle (expected blob:<16 hex digits>, as create_blob returns)", id)
 	}
-	raw, err := r.opts.State.Get(ctx, r.opts.BlobScope, strings.TrimPrefix(id, BlobPrefix))
+	key := strings.TrimPrefix(id, BlobPrefix)
+	if r.expiredBlob(ctx, key) {
+		return blobRecord{}, invalidParams("blob %q has expired: blobs are kept for %s after they are created", id, r.opts.BlobTTL)
+	}
+	raw, err := r.opts.State.Get(ctx, r.opts.BlobScope, key)
 	if err != nil {
 		return blobRecord{}, internalError("read blob %s: %v", id, err)
 	}

@@ -15,7 +15,9 @@
 //
 // Execution (execute_skill, run_code) runs Python in a fresh
 // server/sandbox per run; blobs (create_blob, read_blob) are stored
-// through iii state ("skills-protocol-blobs"); load_skills_protocol_guide
+// through iii state ("skills-protocol-blobs", with a size/age index in
+// "skills-protocol-blobs-index" so Options.BlobTTL and
+// Options.MaxBlobStoreBytes hold without reading contents); load_skills_protocol_guide
 // returns the SKILL.md of the built-in skills.protocol.guide 0.1.0, an
 // instruction skill the runtime serves beside the catalog (so the iii
 // registry surfaces, which read the same catalog, do not list it).

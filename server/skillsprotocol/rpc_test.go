@@ -112,6 +112,58 @@ func TestBlobs(t *testing.T) {
 	}
 }
 
+func createBlob(e *env, content string) string {
+	var c struct {
+		BlobID string `json:"blob_id"`
+	}
+	e.ok("create_blob", map[string]any{"content": content, "kind": "text/plain"}, &c)
+	return c.BlobID
+}
+
+// Blobs are bounded in the store: the oldest go first when the total
+// would pass the cap, also for a runtime started later on the same state.
+func TestBlobStoreCapRemovesTheOldest(t *testing.T) {
+	opts := sp.Options{MaxBlobBytes: 1000, MaxBlobStoreBytes: 2500}
+	e := newEnv(t, opts)
+	first := createBlob(e, strings.Repeat("a", 1000))
+	second := createBlob(e, strings.Repeat("b", 1000))
+	e.start(opts) // the index survives a restart
+	third := createBlob(e, strings.Repeat("c", 1000))
+	msg := e.fails("read_blob", map[string]any{"blob_id": first}, sp.CodeInvalidParams)
+	if !strings.Contains(msg, "unknown blob") {
+		t.Fatalf("oldest blob after the cap: %s", msg)
+	}
+	for _, id := range []string{second, third} {
+		var r struct {
+			Content string `json:"content"`
+		}
+		e.ok("read_blob", map[string]any{"blob_id": id, "mode": "full"}, &r)
+		if len(r.Content) != 1000 {
+			t.Fatalf("%s: %d bytes", id, len(r.Content))
+		}
+	}
+	raw, err := e.client.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "state::get",
+		Data: json.RawMessage(`{"scope":"skills-protocol-blobs","key":"` + strings.TrimPrefix(first, "blob:") + `"}`)})
+	if err != nil || (len(raw) != 0 && string(raw) != "null") {
+		t.Fatalf("the removed blob's content is still stored: %s %v", raw, err)
+	}
+}
+
+func TestBlobsExpire(t *testing.T) {
+	e := newEnv(t, sp.Options{BlobTTL: time.Millisecond})
+	id := createBlob(e, "short-lived")
+	time.Sleep(5 * time.Millisecond) // past the TTL; no timing is asserted
+	msg := e.fails("read_blob", map[string]any{"blob_id": id}, sp.CodeInvalidParams)
+	if !strings.Contains(msg, "has expired") || !strings.Contains(msg, "1ms") {
+		t.Fatalf("expired blob: %s", msg)
+	}
+	createBlob(e, "next") // prunes the expired one
+	msg = e.fails("read_blob", map[string]any{"blob_id": id}, sp.CodeInvalidParams)
+	if !strings.Contains(msg, "unknown blob") {
+		t.Fatalf("expired blob after a prune: %s", msg)
+	}
+}
+
 func publish(t *testing.T, c *iii.Client, files map[string]string) (json.RawMessage, error) {
 	t.Helper()
 	var list []sp.BundleFile

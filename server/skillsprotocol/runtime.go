@@ -23,14 +23,19 @@ var pylib embed.FS
 
 // Defaults of Options.
 const (
-	DefaultBlobScope     = "skills-protocol-blobs"
-	DefaultBundleScope   = "skills-protocol-bundles"
-	DefaultMaxBlobBytes  = 8 << 20
-	DefaultBlobThreshold = 4096
-	DefaultTimeout       = 30 * time.Second
-	DefaultMaxTimeout    = 5 * time.Minute
-	DefaultRunRetention  = time.Hour
-	DefaultMaxRuns       = 1000
+	DefaultBlobScope    = "skills-protocol-blobs"
+	DefaultBundleScope  = "skills-protocol-bundles"
+	DefaultMaxBlobBytes = 8 << 20
+	// DefaultBlobTTL is how long a blob is kept after it is created.
+	DefaultBlobTTL = 24 * time.Hour
+	// DefaultMaxBlobStoreBytes bounds all blobs together; the oldest go
+	// first when a new one would pass it.
+	DefaultMaxBlobStoreBytes = 1 << 30
+	DefaultBlobThreshold     = 4096
+	DefaultTimeout           = 30 * time.Second
+	DefaultMaxTimeout        = 5 * time.Minute
+	DefaultRunRetention      = time.Hour
+	DefaultMaxRuns           = 1000
 	// DefaultConcurrentRuns bounds sandboxes alive at once; more runs wait.
 	DefaultConcurrentRuns = 16
 	DefaultPython         = "/usr/bin/python3"
@@ -50,6 +55,7 @@ type State interface {
 	Get(ctx context.Context, scope, key string) (json.RawMessage, error)
 	Set(ctx context.Context, scope, key string, value any) error
 	List(ctx context.Context, scope string) ([]json.RawMessage, error)
+	Delete(ctx context.Context, scope, key string) error
 }
 
 // Options configure a Runtime. Catalog and State are required.
@@ -68,6 +74,12 @@ type Options struct {
 	BlobScope, BundleScope string
 	// MaxBlobBytes caps a blob (create_blob and run outputs).
 	MaxBlobBytes int64
+	// BlobTTL is how long a blob is kept after it is created, and
+	// MaxBlobStoreBytes bounds all blobs together (oldest removed first):
+	// any client of /rpc can create blobs, so the store must not grow
+	// without end.
+	BlobTTL           time.Duration
+	MaxBlobStoreBytes int64
 	// BlobThreshold: a run output (JSON) or log larger than this many bytes
 	// is stored as a blob and listed in output_blobs.
 	BlobThreshold int
@@ -97,6 +109,7 @@ type Runtime struct {
 	folders *catalog.Source
 	work    string
 	runs    *runStore
+	blobs   blobIndex
 	guide   *catalog.Entry
 	slots   chan struct{}
 	// listCache is the catalog's list with the guide merged in.
@@ -126,6 +139,16 @@ func New(opts Options) (*Runtime, error) {
 	}
 	if opts.MaxBlobBytes <= 0 {
 		opts.MaxBlobBytes = DefaultMaxBlobBytes
+	}
+	if opts.BlobTTL <= 0 {
+		opts.BlobTTL = DefaultBlobTTL
+	}
+	if opts.MaxBlobStoreBytes <= 0 {
+		opts.MaxBlobStoreBytes = DefaultMaxBlobStoreBytes
+	}
+	if opts.MaxBlobStoreBytes < opts.MaxBlobBytes {
+		return nil, fmt.Errorf("skillsprotocol: MaxBlobStoreBytes (%d) is smaller than MaxBlobBytes (%d): no blob would fit",
+			opts.MaxBlobStoreBytes, opts.MaxBlobBytes)
 	}
 	if opts.BlobThreshold <= 0 {
 		opts.BlobThreshold = DefaultBlobThreshold
@@ -303,6 +326,11 @@ func (s iiiState) Get(ctx context.Context, scope, key string) (json.RawMessage, 
 
 func (s iiiState) Set(ctx context.Context, scope, key string, value any) error {
 	_, err := s.call(ctx, "state::set", map[string]any{"scope": scope, "key": key, "value": value})
+	return err
+}
+
+func (s iiiState) Delete(ctx context.Context, scope, key string) error {
+	_, err := s.call(ctx, "state::delete", map[string]string{"scope": scope, "key": key})
 	return err
 }
 

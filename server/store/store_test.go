@@ -1,12 +1,16 @@
 package store
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 func openTemp(t testing.TB) (*Store, string) {
@@ -399,5 +403,51 @@ func TestCloseReleasesMemoryData(t *testing.T) {
 	defer s.mu.RUnlock()
 	if s.mem != nil {
 		t.Fatal("a closed memory-only store still holds its data")
+	}
+}
+
+// A file written with 4 KiB pages (before the store chose 8 KiB) opens,
+// keeps its data and order, and takes new writes of every size.
+func TestOpensFilesOfOtherPageSizes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := bolt.Open(path, 0o600, &bolt.Options{PageSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("sc"))
+		if err != nil {
+			return err
+		}
+		for i, k := range []string{"b", "a"} {
+			rec := binary.BigEndian.AppendUint64(nil, uint64(i))
+			if err := b.Put([]byte(k), append(rec, `"`+k+`"`...)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	big := `"` + strings.Repeat("x", 20000) + `"`
+	mustSet(t, s, "sc", "c", big)
+	for i := range 50 {
+		mustSet(t, s, "sc", fmt.Sprintf("k%02d", i), `"`+strings.Repeat("y", 2100)+`"`)
+	}
+	got, err := s.Keys("sc")
+	if err != nil || len(got) != 53 || got[0] != "b" || got[1] != "a" || got[2] != "c" {
+		t.Fatalf("Keys = %v, %v; want b, a, c, k00…k49", got, err)
+	}
+	if v, ok, _ := s.Get("sc", "c"); !ok || string(v) != big {
+		t.Fatalf("sc/c holds %d bytes, want the %d written", len(v), len(big))
 	}
 }

@@ -20,7 +20,7 @@ func (w *Worker) registerSkill(ctx context.Context, data json.RawMessage) (any, 
 		return nil, invalidArguments(err)
 	}
 	row := registry.NewStoredSkill(in.ID, in.Skill, time.Now())
-	if err := w.state.set(ctx, w.cfg.Scopes.Skills, in.ID, row); err != nil {
+	if err := w.state.setSkill(ctx, w.cfg.Scopes.Skills, row); err != nil {
 		return nil, sdkError(err)
 	}
 	w.skills.put(row)

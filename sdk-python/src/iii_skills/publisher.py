@@ -757,12 +757,15 @@ class Publisher:
             self._pending = set(self._items)
             self._requested += 1
             ticket = self._requested
+        # Watch before the first round starts: a registry that appears while
+        # that round fails must end its backoff wait. Outside the lock, like
+        # the listener below (it fires at once on this thread).
+        self._watch_registry()
+        with self._cond:
             self._thread = threading.Thread(
                 target=self._run, name=f"{self._internal_prefix}-registrar", daemon=True
             )
             self._thread.start()
-        # Outside the lock: the listener fires at once on this thread.
-        self._watch_registry()
         unsubscribe = self._iii.add_connection_state_listener(self._on_connection_state)
         with self._cond:
             if self._closed:

@@ -32,10 +32,14 @@ import (
 //	skills_protocol:
 //	  secrets: {SALESFORCE_API_KEY: "…"}   # values of secrets manifests may name (else the environment)
 //	  work_dir: /var/tmp/skills-protocol    # run folders and materialized bundles
+//	  blob_ttl: 24h                         # how long a blob is kept after it is created
+//	  blob_store_max_bytes: 1073741824      # all blobs together; the oldest go first
 type spConfig struct {
 	SkillsProtocol struct {
-		Secrets map[string]string `yaml:"secrets"`
-		WorkDir string            `yaml:"work_dir"`
+		Secrets           map[string]string `yaml:"secrets"`
+		WorkDir           string            `yaml:"work_dir"`
+		BlobTTL           string            `yaml:"blob_ttl"`
+		BlobStoreMaxBytes int64             `yaml:"blob_store_max_bytes"`
 	} `yaml:"skills_protocol"`
 }
 
@@ -56,8 +60,19 @@ func loadSPConfig(path string, log *slog.Logger) spConfig {
 // function on client and loads the bundle folders (comma-separated).
 func newSkillsProtocol(client *iii.Client, cat *catalog.Catalog, folders, configPath string, stateTimeout time.Duration, log *slog.Logger) (*skillsprotocol.Runtime, error) {
 	cfg := loadSPConfig(configPath, log).SkillsProtocol
+	var blobTTL time.Duration
+	if cfg.BlobTTL != "" {
+		d, err := time.ParseDuration(cfg.BlobTTL)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("skills_protocol.blob_ttl %q in %s: expected a positive duration such as 24h or 90m", cfg.BlobTTL, configPath)
+		}
+		blobTTL = d
+	}
+	if cfg.BlobStoreMaxBytes < 0 {
+		return nil, fmt.Errorf("skills_protocol.blob_store_max_bytes %d in %s: expected a positive number of bytes", cfg.BlobStoreMaxBytes, configPath)
+	}
 	rt, err := skillsprotocol.New(skillsprotocol.Options{Catalog: cat, State: skillsprotocol.IIIState(client, stateTimeout),
-		Secrets: cfg.Secrets, WorkDir: cfg.WorkDir, Logger: log})
+		Secrets: cfg.Secrets, WorkDir: cfg.WorkDir, BlobTTL: blobTTL, MaxBlobStoreBytes: cfg.BlobStoreMaxBytes, Logger: log})
 	if err != nil {
 		return nil, err
 	}

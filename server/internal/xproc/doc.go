@@ -22,5 +22,12 @@
 //	go test -run '^$' -bench . ./server/internal/xproc/
 //
 // SKILLS_BIN=path measures a prebuilt binary instead of building one (to
-// compare two versions on the same machine).
+// compare two versions on the same machine). XPROC_SKILLS_FLAGS adds flags
+// to every `skills --standalone` it starts, e.g. "--pprof-addr
+// 127.0.0.1:6060" to take CPU profiles of the registry under load
+// (go tool pprof http://127.0.0.1:6060/debug/pprof/profile?seconds=5).
+//
+// BenchmarkRegister also reports the CPU time each side spends per call
+// (server_cpu_µs/op for the registry process, client_cpu_µs/op for the
+// benchmark's): on a machine with two cores their sum bounds the rate.
 package xproc

@@ -111,6 +111,9 @@ func startSkills(b *testing.B, data string) *skillsProc {
 	p := &skillsProc{url: "ws://" + freeAddr(b), data: data}
 	p.cmd = exec.Command(bin, "--standalone", "--url", p.url, "--data", data, "--mcp-addr", "",
 		"--config", filepath.Join(data, "absent.yaml"), "--log-level", "error")
+	// XPROC_SKILLS_FLAGS adds flags, e.g. "--pprof-addr 127.0.0.1:6060" to
+	// profile the registry under the benchmark's load.
+	p.cmd.Args = append(p.cmd.Args, strings.Fields(os.Getenv("XPROC_SKILLS_FLAGS"))...)
 	p.cmd.Stderr = os.Stderr
 	if err := p.cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -203,14 +206,15 @@ func measure(b *testing.B, ops []func() error) result {
 }
 
 // body2K is a skill body of exactly 2 KiB with a title and a description.
+// Only the header is built per call: the benchmark's own work runs on the
+// same two cores as the registry.
 func body2K(i int) string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "# Skill %d\n\nWhen and why to call the tools of worker %d.\n\n", i, i)
-	for sb.Len() < 2048 {
-		sb.WriteString("- a line of orientation text about one function and its arguments\n")
-	}
-	return sb.String()[:2048]
+	n := strconv.Itoa(i)
+	return ("# Skill " + n + "\n\nWhen and why to call the tools of worker " + n + ".\n\n" + bodyFiller)[:2048]
 }
+
+// bodyFiller is more than 2 KiB of orientation lines.
+var bodyFiller = strings.Repeat("- a line of orientation text about one function and its arguments\n", 2048/66+1)
 
 // BenchmarkFetch measures skill::fetch of one 2 KiB skill from another
 // process against the two-hop echo floor, with 1 and 64 callers (one
@@ -277,7 +281,13 @@ func BenchmarkRegister(b *testing.B) {
 				return nil
 			}
 		}
+		// CPU per call on each side of the socket: on a 2-core machine
+		// the two processes share the cores, so both shares bound the rate.
+		pid := strconv.Itoa(skills.cmd.Process.Pid)
+		srv0, cli0 := procCPU(b, pid), selfCPU()
 		measure(b, ops)
+		b.ReportMetric(float64((procCPU(b, pid)-srv0).Microseconds())/float64(b.N), "server_cpu_µs/op")
+		b.ReportMetric(float64((selfCPU()-cli0).Microseconds())/float64(b.N), "client_cpu_µs/op")
 	})
 	skills.kill()
 	restarted := startSkills(b, data)
@@ -395,6 +405,30 @@ func settledRSS(tb testing.TB, pid string) int64 {
 		last = cur
 	}
 	return last
+}
+
+// procCPU is the user+system CPU time a process has used so far
+// (/proc/{pid}/stat fields 14 and 15, in clock ticks of 10 ms).
+func procCPU(tb testing.TB, pid string) time.Duration {
+	tb.Helper()
+	raw, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		tb.Skip("no /proc stat on this platform")
+	}
+	// The command name (field 2) may hold spaces: count from after it.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// selfCPU is the user+system CPU time this process has used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // mustJSON encodes a payload the benchmark built itself.
