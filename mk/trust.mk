@@ -3,9 +3,13 @@
 #
 #   make fuzz        each fuzz target below for FUZZTIME (default 30s); their seed
 #                    corpora already run in `make test` (go test runs Fuzz seeds)
-#   make soak        bin/skills under 1000 fetching clients for 60 s plus 3 clients
-#                    that never read: errors (must be 0), p50/p99, RSS over time
-#                    (must return within 20 % of the pre-load value). Not in make test.
+#   make soak        bin/skills under 1000 fetching clients: 30 s alone, then 60 s
+#                    beside 3 clients that never read; errors (must be 0), p50/p99
+#                    of each phase, RSS over time (must return within 20 % of the
+#                    pre-load value of the warm, idle server). Not in make test.
+#                    SOAK_HOG_REDIAL=1: the never-reading clients dial again when
+#                    dropped; SOAK_PPROF=DIR saves the server's heap, goroutine
+#                    and CPU profiles there.
 #   make test-kill9  64 concurrent writers (skills::register + state::set), SIGKILL,
 #                    restart, read back: 0 acknowledged writes may be missing, 3 runs
 #                    (~30 s; part of make test)
@@ -13,6 +17,9 @@
 FUZZTIME ?= 30s
 SOAK_CLIENTS ?= 1000
 SOAK_DURATION ?= 60s
+SOAK_BASELINE ?= 30s
+SOAK_HOG_REDIAL ?=
+SOAK_PPROF ?=
 TRUSTLOAD := $(BIN)/trustload
 
 FUZZ_TARGETS := \
@@ -51,7 +58,8 @@ trustload:
 	cd server && $(GO) build -o $(TRUSTLOAD) ./cmd/trustload
 
 soak: build trustload
-	$(TRUSTLOAD) soak --skills $(BIN)/skills --clients $(SOAK_CLIENTS) --duration $(SOAK_DURATION)
+	$(TRUSTLOAD) soak --skills $(BIN)/skills --clients $(SOAK_CLIENTS) --baseline $(SOAK_BASELINE) --duration $(SOAK_DURATION) \
+		$(if $(SOAK_HOG_REDIAL),--hog-redial) $(if $(SOAK_PPROF),--pprof-dir $(SOAK_PPROF))
 
 test-kill9: build trustload
 	$(TRUSTLOAD) kill9 --skills $(BIN)/skills --writers 64 --runs 3

@@ -41,6 +41,11 @@ type conn struct {
 	closeOnce   sync.Once
 	cleanupOnce sync.Once
 
+	// Calls of this connection waiting for its window (admission.go).
+	hmu  sync.Mutex
+	held []heldCall
+	sent int // calls dispatched in the window and not answered
+
 	active atomic.Int64 // invocations this worker is executing
 	calls  atomic.Int64 // worker-routed invocations this worker made and is waiting on
 
@@ -193,7 +198,6 @@ func (c *conn) send(frame []byte) bool {
 		c.big += size
 	}
 	total := c.e.out.total.Add(int64(len(frame)))
-	c.e.out.noteHigh(total)
 	c.qmu.Unlock()
 	select {
 	case c.wake <- struct{}{}:
@@ -234,6 +238,7 @@ func (c *conn) writeLoop() {
 		c.big -= big
 		c.qmu.Unlock()
 		c.release(n)
+		c.releaseHeld() // calls held while this backlog was large
 		if err != nil {
 			select {
 			case <-c.done:

@@ -201,6 +201,7 @@ func (e *Engine) cleanup(c *conn) {
 		}
 		e.dropTriggersLocked(c)
 		e.mu.Unlock()
+		e.dropHeld(c)
 		e.haltInvocations(c)
 		if removed {
 			e.functionsChanged()

@@ -84,7 +84,10 @@ type Config struct {
 	// MaxInFlightPerConn bounds the worker-routed invocations one
 	// connection may have waiting at once; more are answered with
 	// too_many_invocations, so one client cannot flood a worker that
-	// serves everyone. Zero means DefaultMaxInFlightPerConn.
+	// serves everyone. Of those, at most 32 are dispatched to workers at
+	// a time, and none while the connection leaves 1 MiB of answers
+	// unread; the rest wait in the engine (admission.go). Zero means
+	// DefaultMaxInFlightPerConn.
 	MaxInFlightPerConn int
 }
 

@@ -33,6 +33,7 @@ type pending struct {
 	caller     *conn              // gets the result; nil when it is consumed
 	from       *conn              // the worker that made the call (nil for the engine's own)
 	waiter     chan invokeOutcome // engine-originated calls wait here
+	admit      int                // admission state (admission.go); guarded by from.hmu
 }
 
 // invokeOutcome is the result of an engine-originated invocation.
@@ -161,7 +162,7 @@ func (e *Engine) handleInvoke(c *conn, m *wire.Message) {
 		}
 		return
 	}
-	owner.send(encodeInvoke(id, m.FunctionID, data, c.id, m.Metadata, m.Traceparent, m.Baggage))
+	e.dispatch(c, p, encodeInvoke(id, m.FunctionID, data, c.id, m.Metadata, m.Traceparent, m.Baggage))
 }
 
 // addPending records p. It refuses (returning an error code and message)
@@ -201,6 +202,7 @@ func (p *pending) finish() {
 	p.owner.active.Add(-1)
 	if p.from != nil {
 		p.from.calls.Add(-1)
+		p.from.callDone(p)
 	}
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,8 +13,6 @@ import (
 // engine hold more than Config.MaxOutboundBytes in total.
 type outbound struct {
 	total atomic.Int64
-	high  atomic.Int64 // largest total since memory was last returned
-	gone  atomic.Int64 // connections closed since memory was last returned
 	mu    sync.Mutex
 	conns map[*conn]struct{}
 }
@@ -31,7 +30,6 @@ func (o *outbound) remove(c *conn) {
 	o.mu.Lock()
 	if _, ok := o.conns[c]; ok {
 		delete(o.conns, c)
-		o.gone.Add(1)
 	}
 	o.mu.Unlock()
 }
@@ -79,46 +77,84 @@ func (e *Engine) shedGlobal() {
 	victim.close()
 }
 
-func (o *outbound) noteHigh(total int64) {
-	for {
-		h := o.high.Load()
-		if total <= h || o.high.CompareAndSwap(h, total) {
-			return
-		}
-	}
-}
-
-// Memory relief: Go keeps freed heap for reuse, so after a burst of
-// backlog (slow readers shed, say) the process would stay at its peak
-// size. After a burst (a backlog of at least reliefHigh, or reliefGone
-// connections gone) followed by a quiet tick, the heap is returned to the
-// OS.
+// Memory relief. Go keeps freed heap pages for reuse and returns them to
+// the OS only gradually: its scavenger paces itself against the heap goal
+// of the last collection, which after a burst (slow readers shed, a
+// thousand clients gone) is still the burst's, and a quiet server does not
+// collect at all, so the burst's garbage is never even freed. The process
+// would stay near its peak for minutes. Every reliefEvery the engine reads
+// the runtime's memory classes (cheap, no stop-the-world); when the heap
+// holds much more than was live at the last collection (at least
+// reliefMinSpare) and the last tick allocated little next to that spare
+// (it is not about to be reused), it is collected and returned with
+// debug.FreeOSMemory. That happens once per quiet spell after a burst (not
+// again before reliefMinSpare more was allocated): never under steady
+// load, never per request.
 const (
-	reliefEvery = 5 * time.Second
-	reliefHigh  = 4 << 20
-	reliefGone  = 64
+	reliefEvery    = 5 * time.Second
+	reliefMinSpare = 4 << 20
+	// reliefQuiet: a tick is quiet when it allocated less than the spare
+	// heap divided by this.
+	reliefQuiet = 8
 )
+
+// heapMetrics are the runtime/metrics samples the relief reads.
+var heapMetrics = []string{
+	"/memory/classes/heap/free:bytes",    // freed, not yet returned to the OS
+	"/memory/classes/heap/objects:bytes", // objects, live or garbage not yet collected
+	"/gc/heap/live:bytes",                // live heap at the last collection
+	"/gc/heap/allocs:bytes",              // allocated since the process started
+}
 
 func (e *Engine) relieveMemory() {
 	t := time.NewTicker(reliefEvery)
 	defer t.Stop()
-	armed := false // a burst was seen; relieve once it has been quiet a tick
+	samples := make([]metrics.Sample, len(heapMetrics))
+	for i, name := range heapMetrics {
+		samples[i].Name = name
+	}
+	// read returns the spare heap (held beyond the live heap) and the
+	// bytes allocated so far.
+	read := func() (spare, allocs uint64) {
+		metrics.Read(samples)
+		v := func(i int) uint64 {
+			if samples[i].Value.Kind() != metrics.KindUint64 {
+				return 0
+			}
+			return samples[i].Value.Uint64()
+		}
+		held, live := v(0)+v(1), v(2)
+		if held > live {
+			spare = held - live
+		}
+		return spare, v(3)
+	}
+	_, lastAllocs := read()
+	var sinceRelief uint64 // allocated since the last relief: what it could not have returned
 	for {
 		select {
 		case <-e.closing:
 			return
 		case <-t.C:
 		}
-		busy := e.out.high.Load() >= reliefHigh || e.out.gone.Load() >= reliefGone
-		e.out.high.Store(0)
-		e.out.gone.Store(0)
-		switch {
-		case busy:
-			armed = true
-		case armed && e.out.total.Load() < minShedBytes:
-			armed = false
+		spare, allocs := read()
+		allocated := allocs - lastAllocs
+		lastAllocs = allocs
+		sinceRelief += allocated
+		if shouldRelieve(spare, allocated, sinceRelief) {
 			debug.FreeOSMemory()
-			e.log.Debug("returned freed memory to the OS after a burst of traffic")
+			e.log.Debug("returned freed memory to the OS after a burst of traffic",
+				"spare_bytes", spare, "allocated_last_tick", allocated)
+			_, lastAllocs = read()
+			sinceRelief = 0
 		}
 	}
+}
+
+// shouldRelieve decides a relief from the spare heap, the bytes allocated
+// in the last tick and those allocated since the last relief.
+func shouldRelieve(spare, allocated, sinceRelief uint64) bool {
+	return spare >= reliefMinSpare && // worth a collection
+		sinceRelief >= reliefMinSpare && // not what the last relief left
+		allocated < spare/reliefQuiet // quiet: the spare is not in use
 }
