@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/iii-skills/skills/server/internal/sortedset"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -24,8 +25,12 @@ type Catalog struct {
 	mu      sync.RWMutex
 	sources []*Source         // by rank, then name
 	ids     map[string]*Entry // effective entry per id; its source is the owner
-	sorted  []string          // every id in ids, bytewise order
 	gen     uint64
+
+	// sorted holds every id in ids for ordered reads. Writers (holding mu)
+	// add and remove; readers (holding mu.RLock) merge under sortMu.
+	sortMu sync.Mutex
+	sorted sortedset.Set
 
 	list atomic.Pointer[listSnap]
 
@@ -300,7 +305,7 @@ func (s *Source) Len() int {
 
 // txn collects the effects of one write on the effective entries.
 type txn struct {
-	batch   bool // rebuild c.sorted once at commit instead of per id
+	batch   bool // rebuild the sorted ids once at commit instead of per id
 	changes []Change
 	cause   string
 }
@@ -331,16 +336,13 @@ func (t *txn) touch(c *Catalog, id string, s *Source) {
 	case eff == nil:
 		delete(c.ids, id)
 		if !t.batch {
-			if i, ok := slices.BinarySearch(c.sorted, id); ok {
-				c.sorted = slices.Delete(c.sorted, i, i+1)
-			}
+			c.sorted.Remove(id)
 		}
 		t.changes = append(t.changes, Change{ID: id, Op: OpRemove, Previous: prev, Cause: s.name})
 	case prev == nil:
 		c.ids[id] = eff
 		if !t.batch {
-			i, _ := slices.BinarySearch(c.sorted, id)
-			c.sorted = slices.Insert(c.sorted, i, id)
+			c.sorted.Add(id)
 		}
 		t.changes = append(t.changes, Change{ID: id, Op: OpPut, Entry: eff, Cause: s.name})
 	default:
@@ -358,8 +360,7 @@ func (t *txn) commit(c *Catalog) {
 		for id := range c.ids {
 			sorted = append(sorted, id)
 		}
-		slices.Sort(sorted)
-		c.sorted = sorted
+		c.sorted.Replace(sorted)
 		// Events of one batch go out in id order.
 		slices.SortFunc(t.changes, func(a, b Change) int { return strings.Compare(a.ID, b.ID) })
 	}
@@ -436,6 +437,14 @@ func (c *Catalog) Versions(id string) []*Entry {
 	return vs
 }
 
+// sortedIDs returns every effective id in bytewise order. Callers hold
+// c.mu (read or write); the slice must not be modified.
+func (c *Catalog) sortedIDs() []string {
+	c.sortMu.Lock()
+	defer c.sortMu.Unlock()
+	return c.sorted.Sorted()
+}
+
 // List returns the effective entries sorted bytewise by id. The slice is
 // a shared snapshot, rebuilt only after a change: callers must not modify
 // it.
@@ -445,8 +454,9 @@ func (c *Catalog) List() []*Entry {
 	if snap := c.list.Load(); snap != nil && snap.gen == c.gen {
 		return snap.entries
 	}
-	out := make([]*Entry, len(c.sorted))
-	for i, id := range c.sorted {
+	ids := c.sortedIDs()
+	out := make([]*Entry, len(ids))
+	for i, id := range ids {
 		out[i] = c.ids[id]
 	}
 	c.list.Store(&listSnap{gen: c.gen, entries: out})
@@ -458,8 +468,9 @@ func (c *Catalog) List() []*Entry {
 func (c *Catalog) AllVersions() []*Entry {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	out := make([]*Entry, 0, len(c.sorted))
-	for _, id := range c.sorted {
+	ids := c.sortedIDs()
+	out := make([]*Entry, 0, len(ids))
+	for _, id := range ids {
 		out = append(out, c.ids[id].source.entries[id]...)
 	}
 	return out
@@ -484,7 +495,7 @@ func (c *Catalog) Shadowed() []Shadow {
 	if len(c.sources) < 2 {
 		return out
 	}
-	for _, id := range c.sorted {
+	for _, id := range c.sortedIDs() {
 		owner := c.ids[id].source
 		for _, s := range c.sources {
 			if s == owner {

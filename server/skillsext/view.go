@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/internal/sortedset"
 )
 
 // ErrNoSuchFile is returned by ReadFile for an unknown skill or file.
@@ -33,7 +33,10 @@ type view struct {
 	entry  *catalog.Entry
 	folder *Skill // a folder skill's Skill, built once (nil for published)
 	// Published skills: the synthesized SKILL.md's size and digest, or why
-	// the body could not be read.
+	// the body could not be read. Computed on first read (digest), not on
+	// every registration: a burst of registrations is not slowed by a YAML
+	// rendering and a hash per skill that nobody may list.
+	digest  sync.Once
 	size    int64
 	sum     catalog.Digest
 	problem string
@@ -48,6 +51,7 @@ func (sv *view) skill() Skill {
 	name, desc := publishedName(e)
 	fmJSON, _ := json.Marshal(map[string]string{"name": name, "description": desc})
 	s := Skill{Path: e.ID, Name: name, Description: desc, Frontmatter: fmJSON}
+	sv.digest.Do(sv.computeDigest)
 	if sv.problem != "" {
 		s.Frontmatter = []byte("{}")
 		s.Problem = sv.problem
@@ -71,9 +75,12 @@ type View struct {
 	cat    *catalog.Catalog
 	cancel func()
 
-	mu    sync.RWMutex
-	byID  map[string]*view
-	order []string // ids, sorted
+	mu   sync.RWMutex
+	byID map[string]*view
+	// order holds the ids for paging; apply (holding mu) writes it,
+	// readers (holding mu.RLock) merge it under orderMu.
+	orderMu sync.Mutex
+	order   sortedset.Set
 
 	wmu      sync.Mutex
 	watchers map[int]func(string)
@@ -85,10 +92,12 @@ func NewView(c *catalog.Catalog) *View {
 	v := &View{cat: c, byID: map[string]*view{}, watchers: map[int]func(string){}}
 	v.mu.Lock()
 	v.cancel = c.Subscribe(v.apply)
+	ids := make([]string, 0, len(c.List()))
 	for _, e := range c.List() {
 		v.byID[e.ID] = build(e)
-		v.order = append(v.order, e.ID)
+		ids = append(ids, e.ID)
 	}
+	v.order.Replace(ids)
 	v.mu.Unlock()
 	return v
 }
@@ -100,10 +109,10 @@ func (v *View) Close() { v.cancel() }
 func (v *View) apply(ch catalog.Change) {
 	var nv *view
 	if ch.Op == catalog.OpPut && ch.Entry != nil {
-		nv = build(ch.Entry) // outside the lock: may hash a synthesized SKILL.md
+		nv = build(ch.Entry) // outside the lock: a folder skill renders its frontmatter
 	}
 	v.mu.Lock()
-	i, found := slices.BinarySearch(v.order, ch.ID)
+	_, found := v.byID[ch.ID]
 	switch {
 	case nv != nil:
 		if old := v.byID[ch.ID]; old != nil && old.entry == nv.entry {
@@ -112,11 +121,11 @@ func (v *View) apply(ch catalog.Change) {
 		}
 		v.byID[ch.ID] = nv
 		if !found {
-			v.order = slices.Insert(v.order, i, ch.ID)
+			v.order.Add(ch.ID)
 		}
 	case found:
 		delete(v.byID, ch.ID)
-		v.order = slices.Delete(v.order, i, i+1)
+		v.order.Remove(ch.ID)
 	}
 	v.mu.Unlock()
 	v.wmu.Lock()
@@ -135,22 +144,25 @@ func (v *View) apply(ch catalog.Change) {
 func (v *View) ListSkills(_ context.Context, after string, limit int) ([]Skill, bool, error) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
+	v.orderMu.Lock()
+	order := v.order.Sorted()
+	v.orderMu.Unlock()
 	i := 0
 	if after != "" {
-		i = sort.SearchStrings(v.order, after)
-		if i < len(v.order) && v.order[i] == after {
+		i = sort.SearchStrings(order, after)
+		if i < len(order) && order[i] == after {
 			i++
 		}
 	}
-	end := len(v.order)
+	end := len(order)
 	if limit > 0 {
 		end = min(end, i+limit)
 	}
 	out := make([]Skill, 0, end-i)
-	for _, id := range v.order[i:end] {
+	for _, id := range order[i:end] {
 		out = append(out, v.byID[id].skill())
 	}
-	return out, end < len(v.order), nil
+	return out, end < len(order), nil
 }
 
 // Skill returns the skill at path.
@@ -173,6 +185,7 @@ func (v *View) ReadFile(_ context.Context, p, file string) ([]byte, error) {
 		return nil, ErrNoSuchFile
 	}
 	if sv.folder == nil {
+		sv.digest.Do(sv.computeDigest)
 		if file != FileName || sv.problem != "" {
 			return nil, ErrNoSuchFile
 		}
@@ -281,18 +294,25 @@ func publishedMarkdown(e *catalog.Entry) ([]byte, error) {
 	return append(append(make([]byte, 0, len(h)+len(body)), h...), body...), nil
 }
 
-// buildPublished computes the size and digest of the SKILL.md synthesized
-// for a skill published over iii, without keeping its bytes.
+// buildPublished is the view of a skill published over iii; the size and
+// digest of its synthesized SKILL.md come later (computeDigest), and its
+// bytes are never kept.
 func buildPublished(e *catalog.Entry) *view {
-	body, err := e.Body.String()
+	return &view{entry: e}
+}
+
+// computeDigest sets the size and digest of a published skill's SKILL.md,
+// or why its body could not be read. Run it through sv.digest.
+func (sv *view) computeDigest() {
+	body, err := sv.entry.Body.String()
 	if err != nil {
-		return &view{entry: e, problem: "reading the published body failed: " + err.Error()}
+		sv.problem = "reading the published body failed: " + err.Error()
+		return
 	}
-	h := publishedHeader(e)
+	h := publishedHeader(sv.entry)
 	sum := sha256.New()
 	sum.Write(h)
 	_, _ = io.WriteString(sum, body)
-	sv := &view{entry: e, size: int64(len(h) + len(body))}
+	sv.size = int64(len(h) + len(body))
 	sum.Sum(sv.sum[:0])
-	return sv
 }
