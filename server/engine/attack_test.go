@@ -294,3 +294,33 @@ func TestFramesBehindOneOversizeFrameAreNotABacklog(t *testing.T) {
 		t.Fatal("a reading client was disconnected for frames queued behind one large frame")
 	}
 }
+
+// A local process cannot open sockets without end: past MaxConnections
+// upgrades get 503 until some close; the in-process connection (the
+// standalone registry worker) is never refused.
+func TestOpenSocketsAreCapped(t *testing.T) {
+	e := startEngine(t, Config{MaxConnections: 2})
+	first := dialWorker(t, e.URL())
+	dialWorker(t, e.URL())
+	_, resp, err := websocket.DefaultDialer.Dial(e.URL(), nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("third socket: err %v, response %v; want 503", err, resp)
+	}
+	e.logs.waitFor(t, "connections refused: the engine has its maximum of open sockets")
+	mem := dialWorkerWith(t, &websocket.Dialer{NetDialContext: e.DialContext}, e.URL())
+	mem.result("state::set", map[string]any{"scope": "s", "key": "k", "value": 1})
+
+	first.close()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		ws, _, err := websocket.DefaultDialer.Dial(e.URL(), nil)
+		if err == nil {
+			_ = ws.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no socket admitted after one closed: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -26,6 +26,8 @@ const (
 	DefaultMaxFrameBytes int64 = 16 << 20
 	// StateFile is the bbolt file created under Config.DataDir.
 	StateFile = "state.db"
+	// DefaultMaxConnections is the default cap on open sockets.
+	DefaultMaxConnections = 4096
 	// DefaultMaxConnOutboundBytes is the default per-connection backlog.
 	DefaultMaxConnOutboundBytes int64 = 32 << 20
 	// DefaultMaxOutboundBytes is the default backlog of all connections.
@@ -89,6 +91,12 @@ type Config struct {
 	// unread; the rest wait in the engine (admission.go). Zero means
 	// DefaultMaxInFlightPerConn.
 	MaxInFlightPerConn int
+	// MaxConnections bounds the sockets open at once (workers and the
+	// SDKs' telemetry sockets; the in-process connection is not counted).
+	// More upgrades are refused with 503 until some close, so a local
+	// process cannot exhaust the engine's file descriptors and memory by
+	// opening connections. Zero means DefaultMaxConnections.
+	MaxConnections int
 }
 
 // Engine is an embedded iii engine: a WebSocket server speaking the iii
@@ -105,6 +113,7 @@ type Engine struct {
 	startMu  sync.Mutex
 	ln       net.Listener
 	memLn    *memListener // in-process connections (DialContext)
+	sockets  sockets      // open sockets against Config.MaxConnections
 	srv      *http.Server
 	serveErr chan error
 
@@ -145,6 +154,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.MaxFrameBytes <= 0 {
 		cfg.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
 	}
 	if cfg.MaxConnOutboundBytes <= 0 {
 		cfg.MaxConnOutboundBytes = DefaultMaxConnOutboundBytes
@@ -236,8 +248,8 @@ func (e *Engine) listen() error {
 	}
 	mux := http.NewServeMux()
 	policy := e.policy(ln.Addr().String())
-	mux.Handle("GET /{$}", guard(policy, e.log, http.HandlerFunc(e.handleWorker)))
-	mux.Handle("GET /otel", guard(policy, e.log, http.HandlerFunc(e.handleOtel)))
+	mux.Handle("GET /{$}", guard(policy, e.log, e.limitSockets(http.HandlerFunc(e.handleWorker))))
+	mux.Handle("GET /otel", guard(policy, e.log, e.limitSockets(http.HandlerFunc(e.handleOtel))))
 	e.ln = ln
 	e.srv = &http.Server{
 		Handler:           mux,

@@ -86,6 +86,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	sectionDepth := fs.Int("section-max-depth", worker.DefaultSectionMaxDepth, "How many section reads (iii://fn/…) may nest; a cycle is refused at once")
 	sectionBytes := fs.Int("section-max-bytes", worker.DefaultSectionMaxBytes, "Largest section output served; larger ones fail with \"section output too large (N bytes; max M)\"")
 	allowOrigins := fs.String("engine-allow-origin", "", "With --standalone: comma-separated browser origins (https://app.example) allowed to open the engine socket besides loopback pages; clients that send no Origin are always allowed")
+	maxConns := fs.Int("engine-max-connections", engine.DefaultMaxConnections, "With --standalone: most sockets the embedded engine keeps open at once; more are refused with 503 until some close")
 	pprofAddr := fs.String("pprof-addr", "", "Serve Go runtime profiles at http://ADDR/debug/pprof/ (loopback addresses only; empty disables)")
 	var skillsFolders folderFlags
 	fs.Var(&skillsFolders, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; overrides config skills_folder)")
@@ -137,7 +138,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		eng, err = engine.New(engine.Config{Addr: addr, DataDir: *dataDir, Logger: log,
-			Token: *engineToken, AllowedOrigins: splitList(*allowOrigins)})
+			Token: *engineToken, AllowedOrigins: splitList(*allowOrigins), MaxConnections: *maxConns})
 		if err != nil {
 			log.Error("cannot open the embedded engine", "data", *dataDir, "err", err)
 			return 1
