@@ -282,6 +282,16 @@ func (c *conn) writeBatch(frames [][]byte) error {
 	return c.bc.flush()
 }
 
+// isDone reports whether the connection has been closed.
+func (c *conn) isDone() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // close ends the connection without a close frame.
 func (c *conn) close() {
 	c.closeOnce.Do(func() {

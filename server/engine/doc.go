@@ -76,7 +76,10 @@
 //   - Trigger types follow the same rule: the engine's own (state,
 //     engine::functions-available, engine::workers-available) cannot be
 //     provided by a worker, and a type provided by a live connection stays
-//     with it. registertriggertype has no reply frame; refusals are logged.
+//     with it; a second registration waits on standby and takes the type
+//     over when the provider leaves (a provider that reconnects before its
+//     old connection is cleaned up). registertriggertype has no reply
+//     frame; refusals are logged.
 //   - An invocationresult is accepted only from the connection the
 //     invocation was sent to; others are logged and dropped.
 //   - Outbound bytes are counted per connection until written (the batch

@@ -128,6 +128,11 @@ type Engine struct {
 	conns        map[string]*conn
 	functions    map[string]*function
 	triggerTypes map[string]*triggerType
+	// standbyTypes are registrations of a type another live worker
+	// provides, in arrival order; the first still connected takes the
+	// type over when its provider leaves (a provider that reconnects
+	// before its old connection is cleaned up lands here).
+	standbyTypes map[string][]*triggerType
 	bindings     map[string]*binding
 	builtinBinds map[string]int // bindings served by each built-in type
 
@@ -195,6 +200,7 @@ func New(cfg Config) (*Engine, error) {
 		conns:        make(map[string]*conn),
 		functions:    make(map[string]*function),
 		triggerTypes: make(map[string]*triggerType),
+		standbyTypes: make(map[string][]*triggerType),
 		bindings:     make(map[string]*binding),
 		pending:      make(map[string]*pending),
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/iii-skills/skills/sdk-go/wire"
 )
@@ -99,34 +100,45 @@ func (e *Engine) detachBuiltinLocked(b *binding) {
 // cannot be taken over: a worker providing `state` would receive every
 // state binding and could starve the registry of other workers' writes.
 // A type provided by another live connection stays with it (first owner
-// wins, as for function ids); the provider's own re-registration
-// re-delivers every binding, as upstream does. There is no reply frame for
-// registertriggertype, so a refusal is logged.
+// wins, as for function ids); c is kept on standby and takes the type over
+// if that provider leaves, so a provider that reconnects before its old
+// connection is cleaned up still ends up providing it. The provider's own
+// re-registration re-delivers every binding, as upstream does. There is no
+// reply frame for registertriggertype, so refusals are logged.
 func (e *Engine) registerTriggerType(c *conn, m *wire.Message) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if cur := e.triggerTypes[m.ID]; cur != nil && cur.provider != c {
-		if cur.provider == nil {
-			e.log.Warn("registertriggertype refused: the trigger type is served by the engine itself",
-				"trigger_type", m.ID, "worker_id", c.id, "remote", c.remoteIP)
-		} else {
-			e.log.Warn("registertriggertype refused: the trigger type belongs to another live worker (first owner wins)",
-				"trigger_type", m.ID, "worker_id", c.id, "remote", c.remoteIP, "owner_worker_id", cur.provider.id)
-		}
-		return
-	}
-	e.triggerTypes[m.ID] = &triggerType{
+	tt := &triggerType{
 		id:          m.ID,
 		description: m.Description,
 		triggerReq:  m.TriggerRequestFormat,
 		callReq:     m.CallRequestFormat,
 		provider:    c,
 	}
-	// Deliver every binding of this type, parked or live, to the provider.
+	if cur := e.triggerTypes[m.ID]; cur != nil && cur.provider != c {
+		if cur.provider == nil {
+			e.log.Warn("registertriggertype refused: the trigger type is served by the engine itself",
+				"trigger_type", m.ID, "worker_id", c.id, "remote", c.remoteIP)
+			return
+		}
+		e.log.Warn("registertriggertype deferred: the trigger type belongs to another live worker (first owner wins); this worker provides it if that one leaves",
+			"trigger_type", m.ID, "worker_id", c.id, "remote", c.remoteIP, "owner_worker_id", cur.provider.id)
+		e.standbyTypes[m.ID] = append(slices.DeleteFunc(e.standbyTypes[m.ID],
+			func(s *triggerType) bool { return s.provider == c }), tt)
+		return
+	}
+	e.provideLocked(tt)
+}
+
+// provideLocked makes tt's connection the provider of its type and
+// delivers every binding of the type, parked or live, to it. Callers hold
+// e.mu.
+func (e *Engine) provideLocked(tt *triggerType) {
+	e.triggerTypes[tt.id] = tt
 	for _, b := range e.bindings {
-		if b.triggerType == m.ID {
+		if b.triggerType == tt.id {
 			b.parked = false
-			c.send(registerTriggerFrame(b))
+			tt.provider.send(registerTriggerFrame(b))
 		}
 	}
 }
@@ -141,10 +153,23 @@ func (e *Engine) unregisterTriggerType(c *conn, id string) {
 	}
 }
 
-// removeTypeLocked drops a worker-provided type: its bindings are parked
-// until a provider registers the type again. Callers hold e.mu.
+// removeTypeLocked drops a worker-provided type: the first standby
+// registration of a live connection takes it over, else its bindings are
+// parked until a provider registers the type again. Callers hold e.mu.
 func (e *Engine) removeTypeLocked(id string) {
 	delete(e.triggerTypes, id)
+	standby := e.standbyTypes[id]
+	delete(e.standbyTypes, id)
+	for i, tt := range standby {
+		if !tt.provider.isDone() {
+			if rest := standby[i+1:]; len(rest) > 0 {
+				e.standbyTypes[id] = rest
+			}
+			e.log.Info("a standby worker now provides the trigger type", "trigger_type", id, "worker_id", tt.provider.id)
+			e.provideLocked(tt)
+			return
+		}
+	}
 	for _, b := range e.bindings {
 		if b.triggerType == id {
 			b.parked = true
@@ -234,6 +259,14 @@ func (e *Engine) dropTriggersLocked(c *conn) {
 	for _, b := range e.bindings {
 		if b.owner == c {
 			e.removeBindingLocked(b)
+		}
+	}
+	for id, list := range e.standbyTypes {
+		list = slices.DeleteFunc(list, func(s *triggerType) bool { return s.provider == c })
+		if len(list) == 0 {
+			delete(e.standbyTypes, id)
+		} else {
+			e.standbyTypes[id] = list
 		}
 	}
 	for id, tt := range e.triggerTypes {
