@@ -55,12 +55,26 @@ type blobIndex struct {
 	loaded  bool
 	entries map[string]blobMeta // key: the hex part of the id
 	total   int64
+
+	// The sweeper removes expired blobs between writes (a prune otherwise
+	// runs only when the next blob is written). It starts once the index
+	// is loaded and ends with Runtime.Close.
+	sweepOnce sync.Once
+	sweepStop context.CancelFunc
+	sweepDone chan struct{}
 }
+
+// The default sweep interval is a quarter of the TTL, within these bounds.
+const (
+	minBlobSweep = 10 * time.Millisecond
+	maxBlobSweep = 10 * time.Minute
+)
 
 func (r *Runtime) blobIndexScope() string { return r.opts.BlobScope + "-index" }
 
-// loadBlobIndexLocked reads the index scope once. Blobs stored before the
-// index existed have no entry: they are served but never expire.
+// loadBlobIndexLocked reads the index scope once and starts the sweeper.
+// The index entry is written before a blob's content, so every stored
+// blob has one.
 func (r *Runtime) loadBlobIndexLocked(ctx context.Context) error {
 	if r.blobs.loaded {
 		return nil
@@ -84,7 +98,57 @@ func (r *Runtime) loadBlobIndexLocked(ctx context.Context) error {
 		r.blobs.total += m.Size
 	}
 	r.blobs.loaded = true
+	r.blobs.sweepOnce.Do(r.startBlobSweeper)
 	return nil
+}
+
+// startBlobSweeper removes expired blobs every BlobSweepInterval.
+func (r *Runtime) startBlobSweeper() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.blobs.sweepStop, r.blobs.sweepDone = cancel, make(chan struct{})
+	every := r.opts.BlobSweepInterval
+	go func() {
+		defer close(r.blobs.sweepDone)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			r.blobs.mu.Lock()
+			var err error
+			if r.anyBlobExpiredLocked() {
+				err = r.pruneBlobsLocked(ctx, 0)
+			}
+			r.blobs.mu.Unlock()
+			if err != nil && ctx.Err() == nil {
+				r.log.Warn("skills protocol: removing expired blobs failed; trying again later", "err", err)
+			}
+		}
+	}()
+}
+
+// stopBlobSweeper ends the sweeper (if it started) and waits for it.
+func (r *Runtime) stopBlobSweeper() {
+	r.blobs.sweepOnce.Do(func() {}) // no sweeper may start after this
+	if r.blobs.sweepStop != nil {
+		r.blobs.sweepStop()
+		<-r.blobs.sweepDone
+	}
+}
+
+// anyBlobExpiredLocked tells whether a prune would remove something for
+// age alone; the sweeper checks it first so a quiet store is not sorted.
+func (r *Runtime) anyBlobExpiredLocked() bool {
+	now := time.Now()
+	for _, m := range r.blobs.entries {
+		if now.Sub(m.CreatedAt) >= r.opts.BlobTTL {
+			return true
+		}
+	}
+	return false
 }
 
 // pruneBlobsLocked removes expired blobs, then the oldest until room more

@@ -150,7 +150,9 @@ func TestBlobStoreCapRemovesTheOldest(t *testing.T) {
 }
 
 func TestBlobsExpire(t *testing.T) {
-	e := newEnv(t, sp.Options{BlobTTL: time.Millisecond})
+	// The sweeper is kept out of the way: this test is about reads and
+	// the prune of the next write.
+	e := newEnv(t, sp.Options{BlobTTL: time.Millisecond, BlobSweepInterval: time.Hour})
 	id := createBlob(e, "short-lived")
 	time.Sleep(5 * time.Millisecond) // past the TTL; no timing is asserted
 	msg := e.fails("read_blob", map[string]any{"blob_id": id}, sp.CodeInvalidParams)
@@ -161,6 +163,30 @@ func TestBlobsExpire(t *testing.T) {
 	msg = e.fails("read_blob", map[string]any{"blob_id": id}, sp.CodeInvalidParams)
 	if !strings.Contains(msg, "unknown blob") {
 		t.Fatalf("expired blob after a prune: %s", msg)
+	}
+}
+
+// An expired blob leaves the store without another write: the sweeper
+// removes its content and its index entry.
+func TestExpiredBlobsAreSwept(t *testing.T) {
+	e := newEnv(t, sp.Options{BlobTTL: time.Millisecond, BlobSweepInterval: 5 * time.Millisecond})
+	key := strings.TrimPrefix(createBlob(e, "swept"), "blob:")
+	for _, scope := range []string{"skills-protocol-blobs", "skills-protocol-blobs-index"} {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			raw, err := e.client.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "state::get",
+				Data: json.RawMessage(`{"scope":"` + scope + `","key":"` + key + `"}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(raw) == 0 || string(raw) == "null" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("expired blob still in %s after 10 s: %.80s", scope, raw)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 }
 

@@ -80,6 +80,9 @@ type Options struct {
 	// without end.
 	BlobTTL           time.Duration
 	MaxBlobStoreBytes int64
+	// BlobSweepInterval is how often expired blobs are removed between
+	// writes (default a quarter of BlobTTL, from 10 ms to 10 min).
+	BlobSweepInterval time.Duration
 	// BlobThreshold: a run output (JSON) or log larger than this many bytes
 	// is stored as a blob and listed in output_blobs.
 	BlobThreshold int
@@ -145,6 +148,9 @@ func New(opts Options) (*Runtime, error) {
 	}
 	if opts.MaxBlobStoreBytes <= 0 {
 		opts.MaxBlobStoreBytes = DefaultMaxBlobStoreBytes
+	}
+	if opts.BlobSweepInterval <= 0 {
+		opts.BlobSweepInterval = min(max(opts.BlobTTL/4, minBlobSweep), maxBlobSweep)
 	}
 	if opts.MaxBlobStoreBytes < opts.MaxBlobBytes {
 		return nil, fmt.Errorf("skillsprotocol: MaxBlobStoreBytes (%d) is smaller than MaxBlobBytes (%d): no blob would fit",
@@ -263,8 +269,10 @@ func reachable(dir string) error {
 	}
 }
 
-// Close removes the work folder when the Runtime created it.
+// Close stops the expired-blob sweeper and removes the work folder when
+// the Runtime created it.
 func (r *Runtime) Close() error {
+	r.stopBlobSweeper()
 	if r.ownWork {
 		return os.RemoveAll(r.work)
 	}
