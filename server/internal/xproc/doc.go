@@ -27,7 +27,8 @@
 // 127.0.0.1:6060" to take CPU profiles of the registry under load
 // (go tool pprof http://127.0.0.1:6060/debug/pprof/profile?seconds=5).
 //
-// BenchmarkRegister also reports the CPU time each side spends per call
-// (server_cpu_µs/op for the registry process, client_cpu_µs/op for the
-// benchmark's): on a machine with two cores their sum bounds the rate.
+// Every row reports the callers' CPU time per call (client_cpu_µs/op: what
+// the client library costs; the floor's rows show a bare gorilla client).
+// BenchmarkRegister also reports the registry process's (server_cpu_µs/op):
+// on a machine with two cores their sum bounds the rate.
 package xproc
