@@ -416,7 +416,7 @@ func gitServer(t *testing.T) (string, []string) {
 	git(base, "clone", "-q", "--bare", work, filepath.Join(base, "repo.git"))
 	execPath, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
-		t.Skip("git --exec-path: ", err)
+		t.Fatal("git --exec-path: ", err)
 	}
 	srv := httptest.NewTLSServer(&cgi.Handler{
 		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
@@ -430,10 +430,30 @@ func gitServer(t *testing.T) (string, []string) {
 	return srv.URL + "/repo.git", []string{"GIT_SSL_CAINFO=" + ca}
 }
 
-func TestDownloadFromGit(t *testing.T) {
+// needGit skips without git and git-http-backend, unless the test runs
+// under make (SKILLS_TEST_REQUIRE_GIT, set by test-go after directory-deps
+// installed git): there a missing git is a failure.
+func needGit(t *testing.T) {
+	t.Helper()
+	missing := ""
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		missing = "git is not installed"
+	} else if out, err := exec.Command("git", "--exec-path").Output(); err != nil {
+		missing = "git --exec-path: " + err.Error()
+	} else if _, err := os.Stat(filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")); err != nil {
+		missing = "git-http-backend is missing: " + err.Error()
 	}
+	switch {
+	case missing == "":
+	case os.Getenv("SKILLS_TEST_REQUIRE_GIT") != "":
+		t.Fatal(missing + " (make directory-deps installs it)")
+	default:
+		t.Skip(missing + " (make directory-deps installs it)")
+	}
+}
+
+func TestDownloadFromGit(t *testing.T) {
+	needGit(t)
 	repo, env := gitServer(t)
 	root := filepath.Join(t.TempDir(), "skills")
 	s := startStack(t, []string{root}, DefaultConfig(), Options{GitEnv: env})
