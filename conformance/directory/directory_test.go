@@ -195,6 +195,19 @@ var _ = Describe("the iii-directory v0.5 surface", func() {
 		Entry("registry version and tag", "directory::registry::workers::info", map[string]any{"name": "x", "version": "1", "tag": "t"}, "specify either version OR tag, not both"),
 	)
 
+	// Upstream's input struct names are not recorded: only the serde
+	// message up to "expected struct " is checked.
+	DescribeTable("every function takes an object: serde refuses null and other values",
+		func(fn, payload, got string) {
+			fails(fn, json.RawMessage(payload), "invalid type: "+got+", expected struct ")
+		},
+		Entry("list, null", "directory::skills::list", "null", "null"),
+		Entry("fetch-skill, null", "directory::skills::fetch-skill", "null", "null"),
+		Entry("download, a number", "directory::skills::download", "5", "integer `5`"),
+		Entry("prompts get, a string", "directory::prompts::get", `"greet"`, `string "greet"`),
+		Entry("functions list, a list", "directory::engine::functions::list", "[]", "sequence"),
+	)
+
 	It("renders the empty index with upstream's line", func() {
 		// Only checkable while the folder serves nothing: every spec
 		// removes its sub-folder, and a shared external folder may hold

@@ -626,3 +626,37 @@ func TestWorkerNameEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Every function takes an object, as upstream's serde structs do: null (or
+// an absent payload), a number, a string or a list is refused with serde's
+// message, the same as the registry worker's.
+func TestPayloadMustBeObject(t *testing.T) {
+	s := startStack(t, []string{agentFolder(t)}, DefaultConfig(), Options{})
+	for fn, name := range map[string]string{
+		FnSkillsList:        "ListInput",
+		FnSkillsFetch:       "FetchSkillInput",
+		FnSkillsDownload:    "DownloadInput",
+		FnPromptsList:       "ListInput",
+		FnPromptsGet:        "GetPromptInput",
+		FnFunctionsList:     "FunctionsListInput",
+		FnWorkersInfo:       "WorkerInfoInput",
+		FnSkillsDiagnostics: "DiagnosticsInput",
+	} {
+		for payload, got := range map[string]string{
+			"null":  "null",
+			"5":     "integer `5`",
+			`"x"`:   `string "x"`,
+			"[{}]":  "sequence",
+			"true":  "boolean `true`",
+			" 1.5 ": "floating point `1.5`",
+		} {
+			s.fails(t, fn, json.RawMessage(payload), "invalid type: "+got+", expected struct "+name)
+		}
+	}
+	s.must(t, FnSkillsList, json.RawMessage(`{"_caller_worker_id":"x","unknown":1}`), nil)
+	// An absent payload reads as null (the Go SDK sends {} when a caller
+	// gives none, so this is reachable only from other clients).
+	if err := decode(nil, "ListInput", &struct{}{}); err == nil || err.Error() != "invalid type: null, expected struct ListInput" {
+		t.Fatalf("absent payload: %v", err)
+	}
+}
