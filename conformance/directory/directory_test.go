@@ -154,6 +154,7 @@ var _ = Describe("the iii-directory v0.5 surface", func() {
 		Entry("absolute path", map[string]any{"uri": "iii:///etc/passwd"}, "Resource URI may not contain empty segments"),
 		Entry("unknown skill", map[string]any{"uri": "no-such-skill-here"}, "Skill not found: no-such-skill-here"),
 		Entry("iii://skills is an ordinary id here", map[string]any{"uri": "iii://skills"}, "Skill not found: skills"),
+		Entry("section of a missing function", map[string]any{"uri": "iii://fn/conf/no-such-function"}, "trigger conf::no-such-function: "),
 	)
 
 	DescribeTable("download classifies its request with upstream's messages",
@@ -167,6 +168,13 @@ var _ = Describe("the iii-directory v0.5 surface", func() {
 		Entry("bad worker name", `{"worker":"-w"}`, `worker name must start with a lowercase ASCII letter or digit: "-w"`),
 		Entry("skill with a slash", `{"repo":"https://x","skill":"a/b"}`, `skill name may not contain '/' or '\': "a/b"`),
 		Entry("file: repo", `{"repo":"file:///tmp/x","skill":"a"}`, `repo may not be a file: URL`),
+		Entry("worker name chars", `{"worker":"w!"}`, `worker name may only contain lowercase letters, digits, '-', '_': "w!"`),
+		Entry("skill with '..'", `{"repo":"https://x","skill":"a..b"}`, `skill name may not contain '..': "a..b"`),
+		Entry("skill with a space", `{"repo":"https://x","skill":"a b"}`, `skill name may only contain alphanumerics, '-', '_', '.': "a b"`),
+		Entry("hidden skill", `{"repo":"https://x","skill":".a"}`, `skill name may not start with '.': ".a"`),
+		Entry("repo as an option", `{"repo":"-uhttps://x","skill":"a"}`, `repo may not start with '-': "-uhttps://x"`),
+		Entry("ext:: repo", `{"repo":"ext::sh -c id","skill":"a"}`, `repo may not contain '::': "ext::sh -c id"`),
+		Entry("http repo", `{"repo":"http://x","skill":"a"}`, `repo must start with https://, ssh:// or git@: "http://x"`),
 	)
 
 	DescribeTable("the other functions refuse bad input with upstream's messages",
@@ -186,6 +194,34 @@ var _ = Describe("the iii-directory v0.5 surface", func() {
 		Entry("registry search empty", "directory::registry::workers::list", map[string]any{"search": " "}, "search must be non-empty"),
 		Entry("registry version and tag", "directory::registry::workers::info", map[string]any{"name": "x", "version": "1", "tag": "t"}, "specify either version OR tag, not both"),
 	)
+
+	// Upstream's input struct names are not recorded: only the serde
+	// message up to "expected struct " is checked.
+	DescribeTable("every function takes an object: serde refuses null and other values",
+		func(fn, payload, got string) {
+			fails(fn, json.RawMessage(payload), "invalid type: "+got+", expected struct ")
+		},
+		Entry("list, null", "directory::skills::list", "null", "null"),
+		Entry("fetch-skill, null", "directory::skills::fetch-skill", "null", "null"),
+		Entry("download, a number", "directory::skills::download", "5", "integer `5`"),
+		Entry("prompts get, a string", "directory::prompts::get", `"greet"`, `string "greet"`),
+		Entry("functions list, a list", "directory::engine::functions::list", "[]", "sequence"),
+	)
+
+	It("renders the empty index with upstream's line", func() {
+		// Only checkable while the folder serves nothing: every spec
+		// removes its sub-folder, and a shared external folder may hold
+		// skills of its own.
+		deadline := time.Now().Add(5 * time.Second)
+		for len(listed()) > 0 {
+			if time.Now().After(deadline) {
+				Skip("the served folder holds skills")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		Expect(text("directory::skills::fetch-skill", map[string]any{"uri": "iii://directory/skills"})).To(Equal(
+			"# iii://directory/skills\n\n" + indexHeader + emptyIndexLine))
+	})
 
 	It("renders the index with upstream's header and never truncates descriptions", func() {
 		ns := namespace()
@@ -296,6 +332,10 @@ var _ = Describe("skills folders", func() {
 		write(ns+"/Bad.md", "# Bad id\n")
 		write(ns+"/empty.md", "---\na: 1\n---\n\n")
 		write(ns+"/wrong/SKILL.md", "---\nname: other\ndescription: d\n---\nbody\n")
+		dup := "conf-dup-" + harness.UID()
+		write(ns+"/prompts/nofm.md", "Say hi without frontmatter.\n")
+		write(ns+"/a/prompts/dup.md", "---\nname: "+dup+"\ndescription: first\n---\nA\n")
+		write(ns+"/b/prompts/dup.md", "---\nname: "+dup+"\ndescription: second\n---\nB\n")
 		reasons := func() map[string]string {
 			var d struct {
 				Skipped []struct {
@@ -310,11 +350,14 @@ var _ = Describe("skills folders", func() {
 			}
 			return m
 		}
-		Eventually(reasons).WithTimeout(5 * time.Second).Should(HaveKey(ns + "/wrong/SKILL.md"))
+		Eventually(reasons).WithTimeout(5 * time.Second).Should(HaveKey(ns + "/b/prompts/dup.md"))
 		r := reasons()
 		Expect(r[ns+"/Bad.md"]).To(HavePrefix(`invalid id "` + ns + `/Bad"`))
 		Expect(r[ns+"/empty.md"]).To(Equal("file has empty body"))
 		Expect(r[ns+"/wrong/SKILL.md"]).To(Equal(`frontmatter name "other" must equal the folder name "wrong"`))
+		Expect(r[ns+"/prompts/nofm.md"]).To(Equal("missing YAML frontmatter (expected --- ... --- block at file start)"))
+		Expect(r[ns+"/b/prompts/dup.md"]).To(HavePrefix(`duplicate name "` + dup + `" also produced by `))
+		Expect(r[ns+"/b/prompts/dup.md"]).To(ContainSubstring(ns + "/a/prompts/dup.md"))
 		Expect(listed()).NotTo(HaveKey(ns + "/empty"))
 	})
 })

@@ -207,3 +207,119 @@ func BenchmarkEditToSubscriber10K(b *testing.B) {
 	percentiles(b, dirLat, "onchange_", "ms")
 	percentiles(b, mcpLat, "mcp_", "ms")
 }
+
+// stampedChange is an on-change payload and when the subscriber got it.
+type stampedChange struct {
+	SkillChange
+	at time.Time
+}
+
+// onChangeSink registers a function of the caller bound to
+// directory::skills::on-change and returns what it receives.
+func onChangeSink(b *testing.B, s *stack) <-chan stampedChange {
+	seen := make(chan stampedChange, 256)
+	fn := "bench::sink::" + uuid.NewString()
+	if _, err := s.caller.RegisterFunction(fn, func(_ context.Context, data json.RawMessage) (any, error) {
+		at := time.Now()
+		var ev SkillChange
+		if json.Unmarshal(data, &ev) == nil {
+			seen <- stampedChange{ev, at}
+		}
+		return nil, nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.caller.RegisterTrigger(uuid.NewString(), TriggerSkillsOnChange, fn, json.RawMessage(`{}`)); err != nil {
+		b.Fatal(err)
+	}
+	for len(s.dir.skillSubs.Bindings()) == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return seen
+}
+
+// waitChange returns when the sink got every change of want (each "op
+// id"), in any order, skipping others: the time the last one arrived.
+func waitChange(b *testing.B, seen <-chan stampedChange, want ...string) time.Time {
+	deadline := time.After(5 * time.Second)
+	var last time.Time
+	for len(want) > 0 {
+		select {
+		case c := <-seen:
+			if i := slices.Index(want, c.Op+" "+c.ID); i >= 0 {
+				want = slices.Delete(want, i, i+1)
+				last = c.at
+			}
+		case <-deadline:
+			b.Fatalf("%v did not reach the on-change subscriber", want)
+		}
+	}
+	return last
+}
+
+// BenchmarkFolderChangeToSubscriber10K measures creating, renaming and
+// deleting a skill file in a watched folder of 10 000 skills until a
+// directory::skills::on-change subscriber (another worker, through the
+// engine) sees it; a rename counts until both the removal of the old id
+// and the put of the new one arrived. Target: p50 ≤ 100 ms. The file
+// setup of each step (creating what is renamed or deleted, removing what
+// was created) is not measured.
+func BenchmarkFolderChangeToSubscriber10K(b *testing.B) {
+	root := folderOf(b, 10000)
+	s := startStack(b, []string{root}, DefaultConfig(), Options{})
+	seen := onChangeSink(b, s)
+	file := func(name string) string { return filepath.Join(root, "w7", name+".md") }
+	id := func(name string) string { return "w7/" + name }
+	put := func(i int, name string) time.Time {
+		start := time.Now()
+		if err := os.WriteFile(file(name), []byte(body2K(2_000_000+i)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		return start
+	}
+	remove := func(name string) time.Time {
+		start := time.Now()
+		if err := os.Remove(file(name)); err != nil {
+			b.Fatal(err)
+		}
+		return start
+	}
+	b.Run("create", func(b *testing.B) {
+		lat := make([]time.Duration, 0, b.N)
+		for i := range b.N {
+			name := "created" + strconv.Itoa(i)
+			start := put(i, name)
+			lat = append(lat, waitChange(b, seen, "put "+id(name)).Sub(start))
+			remove(name)
+			waitChange(b, seen, "remove "+id(name))
+		}
+		percentiles(b, lat, "onchange_", "ms")
+	})
+	b.Run("rename", func(b *testing.B) {
+		lat := make([]time.Duration, 0, b.N)
+		for i := range b.N {
+			from, to := "from"+strconv.Itoa(i), "to"+strconv.Itoa(i)
+			put(i, from)
+			waitChange(b, seen, "put "+id(from))
+			start := time.Now()
+			if err := os.Rename(file(from), file(to)); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, waitChange(b, seen, "remove "+id(from), "put "+id(to)).Sub(start))
+			remove(to)
+			waitChange(b, seen, "remove "+id(to))
+		}
+		percentiles(b, lat, "onchange_", "ms")
+	})
+	b.Run("delete", func(b *testing.B) {
+		lat := make([]time.Duration, 0, b.N)
+		for i := range b.N {
+			name := "deleted" + strconv.Itoa(i)
+			put(i, name)
+			waitChange(b, seen, "put "+id(name))
+			start := remove(name)
+			lat = append(lat, waitChange(b, seen, "remove "+id(name)).Sub(start))
+		}
+		percentiles(b, lat, "onchange_", "ms")
+	})
+}

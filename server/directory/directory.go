@@ -1,7 +1,6 @@
 package directory
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -273,15 +272,14 @@ func (s subscribers) UnregisterTrigger(_ context.Context, cfg iii.TriggerConfig)
 }
 
 // decode reads a request object; unknown fields are ignored, like serde.
+// As upstream's serde structs (and the registry worker), it refuses a
+// payload that is not an object, null and an absent payload included:
+// "invalid type: null, expected struct ListInput".
 func decode(data json.RawMessage, name string, dst any) error {
-	t := bytes.TrimSpace(data)
-	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		t = []byte("{}")
+	if err := registry.DecodeEmptyInput(data, name); err != nil {
+		return err
 	}
-	if t[0] != '{' {
-		return fmt.Errorf("invalid type: expected struct %s", name)
-	}
-	if err := json.Unmarshal(t, dst); err != nil {
+	if err := json.Unmarshal(data, dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return fmt.Errorf("invalid type for field `%s`: %s, expected %s", te.Field, te.Value, te.Type)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/cgi"
@@ -105,6 +106,13 @@ func TestSkillsSurface(t *testing.T) {
 	if got := s.text(t, FnSkillsFetch, map[string]any{"uri": "iii://fn/engine/workers/list"}); !strings.Contains(got, "workers") {
 		t.Fatalf("engine section %q", got)
 	}
+	// A section whose function fails or does not exist: "trigger {function_id}: {sdk error}".
+	if _, err := s.caller.RegisterFunction("math::fail", func(context.Context, json.RawMessage) (any, error) { return nil, errors.New("no result today") }); err != nil {
+		t.Fatal(err)
+	}
+	s.fails(t, FnSkillsFetch, map[string]any{"uri": "fn/math/fail"}, "trigger math::fail: ")
+	s.fails(t, FnSkillsFetch, map[string]any{"uri": "fn/math/fail"}, "no result today")
+	s.fails(t, FnSkillsFetch, map[string]any{"uri": "iii://fn/math/none"}, "trigger math::none: ")
 
 	// Folder skills in the registry surface, marked with their origin.
 	if got := s.text(t, registry.FnSkillFetch, map[string]any{"uri": "iii://pdf"}); got != "# iii://pdf\n\n# PDF\n\nSee [guide](references/guide.md)." {
@@ -247,8 +255,22 @@ func registryServer(t *testing.T, hits *atomic.Int64) *httptest.Server {
 		case r.URL.Path == "/w/mailer/skills" && r.URL.Query().Get("tag") == "latest":
 			fmt.Fprint(w, `{"name":"mailer","version":"1.0.0","skills":[{"path":"./index.md","content":"# Mailer\n\nSends mail.\n"},{"path":"send.md","content":"# Send\n"}],
 				"prompts":[{"name":"compose","description":" Compose a mail ","args_schema":{"type":"object"},"content":"Write it"}]}`)
+		case r.URL.Path == "/w/mailer/skills" && r.URL.Query().Get("version") == "1.0.0" && !r.URL.Query().Has("tag"):
+			fmt.Fprint(w, `{"name":"mailer","version":"1.0.0","skills":[{"path":"send.md","content":"# Send v1\n"}]}`)
 		case r.URL.Path == "/w/evil/skills":
 			fmt.Fprint(w, `{"skills":[{"path":"../escape.md","content":"x"}]}`)
+		case r.URL.Path == "/w/abs/skills":
+			fmt.Fprint(w, `{"skills":[{"path":"/etc/escape.md","content":"x"}]}`)
+		case r.URL.Path == "/w/drive/skills":
+			fmt.Fprint(w, `{"skills":[{"path":"C:escape.md","content":"x"}]}`)
+		case r.URL.Path == "/w/dots/skills":
+			fmt.Fprint(w, `{"skills":[{"path":"./.","content":"x"}]}`)
+		case r.URL.Path == "/w/nopath/skills":
+			fmt.Fprint(w, `{"skills":[{"path":"","content":"x"}]}`)
+		case r.URL.Path == "/w/badprompt/skills":
+			fmt.Fprint(w, `{"prompts":[{"name":"Bad Name","description":"d","content":"x"}]}`)
+		case r.URL.Path == "/w/garbage/skills":
+			fmt.Fprint(w, `<html>not json</html>`)
 		case r.URL.Path == "/w/other/skills":
 			fmt.Fprint(w, `{"name":"someone-else","skills":[]}`)
 		case r.URL.Path == "/search":
@@ -285,7 +307,23 @@ func TestDownloadFromRegistry(t *testing.T) {
 	if err != nil || string(prompt) != "---\nname: compose\ndescription: Compose a mail\nargs_schema:\n    type: object\n---\nWrite it\n" {
 		t.Fatalf("prompt file %q %v", prompt, err)
 	}
-	s.fails(t, FnSkillsDownload, map[string]any{"worker": "evil"}, `invalid skill path "../escape.md": path may not contain '..': "../escape.md"`)
+	// With a version, the query and the source say version.
+	raw = s.must(t, FnSkillsDownload, map[string]any{"worker": "mailer", "version": "1.0.0"}, nil)
+	if string(raw) != `{"namespace":"mailer","skills_written":["send.md"],"prompts_written":[],"source":{"kind":"registry","version":"1.0.0","worker":"mailer"}}` {
+		t.Fatalf("download with version %s", raw)
+	}
+	for worker, msg := range map[string]string{
+		"evil":      `invalid skill path "../escape.md": path may not contain '..': "../escape.md"`,
+		"abs":       `invalid skill path "/etc/escape.md": path may not be absolute: "/etc/escape.md"`,
+		"drive":     `invalid skill path "C:escape.md": path may not contain a prefix or root: "C:escape.md"`,
+		"dots":      `invalid skill path "./.": path resolved to empty: "./."`,
+		"nopath":    `invalid skill path "": path must be non-empty`,
+		"badprompt": `invalid prompt name "Bad Name": `,
+		"garbage":   "decode registry response: ",
+		"w!":        `worker name may only contain lowercase letters, digits, '-', '_': "w!"`,
+	} {
+		s.fails(t, FnSkillsDownload, map[string]any{"worker": worker}, msg)
+	}
 	s.fails(t, FnSkillsDownload, map[string]any{"worker": "other"}, `registry returned worker name "someone-else", expected "other"`)
 	s.fails(t, FnSkillsDownload, map[string]any{"worker": "missing"}, "registry GET "+srv.URL+"/w/missing/skills?tag=latest returned HTTP 404: no such worker")
 	s.fails(t, FnSkillsDownload, map[string]any{"worker": "Bad"}, `worker name must start with a lowercase ASCII letter or digit: "Bad"`)
@@ -401,6 +439,7 @@ func gitServer(t *testing.T) (string, []string) {
 	put(t, work, "skills/pdf/assets/logo.png", string(pngBytes))
 	put(t, work, "skills/pdf/prompts/summarize.md", "---\ndescription: Summarize a PDF\n---\nSummarize it.\n")
 	put(t, work, "skills/pdf/.hidden", "not copied")
+	put(t, work, "skills/notdir", "a file where a skill folder should be")
 	put(t, work, "README.md", "# repo\n")
 	git := func(dir string, args ...string) {
 		t.Helper()
@@ -416,7 +455,7 @@ func gitServer(t *testing.T) (string, []string) {
 	git(base, "clone", "-q", "--bare", work, filepath.Join(base, "repo.git"))
 	execPath, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
-		t.Skip("git --exec-path: ", err)
+		t.Fatal("git --exec-path: ", err)
 	}
 	srv := httptest.NewTLSServer(&cgi.Handler{
 		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
@@ -430,10 +469,30 @@ func gitServer(t *testing.T) (string, []string) {
 	return srv.URL + "/repo.git", []string{"GIT_SSL_CAINFO=" + ca}
 }
 
-func TestDownloadFromGit(t *testing.T) {
+// needGit skips without git and git-http-backend, unless the test runs
+// under make (SKILLS_TEST_REQUIRE_GIT, set by test-go after directory-deps
+// installed git): there a missing git is a failure.
+func needGit(t *testing.T) {
+	t.Helper()
+	missing := ""
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		missing = "git is not installed"
+	} else if out, err := exec.Command("git", "--exec-path").Output(); err != nil {
+		missing = "git --exec-path: " + err.Error()
+	} else if _, err := os.Stat(filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")); err != nil {
+		missing = "git-http-backend is missing: " + err.Error()
 	}
+	switch {
+	case missing == "":
+	case os.Getenv("SKILLS_TEST_REQUIRE_GIT") != "":
+		t.Fatal(missing + " (make directory-deps installs it)")
+	default:
+		t.Skip(missing + " (make directory-deps installs it)")
+	}
+}
+
+func TestDownloadFromGit(t *testing.T) {
+	needGit(t)
 	repo, env := gitServer(t)
 	root := filepath.Join(t.TempDir(), "skills")
 	s := startStack(t, []string{root}, DefaultConfig(), Options{GitEnv: env})
@@ -457,6 +516,7 @@ func TestDownloadFromGit(t *testing.T) {
 		t.Fatal("binary asset")
 	}
 	s.fails(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "nope"}, `repo "`+repo+`" has no folder skills/nope/`)
+	s.fails(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "notdir"}, `skills/notdir in "`+repo+`" is not a directory`)
 	s.fails(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "pdf", "branch": "dev"}, "git clone --branch dev exited with exit status 128")
 }
 
@@ -520,5 +580,83 @@ func TestMCPSeesFolderChanges(t *testing.T) {
 	rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "iii://mcp/new"})
 	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "# New over MCP\n" {
 		t.Fatalf("read over MCP: %v %+v", err, rr)
+	}
+}
+
+// The git source's checks, including those download's classification
+// leaves unreachable over iii (an empty skill, repo or branch).
+func TestGitChecks(t *testing.T) {
+	for _, c := range []struct{ skill, repo, branch, want string }{
+		{"", "https://x", "main", "skill name must be non-empty"},
+		{"a/b", "https://x", "main", `skill name may not contain '/' or '\': "a/b"`},
+		{`a\b`, "https://x", "main", `skill name may not contain '/' or '\': "a\\b"`},
+		{"a..b", "https://x", "main", `skill name may not contain '..': "a..b"`},
+		{"a b", "https://x", "main", `skill name may only contain alphanumerics, '-', '_', '.': "a b"`},
+		{"é", "https://x", "main", `skill name may only contain alphanumerics, '-', '_', '.': "é"`},
+		{".a", "https://x", "main", `skill name may not start with '.': ".a"`},
+		{"a", "", "main", "repo must be non-empty"},
+		{"a", "-uhttps://x", "main", `repo may not start with '-': "-uhttps://x"`},
+		{"a", "ext::sh -c id", "main", `repo may not contain '::': "ext::sh -c id"`},
+		{"a", "FILE:///etc", "main", `repo may not be a file: URL: "FILE:///etc"`},
+		{"a", "http://x", "main", `repo must start with https://, ssh:// or git@: "http://x"`},
+		{"a", "https://x", "", "branch must be non-empty"},
+	} {
+		d := &Directory{}
+		_, err := d.fromGit(context.Background(), t.TempDir(), c.repo, c.skill, c.branch)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("fromGit(%q, %q, %q) = %v, want %q", c.repo, c.skill, c.branch, err, c.want)
+		}
+	}
+	for _, ok := range []string{"pdf", "Foo.v2", "a_b-c"} {
+		if err := validateGitSkill(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, ok := range []string{"https://github.com/o/r", "ssh://git@host/r", "git@github.com:o/r.git"} {
+		if err := validateRepo(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
+
+// validateWorkerName's empty case: download's classification turns an
+// empty worker into "specify either …" before it.
+func TestWorkerNameEmpty(t *testing.T) {
+	if err := validateWorkerName(""); err == nil || err.Error() != "worker name must be non-empty" {
+		t.Fatal(err)
+	}
+}
+
+// Every function takes an object, as upstream's serde structs do: null (or
+// an absent payload), a number, a string or a list is refused with serde's
+// message, the same as the registry worker's.
+func TestPayloadMustBeObject(t *testing.T) {
+	s := startStack(t, []string{agentFolder(t)}, DefaultConfig(), Options{})
+	for fn, name := range map[string]string{
+		FnSkillsList:        "ListInput",
+		FnSkillsFetch:       "FetchSkillInput",
+		FnSkillsDownload:    "DownloadInput",
+		FnPromptsList:       "ListInput",
+		FnPromptsGet:        "GetPromptInput",
+		FnFunctionsList:     "FunctionsListInput",
+		FnWorkersInfo:       "WorkerInfoInput",
+		FnSkillsDiagnostics: "DiagnosticsInput",
+	} {
+		for payload, got := range map[string]string{
+			"null":  "null",
+			"5":     "integer `5`",
+			`"x"`:   `string "x"`,
+			"[{}]":  "sequence",
+			"true":  "boolean `true`",
+			" 1.5 ": "floating point `1.5`",
+		} {
+			s.fails(t, fn, json.RawMessage(payload), "invalid type: "+got+", expected struct "+name)
+		}
+	}
+	s.must(t, FnSkillsList, json.RawMessage(`{"_caller_worker_id":"x","unknown":1}`), nil)
+	// An absent payload reads as null (the Go SDK sends {} when a caller
+	// gives none, so this is reachable only from other clients).
+	if err := decode(nil, "ListInput", &struct{}{}); err == nil || err.Error() != "invalid type: null, expected struct ListInput" {
+		t.Fatalf("absent payload: %v", err)
 	}
 }

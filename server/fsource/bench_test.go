@@ -118,9 +118,9 @@ func BenchmarkMemory10K(b *testing.B) {
 }
 
 // BenchmarkEditToEvent measures a file edit reaching a Set subscriber
-// through fsnotify, the debounce and the scoped rescan, with 10 000
-// skills served (p50 target ≤ 100 ms end to end, see server/directory for
-// the on-change subscriber and the MCP client).
+// through fsnotify, the debounce and the scoped rescan, with 1 000 skills
+// served (p50 target ≤ 100 ms end to end with 10 000: see server/directory
+// for the on-change subscriber and the MCP client).
 func BenchmarkEditToEvent(b *testing.B) {
 	dir := b.TempDir()
 	for i := range 1000 {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/iii-skills/skills/sdk-go/rules"
@@ -382,13 +383,26 @@ func (f *folder) reason(err error) string {
 		return fmt.Sprintf(fmtTooLarge, tl.size, MaxFileBytes)
 	case errors.Is(err, errNotRegular):
 		return msgNotRegular
+	case errors.Is(err, errSymlinkDir):
+		return msgSymlinkDir
 	case strings.Contains(err.Error(), "escapes"):
 		return fmt.Sprintf(fmtEscapes, err)
 	}
 	return fmt.Sprintf(fmtUnreadable, err)
 }
 
-var errNotRegular = errors.New(msgNotRegular)
+var (
+	errNotRegular = errors.New(msgNotRegular)
+	errSymlinkDir = errors.New(msgSymlinkDir)
+)
+
+// openRead opens name for reading without blocking: a FIFO (named SKILL.md,
+// or a symlink to one inside a skill folder) would otherwise block the
+// scan until some process writes to it. The caller refuses what is not a
+// regular file; O_NONBLOCK changes nothing for regular files.
+func openRead(r *os.Root, name string) (*os.File, error) {
+	return r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
 
 type tooLargeError struct{ size int64 }
 
@@ -408,13 +422,13 @@ func (f *folder) readFileIn(o *scanOut, rel string, limit int64) ([]byte, fs.Fil
 	var fh *os.File
 	var err error
 	if o != nil && o.sub != nil && path.Dir(rel) == o.subDir {
-		fh, err = o.sub.Open(path.Base(rel))
+		fh, err = openRead(o.sub, path.Base(rel))
 	} else {
 		r := f.fsRoot.Load()
 		if r == nil {
 			return nil, nil, fmt.Errorf("%s: %w", f.root, fs.ErrNotExist)
 		}
-		fh, err = r.Open(rel)
+		fh, err = openRead(r, rel)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -663,7 +677,7 @@ func (f *folder) collectFiles(o *scanOut, dir string) ([]catalog.File, error) {
 
 // hashFile streams a file through sha256 once; its content stays on disk.
 func (f *folder) hashFile(rel string) (catalog.File, error) {
-	fh, err := f.fsRoot.Load().Open(rel)
+	fh, err := openRead(f.fsRoot.Load(), rel)
 	if err != nil {
 		return catalog.File{}, err
 	}
@@ -673,7 +687,7 @@ func (f *folder) hashFile(rel string) (catalog.File, error) {
 		return catalog.File{}, err
 	}
 	if fi.IsDir() {
-		return catalog.File{}, errors.New(msgSymlinkDir)
+		return catalog.File{}, errSymlinkDir
 	}
 	if !fi.Mode().IsRegular() {
 		return catalog.File{}, errNotRegular

@@ -2,6 +2,7 @@ package fsource_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -470,4 +471,34 @@ func TestFolderRecreatedIsWatchedAgain(t *testing.T) {
 	ev.wait(t, fsource.KindSkill, "ns/b", catalog.OpPut)
 	write(t, root, "ns/c.md", "# C\n")
 	ev.wait(t, fsource.KindSkill, "ns/c", catalog.OpPut)
+}
+
+// A file rewritten faster than the debounce must not postpone every
+// rescan: a skill created meanwhile appears while the writer still runs.
+func TestBusyWriterDoesNotStarveRescans(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "busy.md", "# Busy\n")
+	// A debounce far longer than the writer's period: only the maximum
+	// wait can flush while it runs.
+	s := open(t, fsource.Options{Folders: []string{root}, Watch: true, Debounce: time.Second, MaxWait: fsource.DefaultMaxWait})
+	ev := subscribe(s)
+
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			_ = os.WriteFile(filepath.Join(root, "busy.md"), []byte(fmt.Sprintf("# Busy %d\n", i)), 0o644)
+		}
+	}()
+	defer func() { close(stop); <-stopped }()
+
+	// The writer only stops after this returns: without a maximum wait
+	// the event never comes and wait fails at its deadline.
+	write(t, root, "new.md", "# New\n")
+	ev.wait(t, fsource.KindSkill, "new", catalog.OpPut)
 }

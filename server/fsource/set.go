@@ -24,6 +24,12 @@ var quote = rules.RustQuote
 // the original) arrives as one change.
 const DefaultDebounce = 20 * time.Millisecond
 
+// DefaultMaxWait bounds the debounce: the watcher rescans at most this
+// long after the first pending event, even when events keep arriving (a
+// file rewritten every few milliseconds would otherwise postpone every
+// rescan, and changes must be visible within 200 ms).
+const DefaultMaxWait = 100 * time.Millisecond
+
 // Options configure a Set.
 type Options struct {
 	// Folders in precedence order (the earlier wins). Relative paths are
@@ -39,6 +45,9 @@ type Options struct {
 	Watch bool
 	// Debounce overrides DefaultDebounce.
 	Debounce time.Duration
+	// MaxWait overrides DefaultMaxWait: the longest a pending event waits
+	// for its rescan however many events follow it.
+	MaxWait time.Duration
 	// Bundle reads Skills Protocol bundles; without it they are skipped
 	// and listed by Problems.
 	Bundle BundleReader
@@ -134,6 +143,9 @@ func Open(opts Options) (*Set, error) {
 	}
 	if opts.Debounce <= 0 {
 		opts.Debounce = DefaultDebounce
+	}
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = DefaultMaxWait
 	}
 	base := opts.Dir
 	if base == "" {
@@ -507,13 +519,22 @@ func outermost(scopes []string) []string {
 	return out
 }
 
-// run is the watcher loop: events are gathered for Debounce, then the
-// touched scopes are rescanned.
+// run is the watcher loop: events are gathered until Debounce passes
+// without one (or MaxWait after the first), then the touched scopes are
+// rescanned.
 func (s *Set) run() {
 	defer close(s.done)
 	pending := map[string]bool{}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	var first time.Time // when the oldest pending event arrived
+	arm := func() {
+		now := time.Now()
+		if first.IsZero() {
+			first = now
+		}
+		timer.Reset(min(s.opts.Debounce, s.opts.MaxWait-now.Sub(first)))
+	}
 	for {
 		select {
 		case <-s.stop:
@@ -530,16 +551,16 @@ func (s *Set) run() {
 				delete(s.watched, ev.Name)
 				s.watchMu.Unlock()
 			}
+			arm()
 			pending[ev.Name] = true
-			timer.Reset(s.opts.Debounce)
 		case err, ok := <-s.watcher.Errors:
 			if !ok {
 				return
 			}
 			// An overflowed queue loses events: only a full rescan is safe.
 			s.log.Warn("skills folder watcher error; rescanning every folder", "err", err)
+			arm()
 			pending[""] = true
-			timer.Reset(s.opts.Debounce)
 		case <-timer.C:
 			paths := make([]string, 0, len(pending))
 			all := pending[""]
@@ -547,6 +568,7 @@ func (s *Set) run() {
 				paths = append(paths, p)
 			}
 			clear(pending)
+			first = time.Time{}
 			s.writeMu.Lock()
 			var events []Event
 			if all {
