@@ -134,6 +134,13 @@ func TestSandboxAttacks(t *testing.T) {
 			func(r run) bool { return r.Status == "completed" && strings.Contains(string(r.Output), "capped at") }},
 		{"memory bomb", "def main(args):\n    x = bytearray(4 << 30)\n    return 'ESCAPED'\n", 0,
 			func(r run) bool { return r.Status == "failed" && r.Error.Type == "MemoryError" }},
+		{"8 x 200 MiB processes", "import os, time\ndef main(args):\n    pids = []\n    for i in range(8):\n        pid = os.fork()\n        if pid == 0:\n            b = bytearray(200 << 20)\n            for j in range(0, len(b), 4096):\n                b[j] = 1\n            time.sleep(30)\n            os._exit(0)\n        pids.append(pid)\n    for p in pids:\n        os.waitpid(p, 0)\n    return 'ESCAPED'\n", 60000,
+			func(r run) bool {
+				if mode, _ := e.rt.Sandbox().CgroupMode(); mode == sandbox.CgroupNone {
+					return true // only the per-process rlimits here: nothing to prove
+				}
+				return r.Status == "failed" && r.Error.Type == "MemoryLimitExceeded" && strings.Contains(r.Error.Message, "512 MiB")
+			}},
 		{"endless loop", "def main(args):\n    while True:\n        pass\n", 1500,
 			func(r run) bool { return r.Status == "failed" && r.Error.Type == "TimeoutError" }},
 		{"1 GiB stdout", "import sys\ndef main(args):\n    chunk = 'x' * (1 << 20)\n    for _ in range(1024):\n        sys.stdout.write(chunk)\n    return 'ESCAPED'\n", 0,

@@ -218,6 +218,8 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 		return fail("OutputLimitExceeded", fmt.Sprintf("the run wrote more than %d bytes to stdout or stderr and was killed; write large data to /workspace and return a summary", res.Limits.OutputBytes))
 	case sandbox.Canceled:
 		return fail("Canceled", "the request was canceled before the run finished")
+	case sandbox.MemoryExceeded:
+		return fail("MemoryLimitExceeded", fmt.Sprintf("the run used more than %d MiB of memory (all its processes together) and was killed", res.Limits.RunMemoryBytes>>20))
 	}
 	var doc struct {
 		OK     bool            `json:"ok"`
