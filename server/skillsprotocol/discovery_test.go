@@ -3,6 +3,9 @@ package skillsprotocol_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -309,4 +312,41 @@ func TestSkillsFolderBundles(t *testing.T) {
 		t.Fatalf("file of a folder bundle: %v", f)
 	}
 	e.fails("describe_skill", map[string]any{"name": "Conf_Invalid"}, sp.CodeInvalidParams)
+}
+
+// Without a limit list_skills answers 50 entries and a cursor to the rest.
+func TestListSkillsDefaultLimit(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i < 64; i++ {
+		name := fmt.Sprintf("bulk.s%02d", i)
+		b := filepath.Join(dir, name)
+		if err := os.MkdirAll(b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		toml := fmt.Sprintf("name = %q\nversion = \"1.0.0\"\ndescription = \"Bulk fixture %d.\"\nkind = \"instruction\"\n", name, i)
+		if err := os.WriteFile(filepath.Join(b, "skill.toml"), []byte(toml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(b, "SKILL.md"), []byte("# "+name+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEnv(t, sp.Options{})
+	if err := e.rt.LoadFolders(dir); err != nil {
+		t.Fatal(err)
+	}
+	var l listResult
+	e.ok("list_skills", map[string]any{}, &l)
+	if len(l.Skills) != sp.DefaultListLimit || sp.DefaultListLimit != 50 {
+		t.Fatalf("default page: %d skills (DefaultListLimit %d), want 50", len(l.Skills), sp.DefaultListLimit)
+	}
+	if l.NextCursor == nil || *l.NextCursor == "" {
+		t.Fatal("default page of 65 entries has no next_cursor")
+	}
+	rest := listResult{}
+	e.ok("list_skills", map[string]any{"cursor": *l.NextCursor}, &rest)
+	// 64 bundles + the built-in guide.
+	if len(rest.Skills) != 15 || rest.NextCursor != nil {
+		t.Fatalf("second page: %d skills, cursor %v; want 15 and none", len(rest.Skills), rest.NextCursor)
+	}
 }
