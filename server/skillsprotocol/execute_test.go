@@ -1,6 +1,7 @@
 package skillsprotocol_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/iii-skills/skills/server/sandbox"
+	"github.com/iii-skills/skills/server/skillsext"
 	sp "github.com/iii-skills/skills/server/skillsprotocol"
 )
 
@@ -250,5 +253,59 @@ func TestBwrapCannotBuildSandbox(t *testing.T) {
 	e.ok("run_code", map[string]any{"language": "python", "code": "def main(args):\n    return 1\n"}, &r)
 	if r.Status != "failed" || r.Error.Type != "SandboxUnavailable" || !strings.Contains(r.Error.Message, "user namespaces") {
 		t.Fatalf("run: %+v", r)
+	}
+}
+
+// The example bundle (examples/skills-protocol) loads, is served by the
+// MCP Skills extension too (its SKILL.md name is the last segment of the
+// path demo/text/stats), and runs on text and on a blob.
+func TestExampleBundle(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t, sp.Options{})
+	if err := e.rt.LoadFolders("../../examples/skills-protocol"); err != nil {
+		t.Fatal(err)
+	}
+	view := skillsext.NewView(e.cat)
+	defer view.Close()
+	var s skillsext.Skill
+	for i := 0; ; i++ {
+		var ok bool
+		var err error
+		if s, ok, err = view.Skill(context.Background(), "demo/text/stats"); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			break
+		}
+		if i > 500 {
+			t.Fatal("the MCP Skills extension view never lists demo/text/stats")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.Problem != "" || s.Name != "stats" {
+		t.Fatalf("MCP Skills extension leaves the example out: name %q, problem %q", s.Name, s.Problem)
+	}
+
+	var d struct {
+		Name     string `json:"name"`
+		Manifest struct {
+			Kind string `json:"kind"`
+		} `json:"manifest"`
+	}
+	e.ok("describe_skill", map[string]any{"name": "demo.text.stats"}, &d)
+	if d.Name != "demo.text.stats" || d.Manifest.Kind != "action" {
+		t.Fatalf("describe_skill: %+v", d)
+	}
+	var r run
+	e.ok("execute_skill", map[string]any{"name": "demo.text.stats", "args": map[string]any{"text": "one two\nthree"}}, &r)
+	if r.Status != "completed" || string(r.Output) != `{"lines":2,"words":3,"chars":13}` {
+		t.Fatalf("execute_skill on text: %+v (logs %q)", r, r.LogsPreview)
+	}
+	var blob struct {
+		BlobID string `json:"blob_id"`
+	}
+	e.ok("create_blob", map[string]any{"content": "a b c d\ne\nf", "kind": "text/plain"}, &blob)
+	e.ok("execute_skill", map[string]any{"name": "demo.text.stats", "args": map[string]any{"blob": blob.BlobID}, "input_blobs": []string{blob.BlobID}}, &r)
+	if r.Status != "completed" || string(r.Output) != `{"lines":3,"words":6,"chars":11}` {
+		t.Fatalf("execute_skill on a blob: %+v (logs %q)", r, r.LogsPreview)
 	}
 }
