@@ -99,6 +99,10 @@ func TestExecuteSkill(t *testing.T) {
 	e.fails("run_code", map[string]any{"language": "python", "code": "x", "mount_skills": []string{"nope.nope"}}, sp.CodeInvalidParams)
 	e.fails("run_code", map[string]any{"language": "python", "code": "x", "input_blobs": []string{"blob:0123456789abcdef"}}, sp.CodeInvalidParams)
 	e.fails("run_code", map[string]any{"language": "python", "code": "x", "limits": map[string]any{"timeout_ms": -1}}, sp.CodeInvalidParams)
+	if msg := e.fails("run_code", map[string]any{"language": "python", "code": "x", "limits": map[string]any{"timeout_ms": 300001}}, sp.CodeInvalidParams); msg != "timeout_ms 300001 is above the maximum of 300000 ms (5m0s)" {
+		t.Fatalf("timeout above the maximum: %q", msg)
+	}
+	e.fails("execute_skill", map[string]any{"name": "conf.echo", "timeout_ms": int64(1) << 62}, sp.CodeInvalidParams)
 	e.fails("execute_skill", map[string]any{"name": "conf.docs"}, sp.CodeInvalidParams)
 	e.fails("execute_skill", map[string]any{"name": "conf.echo", "version": "3.0.0"}, sp.CodeInvalidParams)
 }

@@ -123,11 +123,13 @@ func (r *Runtime) timeoutOf(ms *int64) (time.Duration, *Error) {
 	if *ms <= 0 {
 		return 0, invalidParams("timeout_ms %d must be a positive number of milliseconds", *ms)
 	}
-	d := time.Duration(*ms) * time.Millisecond
-	if d > r.opts.MaxTimeout {
-		d = r.opts.MaxTimeout
+	// Refused, not lowered, like every other out-of-range parameter: the
+	// caller learns the bound instead of a run cut short unannounced. The
+	// check is on milliseconds, before a huge value could overflow.
+	if max := r.opts.MaxTimeout.Milliseconds(); *ms > max {
+		return 0, invalidParams("timeout_ms %d is above the maximum of %d ms (%s)", *ms, max, r.opts.MaxTimeout)
 	}
-	return d, nil
+	return time.Duration(*ms) * time.Millisecond, nil
 }
 
 // checkBlobs verifies every input blob exists before a sandbox is built.
