@@ -100,7 +100,7 @@ func detectV2(fsRoot, parent string, self []byte) cgroups {
 	}
 	for _, c := range []string{"memory", "pids"} {
 		if !hasWord(string(ctl), c) {
-			if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+"+c), 0); err != nil {
+			if err := writeCtl(filepath.Join(dir, "cgroup.subtree_control"), []byte("+"+c)); err != nil {
 				return cgroups{mode: CgroupNone, why: fmt.Sprintf("cgroup v2: the %s controller is not enabled in %s and could not be: %v", c, dir, err)}
 			}
 		}
@@ -209,7 +209,7 @@ func (c cgroups) create(name string, l Limits, uid int) (*runCgroup, error) {
 			_ = rc.remove()
 			return nil, fmt.Errorf("sandbox: cgroup file %s is missing", f[0])
 		}
-		if err := os.WriteFile(p, []byte(f[1]), 0); err != nil {
+		if err := writeCtl(p, []byte(f[1])); err != nil {
 			_ = rc.remove()
 			return nil, fmt.Errorf("sandbox: set %s: %w", p, err)
 		}
@@ -292,7 +292,7 @@ func counter(file, key string) int64 {
 // escaped the process group (setsid) or is still being torn down.
 func (rc *runCgroup) remove() error {
 	if rc.mode == CgroupV2 && len(rc.dirs) == 1 {
-		_ = os.WriteFile(filepath.Join(rc.dirs[0], "cgroup.kill"), []byte("1"), 0)
+		_ = writeCtl(filepath.Join(rc.dirs[0], "cgroup.kill"), []byte("1"))
 	}
 	var last error
 	for _, d := range rc.dirs {
@@ -362,7 +362,7 @@ func (rc *runCgroup) watchOOM(onOOM func()) (stop func(), err error) {
 	}
 	ev := os.NewFile(efd, "oom-eventfd")
 	reg := fmt.Sprintf("%d %d", efd, ctl.Fd())
-	if err := os.WriteFile(filepath.Join(rc.dirs[0], "cgroup.event_control"), []byte(reg), 0); err != nil {
+	if err := writeCtl(filepath.Join(rc.dirs[0], "cgroup.event_control"), []byte(reg)); err != nil {
 		ev.Close()
 		return nil, fmt.Errorf("sandbox: watch oom: %w", err)
 	}
@@ -378,4 +378,18 @@ func (rc *runCgroup) watchOOM(onOOM func()) (stop func(), err error) {
 		}
 	}()
 	return func() { ev.Close(); <-done }, nil
+}
+
+// writeCtl writes a cgroup control file; it never creates one (a missing
+// control file is an error, not a new plain file in the folder).
+func writeCtl(file string, data []byte) error {
+	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

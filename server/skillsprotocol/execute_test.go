@@ -97,6 +97,8 @@ func TestExecuteSkill(t *testing.T) {
 	e.fails("run_code", map[string]any{"language": "ruby", "code": "x"}, sp.CodeInvalidParams)
 	e.fails("run_code", map[string]any{"language": "python"}, sp.CodeInvalidParams)
 	e.fails("run_code", map[string]any{"language": "python", "code": "x", "mount_skills": []string{"nope.nope"}}, sp.CodeInvalidParams)
+	e.fails("run_code", map[string]any{"language": "python", "code": "x", "mount_skills": []string{"conf.echo@9.9.9"}}, sp.CodeInvalidParams)
+	e.fails("run_code", map[string]any{"language": "python", "code": "x", "mount_skills": []string{"conf.echo@1.9.3", "conf.echo"}}, sp.CodeInvalidParams)
 	e.fails("run_code", map[string]any{"language": "python", "code": "x", "input_blobs": []string{"blob:0123456789abcdef"}}, sp.CodeInvalidParams)
 	e.fails("run_code", map[string]any{"language": "python", "code": "x", "limits": map[string]any{"timeout_ms": -1}}, sp.CodeInvalidParams)
 	if msg := e.fails("run_code", map[string]any{"language": "python", "code": "x", "limits": map[string]any{"timeout_ms": 300001}}, sp.CodeInvalidParams); msg != "timeout_ms 300001 is above the maximum of 300000 ms (5m0s)" {
