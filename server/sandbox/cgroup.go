@@ -342,30 +342,31 @@ exit 125`
 // joinFailed is the wrapper's marker on stderr when it could not join.
 const joinFailed = "sandbox: cannot join the run cgroup"
 
-// watchOOM calls onOOM once when the run cgroup runs out of memory, so
-// that the whole run is killed at once rather than going on without the
-// process the OOM killer took. v2 needs no watcher (memory.oom.group).
-// On v1 it is an eventfd registered through cgroup.event_control; stop
-// releases it.
-func (rc *runCgroup) watchOOM(onOOM func()) (stop func(), err error) {
+// watchOOM returns a channel that receives once when the run cgroup runs
+// out of memory, so that the whole run is killed at once rather than
+// going on without the process the OOM killer took. v2 needs no watcher
+// (memory.oom.group): its channel is nil. On v1 it is an eventfd
+// registered through cgroup.event_control; stop releases it.
+func (rc *runCgroup) watchOOM() (oom <-chan struct{}, stop func(), err error) {
 	if rc.mode != CgroupV1 {
-		return func() {}, nil
+		return nil, func() {}, nil
 	}
 	ctl, err := os.Open(rc.find("memory.oom_control"))
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: watch oom: %w", err)
+		return nil, nil, fmt.Errorf("sandbox: watch oom: %w", err)
 	}
 	defer ctl.Close()
 	efd, _, errno := syscall.Syscall(syscall.SYS_EVENTFD2, 0, syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 	if errno != 0 {
-		return nil, fmt.Errorf("sandbox: eventfd: %w", errno)
+		return nil, nil, fmt.Errorf("sandbox: eventfd: %w", errno)
 	}
 	ev := os.NewFile(efd, "oom-eventfd")
 	reg := fmt.Sprintf("%d %d", efd, ctl.Fd())
 	if err := writeCtl(filepath.Join(rc.dirs[0], "cgroup.event_control"), []byte(reg)); err != nil {
 		ev.Close()
-		return nil, fmt.Errorf("sandbox: watch oom: %w", err)
+		return nil, nil, fmt.Errorf("sandbox: watch oom: %w", err)
 	}
+	ch := make(chan struct{}, 1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -374,10 +375,10 @@ func (rc *runCgroup) watchOOM(onOOM func()) (stop func(), err error) {
 		// the eventfd. The event the cgroup's removal sends is never seen:
 		// the caller stops the watcher before removing the cgroup.
 		if _, err := ev.Read(b[:]); err == nil {
-			onOOM()
+			ch <- struct{}{}
 		}
 	}()
-	return func() { ev.Close(); <-done }, nil
+	return ch, func() { ev.Close(); <-done }, nil
 }
 
 // writeCtl writes a cgroup control file; it never creates one (a missing

@@ -370,6 +370,16 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 			bin = s.cfg.Shell
 		}
 	}
+	var oom <-chan struct{}
+	if rc != nil {
+		// Registered before the start: an OOM in the first instant is
+		// seen too.
+		var stopOOM func()
+		if oom, stopOOM, err = rc.watchOOM(); err != nil {
+			return Result{}, err
+		}
+		defer stopOOM()
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = []string{} // bwrap --clearenv too; nothing of the server leaks
 	cmd.SysProcAttr = attr
@@ -401,22 +411,6 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		})
 	}
-	if rc != nil {
-		stopOOM, err := rc.watchOOM(func() {
-			kill(MemoryExceeded)
-			// The OOM killer may have taken bwrap's init already: kill
-			// what is left of the run directly.
-			for _, p := range rc.procsFiles() {
-				killAll(p)
-			}
-		})
-		if err != nil {
-			kill(Canceled)
-			_ = cmd.Wait()
-			return Result{}, err
-		}
-		defer stopOOM()
-	}
 	var wg sync.WaitGroup
 	var outBuf, errBuf []byte
 	wg.Add(2)
@@ -432,6 +426,13 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 			kill(TimedOut)
 		case <-ctx.Done():
 			kill(Canceled)
+		case <-oom:
+			kill(MemoryExceeded)
+			// The OOM killer may have taken bwrap's init already: kill
+			// what is left of the run directly.
+			for _, p := range rc.procsFiles() {
+				killAll(p)
+			}
 		case <-stopWatch:
 		}
 	}()
