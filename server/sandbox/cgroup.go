@@ -151,8 +151,11 @@ func hasWord(s, w string) bool {
 var probes atomic.Uint64
 
 // probe creates and removes one run cgroup, so that a host which lists
-// the controllers but forbids writing is found at construction.
+// the controllers but forbids writing is found at construction. It also
+// removes the run cgroups a previous server process left behind when it
+// died mid-run (their names carry its pid).
 func (c cgroups) probe() error {
+	c.removeStale()
 	rc, err := c.create(fmt.Sprintf("skills-probe-%d-%d", os.Getpid(), probes.Add(1)), DefaultLimits.withDefaults(), -1)
 	if err != nil {
 		return err
@@ -299,7 +302,7 @@ func (rc *runCgroup) remove() error {
 		last = nil
 		// A killed task leaves the cgroup only once the kernel has torn it
 		// down: retry rmdir (EBUSY) for a bounded time.
-		for i := 0; i < 200; i++ {
+		for i := 0; i < 60; i++ { // at most ~1.8 s
 			killAll(filepath.Join(d, "cgroup.procs"))
 			err := syscall.Rmdir(d)
 			if err == nil || errors.Is(err, syscall.ENOENT) {
@@ -393,4 +396,24 @@ func writeCtl(file string, data []byte) error {
 		err = cerr
 	}
 	return err
+}
+
+// removeStale removes skills-run-<pid>-<n> cgroups of processes that are
+// gone, killing anything still inside.
+func (c cgroups) removeStale() {
+	parents := []string{c.parent}
+	if c.mode == CgroupV1 {
+		parents = []string{c.memory, c.pids}
+	}
+	for _, parent := range parents {
+		dirs, _ := filepath.Glob(filepath.Join(parent, "skills-run-*"))
+		for _, d := range dirs {
+			pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), "skills-run-"), "-")
+			pid, err := strconv.Atoi(pidText)
+			if err != nil || pid <= 0 || pid == os.Getpid() || syscall.Kill(pid, 0) != syscall.ESRCH {
+				continue
+			}
+			_ = (&runCgroup{mode: c.mode, dirs: []string{d}}).remove()
+		}
+	}
 }

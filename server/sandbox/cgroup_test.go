@@ -44,7 +44,15 @@ func TestDetectFallsBackToRlimits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A run cgroup of a server process that died mid-run is removed.
+	stale := filepath.Join(root, "skills-run-999999999-7")
+	if err := os.Mkdir(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	c := detectCgroups(root, "/")
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("stale run cgroup left in place")
+	}
 	if c.mode != CgroupNone || !strings.Contains(c.why, "memory.max is missing") {
 		t.Fatalf("mode %s, why %q", c.mode, c.why)
 	}

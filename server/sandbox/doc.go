@@ -33,7 +33,8 @@
 //     into cgroup.procs before it execs bwrap. An OOM kill ends the whole
 //     run as MemoryExceeded (v2 memory.oom.group, v1 an eventfd on
 //     memory.oom_control); after the run every process left in the cgroup
-//     is killed (v2 cgroup.kill) and the cgroup removed. Without a usable
+//     is killed (v2 cgroup.kill) and the cgroup removed; run cgroups of a
+//     server process that died mid-run are removed by the next New. Without a usable
 //     cgroup only the per-process rlimits bound memory; they apply in
 //     both modes (defence in depth);
 //   - a wall-clock limit and an output cap enforced by this package: the
