@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,7 +48,11 @@ func skillsBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "skills")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		goTool := "go"
+		if _, err := exec.LookPath(goTool); err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		out, err := exec.Command(goTool, "build", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
