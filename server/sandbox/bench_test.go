@@ -10,8 +10,9 @@ import (
 )
 
 // benchRun reports the p50/p99 of running cmd in a fresh sandbox.
-func benchRun(b *testing.B, cmd ...string) {
-	s := newSandbox(b)
+func benchRun(b *testing.B, cmd ...string) { benchWith(b, newSandbox(b), cmd...) }
+
+func benchWith(b *testing.B, s *sandbox.Sandbox, cmd ...string) {
 	var lat []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -35,3 +36,11 @@ func BenchmarkSandboxStart(b *testing.B) { benchRun(b, "/usr/bin/true") }
 
 // BenchmarkSandboxPython adds the Python interpreter's start-up.
 func BenchmarkSandboxPython(b *testing.B) { benchRun(b, python, "-I", "-S", "-c", "pass") }
+
+// BenchmarkSandboxStartRlimitsOnly is BenchmarkSandboxStart without the
+// per-run cgroup (Config.Cgroups "off"): the difference is the cgroup's
+// cost (mkdir, limits, the /bin/sh hop on v1, kill and rmdir).
+func BenchmarkSandboxStartRlimitsOnly(b *testing.B) {
+	newSandbox(b)
+	benchWith(b, sandbox.New(sandbox.Config{Cgroups: "off"}), "/usr/bin/true")
+}

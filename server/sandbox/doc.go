@@ -22,6 +22,21 @@
 //     (RLIMIT_AS), processes (RLIMIT_NPROC, counted per user namespace so
 //     concurrent runs do not share the budget), file size (RLIMIT_FSIZE),
 //     open files (RLIMIT_NOFILE) and no core dumps;
+//   - one cgroup per run when the host allows it (decided once in New,
+//     see Sandbox.CgroupMode): cgroup v1 (memory and pids hierarchies, run
+//     cgroups under the server's own) or v2 (a delegated subtree: the
+//     parent of the server's cgroup, or Config.CgroupParent). It caps the
+//     memory of all the run's processes together (Limits.RunMemoryBytes,
+//     no swap) and their number (pids.max = Limits.Processes + 4 for bwrap
+//     itself). bwrap starts inside it race-free: on v2 through
+//     clone3(CLONE_INTO_CGROUP), on v1 through /bin/sh writing its own pid
+//     into cgroup.procs before it execs bwrap. An OOM kill ends the whole
+//     run as MemoryExceeded (v2 memory.oom.group, v1 an eventfd on
+//     memory.oom_control); after the run every process left in the cgroup
+//     is killed (v2 cgroup.kill) and the cgroup removed; run cgroups of a
+//     server process that died mid-run are removed by the next New. Without a usable
+//     cgroup only the per-process rlimits bound memory; they apply in
+//     both modes (defence in depth);
 //   - a wall-clock limit and an output cap enforced by this package: the
 //     sandbox is killed with SIGKILL (bwrap --die-with-parent takes the whole
 //     PID namespace down) when the time is up or when stdout or stderr

@@ -32,6 +32,7 @@ type Limits struct {
 	Wall           time.Duration // wall-clock time, then SIGKILL
 	CPU            time.Duration // CPU time (RLIMIT_CPU soft limit, whole seconds rounded up, at least 1; SIGXCPU, SIGKILL a second later)
 	MemoryBytes    int64         // address space per process (RLIMIT_AS)
+	RunMemoryBytes int64         // memory of the whole run, all processes together (the run cgroup's limit; only when Sandbox.CgroupMode is not CgroupNone)
 	Processes      int           // processes and threads of the sandbox uid (RLIMIT_NPROC)
 	OutputBytes    int64         // bytes kept of stdout and of stderr each; more kills the run
 	FileBytes      int64         // largest file the command may write (RLIMIT_FSIZE)
@@ -44,6 +45,7 @@ var DefaultLimits = Limits{
 	Wall:           30 * time.Second,
 	CPU:            30 * time.Second,
 	MemoryBytes:    512 << 20,
+	RunMemoryBytes: 512 << 20,
 	Processes:      32,
 	OutputBytes:    1 << 20,
 	FileBytes:      64 << 20,
@@ -61,6 +63,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MemoryBytes > 0 {
 		d.MemoryBytes = l.MemoryBytes
+	}
+	if l.RunMemoryBytes > 0 {
+		d.RunMemoryBytes = l.RunMemoryBytes
 	}
 	if l.Processes > 0 {
 		d.Processes = l.Processes
@@ -114,6 +119,9 @@ const (
 	TimedOut       Outcome = "timed_out"       // wall-clock limit reached
 	OutputExceeded Outcome = "output_exceeded" // stdout or stderr passed Limits.OutputBytes
 	Canceled       Outcome = "canceled"        // the caller's context ended
+	// MemoryExceeded: the run cgroup hit Limits.RunMemoryBytes and the
+	// kernel's OOM killer killed a process of the run.
+	MemoryExceeded Outcome = "memory_exceeded"
 )
 
 // Result is what a run produced.
@@ -140,6 +148,21 @@ type Config struct {
 	HostUIDBase int
 	// HostUIDs is the size of that pool (default 1000).
 	HostUIDs int
+	// Cgroups is "" or "auto" (a cgroup per run when the host allows it)
+	// or "off" (rlimits only).
+	Cgroups string
+	// CgroupParent is the cgroup path (as in /proc/self/cgroup) run
+	// cgroups are created under. Default on cgroup v2: the parent of the
+	// server's own cgroup (it must be delegated: writable, memory and pids
+	// controllers enabled or enablable); on cgroup v1: the server's own
+	// cgroup in the memory and in the pids hierarchy.
+	CgroupParent string
+	// CgroupFS is where the cgroup filesystems are mounted (default
+	// /sys/fs/cgroup).
+	CgroupFS string
+	// Shell starts bwrap inside the run cgroup on cgroup v1 (default
+	// /bin/sh): it writes its own pid into the cgroup, then execs bwrap.
+	Shell string
 }
 
 // Sandbox runs commands. It is safe for concurrent use.
@@ -149,6 +172,7 @@ type Sandbox struct {
 	err   error
 	seq   atomic.Uint64
 	once  sync.Once
+	cg    cgroups
 }
 
 // New returns a Sandbox; it does not fail when bwrap is missing (Available
@@ -163,7 +187,37 @@ func New(cfg Config) *Sandbox {
 	if cfg.HostUIDs <= 0 {
 		cfg.HostUIDs = 1000
 	}
-	return &Sandbox{cfg: cfg}
+	if cfg.CgroupFS == "" {
+		cfg.CgroupFS = "/sys/fs/cgroup"
+	}
+	if cfg.Shell == "" {
+		cfg.Shell = "/bin/sh"
+	}
+	s := &Sandbox{cfg: cfg}
+	switch cfg.Cgroups {
+	case "off":
+		s.cg = cgroups{mode: CgroupNone, why: "cgroups turned off in the configuration"}
+	case "", "auto":
+		s.cg = detectCgroups(cfg.CgroupFS, cfg.CgroupParent)
+		if s.cg.mode == CgroupV1 {
+			if _, err := os.Stat(cfg.Shell); err != nil {
+				s.cg = cgroups{mode: CgroupNone, why: fmt.Sprintf("cgroup v1 needs %s to start bwrap inside the run cgroup: %v", cfg.Shell, err)}
+			}
+		}
+	default:
+		s.cg = cgroups{mode: CgroupNone, why: fmt.Sprintf("unknown Config.Cgroups %q (expected auto or off)", cfg.Cgroups)}
+	}
+	return s
+}
+
+// CgroupMode reports how the memory and processes of a whole run are
+// bounded, and, for CgroupNone, why no cgroup is used. It is decided once,
+// in New.
+func (s *Sandbox) CgroupMode() (CgroupMode, string) {
+	if s.cg.mode == "" {
+		return CgroupNone, "sandbox not built with New"
+	}
+	return s.cg.mode, s.cg.why
 }
 
 // Available reports nil when bwrap and prlimit are installed, else an error
@@ -283,15 +337,52 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, err
 	}
 	l := spec.Limits.withDefaults()
-	cmd := exec.Command(s.bwrap, args...)
-	cmd.Env = []string{} // bwrap --clearenv too; nothing of the server leaks
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	seq := s.seq.Add(1)
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	uid := -1
 	if os.Geteuid() == 0 {
 		// Root would map the sandbox uid onto host root: start bwrap as an
 		// unprivileged host uid instead, one per concurrent run.
-		uid := uint32(s.cfg.HostUIDBase + int(s.seq.Add(1)%uint64(s.cfg.HostUIDs)))
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uid, Gid: uid, NoSetGroups: true}
+		uid = s.cfg.HostUIDBase + int(seq%uint64(s.cfg.HostUIDs))
+		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), NoSetGroups: true}
 	}
+	bin := s.bwrap
+	var rc *runCgroup
+	if s.cg.mode != CgroupNone && s.cg.mode != "" {
+		rc, err = s.cg.create(fmt.Sprintf("skills-run-%d-%d", os.Getpid(), seq), l, uid)
+		if err != nil {
+			return Result{}, err
+		}
+		defer rc.remove()
+		switch rc.mode {
+		case CgroupV2:
+			// clone3(CLONE_INTO_CGROUP): the child starts in the cgroup,
+			// checked with the server's credentials before setuid.
+			fd, err := syscall.Open(rc.dirs[0], syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+			if err != nil {
+				return Result{}, fmt.Errorf("sandbox: open run cgroup: %w", err)
+			}
+			defer syscall.Close(fd)
+			attr.UseCgroupFD, attr.CgroupFD = true, fd
+		case CgroupV1:
+			wrap := append([]string{"-c", joinScript, "sh"}, rc.procsFiles()...)
+			args = append(append(append(wrap, "--"), s.bwrap), args...)
+			bin = s.cfg.Shell
+		}
+	}
+	var oom <-chan struct{}
+	if rc != nil {
+		// Registered before the start: an OOM in the first instant is
+		// seen too.
+		var stopOOM func()
+		if oom, stopOOM, err = rc.watchOOM(); err != nil {
+			return Result{}, err
+		}
+		defer stopOOM()
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = []string{} // bwrap --clearenv too; nothing of the server leaks
+	cmd.SysProcAttr = attr
 	if spec.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(spec.Stdin)
 	}
@@ -335,6 +426,13 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 			kill(TimedOut)
 		case <-ctx.Done():
 			kill(Canceled)
+		case <-oom:
+			kill(MemoryExceeded)
+			// The OOM killer may have taken bwrap's init already: kill
+			// what is left of the run directly.
+			for _, p := range rc.procsFiles() {
+				killAll(p)
+			}
 		case <-stopWatch:
 		}
 	}()
@@ -346,6 +444,12 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 	res.Outcome = outcome
 	mu.Unlock()
 	if res.Outcome != "" {
+		return res, nil
+	}
+	if rc != nil && rc.oomKilled() {
+		// Whatever the exit status says, the run lost a process (or
+		// all of them, v2 memory.oom.group) to its memory limit.
+		res.Outcome = MemoryExceeded
 		return res, nil
 	}
 	var ee *exec.ExitError
@@ -365,6 +469,9 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 		}
 	default:
 		return res, fmt.Errorf("sandbox: wait: %w", werr)
+	}
+	if rc != nil && rc.mode == CgroupV1 && res.ExitCode == 125 && bytes.HasPrefix(res.Stderr, []byte(joinFailed)) {
+		return res, errors.New(strings.TrimSpace(string(res.Stderr)))
 	}
 	return res, nil
 }

@@ -3,8 +3,10 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -247,4 +249,74 @@ func TestBadMountTarget(t *testing.T) {
 			t.Errorf("target %q accepted", target)
 		}
 	}
+}
+
+// TestRunMemoryIsCappedPerRun: 8 processes of 200 MiB each stay under the
+// per-process RLIMIT_AS but together pass the run's cgroup memory limit;
+// the run ends as MemoryExceeded, its cgroup is removed, and the next run
+// works.
+func TestRunMemoryIsCappedPerRun(t *testing.T) {
+	s := newSandbox(t)
+	mode, why := s.CgroupMode()
+	if mode == sandbox.CgroupNone {
+		if os.Geteuid() == 0 && cgroupHost() {
+			t.Fatalf("this host has writable cgroups but the sandbox uses none: %s", why)
+		}
+		t.Skipf("no usable cgroup here (%s): only the per-process rlimits apply", why)
+	}
+	before := runCgroups(t)
+	res := runPy(t, s, `
+import os, time
+pids = []
+for i in range(8):
+    pid = os.fork()
+    if pid == 0:
+        b = bytearray(200 << 20)
+        for j in range(0, len(b), 4096):
+            b[j] = 1
+        time.sleep(30)
+        os._exit(0)
+    pids.append(pid)
+for p in pids:
+    os.waitpid(p, 0)
+print("ALL ALIVE")
+`, sandbox.Limits{RunMemoryBytes: 512 << 20, Wall: 60 * time.Second})
+	if res.Outcome != sandbox.MemoryExceeded {
+		t.Fatalf("outcome %s (exit %d, signal %s), want %s: %s %s", res.Outcome, res.ExitCode, res.Signal, sandbox.MemoryExceeded, res.Stdout, res.Stderr)
+	}
+	if after := runCgroups(t); len(after) > len(before) {
+		t.Fatalf("run cgroups left behind: %v (before: %v)", after, before)
+	}
+	ok := runPy(t, s, `print(6*7)`, sandbox.Limits{})
+	if strings.TrimSpace(string(ok.Stdout)) != "42" {
+		t.Fatalf("next run: %s %s %s", ok.Outcome, ok.Stdout, ok.Stderr)
+	}
+}
+
+// cgroupHost reports whether a cgroup v1 memory or a v2 hierarchy exists.
+func cgroupHost() bool {
+	for _, p := range []string{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/cgroup.controllers"} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// runCgroups lists this process's run cgroups anywhere under /sys/fs/cgroup.
+func runCgroups(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	prefix := "skills-run-" + strconv.Itoa(os.Getpid()) + "-"
+	_ = filepath.WalkDir("/sys/fs/cgroup", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), prefix) {
+			out = append(out, p)
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return out
 }

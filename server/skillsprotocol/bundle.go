@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -94,6 +95,14 @@ func CompleteEntry(manifest []byte, e *catalog.Entry) error {
 	if err != nil {
 		return err
 	}
+	if dir, ok := bundleFolder(e.Origin); ok {
+		// A skills folder (fsource) follows a symlink that stays inside
+		// the folder and drops one that escapes; a bundle is held to the
+		// --sp-bundles rule instead: regular files only, else refused.
+		if err := checkNoSymlinks(dir); err != nil {
+			return err
+		}
+	}
 	if m.Kind == KindAction {
 		if _, ok := e.File(m.Runtime.Entrypoint); !ok {
 			return fmt.Errorf("runtime.entrypoint %q is not a file of the bundle", m.Runtime.Entrypoint)
@@ -104,6 +113,35 @@ func CompleteEntry(manifest []byte, e *catalog.Entry) error {
 		e.SetSummary(body)
 	}
 	return catalog.CheckEntry(e)
+}
+
+// bundleFolder is the folder on disk a bundle entry was read from: Origin
+// Source is an absolute folder root and Path its skill.toml (fsource:
+// "<dir>/skill.toml", LoadBundleDir: "skill.toml"). Published bundles
+// have no folder.
+func bundleFolder(o catalog.Origin) (string, bool) {
+	if o.Kind != catalog.OriginBundle || !filepath.IsAbs(o.Source) || path.Base(o.Path) != ManifestFile {
+		return "", false
+	}
+	return filepath.Join(o.Source, filepath.FromSlash(path.Dir(o.Path))), true
+}
+
+// checkNoSymlinks refuses a bundle folder holding a symlink, with the
+// walk of LoadBundleDir (hidden folders are not entered).
+func checkNoSymlinks(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symlink (bundles hold regular files only)", filepath.ToSlash(rel))
+		case d.IsDir() && rel != "." && strings.HasPrefix(d.Name(), "."):
+			return filepath.SkipDir
+		}
+		return nil
+	})
 }
 
 // LoadBundleDir reads one bundle folder. Only regular files and folders

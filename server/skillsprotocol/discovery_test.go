@@ -3,6 +3,9 @@ package skillsprotocol_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -309,4 +312,95 @@ func TestSkillsFolderBundles(t *testing.T) {
 		t.Fatalf("file of a folder bundle: %v", f)
 	}
 	e.fails("describe_skill", map[string]any{"name": "Conf_Invalid"}, sp.CodeInvalidParams)
+}
+
+// Without a limit list_skills answers 50 entries and a cursor to the rest.
+func TestListSkillsDefaultLimit(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i < 64; i++ {
+		name := fmt.Sprintf("bulk.s%02d", i)
+		b := filepath.Join(dir, name)
+		if err := os.MkdirAll(b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		toml := fmt.Sprintf("name = %q\nversion = \"1.0.0\"\ndescription = \"Bulk fixture %d.\"\nkind = \"instruction\"\n", name, i)
+		if err := os.WriteFile(filepath.Join(b, "skill.toml"), []byte(toml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(b, "SKILL.md"), []byte("# "+name+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEnv(t, sp.Options{})
+	if err := e.rt.LoadFolders(dir); err != nil {
+		t.Fatal(err)
+	}
+	var l listResult
+	e.ok("list_skills", map[string]any{}, &l)
+	if len(l.Skills) != sp.DefaultListLimit || sp.DefaultListLimit != 50 {
+		t.Fatalf("default page: %d skills (DefaultListLimit %d), want 50", len(l.Skills), sp.DefaultListLimit)
+	}
+	if l.NextCursor == nil || *l.NextCursor == "" {
+		t.Fatal("default page of 65 entries has no next_cursor")
+	}
+	rest := listResult{}
+	e.ok("list_skills", map[string]any{"cursor": *l.NextCursor}, &rest)
+	// 64 bundles + the built-in guide.
+	if len(rest.Skills) != 15 || rest.NextCursor != nil {
+		t.Fatalf("second page: %d skills, cursor %v; want 15 and none", len(rest.Skills), rest.NextCursor)
+	}
+}
+
+// A bundle in a skills folder (fsource) is held to the --sp-bundles rule:
+// a symlink anywhere in it, escaping or not, refuses the whole bundle
+// (fsource alone would serve it without an escaping link, or follow an
+// inner one).
+func TestSkillsFolderBundleWithSymlinkIsRefused(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"sym.inner", "sym.escape", "sym.clean"} {
+		write(name+"/skill.toml", fmt.Sprintf("name = %q\nversion = \"1.0.0\"\ndescription = \"Symlink fixture.\"\nkind = \"instruction\"\n", name))
+		write(name+"/SKILL.md", "# "+name+"\n")
+		write(name+"/resources/real.txt", "real\n")
+	}
+	if err := os.Symlink("real.txt", filepath.Join(root, "sym.inner/resources/alias.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(root, "sym.escape/resources/host.txt")); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, sp.Options{})
+	set, err := fsource.Open(fsource.Options{Folders: []string{root}, Catalog: e.cat, Logger: quiet(),
+		Bundle: func(b fsource.BundleDir, en *catalog.Entry) error { return sp.CompleteEntry(b.Manifest, en) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(set.Close)
+	var d map[string]any
+	e.ok("describe_skill", map[string]any{"name": "sym.clean"}, &d)
+	e.fails("describe_skill", map[string]any{"name": "sym.inner"}, sp.CodeInvalidParams)
+	e.fails("describe_skill", map[string]any{"name": "sym.escape"}, sp.CodeInvalidParams)
+	var problems []string
+	for _, p := range set.Problems() {
+		problems = append(problems, fmt.Sprintf("%+v", p))
+	}
+	joined := strings.Join(problems, "\n")
+	for _, want := range []string{"resources/alias.txt is a symlink (bundles hold regular files only)", "resources/host.txt is a symlink"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("problems miss %q:\n%s", want, joined)
+		}
+	}
+	// The same folder through --sp-bundles: the same two refused.
+	entries, errs := sp.LoadBundles(root)
+	if len(entries) != 1 || entries[0].ID != "sym/clean" || len(errs) != 2 {
+		t.Fatalf("LoadBundles: %d entries, errors %v", len(entries), errs)
+	}
 }

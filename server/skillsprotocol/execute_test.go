@@ -1,6 +1,7 @@
 package skillsprotocol_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/iii-skills/skills/server/sandbox"
+	"github.com/iii-skills/skills/server/skillsext"
 	sp "github.com/iii-skills/skills/server/skillsprotocol"
 )
 
@@ -94,8 +97,14 @@ func TestExecuteSkill(t *testing.T) {
 	e.fails("run_code", map[string]any{"language": "ruby", "code": "x"}, sp.CodeInvalidParams)
 	e.fails("run_code", map[string]any{"language": "python"}, sp.CodeInvalidParams)
 	e.fails("run_code", map[string]any{"language": "python", "code": "x", "mount_skills": []string{"nope.nope"}}, sp.CodeInvalidParams)
+	e.fails("run_code", map[string]any{"language": "python", "code": "x", "mount_skills": []string{"conf.echo@9.9.9"}}, sp.CodeInvalidParams)
+	e.fails("run_code", map[string]any{"language": "python", "code": "x", "mount_skills": []string{"conf.echo@1.9.3", "conf.echo"}}, sp.CodeInvalidParams)
 	e.fails("run_code", map[string]any{"language": "python", "code": "x", "input_blobs": []string{"blob:0123456789abcdef"}}, sp.CodeInvalidParams)
 	e.fails("run_code", map[string]any{"language": "python", "code": "x", "limits": map[string]any{"timeout_ms": -1}}, sp.CodeInvalidParams)
+	if msg := e.fails("run_code", map[string]any{"language": "python", "code": "x", "limits": map[string]any{"timeout_ms": 300001}}, sp.CodeInvalidParams); msg != "timeout_ms 300001 is above the maximum of 300000 ms (5m0s)" {
+		t.Fatalf("timeout above the maximum: %q", msg)
+	}
+	e.fails("execute_skill", map[string]any{"name": "conf.echo", "timeout_ms": int64(1) << 62}, sp.CodeInvalidParams)
 	e.fails("execute_skill", map[string]any{"name": "conf.docs"}, sp.CodeInvalidParams)
 	e.fails("execute_skill", map[string]any{"name": "conf.echo", "version": "3.0.0"}, sp.CodeInvalidParams)
 }
@@ -134,6 +143,13 @@ func TestSandboxAttacks(t *testing.T) {
 			func(r run) bool { return r.Status == "completed" && strings.Contains(string(r.Output), "capped at") }},
 		{"memory bomb", "def main(args):\n    x = bytearray(4 << 30)\n    return 'ESCAPED'\n", 0,
 			func(r run) bool { return r.Status == "failed" && r.Error.Type == "MemoryError" }},
+		{"8 x 200 MiB processes", "import os, time\ndef main(args):\n    pids = []\n    for i in range(8):\n        pid = os.fork()\n        if pid == 0:\n            b = bytearray(200 << 20)\n            for j in range(0, len(b), 4096):\n                b[j] = 1\n            time.sleep(30)\n            os._exit(0)\n        pids.append(pid)\n    for p in pids:\n        os.waitpid(p, 0)\n    return 'ESCAPED'\n", 60000,
+			func(r run) bool {
+				if mode, _ := e.rt.Sandbox().CgroupMode(); mode == sandbox.CgroupNone {
+					return true // only the per-process rlimits here: nothing to prove
+				}
+				return r.Status == "failed" && r.Error.Type == "MemoryLimitExceeded" && strings.Contains(r.Error.Message, "512 MiB")
+			}},
 		{"endless loop", "def main(args):\n    while True:\n        pass\n", 1500,
 			func(r run) bool { return r.Status == "failed" && r.Error.Type == "TimeoutError" }},
 		{"1 GiB stdout", "import sys\ndef main(args):\n    chunk = 'x' * (1 << 20)\n    for _ in range(1024):\n        sys.stdout.write(chunk)\n    return 'ESCAPED'\n", 0,
@@ -243,5 +259,59 @@ func TestBwrapCannotBuildSandbox(t *testing.T) {
 	e.ok("run_code", map[string]any{"language": "python", "code": "def main(args):\n    return 1\n"}, &r)
 	if r.Status != "failed" || r.Error.Type != "SandboxUnavailable" || !strings.Contains(r.Error.Message, "user namespaces") {
 		t.Fatalf("run: %+v", r)
+	}
+}
+
+// The example bundle (examples/skills-protocol) loads, is served by the
+// MCP Skills extension too (its SKILL.md name is the last segment of the
+// path demo/text/stats), and runs on text and on a blob.
+func TestExampleBundle(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t, sp.Options{})
+	if err := e.rt.LoadFolders("../../examples/skills-protocol"); err != nil {
+		t.Fatal(err)
+	}
+	view := skillsext.NewView(e.cat)
+	defer view.Close()
+	var s skillsext.Skill
+	for i := 0; ; i++ {
+		var ok bool
+		var err error
+		if s, ok, err = view.Skill(context.Background(), "demo/text/stats"); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			break
+		}
+		if i > 500 {
+			t.Fatal("the MCP Skills extension view never lists demo/text/stats")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.Problem != "" || s.Name != "stats" {
+		t.Fatalf("MCP Skills extension leaves the example out: name %q, problem %q", s.Name, s.Problem)
+	}
+
+	var d struct {
+		Name     string `json:"name"`
+		Manifest struct {
+			Kind string `json:"kind"`
+		} `json:"manifest"`
+	}
+	e.ok("describe_skill", map[string]any{"name": "demo.text.stats"}, &d)
+	if d.Name != "demo.text.stats" || d.Manifest.Kind != "action" {
+		t.Fatalf("describe_skill: %+v", d)
+	}
+	var r run
+	e.ok("execute_skill", map[string]any{"name": "demo.text.stats", "args": map[string]any{"text": "one two\nthree"}}, &r)
+	if r.Status != "completed" || string(r.Output) != `{"lines":2,"words":3,"chars":13}` {
+		t.Fatalf("execute_skill on text: %+v (logs %q)", r, r.LogsPreview)
+	}
+	var blob struct {
+		BlobID string `json:"blob_id"`
+	}
+	e.ok("create_blob", map[string]any{"content": "a b c d\ne\nf", "kind": "text/plain"}, &blob)
+	e.ok("execute_skill", map[string]any{"name": "demo.text.stats", "args": map[string]any{"blob": blob.BlobID}, "input_blobs": []string{blob.BlobID}}, &r)
+	if r.Status != "completed" || string(r.Output) != `{"lines":3,"words":6,"chars":11}` {
+		t.Fatalf("execute_skill on a blob: %+v (logs %q)", r, r.LogsPreview)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -106,8 +107,9 @@ type rpcErr struct {
 }
 
 // call posts one request and returns its result or error; the result is
-// checked against the tool's result schema and the params against the
-// seed's parameter schema.
+// checked against the tool's result schema, and params that break the
+// seed's parameter schema (Tools()[i].Parameters) must be answered with
+// -32602.
 func (e *env) call(method string, params any) (json.RawMessage, *rpcErr) {
 	e.t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": 1})
@@ -123,11 +125,58 @@ func (e *env) call(method string, params any) (json.RawMessage, *rpcErr) {
 	if string(resp.ID) != "1" {
 		e.t.Fatalf("%s: id %s, want 1", method, resp.ID)
 	}
+	if err := validateParams(method, params); err != nil && (resp.Error == nil || resp.Error.Code != sp.CodeInvalidParams) {
+		// Params outside the seed's schema must be refused as invalid.
+		e.t.Fatalf("%s: params %s break the seed's parameter schema (%v) but the answer is %s", method, body, err, raw)
+	}
 	if resp.Error != nil {
 		return nil, resp.Error
 	}
 	validate(e.t, method, resp.Result)
 	return resp.Result, nil
+}
+
+var (
+	paramsOnce    sync.Once
+	paramSchemas  map[string]*jsonschema.Resolved
+	paramsInitErr error
+)
+
+// validateParams checks params against the seed's parameter schema of
+// method (Tools()[i].Parameters); nil for a method that is not a tool.
+func validateParams(method string, params any) error {
+	paramsOnce.Do(func() {
+		paramSchemas = map[string]*jsonschema.Resolved{}
+		for _, tool := range sp.Tools() {
+			b, _ := json.Marshal(tool.Parameters)
+			var s jsonschema.Schema
+			if paramsInitErr = json.Unmarshal(b, &s); paramsInitErr != nil {
+				return
+			}
+			if paramSchemas[tool.Name], paramsInitErr = s.Resolve(nil); paramsInitErr != nil {
+				return
+			}
+		}
+	})
+	if paramsInitErr != nil {
+		return fmt.Errorf("parameter schemas: %w", paramsInitErr)
+	}
+	rs, ok := paramSchemas[method]
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if v == nil {
+		v = map[string]any{} // absent params are an empty object
+	}
+	return rs.Validate(v)
 }
 
 // ok calls and decodes a successful result into out.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -239,5 +241,46 @@ func TestPublishBundleOverIII(t *testing.T) {
 	e.ok("describe_skill", map[string]any{"name": "acme.tools.hello", "version": "0.1.0"}, &d)
 	if d["kind"] != "action" {
 		t.Fatalf("reloaded bundle: %v", d)
+	}
+}
+
+// TestToolsMatchTheSeed: tools.json is the seed's 8 tool blocks word for
+// word (testdata/seed_tool_schemas.json is copied from the seed's "Tool
+// Schemas" page, blocks joined into one array).
+func TestToolsMatchTheSeed(t *testing.T) {
+	seed, err := os.ReadFile("testdata/seed_tool_schemas.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got any
+	if err := json.Unmarshal(seed, &want); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(sp.Tools())
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Tools() differs from the seed:\n got %s\nwant %s", b, seed)
+	}
+}
+
+// The params check of env.call is live: it knows a bad request from a
+// good one.
+func TestParamsAreCheckedAgainstTheSeed(t *testing.T) {
+	for _, bad := range []struct {
+		method string
+		params any
+	}{
+		{"run_code", map[string]any{"language": "python"}},
+		{"list_skills", map[string]any{"limit": "ten"}},
+		{"describe_skill", map[string]any{"detail": "full"}},
+	} {
+		if validateParams(bad.method, bad.params) == nil {
+			t.Errorf("%s %v passes the seed's parameter schema", bad.method, bad.params)
+		}
+	}
+	if err := validateParams("run_code", map[string]any{"language": "python", "code": "x"}); err != nil {
+		t.Errorf("a good run_code: %v", err)
 	}
 }

@@ -123,11 +123,13 @@ func (r *Runtime) timeoutOf(ms *int64) (time.Duration, *Error) {
 	if *ms <= 0 {
 		return 0, invalidParams("timeout_ms %d must be a positive number of milliseconds", *ms)
 	}
-	d := time.Duration(*ms) * time.Millisecond
-	if d > r.opts.MaxTimeout {
-		d = r.opts.MaxTimeout
+	// Refused, not lowered, like every other out-of-range parameter: the
+	// caller learns the bound instead of a run cut short unannounced. The
+	// check is on milliseconds, before a huge value could overflow.
+	if max := r.opts.MaxTimeout.Milliseconds(); *ms > max {
+		return 0, invalidParams("timeout_ms %d is above the maximum of %d ms (%s)", *ms, max, r.opts.MaxTimeout)
 	}
-	return d, nil
+	return time.Duration(*ms) * time.Millisecond, nil
 }
 
 // checkBlobs verifies every input blob exists before a sandbox is built.
@@ -218,6 +220,8 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 		return fail("OutputLimitExceeded", fmt.Sprintf("the run wrote more than %d bytes to stdout or stderr and was killed; write large data to /workspace and return a summary", res.Limits.OutputBytes))
 	case sandbox.Canceled:
 		return fail("Canceled", "the request was canceled before the run finished")
+	case sandbox.MemoryExceeded:
+		return fail("MemoryLimitExceeded", fmt.Sprintf("the run used more than %d MiB of memory (all its processes together) and was killed", res.Limits.RunMemoryBytes>>20))
 	}
 	var doc struct {
 		OK     bool            `json:"ok"`

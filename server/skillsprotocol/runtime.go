@@ -177,6 +177,12 @@ func New(opts Options) (*Runtime, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	// Once per runtime: say how a whole run's memory is bounded.
+	if mode, why := opts.Sandbox.CgroupMode(); mode == sandbox.CgroupNone {
+		opts.Logger.Info("skills protocol sandbox: per-process rlimits only, no per-run cgroup", "mode", mode, "reason", why)
+	} else {
+		opts.Logger.Info("skills protocol sandbox: one cgroup per run bounds its memory and processes", "mode", mode)
+	}
 	r := &Runtime{opts: opts, cat: opts.Catalog, sb: opts.Sandbox, log: opts.Logger, runs: newRunStore(opts.RunRetention, opts.MaxRuns),
 		slots: make(chan struct{}, opts.ConcurrentRuns)}
 	if err := r.prepareWorkDir(); err != nil {
