@@ -160,6 +160,15 @@ func (c cgroups) probe() error {
 	if err != nil {
 		return err
 	}
+	if c.mode == CgroupV2 {
+		// Runs are started into their cgroup with clone3 (Linux 5.7+) and
+		// ended with cgroup.kill (5.14+): an older kernel keeps rlimits
+		// instead of failing every run.
+		if _, err := os.Stat(filepath.Join(rc.dirs[0], "cgroup.kill")); err != nil {
+			_ = rc.remove()
+			return fmt.Errorf("cgroup v2: this kernel has no cgroup.kill (Linux 5.14 or later is needed): %w", err)
+		}
+	}
 	return rc.remove()
 }
 
