@@ -23,6 +23,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/httpguard"
+	"github.com/iii-skills/skills/server/sandbox"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/skillsprotocol"
 )
@@ -34,12 +35,18 @@ import (
 //	  work_dir: /var/tmp/skills-protocol    # run folders and materialized bundles
 //	  blob_ttl: 24h                         # how long a blob is kept after it is created
 //	  blob_store_max_bytes: 1073741824      # all blobs together; the oldest go first
+//	  run_memory_bytes: 536870912           # memory of one run, all its processes (cgroup mode)
+//	  cgroups: auto                         # auto (a cgroup per run when the host allows it) or off
+//	  cgroup_parent: /skills.slice          # where run cgroups are created (default: see sandbox.Config)
 type spConfig struct {
 	SkillsProtocol struct {
 		Secrets           map[string]string `yaml:"secrets"`
 		WorkDir           string            `yaml:"work_dir"`
 		BlobTTL           string            `yaml:"blob_ttl"`
 		BlobStoreMaxBytes int64             `yaml:"blob_store_max_bytes"`
+		RunMemoryBytes    int64             `yaml:"run_memory_bytes"`
+		Cgroups           string            `yaml:"cgroups"`
+		CgroupParent      string            `yaml:"cgroup_parent"`
 	} `yaml:"skills_protocol"`
 }
 
@@ -71,8 +78,16 @@ func newSkillsProtocol(client *iii.Client, cat *catalog.Catalog, folders, config
 	if cfg.BlobStoreMaxBytes < 0 {
 		return nil, fmt.Errorf("skills_protocol.blob_store_max_bytes %d in %s: expected a positive number of bytes", cfg.BlobStoreMaxBytes, configPath)
 	}
+	if cfg.RunMemoryBytes < 0 {
+		return nil, fmt.Errorf("skills_protocol.run_memory_bytes %d in %s: expected a positive number of bytes", cfg.RunMemoryBytes, configPath)
+	}
+	if cfg.Cgroups != "" && cfg.Cgroups != "auto" && cfg.Cgroups != "off" {
+		return nil, fmt.Errorf("skills_protocol.cgroups %q in %s: expected auto or off", cfg.Cgroups, configPath)
+	}
 	rt, err := skillsprotocol.New(skillsprotocol.Options{Catalog: cat, State: skillsprotocol.IIIState(client, stateTimeout),
-		Secrets: cfg.Secrets, WorkDir: cfg.WorkDir, BlobTTL: blobTTL, MaxBlobStoreBytes: cfg.BlobStoreMaxBytes, Logger: log})
+		Secrets: cfg.Secrets, WorkDir: cfg.WorkDir, BlobTTL: blobTTL, MaxBlobStoreBytes: cfg.BlobStoreMaxBytes,
+		Sandbox: sandbox.New(sandbox.Config{Cgroups: cfg.Cgroups, CgroupParent: cfg.CgroupParent}),
+		Limits:  sandbox.Limits{RunMemoryBytes: cfg.RunMemoryBytes}, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +107,8 @@ func sandboxState(rt *skillsprotocol.Runtime) string {
 	if err := rt.Sandbox().Available(); err != nil {
 		return err.Error()
 	}
-	return "bubblewrap"
+	mode, _ := rt.Sandbox().CgroupMode()
+	return "bubblewrap (" + string(mode) + ")"
 }
 
 // serveHTTP serves /mcp and, when rt is set and rpcPath is not empty, the

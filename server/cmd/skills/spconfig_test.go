@@ -1,0 +1,52 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/sandbox"
+)
+
+// The skills_protocol section of config.yaml reaches the runtime's
+// sandbox, and bad values are refused at start with the key named.
+func TestSkillsProtocolConfig(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	build := func(yaml string) error {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		client := iii.New("ws://127.0.0.1:1", iii.WithLogger(quiet)) // never connects
+		defer client.Close()
+		rt, err := newSkillsProtocol(client, catalog.New(), "", path, time.Second, quiet)
+		if err != nil {
+			return err
+		}
+		defer rt.Close()
+		if mode, why := rt.Sandbox().CgroupMode(); mode != sandbox.CgroupNone || !strings.Contains(why, "turned off") {
+			t.Errorf("cgroups: off gave mode %s (%s)", mode, why)
+		}
+		return nil
+	}
+	if err := build("skills_protocol:\n  cgroups: off\n  run_memory_bytes: 268435456\n  blob_ttl: 2h\n"); err != nil {
+		t.Fatalf("good config refused: %v", err)
+	}
+	for yaml, want := range map[string]string{
+		"skills_protocol:\n  cgroups: maybe\n":           `skills_protocol.cgroups "maybe"`,
+		"skills_protocol:\n  run_memory_bytes: -1\n":     "skills_protocol.run_memory_bytes -1",
+		"skills_protocol:\n  blob_ttl: soon\n":           `skills_protocol.blob_ttl "soon"`,
+		"skills_protocol:\n  blob_store_max_bytes: -5\n": "skills_protocol.blob_store_max_bytes -5",
+	} {
+		if err := build(yaml); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want an error naming %s", yaml, err, want)
+		}
+	}
+}
