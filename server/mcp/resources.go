@@ -140,7 +140,7 @@ func (s *Server) listResources(ctx context.Context, rawCursor string) (*sdk.List
 		return nil, registryError(registry.FnSkillsResourcesList, err)
 	}
 	if s.backend != nil {
-		skills, _, err := s.backend.ListSkills(ctx, "", 0)
+		skills, err := s.allSkills(ctx)
 		if err != nil {
 			return nil, backendError(err)
 		}

@@ -29,6 +29,8 @@ var internal = map[string]any{"internal": true}
 type listIn struct {
 	After string `json:"after"`
 	Limit int    `json:"limit"`
+	// MaxBytes lowers the answer's byte budget (listBudget at most).
+	MaxBytes int `json:"max_bytes,omitempty"`
 }
 
 type listOut struct {
@@ -94,10 +96,14 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 				if err != nil {
 					return nil, err
 				}
+				budget := listBudget
+				if in.MaxBytes > 0 {
+					budget = min(budget, in.MaxBytes)
+				}
 				size := 0
 				for i, sk := range skills {
 					b, _ := json.Marshal(sk)
-					if size += len(b); size > listBudget && i > 0 {
+					if size += len(b); size > budget && i > 0 {
 						return listOut{Skills: skills[:i], More: true}, nil
 					}
 				}
@@ -165,6 +171,10 @@ func (acceptAll) UnregisterTrigger(context.Context, iii.TriggerConfig) error { r
 type Remote struct {
 	Client  *iii.Client
 	Timeout time.Duration // per call (default 30 s)
+	// PageBytes, when set, asks for listings cut at about that many bytes
+	// instead of 4 MiB (at least one skill per answer): more answers, each
+	// smaller. ListSkills reports more=true when it cut one.
+	PageBytes int
 }
 
 func (r *Remote) call(ctx context.Context, fn string, in, out any) error {
@@ -200,7 +210,7 @@ func notPublished(err error) bool {
 // not publish its catalog).
 func (r *Remote) ListSkills(ctx context.Context, after string, limit int) ([]Skill, bool, error) {
 	var out listOut
-	err := r.call(ctx, FnCatalogList, listIn{After: after, Limit: limit}, &out)
+	err := r.call(ctx, FnCatalogList, listIn{After: after, Limit: limit, MaxBytes: r.PageBytes}, &out)
 	if notPublished(err) {
 		return nil, false, nil
 	}

@@ -90,6 +90,11 @@ func TestRemote(t *testing.T) {
 	if len(all) != 81 {
 		t.Fatalf("walked %d skills, want 81", len(all))
 	}
+	// A reader asking for a smaller budget gets one skill per answer.
+	small := &skillsext.Remote{Client: cli, PageBytes: 1}
+	if page, more, err := small.ListSkills(ctx, "many-10", 0); err != nil || !more || len(page) != 1 || page[0].Path != "many-11" {
+		t.Fatalf("PageBytes 1: %d skills, more=%v, err %v", len(page), more, err)
+	}
 	if s, ok, err := r.Skill(ctx, "many-07"); err != nil || !ok || len(s.Files) != 401 {
 		t.Fatalf("skill many-07: ok=%v err=%v files=%d", ok, err, len(s.Files))
 	}
