@@ -59,12 +59,13 @@ type Options struct {
 	// handlers and tool calls (default 30 s).
 	CallTimeout time.Duration
 	// ReadRetryAfter is how long an idempotent read (resources and prompt
-	// listings, resource reads, engine listings) waits for its first answer
+	// listings, index and skill reads, engine listings) waits for its first answer
 	// before it is sent once more with the rest of CallTimeout (default 2 s,
 	// negative disables). The real iii engine (0.22–0.23) drops about one
 	// result in 10 000 from a worker that answers within microseconds; the
 	// retry turns that 30 s hang into a 2 s delay. Prompt handlers and tool
-	// calls are never retried.
+	// calls, and section reads (iii://fn/…), run publishers' handlers and
+	// are never retried.
 	ReadRetryAfter time.Duration
 	// PollInterval is how often engine::functions::list is diffed when the
 	// engine has no engine::functions-available trigger type (default 2 s).
