@@ -114,7 +114,8 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	sdk     *sdk.Server
-	sdkLog  *slog.Logger // the SDK's own logs, warnings and up
+	impl    *sdk.Implementation // serverInfo, also in the _meta of 2026-07-28 extension results
+	sdkLog  *slog.Logger        // the SDK's own logs, warnings and up
 	ids     instanceIDs
 
 	resMu     sync.Mutex
@@ -192,7 +193,8 @@ func New(client *iii.Client, opts Options) *Server {
 			instructions += SkillToolsInstructions
 		}
 	}
-	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "iii skills registry", Version: opts.Version}, &sdk.ServerOptions{
+	s.impl = &sdk.Implementation{Name: opts.Name, Title: "iii skills registry", Version: opts.Version}
+	s.sdk = sdk.NewServer(s.impl, &sdk.ServerOptions{
 		Instructions: instructions,
 		Logger:       s.sdkLog,
 		PageSize:     opts.PageSize,
