@@ -178,28 +178,36 @@ func (v *View) Skill(_ context.Context, p string) (Skill, bool, error) {
 
 // ReadFile returns the bytes of one file of the skill at path.
 func (v *View) ReadFile(_ context.Context, p, file string) ([]byte, error) {
+	b, _, err := v.readFile(p, file)
+	return b, err
+}
+
+// readFile is ReadFile with the digest of the bytes returned (known
+// already: computed once per change), which names the version served.
+func (v *View) readFile(p, file string) ([]byte, catalog.Digest, error) {
 	v.mu.RLock()
 	sv, ok := v.byID[p]
 	v.mu.RUnlock()
 	if !ok {
-		return nil, ErrNoSuchFile
+		return nil, catalog.Digest{}, ErrNoSuchFile
 	}
 	if sv.folder == nil {
 		sv.digest.Do(sv.computeDigest)
 		if file != FileName || sv.problem != "" {
-			return nil, ErrNoSuchFile
+			return nil, catalog.Digest{}, ErrNoSuchFile
 		}
-		return publishedMarkdown(sv.entry)
+		b, err := publishedMarkdown(sv.entry)
+		return b, sv.sum, err
 	}
 	f, ok := sv.entry.File(file)
 	if !ok {
-		return nil, ErrNoSuchFile
+		return nil, catalog.Digest{}, ErrNoSuchFile
 	}
 	b, err := f.Content.Bytes()
 	if err != nil {
-		return nil, fmt.Errorf("read %s of skill %s: %w", file, p, err)
+		return nil, catalog.Digest{}, fmt.Errorf("read %s of skill %s: %w", file, p, err)
 	}
-	return b, nil
+	return b, f.Digest, nil
 }
 
 // Watch calls changed with the path of every skill that changes until ctx
