@@ -45,10 +45,14 @@ func TestUnansweredReadIsSentAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	connect(t, reg)
+	// The stand-in registry publishes like a publisher: s.function waits
+	// until the engine lists the function.
+	s := &stack{t: t, ctx: ctx, url: eng.URL(), pub: reg}
 	var calls atomic.Int32
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	if _, err := reg.RegisterFunction(registry.FnSkillsResourcesRead, func(ctx context.Context, data json.RawMessage) (any, error) {
+	s.function(registry.FnSkillsResourcesRead, func(ctx context.Context, data json.RawMessage) (any, error) {
 		var in struct {
 			URI string `json:"uri"`
 		}
@@ -64,12 +68,7 @@ func TestUnansweredReadIsSentAgain(t *testing.T) {
 			return nil, ctx.Err()
 		}
 		return registry.ReadResult{Contents: []registry.ResourceContent{{URI: in.URI, MimeType: "text/markdown", Text: "# Plain\n\nanswered the second time"}}}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	connect(t, reg)
-
-	s := &stack{t: t, ctx: ctx, url: eng.URL()}
+	})
 	s.startMCP(skillsmcp.Options{CallTimeout: 20 * time.Second, ReadRetryAfter: 300 * time.Millisecond})
 	cs := s.connectInMemory(v2026, &notes{})
 	res, err := cs.ReadResource(s.ctx, &sdk.ReadResourceParams{URI: "iii://plain"})
