@@ -8,10 +8,11 @@
 //   - Published skills (skills::register) get a SKILL.md synthesized from
 //     the body with frontmatter name (the id's last segment, which the
 //     extension requires to equal the final path segment) and description
-//     (the index description). Its size and digest are computed once per
-//     change; its bytes are assembled on read from the catalog's body, so
-//     the view holds no second copy of any body. A body linking to
-//     iii://fn/… sections is "dynamic".
+//     (the index description). Its frontmatter header, size, digest and
+//     whether it is "dynamic" (a body linking to iii://fn/… sections) are
+//     computed once per change, on first use; its bytes are assembled on
+//     read from that header and the catalog's body, so the view holds no
+//     second copy of any body.
 //   - A skill over the extension's limits (512 files, 16 MiB), without a
 //     description, or whose name is not a valid Agent Skills name is kept
 //     with a Problem that says why it is not served.
