@@ -18,13 +18,11 @@ import (
 	"github.com/iii-skills/skills/server/skillsext"
 )
 
-// TestRemote reads a View published over a real engine: a file larger than
-// one chunk arrives whole, a listing too large for one answer is split
-// without losing a skill, changes arrive as events.
-func TestRemote(t *testing.T) {
+// startEngine starts an embedded engine on a free port for the test, and
+// returns it with a logger that discards.
+func startEngine(t *testing.T) (*engine.Engine, *slog.Logger) {
+	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +30,30 @@ func TestRemote(t *testing.T) {
 	if err := eng.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer eng.Close()
+	t.Cleanup(func() { _ = eng.Close() })
+	return eng, quiet
+}
+
+// connectAll connects each client (10 s at most each).
+func connectAll(t *testing.T, clients ...*iii.Client) {
+	t.Helper()
+	for _, c := range clients {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := c.Connect(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestRemote reads a View published over a real engine: a file larger than
+// one chunk arrives whole, a listing too large for one answer is split
+// without losing a skill, changes arrive as events.
+func TestRemote(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	eng, quiet := startEngine(t)
 
 	v, src := newView(t)
 	big := bytes.Repeat([]byte{0xff, 0x00, 'a'}, 3<<20) // 9 MiB, not UTF-8
@@ -57,13 +78,7 @@ func TestRemote(t *testing.T) {
 	}
 	cli := iii.RegisterWorker(eng.URL(), iii.WithName("reader"), iii.WithLogger(quiet))
 	defer cli.Close()
-	for _, c := range []*iii.Client{reg, cli} {
-		cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
-		if err := c.Connect(cctx); err != nil {
-			t.Fatal(err)
-		}
-		ccancel()
-	}
+	connectAll(t, reg, cli)
 	r := &skillsext.Remote{Client: cli}
 	// The registry's functions are in place once a listing answers (an
 	// unknown function reads as an empty catalog).
