@@ -21,13 +21,17 @@
 // process). Register publishes the same view to other processes over iii
 // as internal registry functions, and Remote reads them (`skills mcp`):
 //
-//	skills::catalog-list  {after?, limit?}        → {skills: [Skill], more}
-//	skills::catalog-get   {path}                  → {skill: Skill | null}
-//	skills::catalog-file  {path, file, offset?}   → {data: base64, size}
+//	skills::catalog-list  {after?, limit?, max_bytes?}  → {skills: [Skill], more}
+//	skills::catalog-get   {path}                        → {skill: Skill | null}
+//	skills::catalog-file  {path, file, offset?, sha256?, max_bytes?}
+//	                                                    → {data: base64, size, sha256}
 //	skills::catalog-on-change (trigger type) fires {path} on every change
 //
 // Answers stay well under the engine's 16 MiB frame limit: a listing stops
-// at about 4 MiB of skills (more: true), a file comes 4 MiB at a time.
+// at about 4 MiB of skills (more: true), a file comes 4 MiB at a time
+// (max_bytes asks for less). A chunk request naming the sha256 of the
+// first chunk is refused once the file has another version, so a reader
+// never joins chunks of two versions.
 //
 // They live under skills::, a hidden namespace, and carry metadata
 // internal: true, so they are never listed as MCP tools.

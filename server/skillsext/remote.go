@@ -102,7 +102,7 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 		id, desc string
 		h        iii.Handler
 	}{
-		{FnCatalogList, "Internal: skills of the catalog as the MCP Skills extension serves them, in path order ({after?, limit?} → {skills, more}).",
+		{FnCatalogList, "Internal: skills of the catalog as the MCP Skills extension serves them, in path order ({after?, limit?, max_bytes?} → {skills, more}).",
 			func(ctx context.Context, data json.RawMessage) (any, error) {
 				var in listIn
 				if err := decode(data, &in, FnCatalogList); err != nil {
@@ -137,7 +137,7 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 				}
 				return getOut{Skill: &s}, nil
 			}},
-		{FnCatalogFile, "Internal: the bytes of one file of a catalog skill, 4 MiB at a time ({path, file, offset?} → {data: base64, size}).",
+		{FnCatalogFile, "Internal: the bytes of one file of a catalog skill, 4 MiB at a time ({path, file, offset?, sha256?, max_bytes?} → {data: base64, size, sha256}; a chunk of a version the file no longer has is refused).",
 			func(ctx context.Context, data json.RawMessage) (any, error) {
 				var in fileIn
 				if err := decode(data, &in, FnCatalogFile); err != nil {
