@@ -13,8 +13,9 @@ import (
 // Two implementations exist: skillsext.View reads the catalog in-process
 // (the MCP server inside the `skills` process, standalone and worker mode)
 // and skillsext.Remote reads it over iii from the registry (`skills mcp`, a
-// separate process). Digests come with the entries: a backend never hashes
-// on the read path.
+// separate process). Digests come with the entries, computed once per
+// change of a skill (a published skill's on first use after it): a read
+// only looks them up.
 type Backend interface {
 	// ListSkills returns up to limit skills (all when limit <= 0) whose
 	// path sorts after `after` ("" = from the first), in path order, and

@@ -51,8 +51,10 @@ type stack struct {
 	// cat is the registry's catalog (fed with the published skills),
 	// published over iii with skillsext.Register.
 	cat *catalog.Catalog
-	// remote makes startMCP read the catalog over iii (skillsext.Remote).
-	remote bool
+	// remote makes startMCP read the catalog over iii (skillsext.Remote),
+	// asking for listings cut at pageBytes when set.
+	remote    bool
+	pageBytes int
 }
 
 // newStack starts the engine, the registry and the publisher; startMCP
@@ -108,7 +110,7 @@ func (s *stack) startMCP(opts skillsmcp.Options) {
 		opts.PollInterval = 100 * time.Millisecond
 	}
 	if s.remote {
-		opts.Backend = &skillsext.Remote{Client: mcpCli}
+		opts.Backend = &skillsext.Remote{Client: mcpCli, PageBytes: s.pageBytes}
 	}
 	srv := skillsmcp.New(mcpCli, opts)
 	if err := srv.Start(s.ctx); err != nil {

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,7 +65,7 @@ func (s *Server) interceptHTTP(next http.Handler) http.Handler {
 				Message: "Mcp-Method header " + m + " does not match the request method " + req.Method})
 			return
 		}
-		res, err := s.answerExtension(r.Context(), req.Method, req.Params)
+		res, err := s.answerExtension(r.Context(), req.Method, req.Params, r.Header.Get("Mcp-Protocol-Version") >= StatelessProtocolVersion)
 		writeRPC(w, http.StatusOK, req.ID, res, err)
 	})
 }
@@ -187,6 +189,16 @@ type extensionConn struct {
 	sdk.Connection
 	s  *Server
 	wg sync.WaitGroup
+	// initialize is set once the client's initialize request has passed:
+	// before it, a 2025-11-25 session answers nothing but initialize.
+	initialize atomic.Bool
+}
+
+// errDuringInitialization is go-sdk's answer (v1.8, ServerSession.handle)
+// to a request other than initialize that comes first on a session: a
+// plain error, so code 0.
+func errDuringInitialization(method string) error {
+	return &jsonrpc.Error{Message: fmt.Sprintf("method %q is invalid during session initialization", method)}
 }
 
 // Read passes every message on except extension requests, which are
@@ -198,13 +210,22 @@ func (c *extensionConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, err
 		}
 		req, ok := msg.(*jsonrpc.Request)
+		if ok && req.Method == "initialize" {
+			c.initialize.Store(true)
+		}
 		if !ok || !req.IsCall() || !extensionMethod(req.Method) {
 			return msg, nil
 		}
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			res, err := c.s.answerExtension(ctx, req.Method, req.Params)
+			var res any
+			var err error
+			if newProto := newProtocol(req.Params); !newProto && !c.initialize.Load() {
+				err = errDuringInitialization(req.Method)
+			} else {
+				res, err = c.s.answerExtension(ctx, req.Method, req.Params, newProto)
+			}
 			resp := rpcResponse(req.ID, res, err)
 			if err := c.Connection.Write(context.WithoutCancel(ctx), resp); err != nil {
 				c.s.log.Debug("MCP: writing a skills extension response failed", "method", req.Method, "err", err)

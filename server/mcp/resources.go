@@ -109,9 +109,19 @@ func (s *Server) readResourceHandler(ctx context.Context, req *sdk.ReadResourceR
 	return s.readResource(ctx, req.Params.URI)
 }
 
-// readResource resolves any URI through skills::resources-read.
+// sectionPrefix starts a section URI: reading it runs a publisher's
+// handler (iii://fn/a/b → a::b).
+const sectionPrefix = registry.Scheme + "fn/"
+
+// readResource resolves any URI through skills::resources-read. Only a
+// skill or the index is sent again when unanswered: a section read runs a
+// publisher's handler, which is not known to be idempotent.
 func (s *Server) readResource(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
-	raw, err := s.read(ctx, registry.FnSkillsResourcesRead, map[string]any{"uri": uri})
+	send := s.read
+	if strings.HasPrefix(uri, sectionPrefix) {
+		send = s.call
+	}
+	raw, err := send(ctx, registry.FnSkillsResourcesRead, map[string]any{"uri": uri})
 	if err != nil {
 		return nil, registryError(registry.FnSkillsResourcesRead, err)
 	}
@@ -140,7 +150,7 @@ func (s *Server) listResources(ctx context.Context, rawCursor string) (*sdk.List
 		return nil, registryError(registry.FnSkillsResourcesList, err)
 	}
 	if s.backend != nil {
-		skills, _, err := s.backend.ListSkills(ctx, "", 0)
+		skills, err := s.allSkills(ctx)
 		if err != nil {
 			return nil, backendError(err)
 		}

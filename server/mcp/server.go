@@ -59,12 +59,13 @@ type Options struct {
 	// handlers and tool calls (default 30 s).
 	CallTimeout time.Duration
 	// ReadRetryAfter is how long an idempotent read (resources and prompt
-	// listings, resource reads, engine listings) waits for its first answer
+	// listings, index and skill reads, engine listings) waits for its first answer
 	// before it is sent once more with the rest of CallTimeout (default 2 s,
 	// negative disables). The real iii engine (0.22–0.23) drops about one
 	// result in 10 000 from a worker that answers within microseconds; the
 	// retry turns that 30 s hang into a 2 s delay. Prompt handlers and tool
-	// calls are never retried.
+	// calls, and section reads (iii://fn/…), run publishers' handlers and
+	// are never retried.
 	ReadRetryAfter time.Duration
 	// PollInterval is how often engine::functions::list is diffed when the
 	// engine has no engine::functions-available trigger type (default 2 s).
@@ -113,7 +114,8 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	sdk     *sdk.Server
-	sdkLog  *slog.Logger // the SDK's own logs, warnings and up
+	impl    *sdk.Implementation // serverInfo, also in the _meta of 2026-07-28 extension results
+	sdkLog  *slog.Logger        // the SDK's own logs, warnings and up
 	ids     instanceIDs
 
 	resMu     sync.Mutex
@@ -191,7 +193,8 @@ func New(client *iii.Client, opts Options) *Server {
 			instructions += SkillToolsInstructions
 		}
 	}
-	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "iii skills registry", Version: opts.Version}, &sdk.ServerOptions{
+	s.impl = &sdk.Implementation{Name: opts.Name, Title: "iii skills registry", Version: opts.Version}
+	s.sdk = sdk.NewServer(s.impl, &sdk.ServerOptions{
 		Instructions: instructions,
 		Logger:       s.sdkLog,
 		PageSize:     opts.PageSize,

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -33,12 +34,34 @@ func fileURIs(e SkillEntry) []string {
 	return out
 }
 
+// allSkills walks the backend's whole listing: a backend may answer in
+// pages even when asked for all (skillsext.Remote stops an answer at a
+// byte budget), so it asks again after the last path while more follow.
+func (s *Server) allSkills(ctx context.Context) ([]SkillEntry, error) {
+	var all []SkillEntry
+	after := ""
+	for {
+		page, more, err := s.backend.ListSkills(ctx, after, 0)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if !more {
+			return all, nil
+		}
+		if len(page) == 0 {
+			return nil, fmt.Errorf("skill listing after %q: the backend reported more skills but sent none", after)
+		}
+		after = page[len(page)-1].Path
+	}
+}
+
 // syncSkills loads the whole skill:// mirror (at start and on reconnect).
 func (s *Server) syncSkills(ctx context.Context) error {
 	if s.backend == nil {
 		return nil
 	}
-	all, _, err := s.backend.ListSkills(ctx, "", 0)
+	all, err := s.allSkills(ctx)
 	if err != nil {
 		return err
 	}

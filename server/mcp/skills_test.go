@@ -349,44 +349,7 @@ func TestSkillsExtensionStream(t *testing.T) {
 	s.startMCP(skillsmcp.Options{Backend: view})
 
 	// A raw client connection for the extension methods…
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := s.mcp.SDK().Connect(s.ctx, s.mcp.Transport(st), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ss.Close() })
-	conn, err := ct.Connect(s.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	next := int64(100)
-	call := func(method string, params any) (json.RawMessage, *jsonrpc.Error) {
-		next++
-		id, _ := jsonrpc.MakeID(float64(next))
-		p, _ := json.Marshal(params)
-		if err := conn.Write(s.ctx, &jsonrpc.Request{ID: id, Method: method, Params: p}); err != nil {
-			t.Fatal(err)
-		}
-		for {
-			msg, err := conn.Read(s.ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r, ok := msg.(*jsonrpc.Response); ok && r.ID == id {
-				if r.Error != nil {
-					var we *jsonrpc.Error
-					if e, ok := r.Error.(*jsonrpc.Error); ok {
-						we = e
-					} else {
-						we = &jsonrpc.Error{Code: -1, Message: r.Error.Error()}
-					}
-					return nil, we
-				}
-				return r.Result, nil
-			}
-		}
-	}
+	call := s.rawStream()
 	if _, err := call("initialize", map[string]any{"protocolVersion": v2025, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,19 @@ type skillWire struct {
 	Resources   any             `json:"resources"` // []skillResourceWire or "dynamic"
 }
 
+// resultMeta is the _meta of an extension result: on 2026-07-28 it names
+// the server (io.modelcontextprotocol/serverInfo), as go-sdk does on every
+// result it builds itself.
+type resultMeta struct {
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+func (m *resultMeta) setServerInfo(impl *sdk.Implementation) {
+	m.Meta = map[string]any{sdk.MetaKeyServerInfo: impl}
+}
+
 type listSkillsResult struct {
+	resultMeta
 	ResultType string      `json:"resultType"`
 	Skills     []skillWire `json:"skills"`
 	NextCursor string      `json:"nextCursor,omitempty"`
@@ -61,6 +73,7 @@ type listSkillsResult struct {
 }
 
 type getSkillResult struct {
+	resultMeta
 	ResultType string    `json:"resultType"`
 	Skill      skillWire `json:"skill"`
 	TTLMs      int       `json:"ttlMs"`
@@ -68,6 +81,7 @@ type getSkillResult struct {
 }
 
 type directoryResult struct {
+	resultMeta
 	ResultType string          `json:"resultType"`
 	Resources  []*sdk.Resource `json:"resources"`
 	NextCursor string          `json:"nextCursor,omitempty"`
@@ -94,26 +108,60 @@ func invalidParams(format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }
 
-// answerExtension answers one Skills-extension request.
-func (s *Server) answerExtension(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	var p struct {
-		URI    string `json:"uri"`
-		Cursor string `json:"cursor"`
-	}
+// extensionParams are the params of every extension method.
+type extensionParams struct {
+	URI    string `json:"uri"`
+	Cursor string `json:"cursor"`
+	Meta   struct {
+		ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion"`
+	} `json:"_meta"`
+}
+
+func decodeExtensionParams(method string, params json.RawMessage) (extensionParams, error) {
+	var p extensionParams
 	if len(params) > 0 && string(params) != "null" {
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, invalidParams("%s: params must be an object with string fields uri and cursor: %v", method, err)
+			return p, invalidParams("%s: params must be an object with string fields uri and cursor: %v", method, err)
 		}
 	}
+	return p, nil
+}
+
+// newProtocol reports a request of the sessionless protocol (2026-07-28 or
+// later in its _meta), which go-sdk serves without initialize and answers
+// with the serverInfo _meta.
+func newProtocol(params json.RawMessage) bool {
+	var p extensionParams
+	_ = json.Unmarshal(params, &p)
+	return p.Meta.ProtocolVersion >= StatelessProtocolVersion
+}
+
+// answerExtension answers one Skills-extension request; a result of the
+// sessionless protocol (newProto: the request's _meta or its HTTP header
+// says 2026-07-28 or later) names the server in its _meta.
+func (s *Server) answerExtension(ctx context.Context, method string, params json.RawMessage, newProto bool) (any, error) {
+	p, err := decodeExtensionParams(method, params)
+	if err != nil {
+		return nil, err
+	}
+	var res interface{ setServerInfo(*sdk.Implementation) }
 	switch method {
 	case MethodSkillsList:
-		return s.listSkills(ctx, p.Cursor)
+		res, err = s.listSkills(ctx, p.Cursor)
 	case MethodSkillsGet:
-		return s.getSkill(ctx, p.URI)
+		res, err = s.getSkill(ctx, p.URI)
 	case MethodDirectoryRead:
-		return s.readDirectory(ctx, p.URI, p.Cursor)
+		res, err = s.readDirectory(ctx, p.URI, p.Cursor)
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
 	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
+	if err != nil {
+		return nil, err
+	}
+	if newProto || p.Meta.ProtocolVersion >= StatelessProtocolVersion {
+		res.setServerInfo(s.impl)
+	}
+	return res, nil
 }
 
 // listSkills answers skills/list: every servable skill in path order, one

@@ -10,10 +10,11 @@ import (
 	"github.com/iii-skills/skills/server/skillsext"
 )
 
-// BenchmarkView: the cost of one change (a published skill re-registered:
-// its SKILL.md is synthesized and hashed, once) against the read path
-// (Skill and ReadFile of that SKILL.md, which only look up what the change
-// computed), in a view of 10 000 skills.
+// BenchmarkView: the cost of one change (a published skill re-registered;
+// its SKILL.md header and digest are computed later, once, on first use)
+// against the read path (Skill and ReadFile of that SKILL.md: look-ups of
+// what was computed, and the header joined to the body), in a view of
+// 10 000 skills.
 func BenchmarkView(b *testing.B) {
 	c := catalog.New()
 	src, _ := c.AddSource("published", catalog.RankPublished)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"github.com/google/uuid"
 	"log/slog"
+	"strings"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
@@ -29,6 +30,8 @@ var internal = map[string]any{"internal": true}
 type listIn struct {
 	After string `json:"after"`
 	Limit int    `json:"limit"`
+	// MaxBytes lowers the answer's byte budget (listBudget at most).
+	MaxBytes int `json:"max_bytes,omitempty"`
 }
 
 type listOut struct {
@@ -48,11 +51,17 @@ type fileIn struct {
 	Path   string `json:"path"`
 	File   string `json:"file"`
 	Offset int64  `json:"offset,omitempty"`
+	// SHA256, when set, is the version the earlier chunks came from: a
+	// file that changed since is refused with msgFileChanged.
+	SHA256 string `json:"sha256,omitempty"`
+	// MaxBytes lowers the chunk size (chunkBytes at most).
+	MaxBytes int `json:"max_bytes,omitempty"`
 }
 
 type fileOut struct {
-	Data string `json:"data"` // base64 of the bytes from offset, at most chunkBytes
-	Size int64  `json:"size"` // of the whole file
+	Data   string `json:"data"`   // base64 of the bytes from offset, at most chunkBytes
+	Size   int64  `json:"size"`   // of the whole file
+	SHA256 string `json:"sha256"` // of the whole file: the version the chunk is from
 }
 
 // Answers stay well under the engine's frame limit (16 MiB by default): a
@@ -66,6 +75,15 @@ const (
 // msgNoSuchFile is the error message of skills::catalog-file for an
 // unknown skill or file; Remote maps it back to ErrNoSuchFile.
 const msgNoSuchFile = "no such skill file"
+
+// msgFileChanged starts the error of skills::catalog-file for a chunk
+// asked of a version (sha256) the file no longer has; Remote then reads
+// the file again from its start.
+const msgFileChanged = "the file changed since its first chunk was read"
+
+// readAttempts bounds how often Remote.ReadFile starts over on a file that
+// keeps changing while it is read.
+const readAttempts = 3
 
 // Register publishes v on client: the three internal functions and the
 // change trigger type (fired with {"path": …} on every change until ctx
@@ -84,7 +102,7 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 		id, desc string
 		h        iii.Handler
 	}{
-		{FnCatalogList, "Internal: skills of the catalog as the MCP Skills extension serves them, in path order ({after?, limit?} → {skills, more}).",
+		{FnCatalogList, "Internal: skills of the catalog as the MCP Skills extension serves them, in path order ({after?, limit?, max_bytes?} → {skills, more}).",
 			func(ctx context.Context, data json.RawMessage) (any, error) {
 				var in listIn
 				if err := decode(data, &in, FnCatalogList); err != nil {
@@ -94,10 +112,14 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 				if err != nil {
 					return nil, err
 				}
+				budget := listBudget
+				if in.MaxBytes > 0 {
+					budget = min(budget, in.MaxBytes)
+				}
 				size := 0
 				for i, sk := range skills {
 					b, _ := json.Marshal(sk)
-					if size += len(b); size > listBudget && i > 0 {
+					if size += len(b); size > budget && i > 0 {
 						return listOut{Skills: skills[:i], More: true}, nil
 					}
 				}
@@ -115,24 +137,32 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 				}
 				return getOut{Skill: &s}, nil
 			}},
-		{FnCatalogFile, "Internal: the bytes of one file of a catalog skill, 4 MiB at a time ({path, file, offset?} → {data: base64, size}).",
+		{FnCatalogFile, "Internal: the bytes of one file of a catalog skill, 4 MiB at a time ({path, file, offset?, sha256?, max_bytes?} → {data: base64, size, sha256}; a chunk of a version the file no longer has is refused).",
 			func(ctx context.Context, data json.RawMessage) (any, error) {
 				var in fileIn
 				if err := decode(data, &in, FnCatalogFile); err != nil {
 					return nil, err
 				}
-				b, err := v.ReadFile(ctx, in.Path, in.File)
+				b, sum, err := v.readFile(in.Path, in.File)
 				if errors.Is(err, ErrNoSuchFile) {
 					return nil, errors.New(msgNoSuchFile)
 				}
 				if err != nil {
 					return nil, err
 				}
+				version := hex.EncodeToString(sum[:])
+				if in.SHA256 != "" && in.SHA256 != version {
+					return nil, fmt.Errorf("%s (sha256 %s, now %s)", msgFileChanged, in.SHA256, version)
+				}
 				if in.Offset < 0 || in.Offset > int64(len(b)) {
 					return nil, fmt.Errorf("%s: offset %d is outside the file (%d bytes)", FnCatalogFile, in.Offset, len(b))
 				}
-				chunk := b[in.Offset:min(int64(len(b)), in.Offset+chunkBytes)]
-				return fileOut{Data: base64.StdEncoding.EncodeToString(chunk), Size: int64(len(b))}, nil
+				n := int64(chunkBytes)
+				if in.MaxBytes > 0 {
+					n = min(n, int64(in.MaxBytes))
+				}
+				chunk := b[in.Offset:min(int64(len(b)), in.Offset+n)]
+				return fileOut{Data: base64.StdEncoding.EncodeToString(chunk), Size: int64(len(b)), SHA256: version}, nil
 			}},
 	}
 	for _, f := range fns {
@@ -165,6 +195,13 @@ func (acceptAll) UnregisterTrigger(context.Context, iii.TriggerConfig) error { r
 type Remote struct {
 	Client  *iii.Client
 	Timeout time.Duration // per call (default 30 s)
+	// PageBytes, when set, asks for listings cut at about that many bytes
+	// instead of 4 MiB (at least one skill per answer): more answers, each
+	// smaller. ListSkills reports more=true when it cut one.
+	PageBytes int
+	// ChunkBytes, when set, asks for files in chunks of that many bytes
+	// instead of 4 MiB.
+	ChunkBytes int
 }
 
 func (r *Remote) call(ctx context.Context, fn string, in, out any) error {
@@ -200,7 +237,7 @@ func notPublished(err error) bool {
 // not publish its catalog).
 func (r *Remote) ListSkills(ctx context.Context, after string, limit int) ([]Skill, bool, error) {
 	var out listOut
-	err := r.call(ctx, FnCatalogList, listIn{After: after, Limit: limit}, &out)
+	err := r.call(ctx, FnCatalogList, listIn{After: after, Limit: limit, MaxBytes: r.PageBytes}, &out)
 	if notPublished(err) {
 		return nil, false, nil
 	}
@@ -220,12 +257,30 @@ func (r *Remote) Skill(ctx context.Context, p string) (Skill, bool, error) {
 	return *out.Skill, true, nil
 }
 
-// ReadFile calls skills::catalog-file, chunk by chunk.
+// ReadFile calls skills::catalog-file, chunk by chunk. Every chunk after
+// the first names the version (sha256) the first came from, so the bytes
+// returned are one version of the file: one that changes between chunks is
+// read again from its start, up to readAttempts times.
 func (r *Remote) ReadFile(ctx context.Context, p, file string) ([]byte, error) {
+	for attempt := 1; ; attempt++ {
+		b, err := r.readFileOnce(ctx, p, file)
+		var inv *iii.InvocationError
+		if err == nil || !errors.As(err, &inv) || !strings.HasPrefix(inv.Message, msgFileChanged) {
+			return b, err
+		}
+		if attempt == readAttempts {
+			return nil, fmt.Errorf("%s: %s of skill %s changed while it was read, %d times in a row: %w", FnCatalogFile, file, p, readAttempts, err)
+		}
+	}
+}
+
+func (r *Remote) readFileOnce(ctx context.Context, p, file string) ([]byte, error) {
 	var buf []byte
+	version := ""
 	for {
 		var out fileOut
-		if err := r.call(ctx, FnCatalogFile, fileIn{Path: p, File: file, Offset: int64(len(buf))}, &out); err != nil {
+		in := fileIn{Path: p, File: file, Offset: int64(len(buf)), SHA256: version, MaxBytes: r.ChunkBytes}
+		if err := r.call(ctx, FnCatalogFile, in, &out); err != nil {
 			var inv *iii.InvocationError
 			if errors.As(err, &inv) && inv.Message == msgNoSuchFile {
 				return nil, ErrNoSuchFile
@@ -238,13 +293,14 @@ func (r *Remote) ReadFile(ctx context.Context, p, file string) ([]byte, error) {
 		}
 		if buf == nil {
 			buf = make([]byte, 0, out.Size)
+			version = out.SHA256
 		}
 		buf = append(buf, chunk...)
 		if int64(len(buf)) >= out.Size {
 			return buf, nil
 		}
 		if len(chunk) == 0 {
-			return nil, fmt.Errorf("%s: %s of %s changed while it was read", FnCatalogFile, file, p)
+			return nil, fmt.Errorf("%s: an empty chunk at offset %d of %s of skill %s (%d bytes)", FnCatalogFile, len(buf), file, p, out.Size)
 		}
 	}
 }

@@ -3,10 +3,12 @@ package skillsext_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,13 +18,11 @@ import (
 	"github.com/iii-skills/skills/server/skillsext"
 )
 
-// TestRemote reads a View published over a real engine: a file larger than
-// one chunk arrives whole, a listing too large for one answer is split
-// without losing a skill, changes arrive as events.
-func TestRemote(t *testing.T) {
+// startEngine starts an embedded engine on a free port for the test, and
+// returns it with a logger that discards.
+func startEngine(t *testing.T) (*engine.Engine, *slog.Logger) {
+	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +30,30 @@ func TestRemote(t *testing.T) {
 	if err := eng.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer eng.Close()
+	t.Cleanup(func() { _ = eng.Close() })
+	return eng, quiet
+}
+
+// connectAll connects each client (10 s at most each).
+func connectAll(t *testing.T, clients ...*iii.Client) {
+	t.Helper()
+	for _, c := range clients {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := c.Connect(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestRemote reads a View published over a real engine: a file larger than
+// one chunk arrives whole, a listing too large for one answer is split
+// without losing a skill, changes arrive as events.
+func TestRemote(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	eng, quiet := startEngine(t)
 
 	v, src := newView(t)
 	big := bytes.Repeat([]byte{0xff, 0x00, 'a'}, 3<<20) // 9 MiB, not UTF-8
@@ -55,13 +78,7 @@ func TestRemote(t *testing.T) {
 	}
 	cli := iii.RegisterWorker(eng.URL(), iii.WithName("reader"), iii.WithLogger(quiet))
 	defer cli.Close()
-	for _, c := range []*iii.Client{reg, cli} {
-		cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
-		if err := c.Connect(cctx); err != nil {
-			t.Fatal(err)
-		}
-		ccancel()
-	}
+	connectAll(t, reg, cli)
 	r := &skillsext.Remote{Client: cli}
 	// The registry's functions are in place once a listing answers (an
 	// unknown function reads as an empty catalog).
@@ -90,8 +107,44 @@ func TestRemote(t *testing.T) {
 	if len(all) != 81 {
 		t.Fatalf("walked %d skills, want 81", len(all))
 	}
+	// A reader asking for a smaller budget gets one skill per answer.
+	paged := &skillsext.Remote{Client: cli, PageBytes: 1}
+	if page, more, err := paged.ListSkills(ctx, "many-10", 0); err != nil || !more || len(page) != 1 || page[0].Path != "many-11" {
+		t.Fatalf("PageBytes 1: %d skills, more=%v, err %v", len(page), more, err)
+	}
 	if s, ok, err := r.Skill(ctx, "many-07"); err != nil || !ok || len(s.Files) != 401 {
 		t.Fatalf("skill many-07: ok=%v err=%v files=%d", ok, err, len(s.Files))
+	}
+
+	// A file edited between two chunks is not stitched from two versions:
+	// the next chunk names the version of the first and is refused, and a
+	// reader starts over.
+	edit := func(content string) {
+		t.Helper()
+		if err := src.Put(folder(t, "edit", file("SKILL.md", "---\nname: edit\ndescription: d\n---\n"), file("notes.md", content))); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, func() bool { b, _ := v.ReadFile(ctx, "edit", "notes.md"); return string(b) == content }, "edit in the view")
+	}
+	edit("first version of the notes")
+	chunk := func(offset int64, sha string) (map[string]any, error) {
+		in, _ := json.Marshal(map[string]any{"path": "edit", "file": "notes.md", "offset": offset, "sha256": sha, "max_bytes": 5})
+		raw, err := cli.Trigger(ctx, iii.TriggerRequest{FunctionID: skillsext.FnCatalogFile, Data: in, Timeout: 5 * time.Second})
+		var out map[string]any
+		_ = json.Unmarshal(raw, &out)
+		return out, err
+	}
+	head, err := chunk(0, "")
+	if err != nil || head["sha256"] == "" || head["size"] != float64(len("first version of the notes")) {
+		t.Fatalf("first chunk: %v, err %v", head, err)
+	}
+	edit("second, longer version of the notes")
+	if _, err := chunk(5, head["sha256"].(string)); err == nil || !strings.Contains(err.Error(), "changed since its first chunk") {
+		t.Fatalf("a chunk of a version that is gone: err %v", err)
+	}
+	small := &skillsext.Remote{Client: cli, ChunkBytes: 5}
+	if got, err := small.ReadFile(ctx, "edit", "notes.md"); err != nil || string(got) != "second, longer version of the notes" {
+		t.Fatalf("5-byte chunks: %q, err %v", got, err)
 	}
 
 	changed := make(chan string, 4)

@@ -25,18 +25,21 @@ var ErrNoSuchFile = errors.New("no such skill file")
 // view is one skill as served, with what is needed to read its files.
 //
 // A published skill's SKILL.md (a frontmatter header, then the body) is
-// never held: the body lives once, in the catalog entry, and the header is
-// a few dozen bytes rebuilt on read. Only its size and digest, which every
-// listing shows, are computed once per change. Its Skill is rebuilt on
-// read too, so a published skill costs the view one small struct.
+// never held whole: the body lives once, in the catalog entry, and only
+// the header (a few dozen bytes) is kept beside it. The header, the
+// frontmatter JSON, the dynamic flag, the size and the digest are computed
+// once per change, on first use; reads only look them up.
 type view struct {
 	entry  *catalog.Entry
 	folder *Skill // a folder skill's Skill, built once (nil for published)
-	// Published skills: the synthesized SKILL.md's size and digest, or why
-	// the body could not be read. Computed on first read (digest), not on
-	// every registration: a burst of registrations is not slowed by a YAML
-	// rendering and a hash per skill that nobody may list.
+	// Published skills: what the synthesized SKILL.md derives from the
+	// entry, or why the body could not be read. Computed on first use, not
+	// on every registration: a burst of registrations is not slowed by a
+	// YAML rendering and a hash per skill that nobody may list.
 	digest  sync.Once
+	header  []byte          // the frontmatter block that starts SKILL.md
+	fm      json.RawMessage // the frontmatter as JSON
+	dynamic bool            // the body links to iii://fn/ sections
 	size    int64
 	sum     catalog.Digest
 	problem string
@@ -49,17 +52,16 @@ func (sv *view) skill() Skill {
 	}
 	e := sv.entry
 	name, desc := publishedName(e)
-	fmJSON, _ := json.Marshal(map[string]string{"name": name, "description": desc})
-	s := Skill{Path: e.ID, Name: name, Description: desc, Frontmatter: fmJSON}
+	s := Skill{Path: e.ID, Name: name, Description: desc}
 	sv.digest.Do(sv.computeDigest)
 	if sv.problem != "" {
 		s.Frontmatter = []byte("{}")
 		s.Problem = sv.problem
 		return s
 	}
-	body, _ := e.Body.String() // read once already by build: in memory
+	s.Frontmatter = sv.fm
 	s.Files = []File{{Path: FileName, Size: sv.size, SHA256: hex.EncodeToString(sv.sum[:]), MIME: "text/markdown"}}
-	s.Dynamic = strings.Contains(body, "iii://fn/")
+	s.Dynamic = sv.dynamic
 	if p := checkName(name); p != "" {
 		s.Problem = p
 	} else {
@@ -178,28 +180,36 @@ func (v *View) Skill(_ context.Context, p string) (Skill, bool, error) {
 
 // ReadFile returns the bytes of one file of the skill at path.
 func (v *View) ReadFile(_ context.Context, p, file string) ([]byte, error) {
+	b, _, err := v.readFile(p, file)
+	return b, err
+}
+
+// readFile is ReadFile with the digest of the bytes returned (known
+// already: computed once per change), which names the version served.
+func (v *View) readFile(p, file string) ([]byte, catalog.Digest, error) {
 	v.mu.RLock()
 	sv, ok := v.byID[p]
 	v.mu.RUnlock()
 	if !ok {
-		return nil, ErrNoSuchFile
+		return nil, catalog.Digest{}, ErrNoSuchFile
 	}
 	if sv.folder == nil {
 		sv.digest.Do(sv.computeDigest)
 		if file != FileName || sv.problem != "" {
-			return nil, ErrNoSuchFile
+			return nil, catalog.Digest{}, ErrNoSuchFile
 		}
-		return publishedMarkdown(sv.entry)
+		b, err := sv.markdown()
+		return b, sv.sum, err
 	}
 	f, ok := sv.entry.File(file)
 	if !ok {
-		return nil, ErrNoSuchFile
+		return nil, catalog.Digest{}, ErrNoSuchFile
 	}
 	b, err := f.Content.Bytes()
 	if err != nil {
-		return nil, fmt.Errorf("read %s of skill %s: %w", file, p, err)
+		return nil, catalog.Digest{}, fmt.Errorf("read %s of skill %s: %w", file, p, err)
 	}
-	return b, nil
+	return b, f.Digest, nil
 }
 
 // Watch calls changed with the path of every skill that changes until ctx
@@ -283,36 +293,39 @@ func publishedHeader(e *catalog.Entry) []byte {
 	return append(h, "---\n\n"...)
 }
 
-// publishedMarkdown is a published skill's synthesized SKILL.md: the
-// header, then the body.
-func publishedMarkdown(e *catalog.Entry) ([]byte, error) {
-	body, err := e.Body.String()
+// markdown is a published skill's synthesized SKILL.md: the header, then
+// the body. Call it after sv.digest.
+func (sv *view) markdown() ([]byte, error) {
+	body, err := sv.entry.Body.String()
 	if err != nil {
-		return nil, fmt.Errorf("read the body of skill %s: %w", e.ID, err)
+		return nil, fmt.Errorf("read the body of skill %s: %w", sv.entry.ID, err)
 	}
-	h := publishedHeader(e)
-	return append(append(make([]byte, 0, len(h)+len(body)), h...), body...), nil
+	return append(append(make([]byte, 0, len(sv.header)+len(body)), sv.header...), body...), nil
 }
 
-// buildPublished is the view of a skill published over iii; the size and
-// digest of its synthesized SKILL.md come later (computeDigest), and its
-// bytes are never kept.
+// buildPublished is the view of a skill published over iii; what its
+// synthesized SKILL.md derives from the entry comes later (computeDigest),
+// and its bytes are never kept.
 func buildPublished(e *catalog.Entry) *view {
 	return &view{entry: e}
 }
 
-// computeDigest sets the size and digest of a published skill's SKILL.md,
-// or why its body could not be read. Run it through sv.digest.
+// computeDigest sets what a published skill's SKILL.md derives from its
+// entry (header, frontmatter JSON, dynamic flag, size and digest), or why
+// its body could not be read. Run it through sv.digest.
 func (sv *view) computeDigest() {
 	body, err := sv.entry.Body.String()
 	if err != nil {
 		sv.problem = "reading the published body failed: " + err.Error()
 		return
 	}
-	h := publishedHeader(sv.entry)
+	name, desc := publishedName(sv.entry)
+	sv.fm, _ = json.Marshal(map[string]string{"name": name, "description": desc})
+	sv.header = publishedHeader(sv.entry)
+	sv.dynamic = strings.Contains(body, "iii://fn/")
 	sum := sha256.New()
-	sum.Write(h)
+	sum.Write(sv.header)
 	_, _ = io.WriteString(sum, body)
-	sv.size = int64(len(h) + len(body))
+	sv.size = int64(len(sv.header) + len(body))
 	sum.Sum(sv.sum[:0])
 }

@@ -1,0 +1,56 @@
+package mcp_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	skillsmcp "github.com/iii-skills/skills/server/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestRemoteListingInPages: `skills mcp` reads a catalog whose listing
+// the registry answers in several pieces (one skill per answer here): every
+// skill is in resources/list and in the skill:// mirror, so removing the
+// last one still sends resources/updated for its SKILL.md.
+func TestRemoteListingInPages(t *testing.T) {
+	s := newStack(t)
+	const n = 5
+	for i := range n {
+		s.registerSkill(fmt.Sprintf("paged-%d", i), fmt.Sprintf("# Paged %d\n\nSkill number %d.\n", i, i))
+	}
+	s.remote, s.pageBytes = true, 1
+	s.startMCP(skillsmcp.Options{})
+	nt := &notes{}
+	cs := s.connectInMemory(v2026, nt)
+
+	listed := map[string]bool{}
+	for r, err := range cs.Resources(s.ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed[r.URI] = true
+	}
+	for i := range n {
+		if uri := fmt.Sprintf("skill://paged-%d/SKILL.md", i); !listed[uri] {
+			t.Fatalf("resources/list lacks %s (listing read in pages): %v", uri, listed)
+		}
+	}
+
+	last := fmt.Sprintf("skill://paged-%d/SKILL.md", n-1)
+	if err := cs.Subscribe(context.Background(), &sdk.SubscribeParams{URI: last}); err != nil {
+		t.Fatal(err)
+	}
+	s.trigger("skills::unregister", map[string]string{"id": fmt.Sprintf("paged-%d", n-1)})
+	eventually(t, 5*time.Second, func() bool { return nt.has(resourceUpdated, last) }, "resources/updated for "+last+" (mirrored from a later page)")
+	for r, err := range cs.Resources(s.ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(r.URI, last) {
+			t.Fatalf("unregistered skill still listed: %s", r.URI)
+		}
+	}
+}
