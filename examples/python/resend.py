@@ -113,7 +113,8 @@ def main() -> int:
 
     publisher.start_in_background()
     stop.wait()
-    # Like every example: unregister what this one published (docs/examples.md).
+    # Like every example: unregister what this one published
+    # (docs/coming-from-upstream.md#the-examples).
     publisher.close(unregister=True)
     iii.shutdown()
     return 0
