@@ -30,7 +30,7 @@ from iii_skills import Publisher, SkillChange
 
 HERE = Path(__file__).resolve().parent
 
-ROUTER = """# resend
+ROUTER = """# resend-python
 
 Email provider integration.
 
