@@ -3,10 +3,11 @@
 # Included by the root Makefile.
 #
 #   make dist               dist/: the npm tarball (npm pack) and the Python wheel + sdist
-#   make test-dist          install each artifact into a clean temporary project (and the Go
-#                           module through go.work) and run its example against a fresh
-#                           `skills --standalone`; every iii:// link an example publishes
-#                           must resolve
+#   make test-dist          install each artifact into a clean temporary project (the Go
+#                           module through a replace; the sdist also alone, into a fresh
+#                           virtualenv) and run the three examples side by side against one
+#                           fresh `skills --standalone`; every iii:// link an example publishes
+#                           must resolve, and stopping one must leave the others registered
 #   make interop-upstream   opt-in, not part of `make test`: the real iii engine and upstream's
 #                           skills worker from ../shared/peers (PEERS=…); "not run" without them
 

@@ -10,7 +10,7 @@
 //	make example-go     # this publisher (III_URL overrides the engine)
 //
 // It logs what it registered and stays up until SIGINT / SIGTERM, then
-// unregisters what it published (docs/examples.md).
+// unregisters what it published (docs/coming-from-upstream.md#the-examples).
 package main
 
 import (
@@ -105,5 +105,6 @@ func run(ctx context.Context, url string, log *slog.Logger) error {
 	<-ctx.Done()
 	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return p.Close(closeCtx, true) // unregister what this example published (docs/examples.md)
+	// Unregister what this example published (docs/coming-from-upstream.md#the-examples).
+	return p.Close(closeCtx, true)
 }

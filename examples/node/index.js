@@ -86,7 +86,8 @@ console.info(
 )
 
 // On Ctrl-C / SIGTERM every example unregisters what it published (its own namespace only),
-// so no skill or prompt is left pointing at a stopped worker (docs/examples.md).
+// so no skill or prompt is left pointing at a stopped worker
+// (docs/coming-from-upstream.md#the-examples).
 async function shutdown() {
   await skills.close({ unregister: true })
   await iii.shutdown()

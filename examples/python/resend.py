@@ -30,7 +30,7 @@ from iii_skills import Publisher, SkillChange
 
 HERE = Path(__file__).resolve().parent
 
-ROUTER = """# resend
+ROUTER = """# resend-python
 
 Email provider integration.
 
@@ -113,7 +113,8 @@ def main() -> int:
 
     publisher.start_in_background()
     stop.wait()
-    # Like every example: unregister what this one published (docs/examples.md).
+    # Like every example: unregister what this one published
+    # (docs/coming-from-upstream.md#the-examples).
     publisher.close(unregister=True)
     iii.shutdown()
     return 0

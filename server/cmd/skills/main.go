@@ -5,7 +5,8 @@
 //	skills --manifest                            print the module manifest and exit
 //	skills trigger --function-id ID [--payload JSON|@FILE|-] [--url URL]
 //	                                             call any function and print its result
-//	skills mcp [--stdio] [--url URL]             serve the registry over MCP
+//	skills mcp --stdio | --http ADDR [--url URL] serve the registry over MCP
+//	skills sp-tools [--format F]                 print the Skills Protocol tool definitions
 package main
 
 import (
@@ -44,15 +45,44 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// usageCommands is the command list of `skills --help`: one entry per
+// subcommand (TestHelpListsEverySubcommand holds it to the table below).
+const usageCommands = `  skills [flags]                                          the registry worker (--standalone: with its own engine)
+  skills trigger --function-id ID [--payload JSON|@FILE|-] [--url URL] [--timeout D]
+                                                          call any function and print its result
+  skills mcp --stdio | --http ADDR [--url URL] [--token T]
+                                                          serve the registry to MCP clients (stdin/stdout or
+                                                          Streamable HTTP at http://ADDR/mcp; both flags: both)
+  skills sp-tools [--format schema|openai|anthropic]      print the Skills Protocol tool definitions
+`
+
+// subcommands are the first arguments run dispatches on; anything else is a
+// flag of the worker itself.
+var subcommands = []struct {
+	name string
+	run  func(args []string, stdout, stderr io.Writer) int
+}{
+	{"trigger", func(args []string, stdout, stderr io.Writer) int { return runTrigger(args, os.Stdin, stdout, stderr) }},
+	{"mcp", runMCP},
+	{"sp-tools", runSPTools},
+}
+
+// subcommandNames is "trigger, mcp, sp-tools", for the error on a stray argument.
+func subcommandNames() string {
+	names := make([]string, len(subcommands))
+	for i, c := range subcommands {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "trigger" {
-		return runTrigger(args[1:], os.Stdin, stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "sp-tools" {
-		return runSPTools(args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "mcp" {
-		return runMCP(args[1:], stdout, stderr)
+	if len(args) > 0 {
+		for _, c := range subcommands {
+			if args[0] == c.name {
+				return c.run(args[1:], stdout, stderr)
+			}
+		}
 	}
 	return runWorker(args, stdout, stderr)
 }
@@ -101,7 +131,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "skills: unexpected argument %q (subcommands: trigger, mcp)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "skills: unexpected argument %q (subcommands: %s)\n", fs.Arg(0), subcommandNames())
 		return 2
 	}
 	if *manifest {

@@ -11,13 +11,6 @@ import (
 	"time"
 )
 
-// usageCommands is the command list of `skills --help`.
-const usageCommands = `  skills [flags]                                          the registry worker (--standalone: with its own engine)
-  skills trigger --function-id ID [--payload JSON|@FILE|-] [--url URL] [--timeout D]
-                                                          call any function and print its result
-  skills mcp [--stdio] [--url URL]                        serve the registry to an MCP client
-`
-
 // probeTimeout bounds the TCP probe of `skills trigger`: a local engine
 // accepts within microseconds, so a second means nothing listens.
 const probeTimeout = time.Second

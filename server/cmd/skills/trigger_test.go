@@ -85,9 +85,31 @@ func TestHelpListsEverySubcommand(t *testing.T) {
 	if rc := run([]string{"--help"}, io.Discard, &errb); rc != 0 {
 		t.Fatalf("rc %d", rc)
 	}
-	for _, sub := range []string{"skills trigger", "skills mcp"} {
-		if !strings.Contains(errb.String(), sub) {
-			t.Fatalf("--help omits %q:\n%s", sub, errb.String())
+	help := errb.String()
+	for _, c := range subcommands {
+		if !strings.Contains(help, "\n  skills "+c.name+" ") {
+			t.Errorf("--help omits the %q subcommand:\n%s", c.name, help)
+		}
+		// And run dispatches it: its own flag set answers --help.
+		var sub bytes.Buffer
+		if rc := run([]string{c.name, "--help"}, io.Discard, &sub); rc != 0 || !strings.Contains(sub.String(), "-") {
+			t.Errorf("skills %s --help: rc %d, output %q", c.name, rc, sub.String())
+		}
+	}
+	// runMCP refuses to start without --stdio or --http ADDR, so the
+	// synopsis must show both and no optional-looking [--stdio].
+	if !strings.Contains(help, "skills mcp --stdio | --http ADDR") || strings.Contains(help, "[--stdio]") {
+		t.Errorf("--help misstates the mcp synopsis:\n%s", help)
+	}
+
+	// A stray argument names every subcommand.
+	errb.Reset()
+	if rc := run([]string{"bogus"}, io.Discard, &errb); rc != 2 {
+		t.Fatalf("skills bogus: rc %d, want 2", rc)
+	}
+	for _, c := range subcommands {
+		if !strings.Contains(errb.String(), c.name) {
+			t.Errorf("skills bogus: the error omits %q: %s", c.name, errb.String())
 		}
 	}
 }
