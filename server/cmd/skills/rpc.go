@@ -23,8 +23,8 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/httpguard"
-	"github.com/iii-skills/skills/server/sandbox"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
+	"github.com/iii-skills/skills/server/sandbox"
 	"github.com/iii-skills/skills/server/skillsprotocol"
 )
 

@@ -6,128 +6,21 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/iii-skills/skills/server/skillsprotocol"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// skillsBinary builds ./cmd/skills once per test run.
-func skillsBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "skills-bin-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "skills")
-		goTool := "go"
-		if _, err := exec.LookPath(goTool); err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		out, err := exec.Command(goTool, "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-// freeAddr returns a loopback host:port nothing listens on right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
-
-// syncBuffer collects a process's stderr while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// startSkills runs the binary with args until the test ends (SIGTERM, then
-// wait). The environment carries no token or engine URL of the caller.
-func startSkills(t *testing.T, args ...string) *syncBuffer {
-	t.Helper()
-	cmd := exec.Command(skillsBinary(t), append([]string{"--config", filepath.Join(t.TempDir(), "none.yaml")}, args...)...)
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); k != mcpTokenEnv && k != engineTokenEnv && k != "III_URL" && k != "SKILLS_LOG" {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("skills %v:\n%s", args, logs.String())
-		}
-	})
-	return logs
-}
-
 // waitListening waits until addr accepts connections (readiness, not a
 // timing assertion: the deadline only bounds a broken start).
-func waitListening(t *testing.T, addr string, logs *syncBuffer) {
+func waitListening(t *testing.T, addr string, logs *lockedBuffer) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
@@ -192,13 +85,13 @@ func sameJSON(t *testing.T, what string, got []byte, want any) {
 // and the catalog go through that engine.
 func TestRPCWorkerModeAgainstExternalEngine(t *testing.T) {
 	engineAddr, httpAddr := freeAddr(t), freeAddr(t)
-	engLogs := startSkills(t, "--standalone", "--engine-only", "--url", "ws://"+engineAddr, "--data", t.TempDir(), "--mcp-addr", "")
+	_, engLogs := startSkills(t, "--standalone", "--engine-only", "--url", "ws://"+engineAddr, "--data", t.TempDir(), "--mcp-addr", "")
 	waitListening(t, engineAddr, engLogs)
 	bundles, err := filepath.Abs("../../../examples/skills-protocol")
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := startSkills(t, "--url", "ws://"+engineAddr, "--mcp-addr", httpAddr, "--sp-bundles", bundles)
+	_, logs := startSkills(t, "--url", "ws://"+engineAddr, "--mcp-addr", httpAddr, "--sp-bundles", bundles)
 	waitListening(t, httpAddr, logs)
 	url := "http://" + httpAddr + "/rpc"
 
@@ -239,7 +132,7 @@ func TestRPCWorkerModeAgainstExternalEngine(t *testing.T) {
 func TestRPCPathFlag(t *testing.T) {
 	t.Run("moved", func(t *testing.T) {
 		httpAddr := freeAddr(t)
-		logs := startSkills(t, "--standalone", "--url", "ws://"+freeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr, "--rpc-path", "/x")
+		_, logs := startSkills(t, "--standalone", "--url", "ws://"+freeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr, "--rpc-path", "/x")
 		waitListening(t, httpAddr, logs)
 		status, resp := rpcCall(t, "http://"+httpAddr+"/x", "list_skills", map[string]any{})
 		if status != http.StatusOK || resp["result"] == nil {
@@ -254,7 +147,7 @@ func TestRPCPathFlag(t *testing.T) {
 	})
 	t.Run("disabled", func(t *testing.T) {
 		httpAddr := freeAddr(t)
-		logs := startSkills(t, "--standalone", "--url", "ws://"+freeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr, "--rpc-path", "")
+		_, logs := startSkills(t, "--standalone", "--url", "ws://"+freeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr, "--rpc-path", "")
 		waitListening(t, httpAddr, logs)
 		if status, _ := rpcCall(t, "http://"+httpAddr+"/rpc", "list_skills", map[string]any{}); status != http.StatusNotFound {
 			t.Fatalf("POST /rpc with --rpc-path \"\": %d, want 404", status)
@@ -268,15 +161,14 @@ func TestRPCPathFlag(t *testing.T) {
 // `skills sp-tools --format F` and GET /rpc/tools?format=F print the same
 // definitions as skillsprotocol.ToolDefinitions(F).
 func TestToolDefinitionsFromBinaryAndHTTP(t *testing.T) {
-	bin := skillsBinary(t)
 	httpAddr := freeAddr(t)
-	logs := startSkills(t, "--standalone", "--url", "ws://"+freeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr)
+	_, logs := startSkills(t, "--standalone", "--url", "ws://"+freeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr)
 	for _, format := range []string{"schema", "openai", "anthropic"} {
 		want, err := skillsprotocol.ToolDefinitions(format)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := exec.Command(bin, "sp-tools", "--format", format).Output()
+		out, err := skillsCommand("sp-tools", "--format", format).Output()
 		if err != nil {
 			t.Fatalf("sp-tools --format %s: %v", format, err)
 		}
@@ -287,7 +179,7 @@ func TestToolDefinitionsFromBinaryAndHTTP(t *testing.T) {
 		}
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "sp-tools", "--format", "yaml")
+	cmd := skillsCommand("sp-tools", "--format", "yaml")
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err == nil || cmd.ProcessState.ExitCode() != 2 ||
 		!strings.Contains(stderr.String(), `unknown tool format "yaml" (expected schema, openai or anthropic)`) {
