@@ -70,6 +70,9 @@ type Config struct {
 	// besides loopback ones ("*" allows every origin). Upgrades without an
 	// Origin header (every non-browser client) are never refused for it.
 	AllowedOrigins []string
+	// AllowedOriginsSetting names where an operator sets AllowedOrigins
+	// (the skills binary: "--engine-allow-origin"); refusals name it.
+	AllowedOriginsSetting string
 	// Token, when set, must be presented by every worker at connect, as
 	// "Authorization: Bearer <Token>" or as the query parameter
 	// ?token=<Token> of the URL it dials; other upgrades get 401.

@@ -19,6 +19,7 @@ const TokenParam = "token"
 func (e *Engine) policy(listenAddr string) httpguard.Policy {
 	return httpguard.Policy{
 		AllowedOrigins: e.cfg.AllowedOrigins,
+		OriginsSetting: e.cfg.AllowedOriginsSetting,
 		CheckHost:      true,
 		ListenAddr:     listenAddr,
 		Token:          e.cfg.Token,

@@ -26,6 +26,10 @@ type Policy struct {
 	// localhost, *.localhost, 127.0.0.0/8 or [::1], any port). "*" allows
 	// every origin.
 	AllowedOrigins []string
+	// OriginsSetting names where an operator adds AllowedOrigins (a flag
+	// such as "--engine-allow-origin"), so a refused browser client is
+	// told how to be let in.
+	OriginsSetting string
 	// AllowedHosts are the Host header values (host or host:port) accepted
 	// besides loopback names and the listener's own address. Empty means
 	// Host is not checked; CheckHost turns the check on.
@@ -60,8 +64,11 @@ func (p Policy) CheckOrigin(r *http.Request) *Refusal {
 	if o == "" || OriginAllowed(o, p.AllowedOrigins) {
 		return nil
 	}
-	return &Refusal{Status: http.StatusForbidden, Message: fmt.Sprintf(
-		"Forbidden: origin %s is not allowed (only loopback origins and those given with --allow-origin may connect)", o)}
+	allowed := "only loopback origins may connect"
+	if p.OriginsSetting != "" {
+		allowed = "only loopback origins and those given with " + p.OriginsSetting + " may connect"
+	}
+	return &Refusal{Status: http.StatusForbidden, Message: fmt.Sprintf("Forbidden: origin %s is not allowed (%s)", o, allowed)}
 }
 
 // CheckHostHeader applies the Host rule alone (nil when allowed or off).

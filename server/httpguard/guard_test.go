@@ -3,6 +3,7 @@ package httpguard
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -88,5 +89,17 @@ func TestTokenFromQueryParameter(t *testing.T) {
 	noParam := Policy{Token: "s3cret"}
 	if noParam.CheckToken(httptest.NewRequest(http.MethodGet, "/?token=s3cret", nil)) == nil {
 		t.Error("the query parameter must not count unless TokenParam names it")
+	}
+}
+
+// A refused browser origin is told how an operator lets it in.
+func TestOriginRefusalNamesTheSetting(t *testing.T) {
+	r := req("127.0.0.1:1", "https://evil.example", "")
+	if ref := (Policy{}).Check(r); ref == nil || !strings.HasSuffix(ref.Message, "(only loopback origins may connect)") {
+		t.Errorf("no setting: %v", ref)
+	}
+	ref := Policy{OriginsSetting: "--engine-allow-origin"}.Check(r)
+	if ref == nil || !strings.Contains(ref.Message, "origin https://evil.example is not allowed (only loopback origins and those given with --engine-allow-origin may connect)") {
+		t.Errorf("with setting: %v", ref)
 	}
 }

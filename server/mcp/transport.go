@@ -28,6 +28,9 @@ type HTTPOptions struct {
 	// on any port). Requests without an Origin header (every non-browser
 	// client) are allowed.
 	AllowedOrigins []string
+	// OriginsSetting names where AllowedOrigins are configured (a flag),
+	// for the refusal message.
+	OriginsSetting string
 	// IdleSessionTimeout closes a 2025-11-25 session that has had no
 	// request in flight and no open stream for this long: its client left
 	// without a DELETE. Zero means DefaultIdleSessionTimeout, negative never.
@@ -75,7 +78,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 
 // guard applies the Origin check (403) and the bearer token (401).
 func guard(opts HTTPOptions, next http.Handler) http.Handler {
-	return httpguard.Policy{AllowedOrigins: opts.AllowedOrigins, Token: opts.Token}.Wrap(next)
+	return httpguard.Policy{AllowedOrigins: opts.AllowedOrigins, OriginsSetting: opts.OriginsSetting, Token: opts.Token}.Wrap(next)
 }
 
 // Mux returns an http.Handler serving HTTPHandler at Path and 404

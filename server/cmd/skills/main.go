@@ -168,7 +168,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		eng, err = engine.New(engine.Config{Addr: addr, DataDir: *dataDir, Logger: log,
-			Token: *engineToken, AllowedOrigins: splitList(*allowOrigins), MaxConnections: *maxConns})
+			Token: *engineToken, AllowedOrigins: splitList(*allowOrigins), AllowedOriginsSetting: "--engine-allow-origin", MaxConnections: *maxConns})
 		if err != nil {
 			log.Error("cannot open the embedded engine", "data", *dataDir, "err", err)
 			return 1

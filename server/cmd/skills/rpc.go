@@ -119,7 +119,8 @@ func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts
 	if rt != nil && rpcPath != "" {
 		// Host is checked too: /rpc runs code, so a DNS-rebinding page must
 		// not reach it under a foreign name.
-		guard := httpguard.Policy{AllowedOrigins: opts.AllowedOrigins, Token: opts.Token, CheckHost: true, ListenAddr: ln.Addr().String()}
+		guard := httpguard.Policy{AllowedOrigins: opts.AllowedOrigins, OriginsSetting: opts.OriginsSetting, Token: opts.Token,
+			CheckHost: true, ListenAddr: ln.Addr().String()}
 		mux.Handle(rpcPath, guard.Wrap(rt))
 		mux.Handle(strings.TrimSuffix(rpcPath, "/")+"/tools", guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defs, err := skillsprotocol.ToolDefinitions(r.URL.Query().Get("format"))

@@ -200,3 +200,31 @@ func TestToolDefinitionsFromBinaryAndHTTP(t *testing.T) {
 		t.Fatalf("GET /rpc/tools?format=yaml: %d %s", status, body)
 	}
 }
+
+// The HTTP endpoints refuse a foreign browser Origin, naming the flag that
+// admits it, and --mcp-allow-origin does.
+func TestHTTPEndpointsAllowOriginFlag(t *testing.T) {
+	httpAddr := freeAddr(t)
+	_, logs := startSkills(t, "--standalone", "--url", "ws://"+freeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr,
+		"--mcp-allow-origin", "https://app.example")
+	waitListening(t, httpAddr, logs)
+	post := func(origin string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+httpAddr+"/rpc",
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"list_skills","params":{}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if status, body := post("https://evil.example"); status != http.StatusForbidden || !strings.Contains(body, "--mcp-allow-origin") {
+		t.Fatalf("foreign origin: %d %s", status, body)
+	}
+	if status, body := post("https://app.example"); status != http.StatusOK {
+		t.Fatalf("allowed origin: %d %s", status, body)
+	}
+}

@@ -21,11 +21,13 @@ func withEngineToken(token string) iii.Option {
 	return iii.WithHeaders(http.Header{"Authorization": {"Bearer " + token}})
 }
 
-// sessionLimits are the MCP session flags shared by `skills --standalone`
+// sessionLimits are the HTTP endpoint flags shared by `skills --standalone`
 // (prefix "mcp-") and `skills mcp` (no prefix).
 type sessionLimits struct {
-	max  *int
-	idle *time.Duration
+	max           *int
+	idle          *time.Duration
+	origins       *string
+	originsFlagID string
 }
 
 func mcpSessionFlags(fs *flag.FlagSet, prefix string) sessionLimits {
@@ -34,11 +36,15 @@ func mcpSessionFlags(fs *flag.FlagSet, prefix string) sessionLimits {
 			"Cap on live MCP 2025-11-25 sessions; a new one past it closes the session idle the longest (negative: no cap)"),
 		idle: fs.Duration(prefix+"idle-timeout", skillsmcp.DefaultIdleSessionTimeout,
 			"Close an MCP 2025-11-25 session after this long with no request and no open stream (negative: never)"),
+		origins: fs.String(prefix+"allow-origin", "",
+			"Comma-separated browser origins (https://app.example) allowed to use the HTTP endpoints (MCP, Skills Protocol) besides loopback pages; clients that send no Origin are always allowed"),
+		originsFlagID: "--" + prefix + "allow-origin",
 	}
 }
 
 func (l sessionLimits) options(token string) skillsmcp.HTTPOptions {
-	return skillsmcp.HTTPOptions{Token: token, MaxSessions: *l.max, IdleSessionTimeout: *l.idle}
+	return skillsmcp.HTTPOptions{Token: token, MaxSessions: *l.max, IdleSessionTimeout: *l.idle,
+		AllowedOrigins: splitList(*l.origins), OriginsSetting: l.originsFlagID}
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.
