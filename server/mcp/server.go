@@ -211,6 +211,7 @@ func New(client *iii.Client, opts Options) *Server {
 	s.sdk.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: registry.Scheme + "{+path}", Name: "iii"}, s.readResourceHandler)
 	if s.backend != nil {
 		s.sdk.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: SkillScheme + "{+path}", Name: "skill"}, s.readResourceHandler)
+		s.addExtensionMethods()
 		if !opts.NoSkillTools {
 			s.addSkillTools()
 		}
