@@ -164,6 +164,7 @@ func withNewMeta(t *testing.T, params any) any {
 }
 
 type wireSkill struct {
+	Meta        map[string]any  `json:"_meta"`
 	URI         string          `json:"uri"`
 	Frontmatter map[string]any  `json:"frontmatter"`
 	Resources   json.RawMessage `json:"resources"`
@@ -217,6 +218,12 @@ func checkSkillsExtension(t *testing.T, call func(method string, params any) (js
 		t.Fatalf("skills/list = %s, want skills %v (huge is over the file limit), resultType, ttlMs, cacheScope", raw, want)
 	}
 	pdf := bySkill["skill://acme/pdf-tools/SKILL.md"]
+	// Each listing marks where the skill comes from.
+	for uri, origin := range map[string]string{"skill://acme/pdf-tools/SKILL.md": "folder", "skill://plain/SKILL.md": "published"} {
+		if got := bySkill[uri].Meta[skillsmcp.MetaKeyOrigin]; got != origin {
+			t.Errorf("skills/list %s: _meta[%s] = %v, want %q", uri, skillsmcp.MetaKeyOrigin, got, origin)
+		}
+	}
 	if pdf.Frontmatter["name"] != "pdf-tools" || pdf.Frontmatter["license"] != "Apache-2.0" {
 		t.Errorf("folder frontmatter = %v", pdf.Frontmatter)
 	}
@@ -263,8 +270,22 @@ func checkSkillsExtension(t *testing.T, call func(method string, params any) (js
 	}
 
 	all, err := cs.ListResources(ctx, nil)
-	if err != nil || !strings.Contains(mustJSON(all), `{"description":"Fill and merge PDF forms","mimeType":"text/markdown","name":"pdf-tools","size":`+fmt.Sprint(len(pdfSkillMD))+`,"uri":"skill://acme/pdf-tools/SKILL.md"}`) {
+	if err != nil || !strings.Contains(mustJSON(all), `{"_meta":{"io.iii-skills/origin":"folder"},"description":"Fill and merge PDF forms","mimeType":"text/markdown","name":"pdf-tools","size":`+fmt.Sprint(len(pdfSkillMD))+`,"uri":"skill://acme/pdf-tools/SKILL.md"}`) {
 		t.Errorf("resources/list lacks the SKILL.md entry of the folder skill: %v %s", err, mustJSON(all))
+	}
+	if err == nil {
+		for _, r := range all.Resources {
+			got, want := r.Meta[skillsmcp.MetaKeyOrigin], "published"
+			switch {
+			case r.URI == "iii://skills":
+				want = "" // the index is no skill
+			case strings.Contains(r.URI, "pdf-tools"), r.URI == "iii://huge":
+				want = "folder"
+			}
+			if want == "" && got != nil || want != "" && got != want {
+				t.Errorf("resources/list %s: _meta[%s] = %v, want %q", r.URI, skillsmcp.MetaKeyOrigin, got, want)
+			}
+		}
 	}
 
 	raw, rerr = call("skills/get", map[string]any{"uri": "skill://acme/pdf-tools/SKILL.md"})

@@ -23,6 +23,11 @@ const (
 	MethodSkillsGet     = "skills/get"
 	MethodDirectoryRead = "resources/directory/read"
 
+	// MetaKeyOrigin is the _meta key of a listed skill (resources/list,
+	// skills/list) that says where it comes from: "published", "folder",
+	// "bundle" or "builtin".
+	MetaKeyOrigin = "io.iii-skills/origin"
+
 	mimeDirectory = "inode/directory"
 	mimeMarkdown  = "text/markdown"
 )
@@ -39,6 +44,15 @@ type skillWire struct {
 	URI         string          `json:"uri"`
 	Frontmatter json.RawMessage `json:"frontmatter"`
 	Resources   any             `json:"resources"` // []skillResourceWire or "dynamic"
+	Meta        sdk.Meta        `json:"_meta,omitempty"`
+}
+
+// originMeta is the _meta naming a skill's origin (nil when unknown).
+func originMeta(origin string) sdk.Meta {
+	if origin == "" {
+		return nil
+	}
+	return sdk.Meta{MetaKeyOrigin: origin}
 }
 
 type listSkillsResult struct {
@@ -66,7 +80,7 @@ type directoryResult struct {
 }
 
 func toWire(e SkillEntry) skillWire {
-	w := skillWire{URI: SkillURI(e.Path, SkillFileName), Frontmatter: e.Frontmatter}
+	w := skillWire{URI: SkillURI(e.Path, SkillFileName), Frontmatter: e.Frontmatter, Meta: originMeta(e.Origin)}
 	if len(w.Frontmatter) == 0 {
 		w.Frontmatter = json.RawMessage("{}")
 	}
