@@ -114,7 +114,7 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	sdk     *sdk.Server
-	impl    *sdk.Implementation // serverInfo, also in the _meta of 2026-07-28 extension results
+	impl    *sdk.Implementation // serverInfo
 	sdkLog  *slog.Logger        // the SDK's own logs, warnings and up
 	ids     instanceIDs
 
