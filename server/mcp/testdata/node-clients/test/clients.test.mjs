@@ -172,8 +172,13 @@ for (const c of CASES) {
             'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
           } } }),
         })
-        const body = await res.json()
-        assert.equal(body.result.resultType, 'complete', JSON.stringify(body))
+        // go-sdk answers as JSON or as one SSE event, as for its own methods.
+        const text = await res.text()
+        const data = res.headers.get('content-type')?.startsWith('text/event-stream')
+          ? text.split('\n').filter((l) => l.startsWith('data: {')).map((l) => l.slice('data: '.length))[0]
+          : text
+        const body = JSON.parse(data)
+        assert.equal(body.result.resultType, 'complete', text)
         assert.deepEqual(body.result.skills.find((sk) => sk.uri === NESTED_SKILL_MD), nested)
         assert.equal(nested._meta['io.iii-skills/origin'], 'published', 'each listing marks its origin')
       }
