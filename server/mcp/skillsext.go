@@ -123,20 +123,20 @@ func (p *extensionParams) UnmarshalJSON(b []byte) error {
 // initialization gate and its middleware like its own methods, on every
 // transport, and it stamps the 2026-07-28 serverInfo _meta on their results.
 func (s *Server) addExtensionMethods() {
-	must := func(err error) {
+	logErr := func(err error) {
 		if err != nil { // only a name in go-sdk's own method table fails
 			s.log.Error("MCP: registering a Skills extension method", "err", err)
 		}
 	}
-	must(sdk.AddReceivingCustomMethod(s.sdk, MethodSkillsList,
+	logErr(sdk.AddReceivingCustomMethod(s.sdk, MethodSkillsList,
 		func(ctx context.Context, _ *sdk.ServerSession, p *extensionParams) (*listSkillsResult, error) {
 			return s.listSkills(ctx, paramsOrZero(p).Cursor)
 		}))
-	must(sdk.AddReceivingCustomMethod(s.sdk, MethodSkillsGet,
+	logErr(sdk.AddReceivingCustomMethod(s.sdk, MethodSkillsGet,
 		func(ctx context.Context, _ *sdk.ServerSession, p *extensionParams) (*getSkillResult, error) {
 			return s.getSkill(ctx, paramsOrZero(p).URI)
 		}))
-	must(sdk.AddReceivingCustomMethod(s.sdk, MethodDirectoryRead,
+	logErr(sdk.AddReceivingCustomMethod(s.sdk, MethodDirectoryRead,
 		func(ctx context.Context, _ *sdk.ServerSession, p *extensionParams) (*directoryResult, error) {
 			p = paramsOrZero(p)
 			return s.readDirectory(ctx, p.URI, p.Cursor)
