@@ -74,14 +74,17 @@ func BenchmarkSkillsList(b *testing.B) {
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 
 	page := func(cursor string) (next string, n int, err error) {
-		params := `{}`
+		// A 2026-07-28 request: the protocol _meta and the Mcp-Method header.
+		const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+		params := `{` + meta + `}`
 		if cursor != "" {
-			params = `{"cursor":"` + cursor + `"}`
+			params = `{"cursor":"` + cursor + `",` + meta + `}`
 		}
 		req, _ := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader([]byte(`{"jsonrpc":"2.0","id":1,"method":"skills/list","params":`+params+`}`)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "skills/list")
 		resp, err := httpc.Do(req)
 		if err != nil {
 			return "", 0, err

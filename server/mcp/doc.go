@@ -17,8 +17,8 @@
 //
 // With a Backend (Options.Backend), every skill of the catalog is also served
 // the MCP Skills extension's way (io.modelcontextprotocol/skills): skills/list,
-// skills/get and resources/directory/read (answered in front of go-sdk, which
-// has no hook for extension methods: see intercept.go), skill://<id>/<file>
+// skills/get and resources/directory/read (go-sdk custom methods, registered
+// with AddReceivingCustomMethod: see skillsext.go), skill://<id>/<file>
 // reads, and the list_skills/read_skill tools for clients without resource
 // support. skillsext.View reads the catalog in-process, skillsext.Remote over
 // iii.

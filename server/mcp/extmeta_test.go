@@ -16,12 +16,12 @@ import (
 type rawCall func(method string, params any) (json.RawMessage, *jsonrpc.Error)
 
 // rawStream connects a raw JSON-RPC client to the server over an
-// in-memory stream transport wrapped like stdio (Server.Transport).
+// in-memory stream transport (as stdio).
 func (s *stack) rawStream() rawCall {
 	t := s.t
 	t.Helper()
 	st, ct := sdk.NewInMemoryTransports()
-	ss, err := s.mcp.SDK().Connect(s.ctx, s.mcp.Transport(st), nil)
+	ss, err := s.mcp.SDK().Connect(s.ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +83,9 @@ func newMeta(params map[string]any) map[string]any {
 	return params
 }
 
-// Extension results are built outside go-sdk; on 2026-07-28 they name the
-// server in _meta exactly as go-sdk's own results do, over HTTP and over a
-// stream transport, and not on 2025-11-25.
+// Extension results go through go-sdk's dispatch (custom methods): on
+// 2026-07-28 they name the server in _meta exactly as its own results do,
+// over HTTP and over a stream transport, and not on 2025-11-25.
 func TestExtensionResultsNameTheServer(t *testing.T) {
 	s := newStack(t)
 	s.seed()
@@ -144,8 +144,8 @@ func TestExtensionResultsNameTheServer(t *testing.T) {
 }
 
 // On a stream transport a 2025-11-25 session answers the extension methods
-// only after initialize, with go-sdk's own error for any other method before
-// it; a 2026-07-28 request (its _meta) needs no initialize.
+// only after initialize, with the same error go-sdk gives its own methods
+// before it; a 2026-07-28 request (its _meta) needs no initialize.
 func TestExtensionBeforeInitialize(t *testing.T) {
 	s := newStack(t)
 	s.seed()
@@ -167,13 +167,15 @@ func TestExtensionBeforeInitialize(t *testing.T) {
 			t.Fatalf("%s before initialize: %d %q; go-sdk answers its own methods %d %q", m, err.Code, err.Message, sdkErr.Code, sdkErr.Message)
 		}
 	}
-	if _, err := call("skills/list", newMeta(map[string]any{})); err != nil {
-		t.Fatalf("2026-07-28 skills/list without initialize: %v", err)
-	}
 	if _, err := call("initialize", map[string]any{"protocolVersion": v2025, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := call("skills/list", map[string]any{}); err != nil {
 		t.Fatalf("skills/list after initialize: %v", err)
+	}
+	// A 2026-07-28 request (its own connection: go-sdk takes the _meta as
+	// the session's initialization) needs no initialize.
+	if _, err := s.rawStream()("skills/list", newMeta(map[string]any{})); err != nil {
+		t.Fatalf("2026-07-28 skills/list without initialize: %v", err)
 	}
 }

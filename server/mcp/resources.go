@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/registry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,13 +20,28 @@ func (s *Server) fetchResources(ctx context.Context) ([]sdk.Resource, error) {
 	if err != nil {
 		return nil, err
 	}
-	var env registry.ResourcesList
+	// Rows of skills a worker did not publish carry "origin" (folder,
+	// bundle, builtin); the others, and every row of an upstream registry,
+	// were published.
+	var env struct {
+		Resources []struct {
+			registry.Resource
+			Origin string `json:"origin"`
+		} `json:"resources"`
+	}
 	if err := json.Unmarshal(raw, &env); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", registry.FnSkillsResourcesList, errRegistryShape, err)
 	}
 	out := make([]sdk.Resource, 0, len(env.Resources))
 	for _, r := range env.Resources {
-		out = append(out, sdk.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: r.MimeType})
+		res := sdk.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: r.MimeType}
+		if r.URI != registry.IndexURI {
+			if r.Origin == "" {
+				r.Origin = string(catalog.OriginPublished)
+			}
+			res.Meta = originMeta(r.Origin)
+		}
+		out = append(out, res)
 	}
 	return out, nil
 }

@@ -114,7 +114,7 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	sdk     *sdk.Server
-	impl    *sdk.Implementation // serverInfo, also in the _meta of 2026-07-28 extension results
+	impl    *sdk.Implementation // serverInfo
 	sdkLog  *slog.Logger        // the SDK's own logs, warnings and up
 	ids     instanceIDs
 
@@ -211,6 +211,7 @@ func New(client *iii.Client, opts Options) *Server {
 	s.sdk.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: registry.Scheme + "{+path}", Name: "iii"}, s.readResourceHandler)
 	if s.backend != nil {
 		s.sdk.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: SkillScheme + "{+path}", Name: "skill"}, s.readResourceHandler)
+		s.addExtensionMethods()
 		if !opts.NoSkillTools {
 			s.addSkillTools()
 		}

@@ -10,7 +10,7 @@ import (
 // skillMDResource is the resources/list entry of a skill's SKILL.md: name
 // and description from its frontmatter, as the extension recommends.
 func skillMDResource(e SkillEntry) sdk.Resource {
-	r := sdk.Resource{URI: SkillURI(e.Path, SkillFileName), MIMEType: mimeMarkdown}
+	r := sdk.Resource{URI: SkillURI(e.Path, SkillFileName), MIMEType: mimeMarkdown, Meta: originMeta(e.Origin)}
 	r.Name, r.Description = e.Name, e.Description
 	for _, f := range e.Files {
 		if f.Path == SkillFileName {

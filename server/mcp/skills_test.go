@@ -97,6 +97,16 @@ func addFolderFixture(t *testing.T, c *catalog.Catalog) *skillsFixture {
 // (JSON or a one-event SSE stream).
 func rpc(t *testing.T, endpoint string, headers map[string]string, method string, params any) (json.RawMessage, *jsonrpc.Error) {
 	t.Helper()
+	if headers["Mcp-Protocol-Version"] >= v2026 {
+		// A 2026-07-28 request names its method in a header and carries the
+		// protocol _meta (go-sdk's HTTP checks require both).
+		params = withNewMeta(t, params)
+		h := map[string]string{"Mcp-Method": method}
+		for k, v := range headers {
+			h[k] = v
+		}
+		headers = h
+	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
 	req, _ := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -110,7 +120,11 @@ func rpc(t *testing.T, endpoint string, headers map[string]string, method string
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
+	// On 2026-07-28 an invalid-params error is HTTP 400 and method not
+	// found 404 (SEP-2575), with the JSON-RPC error as the body.
+	rpcStatus := resp.StatusCode == http.StatusOK || headers["Mcp-Protocol-Version"] >= v2026 &&
+		(resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusNotFound)
+	if !rpcStatus {
 		t.Fatalf("%s: HTTP %d: %s", method, resp.StatusCode, b)
 	}
 	if i := bytes.Index(b, []byte("data: {")); i >= 0 {
@@ -124,10 +138,33 @@ func rpc(t *testing.T, endpoint string, headers map[string]string, method string
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatalf("%s: %v: %s", method, err, b)
 	}
+	if resp.StatusCode != http.StatusOK && out.Error == nil {
+		t.Fatalf("%s: HTTP %d without a JSON-RPC error: %s", method, resp.StatusCode, b)
+	}
 	return out.Result, out.Error
 }
 
+// withNewMeta adds the 2026-07-28 _meta to params that carry none.
+func withNewMeta(t *testing.T, params any) any {
+	t.Helper()
+	b, err := json.Marshal(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{}
+	if string(b) != "null" {
+		if err := json.Unmarshal(b, &m); err != nil {
+			return params // not an object: sent as is
+		}
+	}
+	if _, ok := m["_meta"]; ok {
+		return params
+	}
+	return newMeta(m)
+}
+
 type wireSkill struct {
+	Meta        map[string]any  `json:"_meta"`
 	URI         string          `json:"uri"`
 	Frontmatter map[string]any  `json:"frontmatter"`
 	Resources   json.RawMessage `json:"resources"`
@@ -181,6 +218,12 @@ func checkSkillsExtension(t *testing.T, call func(method string, params any) (js
 		t.Fatalf("skills/list = %s, want skills %v (huge is over the file limit), resultType, ttlMs, cacheScope", raw, want)
 	}
 	pdf := bySkill["skill://acme/pdf-tools/SKILL.md"]
+	// Each listing marks where the skill comes from.
+	for uri, origin := range map[string]string{"skill://acme/pdf-tools/SKILL.md": "folder", "skill://plain/SKILL.md": "published"} {
+		if got := bySkill[uri].Meta[skillsmcp.MetaKeyOrigin]; got != origin {
+			t.Errorf("skills/list %s: _meta[%s] = %v, want %q", uri, skillsmcp.MetaKeyOrigin, got, origin)
+		}
+	}
 	if pdf.Frontmatter["name"] != "pdf-tools" || pdf.Frontmatter["license"] != "Apache-2.0" {
 		t.Errorf("folder frontmatter = %v", pdf.Frontmatter)
 	}
@@ -227,8 +270,22 @@ func checkSkillsExtension(t *testing.T, call func(method string, params any) (js
 	}
 
 	all, err := cs.ListResources(ctx, nil)
-	if err != nil || !strings.Contains(mustJSON(all), `{"description":"Fill and merge PDF forms","mimeType":"text/markdown","name":"pdf-tools","size":`+fmt.Sprint(len(pdfSkillMD))+`,"uri":"skill://acme/pdf-tools/SKILL.md"}`) {
+	if err != nil || !strings.Contains(mustJSON(all), `{"_meta":{"io.iii-skills/origin":"folder"},"description":"Fill and merge PDF forms","mimeType":"text/markdown","name":"pdf-tools","size":`+fmt.Sprint(len(pdfSkillMD))+`,"uri":"skill://acme/pdf-tools/SKILL.md"}`) {
 		t.Errorf("resources/list lacks the SKILL.md entry of the folder skill: %v %s", err, mustJSON(all))
+	}
+	if err == nil {
+		for _, r := range all.Resources {
+			got, want := r.Meta[skillsmcp.MetaKeyOrigin], "published"
+			switch {
+			case r.URI == "iii://skills":
+				want = "" // the index is no skill
+			case strings.Contains(r.URI, "pdf-tools"), r.URI == "iii://huge":
+				want = "folder"
+			}
+			if want == "" && got != nil || want != "" && got != want {
+				t.Errorf("resources/list %s: _meta[%s] = %v, want %q", r.URI, skillsmcp.MetaKeyOrigin, got, want)
+			}
+		}
 	}
 
 	raw, rerr = call("skills/get", map[string]any{"uri": "skill://acme/pdf-tools/SKILL.md"})
@@ -265,6 +322,10 @@ func checkSkillsExtension(t *testing.T, call func(method string, params any) (js
 	}
 	if _, rerr := call("skills/list", map[string]any{"cursor": "garbage"}); rerr == nil || rerr.Code != -32602 {
 		t.Errorf("invalid cursor: %v", rerr)
+	}
+	if _, rerr := call("skills/get", map[string]any{"uri": 5}); rerr == nil || rerr.Code != -32602 ||
+		!strings.Contains(rerr.Message, "params must be an object with string fields uri and cursor") {
+		t.Errorf("skills/get with a numeric uri: %v, want -32602 naming the expected params", rerr)
 	}
 
 	// The tools for clients without resource support.
@@ -353,9 +414,9 @@ func TestSkillsExtensionStream(t *testing.T) {
 	if _, err := call("initialize", map[string]any{"protocolVersion": v2025, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}); err != nil {
 		t.Fatal(err)
 	}
-	// …and a go-sdk client (through the same wrapper) for the rest.
+	// …and a go-sdk client for the rest.
 	st2, ct2 := sdk.NewInMemoryTransports()
-	ss2, err := s.mcp.SDK().Connect(s.ctx, s.mcp.Transport(st2), nil)
+	ss2, err := s.mcp.SDK().Connect(s.ctx, st2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

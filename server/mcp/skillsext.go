@@ -23,20 +23,14 @@ const (
 	MethodSkillsGet     = "skills/get"
 	MethodDirectoryRead = "resources/directory/read"
 
+	// MetaKeyOrigin is the _meta key of a listed skill (resources/list,
+	// skills/list) that says where it comes from: "published", "folder",
+	// "bundle" or "builtin".
+	MetaKeyOrigin = "io.iii-skills/origin"
+
 	mimeDirectory = "inode/directory"
 	mimeMarkdown  = "text/markdown"
 )
-
-// extensionMethod reports whether method is answered by the Skills
-// extension (go-sdk refuses methods outside its own table, so these are
-// answered before its handler: see intercept.go).
-func extensionMethod(method string) bool {
-	switch method {
-	case MethodSkillsList, MethodSkillsGet, MethodDirectoryRead:
-		return true
-	}
-	return false
-}
 
 // skillResourceWire is a SkillResource of the extension.
 type skillResourceWire struct {
@@ -50,21 +44,19 @@ type skillWire struct {
 	URI         string          `json:"uri"`
 	Frontmatter json.RawMessage `json:"frontmatter"`
 	Resources   any             `json:"resources"` // []skillResourceWire or "dynamic"
+	Meta        sdk.Meta        `json:"_meta,omitempty"`
 }
 
-// resultMeta is the _meta of an extension result: on 2026-07-28 it names
-// the server (io.modelcontextprotocol/serverInfo), as go-sdk does on every
-// result it builds itself.
-type resultMeta struct {
-	Meta map[string]any `json:"_meta,omitempty"`
-}
-
-func (m *resultMeta) setServerInfo(impl *sdk.Implementation) {
-	m.Meta = map[string]any{sdk.MetaKeyServerInfo: impl}
+// originMeta is the _meta naming a skill's origin (nil when unknown).
+func originMeta(origin string) sdk.Meta {
+	if origin == "" {
+		return nil
+	}
+	return sdk.Meta{MetaKeyOrigin: origin}
 }
 
 type listSkillsResult struct {
-	resultMeta
+	sdk.ResultBase
 	ResultType string      `json:"resultType"`
 	Skills     []skillWire `json:"skills"`
 	NextCursor string      `json:"nextCursor,omitempty"`
@@ -73,7 +65,7 @@ type listSkillsResult struct {
 }
 
 type getSkillResult struct {
-	resultMeta
+	sdk.ResultBase
 	ResultType string    `json:"resultType"`
 	Skill      skillWire `json:"skill"`
 	TTLMs      int       `json:"ttlMs"`
@@ -81,14 +73,14 @@ type getSkillResult struct {
 }
 
 type directoryResult struct {
-	resultMeta
+	sdk.ResultBase
 	ResultType string          `json:"resultType"`
 	Resources  []*sdk.Resource `json:"resources"`
 	NextCursor string          `json:"nextCursor,omitempty"`
 }
 
 func toWire(e SkillEntry) skillWire {
-	w := skillWire{URI: SkillURI(e.Path, SkillFileName), Frontmatter: e.Frontmatter}
+	w := skillWire{URI: SkillURI(e.Path, SkillFileName), Frontmatter: e.Frontmatter, Meta: originMeta(e.Origin)}
 	if len(w.Frontmatter) == 0 {
 		w.Frontmatter = json.RawMessage("{}")
 	}
@@ -108,60 +100,55 @@ func invalidParams(format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }
 
-// extensionParams are the params of every extension method.
+// extensionParams are the params of every extension method (uri for
+// skills/get and resources/directory/read, cursor for the listings).
 type extensionParams struct {
-	URI    string `json:"uri"`
-	Cursor string `json:"cursor"`
-	Meta   struct {
-		ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion"`
-	} `json:"_meta"`
+	sdk.ParamsBase
+	URI    string `json:"uri,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
 }
 
-func decodeExtensionParams(method string, params json.RawMessage) (extensionParams, error) {
-	var p extensionParams
-	if len(params) > 0 && string(params) != "null" {
-		if err := json.Unmarshal(params, &p); err != nil {
-			return p, invalidParams("%s: params must be an object with string fields uri and cursor: %v", method, err)
+// UnmarshalJSON names what was expected; go-sdk reports the error as
+// invalid params (-32602).
+func (p *extensionParams) UnmarshalJSON(b []byte) error {
+	type plain extensionParams
+	if err := json.Unmarshal(b, (*plain)(p)); err != nil {
+		return fmt.Errorf("params must be an object with string fields uri and cursor: %w", err)
+	}
+	return nil
+}
+
+// addExtensionMethods registers the Skills extension methods with go-sdk
+// (AddReceivingCustomMethod): they then pass its transport checks, its
+// initialization gate and its middleware like its own methods, on every
+// transport, and it stamps the 2026-07-28 serverInfo _meta on their results.
+func (s *Server) addExtensionMethods() {
+	logErr := func(err error) {
+		if err != nil { // only a name in go-sdk's own method table fails
+			s.log.Error("MCP: registering a Skills extension method", "err", err)
 		}
 	}
-	return p, nil
+	logErr(sdk.AddReceivingCustomMethod(s.sdk, MethodSkillsList,
+		func(ctx context.Context, _ *sdk.ServerSession, p *extensionParams) (*listSkillsResult, error) {
+			return s.listSkills(ctx, paramsOrZero(p).Cursor)
+		}))
+	logErr(sdk.AddReceivingCustomMethod(s.sdk, MethodSkillsGet,
+		func(ctx context.Context, _ *sdk.ServerSession, p *extensionParams) (*getSkillResult, error) {
+			return s.getSkill(ctx, paramsOrZero(p).URI)
+		}))
+	logErr(sdk.AddReceivingCustomMethod(s.sdk, MethodDirectoryRead,
+		func(ctx context.Context, _ *sdk.ServerSession, p *extensionParams) (*directoryResult, error) {
+			p = paramsOrZero(p)
+			return s.readDirectory(ctx, p.URI, p.Cursor)
+		}))
 }
 
-// newProtocol reports a request of the sessionless protocol (2026-07-28 or
-// later in its _meta), which go-sdk serves without initialize and answers
-// with the serverInfo _meta.
-func newProtocol(params json.RawMessage) bool {
-	var p extensionParams
-	_ = json.Unmarshal(params, &p)
-	return p.Meta.ProtocolVersion >= StatelessProtocolVersion
-}
-
-// answerExtension answers one Skills-extension request; a result of the
-// sessionless protocol (newProto: the request's _meta or its HTTP header
-// says 2026-07-28 or later) names the server in its _meta.
-func (s *Server) answerExtension(ctx context.Context, method string, params json.RawMessage, newProto bool) (any, error) {
-	p, err := decodeExtensionParams(method, params)
-	if err != nil {
-		return nil, err
+// paramsOrZero: go-sdk passes nil params when the request has none.
+func paramsOrZero(p *extensionParams) *extensionParams {
+	if p == nil {
+		return &extensionParams{}
 	}
-	var res interface{ setServerInfo(*sdk.Implementation) }
-	switch method {
-	case MethodSkillsList:
-		res, err = s.listSkills(ctx, p.Cursor)
-	case MethodSkillsGet:
-		res, err = s.getSkill(ctx, p.URI)
-	case MethodDirectoryRead:
-		res, err = s.readDirectory(ctx, p.URI, p.Cursor)
-	default:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
-	}
-	if err != nil {
-		return nil, err
-	}
-	if newProto || p.Meta.ProtocolVersion >= StatelessProtocolVersion {
-		res.setServerInfo(s.impl)
-	}
-	return res, nil
+	return p
 }
 
 // listSkills answers skills/list: every servable skill in path order, one

@@ -61,7 +61,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		}
 		stateful.ServeHTTP(w, r)
 	})
-	route = s.interceptHTTP(quietPrime(route))
+	route = quietPrime(route)
 	idle := opts.IdleSessionTimeout
 	if idle == 0 {
 		idle = DefaultIdleSessionTimeout
@@ -121,5 +121,5 @@ func ServeHandler(ctx context.Context, ln net.Listener, h http.Handler) error {
 // ServeStdio serves one MCP client over stdin/stdout until the client
 // disconnects or ctx ends.
 func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.sdk.Run(ctx, s.Transport(&sdk.StdioTransport{}))
+	return s.sdk.Run(ctx, &sdk.StdioTransport{})
 }

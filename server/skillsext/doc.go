@@ -16,6 +16,8 @@
 //   - A skill over the extension's limits (512 files, 16 MiB), without a
 //     description, or whose name is not a valid Agent Skills name is kept
 //     with a Problem that says why it is not served.
+//   - Every skill names its Origin (published, folder, bundle, builtin),
+//     which the MCP server shows in each listing's _meta.
 //
 // View reads a catalog in-process (the MCP server inside the skills
 // process). Register publishes the same view to other processes over iii

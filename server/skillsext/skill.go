@@ -21,6 +21,9 @@ type Skill struct {
 	// Dynamic marks content rendered at request time (a published skill
 	// linking to iii://fn/… sections): no stable digests are published.
 	Dynamic bool `json:"dynamic,omitempty"`
+	// Origin is where the skill comes from: "published" (skills::register),
+	// "folder", "bundle" or "builtin" (catalog.OriginKind).
+	Origin string `json:"origin,omitempty"`
 	// Problem, when set, says why the skill is not served.
 	Problem string `json:"problem,omitempty"`
 }

@@ -52,7 +52,7 @@ func (sv *view) skill() Skill {
 	}
 	e := sv.entry
 	name, desc := publishedName(e)
-	s := Skill{Path: e.ID, Name: name, Description: desc}
+	s := Skill{Path: e.ID, Name: name, Description: desc, Origin: originOf(e)}
 	sv.digest.Do(sv.computeDigest)
 	if sv.problem != "" {
 		s.Frontmatter = []byte("{}")
@@ -237,9 +237,17 @@ func build(e *catalog.Entry) *view {
 
 func lastSegment(id string) string { return path.Base(id) }
 
+// originOf names where e comes from; an entry without a kind was published.
+func originOf(e *catalog.Entry) string {
+	if e.Origin.Kind == "" {
+		return string(catalog.OriginPublished)
+	}
+	return string(e.Origin.Kind)
+}
+
 // buildFolder serves a folder skill's real files and frontmatter.
 func buildFolder(e *catalog.Entry) *view {
-	s := Skill{Path: e.ID, Files: make([]File, 0, len(e.Files))}
+	s := Skill{Path: e.ID, Files: make([]File, 0, len(e.Files)), Origin: originOf(e)}
 	for _, f := range e.Files {
 		s.Files = append(s.Files, File{Path: f.Path, Size: f.Size, SHA256: hex.EncodeToString(f.Digest[:]), MIME: f.MIME})
 	}

@@ -83,7 +83,7 @@ func TestPublishedSkill(t *testing.T) {
 	}
 	eventually(t, func() bool { _, ok, _ := v.Skill(context.Background(), "live"); return ok }, "skills in the view")
 	s := get(t, v, "acme/billing/refunds")
-	if s.Name != "refunds" || s.Dynamic || s.Problem != "" || len(s.Files) != 1 || s.Files[0].Path != "SKILL.md" {
+	if s.Name != "refunds" || s.Dynamic || s.Problem != "" || len(s.Files) != 1 || s.Files[0].Path != "SKILL.md" || s.Origin != "published" {
 		t.Fatalf("skill = %+v", s)
 	}
 	var fm map[string]string
@@ -140,7 +140,7 @@ func TestFolderSkillsAndProblems(t *testing.T) {
 	}
 	eventually(t, func() bool { _, ok, _ := v.Skill(context.Background(), "snake_case"); return ok }, "skills in the view")
 	pdf := get(t, v, "tools/pdf")
-	if pdf.Problem != "" || string(pdf.Frontmatter) != `{"name":"pdf","description":"PDFs","metadata":{"version":"2"}}` || len(pdf.Files) != 2 {
+	if pdf.Problem != "" || string(pdf.Frontmatter) != `{"name":"pdf","description":"PDFs","metadata":{"version":"2"}}` || len(pdf.Files) != 2 || pdf.Origin != "folder" {
 		t.Fatalf("pdf = %+v frontmatter %s", pdf, pdf.Frontmatter)
 	}
 	for p, want := range map[string]string{

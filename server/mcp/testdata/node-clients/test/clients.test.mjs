@@ -165,11 +165,22 @@ for (const c of CASES) {
         const res = await fetch(server.endpoint, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${server.token}`, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'skills/list' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'skills/list', params: {} }),
+          // A 2026-07-28 request carries the protocol _meta instead of initialize.
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'skills/list', params: { _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+          } } }),
         })
-        const body = await res.json()
-        assert.equal(body.result.resultType, 'complete')
+        // go-sdk answers as JSON or as one SSE event, as for its own methods.
+        const text = await res.text()
+        const data = res.headers.get('content-type')?.startsWith('text/event-stream')
+          ? text.split('\n').filter((l) => l.startsWith('data: {')).map((l) => l.slice('data: '.length))[0]
+          : text
+        const body = JSON.parse(data)
+        assert.equal(body.result.resultType, 'complete', text)
         assert.deepEqual(body.result.skills.find((sk) => sk.uri === NESTED_SKILL_MD), nested)
+        assert.equal(nested._meta['io.iii-skills/origin'], 'published', 'each listing marks its origin')
       }
       const before = (mc.seen.get('notifications/resources/updated') ?? []).filter((p) => p.uri === NESTED_SKILL_MD).length
       await publisher.trigger('skills::register', { id: 'nodedemo/nested', skill: '# Nested node demo\n\nA sub-skill.\n' })
