@@ -43,6 +43,24 @@ func TestRemoteListingInPages(t *testing.T) {
 	if err := cs.Subscribe(context.Background(), &sdk.SubscribeParams{URI: last}); err != nil {
 		t.Fatal(err)
 	}
+	// The catalog watch binds its trigger in the background: wait until a
+	// change of another skill comes through it, so the removal below is
+	// seen (paged-4 itself stays as the paged listing mirrored it).
+	const probe = "skill://probe/SKILL.md"
+	if err := cs.Subscribe(context.Background(), &sdk.SubscribeParams{URI: probe}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() bool {
+		s.registerSkill("probe", "# Probe\n\n"+time.Now().Format(time.RFC3339Nano)+"\n")
+		deadline := time.Now().Add(time.Second)
+		for time.Now().Before(deadline) {
+			if nt.has(resourceUpdated, probe) {
+				return true
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return false
+	}, "the catalog watch to deliver a change")
 	s.trigger("skills::unregister", map[string]string{"id": fmt.Sprintf("paged-%d", n-1)})
 	eventually(t, 5*time.Second, func() bool { return nt.has(resourceUpdated, last) }, "resources/updated for "+last+" (mirrored from a later page)")
 	for r, err := range cs.Resources(s.ctx, nil) {
