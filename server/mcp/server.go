@@ -123,6 +123,14 @@ type Server struct {
 
 	skillMu    sync.Mutex
 	skillFiles map[string][]string // skill path → file URIs last served (for resources/updated)
+	// A full resync lists the catalog while single changes keep arriving:
+	// while one runs (skillSyncing), the paths onSkillChanged applies are
+	// noted in skillTouched, and the resync keeps what those newer changes
+	// decided instead of its older listing. skillSyncMu runs one resync at
+	// a time; the other two are guarded by skillMu.
+	skillSyncMu  sync.Mutex
+	skillSyncing bool
+	skillTouched map[string]struct{}
 
 	promptSync sync.Mutex // serializes prompt syncs (fetch + apply)
 	promptMu   sync.Mutex
@@ -168,17 +176,18 @@ var internalMetadata = map[string]any{"internal": true}
 func New(client *iii.Client, opts Options) *Server {
 	opts = opts.withDefaults()
 	s := &Server{
-		client:     client,
-		backend:    opts.Backend,
-		skillFiles: map[string][]string{},
-		opts:       opts,
-		log:        opts.Logger,
-		ids:        newInstanceIDs(),
-		resources:  map[string]sdk.Resource{},
-		prompts:    map[string]promptDef{},
-		tools:      map[string]toolDef{},
-		infoMemo:   map[string]json.RawMessage{},
-		sdkLog:     slog.New(minLevel{h: opts.Logger.Handler(), min: slog.LevelWarn}),
+		client:       client,
+		backend:      opts.Backend,
+		skillFiles:   map[string][]string{},
+		skillTouched: map[string]struct{}{},
+		opts:         opts,
+		log:          opts.Logger,
+		ids:          newInstanceIDs(),
+		resources:    map[string]sdk.Resource{},
+		prompts:      map[string]promptDef{},
+		tools:        map[string]toolDef{},
+		infoMemo:     map[string]json.RawMessage{},
+		sdkLog:       slog.New(minLevel{h: opts.Logger.Handler(), min: slog.LevelWarn}),
 	}
 	caps := &sdk.ServerCapabilities{
 		Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},

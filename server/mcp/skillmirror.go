@@ -57,38 +57,70 @@ func (s *Server) allSkills(ctx context.Context) ([]SkillEntry, error) {
 }
 
 // syncSkills loads the whole skill:// mirror (at start and on reconnect).
+// A skill that a change event handled while the listing was read keeps
+// what that event decided; every skill the resync drops gets
+// resources/updated for its files, as onSkillChanged would have sent.
 func (s *Server) syncSkills(ctx context.Context) error {
 	if s.backend == nil {
 		return nil
 	}
+	s.skillSyncMu.Lock()
+	defer s.skillSyncMu.Unlock()
+	s.skillMu.Lock()
+	s.skillSyncing = true
+	s.skillMu.Unlock()
+	defer func() {
+		s.skillMu.Lock()
+		s.skillSyncing = false
+		clear(s.skillTouched)
+		s.skillMu.Unlock()
+	}()
 	all, err := s.allSkills(ctx)
 	if err != nil {
 		return err
 	}
-	s.skillMu.Lock()
-	defer s.skillMu.Unlock()
 	next := make(map[string][]string, len(all))
+	entries := make(map[string]SkillEntry, len(all))
 	for _, e := range all {
 		if e.Problem != "" {
 			s.log.Warn("MCP: skill not served over the Skills extension", "skill", e.Path, "reason", e.Problem)
 			continue
 		}
 		next[e.Path] = fileURIs(e)
-		if _, had := s.skillFiles[e.Path]; !had {
-			r := skillMDResource(e)
-			s.sdk.AddResource(&r, s.readResourceHandler)
+		entries[e.Path] = e
+	}
+	s.skillMu.Lock()
+	for p := range s.skillTouched {
+		if cur, ok := s.skillFiles[p]; ok {
+			next[p] = cur
+		} else {
+			delete(next, p)
+		}
+		delete(entries, p)
+	}
+	for p := range next {
+		if e, listed := entries[p]; listed {
+			if _, had := s.skillFiles[p]; !had {
+				r := skillMDResource(e)
+				s.sdk.AddResource(&r, s.readResourceHandler)
+			}
 		}
 	}
-	var removed []string
-	for p := range s.skillFiles {
+	var removed, gone []string
+	for p, uris := range s.skillFiles {
 		if _, ok := next[p]; !ok {
 			removed = append(removed, SkillURI(p, SkillFileName))
+			gone = append(gone, uris...)
 		}
 	}
 	if len(removed) > 0 {
 		s.sdk.RemoveResources(removed...)
 	}
 	s.skillFiles = next
+	s.skillMu.Unlock()
+	for _, uri := range gone {
+		_ = s.sdk.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri})
+	}
 	return nil
 }
 
@@ -103,6 +135,9 @@ func (s *Server) onSkillChanged(ctx context.Context, skillPath string) {
 		return
 	}
 	s.skillMu.Lock()
+	if s.skillSyncing {
+		s.skillTouched[skillPath] = struct{}{}
+	}
 	old := s.skillFiles[skillPath]
 	var now []string
 	mdURI := SkillURI(skillPath, SkillFileName)
