@@ -19,6 +19,22 @@ func Valid(data []byte) bool {
 
 type validator struct{ data []byte }
 
+// afterItem reads what follows an object member or array element at i:
+// a comma (done false, i after it and its spaces), the closing byte (done
+// true, i after it) or anything else (done true, -1).
+func afterItem(d []byte, i int, closing byte) (int, bool) {
+	i = skipSpace(d, i)
+	switch {
+	case i >= len(d):
+		return -1, true
+	case d[i] == ',':
+		return skipSpace(d, i+1), false
+	case d[i] == closing:
+		return i + 1, true
+	}
+	return -1, true
+}
+
 // value checks the value at i and returns the index after it, or -1.
 func (v *validator) value(i, depth int) int {
 	d := v.data
@@ -50,17 +66,9 @@ func (v *validator) value(i, depth int) int {
 			if i = v.value(skipSpace(d, i+1), depth); i < 0 {
 				return -1
 			}
-			i = skipSpace(d, i)
-			if i >= len(d) {
-				return -1
-			}
-			switch d[i] {
-			case ',':
-				i = skipSpace(d, i+1)
-			case '}':
-				return i + 1
-			default:
-				return -1
+			var done bool
+			if i, done = afterItem(d, i, '}'); done {
+				return i
 			}
 		}
 	case c == '[':
@@ -75,17 +83,9 @@ func (v *validator) value(i, depth int) int {
 			if i = v.value(i, depth); i < 0 {
 				return -1
 			}
-			i = skipSpace(d, i)
-			if i >= len(d) {
-				return -1
-			}
-			switch d[i] {
-			case ',':
-				i = skipSpace(d, i+1)
-			case ']':
-				return i + 1
-			default:
-				return -1
+			var done bool
+			if i, done = afterItem(d, i, ']'); done {
+				return i
 			}
 		}
 	case c == '-' || ('0' <= c && c <= '9'):

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
+	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
 // waitLimit only guards against hangs; no test asserts on timing.
@@ -18,22 +18,7 @@ const waitLimit = 10 * time.Second
 
 // logSink captures the engine's log lines so tests can check that bad
 // input is reported.
-type logSink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logSink struct{ testutil.Buffer }
 
 // waitFor polls until the log contains s.
 func (l *logSink) waitFor(t testing.TB, s string) {
@@ -238,6 +223,14 @@ func (w *rawWorker) hello(name string, pid int) {
 	w.send(map[string]any{"type": "invokefunction", "function_id": "engine::workers::register",
 		"data":   map[string]any{"name": name, "runtime": "go", "version": "1.0", "os": "linux", "pid": pid},
 		"action": map[string]any{"type": "void"}})
+}
+
+// invoke sends an invokefunction of functionID with no data under a fresh
+// invocation id and returns the id; the test reads what comes back.
+func (w *rawWorker) invoke(functionID string) string {
+	id := uuid.NewString()
+	w.send(map[string]any{"type": "invokefunction", "invocation_id": id, "function_id": functionID, "data": nil})
+	return id
 }
 
 // call invokes a function and returns the invocationresult.

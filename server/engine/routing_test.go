@@ -155,8 +155,7 @@ func TestVoidCallGetsNoReplyAndOwnerGetsUUID(t *testing.T) {
 
 	// The owner's frames are handled in order, so the first frame the caller
 	// sees must be the answer to this synchronous call.
-	id := uuid.NewString()
-	caller.send(map[string]any{"type": "invokefunction", "invocation_id": id, "function_id": "svc::f", "data": nil})
+	id := caller.invoke("svc::f")
 	in3 := owner.expect("invokefunction")
 	owner.send(map[string]any{"type": "invocationresult", "invocation_id": in3.str("invocation_id"),
 		"function_id": "svc::f", "result": "third"})
@@ -184,8 +183,7 @@ func TestInvocationStoppedWhenOwnerDisconnects(t *testing.T) {
 	owner := dialWorker(t, e.URL())
 	caller := dialWorker(t, e.URL())
 	owner.register("svc::slow", nil)
-	id := uuid.NewString()
-	caller.send(map[string]any{"type": "invokefunction", "invocation_id": id, "function_id": "svc::slow", "data": nil})
+	id := caller.invoke("svc::slow")
 	owner.expect("invokefunction")
 	owner.close()
 	res := caller.expect("invocationresult")
@@ -205,8 +203,7 @@ func TestCallerDisconnectDropsPendingAndCountsStayRight(t *testing.T) {
 	owner.hello("owner", 1)
 	owner.register("svc::f", nil)
 	caller := dialWorker(t, e.URL())
-	id := uuid.NewString()
-	caller.send(map[string]any{"type": "invokefunction", "invocation_id": id, "function_id": "svc::f", "data": nil})
+	id := caller.invoke("svc::f")
 	owner.expect("invokefunction")
 	observer := dialWorker(t, e.URL())
 	if n := activeInvocations(t, observer, "owner"); n != 1 {
@@ -299,8 +296,7 @@ func TestDuplicateInFlightInvocationIDIsRefused(t *testing.T) {
 	owner := dialWorker(t, e.URL())
 	caller := dialWorker(t, e.URL())
 	owner.register("svc::f", nil)
-	id := uuid.NewString()
-	caller.send(map[string]any{"type": "invokefunction", "invocation_id": id, "function_id": "svc::f", "data": nil})
+	id := caller.invoke("svc::f")
 	owner.expect("invokefunction")
 	caller.send(map[string]any{"type": "invokefunction", "invocation_id": id, "function_id": "svc::f", "data": nil})
 	res := caller.expect("invocationresult")

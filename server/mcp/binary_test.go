@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -54,16 +54,6 @@ type buildError struct {
 
 func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 var endpointLine = regexp.MustCompile(`MCP endpoint (http://\S+/mcp)`)
 
 // TestBinaryStandalone runs `skills --standalone` with its MCP endpoint on
@@ -71,7 +61,7 @@ var endpointLine = regexp.MustCompile(`MCP endpoint (http://\S+/mcp)`)
 // HTTP for both protocol revisions.
 func TestBinaryStandalone(t *testing.T) {
 	bin := skillsBinary(t)
-	engineURL := "ws://" + freeAddr(t)
+	engineURL := "ws://" + testutil.FreeAddr(t)
 	cmd := exec.Command(bin, "--standalone", "--url", engineURL, "--data", t.TempDir(), "--config", filepath.Join(t.TempDir(), "none.yaml"),
 		"--mcp-addr", "127.0.0.1:0", "--mcp-token", "tok")
 	stderr, err := cmd.StderrPipe()

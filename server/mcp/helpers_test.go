@@ -57,14 +57,12 @@ type stack struct {
 	pageBytes int
 }
 
-// newStack starts the engine, the registry and the publisher; startMCP
-// starts the MCP server (seed before it, so that no change event of the
-// fixture is still in flight when a test client connects).
-func newStack(t *testing.T) *stack {
+// startEngine starts an embedded engine on a free port and returns it
+// with a context both end with the test.
+func startEngine(t *testing.T) (context.Context, *engine.Engine) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-
 	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +71,15 @@ func newStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = eng.Close() })
+	return ctx, eng
+}
+
+// newStack starts the engine, the registry and the publisher; startMCP
+// starts the MCP server (seed before it, so that no change event of the
+// fixture is still in flight when a test client connects).
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	ctx, eng := startEngine(t)
 	url := eng.URL()
 
 	regCli := iii.RegisterWorker(url, iii.WithName(worker.Name), iii.WithLogger(quiet()))

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/engine"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/worker"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -194,16 +193,7 @@ func mustJSON(v any) string {
 // TestLateRegistry: an MCP server started before the registry (same
 // engine) serves it, and notifies its changes, once it is up.
 func TestLateRegistry(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close() })
+	ctx, eng := startEngine(t)
 	s := &stack{t: t, ctx: ctx, url: eng.URL()}
 	s.startMCP(skillsmcp.Options{})
 	n := &notes{}

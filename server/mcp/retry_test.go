@@ -9,7 +9,6 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/engine"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/registry"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,16 +26,7 @@ func (acceptAll) UnregisterTrigger(context.Context, iii.TriggerConfig) error { r
 // Here a stand-in registry ignores the first skills::resources-read, like
 // a dropped result.
 func TestUnansweredReadIsSentAgain(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close() })
+	ctx, eng := startEngine(t)
 
 	reg := iii.RegisterWorker(eng.URL(), iii.WithName("lossy-registry"), iii.WithLogger(quiet()))
 	t.Cleanup(func() { _ = reg.Close() })

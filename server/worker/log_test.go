@@ -1,36 +1,24 @@
 package worker
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/registry"
 )
 
 // logRecords is a slog JSON sink the test can read while the worker writes.
-type logRecords struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logRecords) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
+type logRecords struct{ testutil.Buffer }
 
 // records decodes every line written so far.
 func (l *logRecords) records(t *testing.T) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.b.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
 		if line == "" {
 			continue
 		}

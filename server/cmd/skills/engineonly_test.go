@@ -11,13 +11,14 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
 // --standalone --engine-only hosts workers but registers no registry
 // function: a worker connects, registers its own function and another
 // worker calls it, while skills::list is not found.
 func TestStandaloneEngineOnly(t *testing.T) {
-	url := "ws://" + freeAddr(t)
+	url := "ws://" + testutil.FreeAddr(t)
 	cmd, out := startSkills(t, "--standalone", "--engine-only", "--url", url, "--data", t.TempDir(), "--mcp-addr", "")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

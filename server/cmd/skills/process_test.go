@@ -5,16 +5,15 @@ package main
 // so no separate go build is needed.
 
 import (
-	"bytes"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
 // runMainEnv makes the test binary act as the skills binary.
@@ -40,31 +39,13 @@ func skillsCommand(args ...string) *exec.Cmd {
 	return cmd
 }
 
-// lockedBuffer collects a child's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startSkills starts `skills --config <none> ARGS…`. Unless the test has
 // waited for it itself, the cleanup stops it with SIGTERM (SIGKILL after
 // 20 s) and logs its output when the test failed.
-func startSkills(t *testing.T, args ...string) (*exec.Cmd, *lockedBuffer) {
+func startSkills(t *testing.T, args ...string) (*exec.Cmd, *testutil.Buffer) {
 	t.Helper()
 	cmd := skillsCommand(append([]string{"--config", filepath.Join(t.TempDir(), "none.yaml")}, args...)...)
-	out := &lockedBuffer{}
+	out := &testutil.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -86,15 +67,4 @@ func startSkills(t *testing.T, args ...string) (*exec.Cmd, *lockedBuffer) {
 		}
 	})
 	return cmd, out
-}
-
-// freeAddr returns a loopback host:port nothing listens on right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

@@ -15,12 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/skillsprotocol"
 )
 
 // waitListening waits until addr accepts connections (readiness, not a
 // timing assertion: the deadline only bounds a broken start).
-func waitListening(t *testing.T, addr string, logs *lockedBuffer) {
+func waitListening(t *testing.T, addr string, logs *testutil.Buffer) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
@@ -84,7 +85,7 @@ func sameJSON(t *testing.T, what string, got []byte, want any) {
 // external engine: here `skills --standalone --engine-only`. Runs, blobs
 // and the catalog go through that engine.
 func TestRPCWorkerModeAgainstExternalEngine(t *testing.T) {
-	engineAddr, httpAddr := freeAddr(t), freeAddr(t)
+	engineAddr, httpAddr := testutil.FreeAddr(t), testutil.FreeAddr(t)
 	_, engLogs := startSkills(t, "--standalone", "--engine-only", "--url", "ws://"+engineAddr, "--data", t.TempDir(), "--mcp-addr", "")
 	waitListening(t, engineAddr, engLogs)
 	bundles, err := filepath.Abs("../../../examples/skills-protocol")
@@ -131,8 +132,8 @@ func TestRPCWorkerModeAgainstExternalEngine(t *testing.T) {
 // --rpc-path moves the endpoint (and its /tools companion); "" disables it.
 func TestRPCPathFlag(t *testing.T) {
 	t.Run("moved", func(t *testing.T) {
-		httpAddr := freeAddr(t)
-		_, logs := startSkills(t, "--standalone", "--url", "ws://"+freeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr, "--rpc-path", "/x")
+		httpAddr := testutil.FreeAddr(t)
+		_, logs := startSkills(t, "--standalone", "--url", "ws://"+testutil.FreeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr, "--rpc-path", "/x")
 		waitListening(t, httpAddr, logs)
 		status, resp := rpcCall(t, "http://"+httpAddr+"/x", "list_skills", map[string]any{})
 		if status != http.StatusOK || resp["result"] == nil {
@@ -146,8 +147,8 @@ func TestRPCPathFlag(t *testing.T) {
 		}
 	})
 	t.Run("disabled", func(t *testing.T) {
-		httpAddr := freeAddr(t)
-		_, logs := startSkills(t, "--standalone", "--url", "ws://"+freeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr, "--rpc-path", "")
+		httpAddr := testutil.FreeAddr(t)
+		_, logs := startSkills(t, "--standalone", "--url", "ws://"+testutil.FreeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr, "--rpc-path", "")
 		waitListening(t, httpAddr, logs)
 		if status, _ := rpcCall(t, "http://"+httpAddr+"/rpc", "list_skills", map[string]any{}); status != http.StatusNotFound {
 			t.Fatalf("POST /rpc with --rpc-path \"\": %d, want 404", status)
@@ -161,8 +162,8 @@ func TestRPCPathFlag(t *testing.T) {
 // `skills sp-tools --format F` and GET /rpc/tools?format=F print the same
 // definitions as skillsprotocol.ToolDefinitions(F).
 func TestToolDefinitionsFromBinaryAndHTTP(t *testing.T) {
-	httpAddr := freeAddr(t)
-	_, logs := startSkills(t, "--standalone", "--url", "ws://"+freeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr)
+	httpAddr := testutil.FreeAddr(t)
+	_, logs := startSkills(t, "--standalone", "--url", "ws://"+testutil.FreeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr)
 	for _, format := range []string{"schema", "openai", "anthropic"} {
 		want, err := skillsprotocol.ToolDefinitions(format)
 		if err != nil {
@@ -204,8 +205,8 @@ func TestToolDefinitionsFromBinaryAndHTTP(t *testing.T) {
 // The HTTP endpoints refuse a foreign browser Origin, naming the flag that
 // admits it, and --mcp-allow-origin does.
 func TestHTTPEndpointsAllowOriginFlag(t *testing.T) {
-	httpAddr := freeAddr(t)
-	_, logs := startSkills(t, "--standalone", "--url", "ws://"+freeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr,
+	httpAddr := testutil.FreeAddr(t)
+	_, logs := startSkills(t, "--standalone", "--url", "ws://"+testutil.FreeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr,
 		"--mcp-allow-origin", "https://app.example")
 	waitListening(t, httpAddr, logs)
 	post := func(origin string) (int, string) {

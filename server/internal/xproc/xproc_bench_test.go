@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,8 +20,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -91,15 +90,6 @@ type skillsProc struct {
 	data string
 }
 
-func freeAddr(b *testing.B) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // startSkills starts `skills --standalone` on a free port with its state
 // in data, and waits until the registry answers.
 func startSkills(b *testing.B, data string) *skillsProc {
@@ -108,7 +98,7 @@ func startSkills(b *testing.B, data string) *skillsProc {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &skillsProc{url: "ws://" + freeAddr(b), data: data}
+	p := &skillsProc{url: "ws://" + testutil.FreeAddr(b), data: data}
 	p.cmd = exec.Command(bin, "--standalone", "--url", p.url, "--data", data, "--mcp-addr", "",
 		"--config", filepath.Join(data, "absent.yaml"), "--log-level", "error")
 	// XPROC_SKILLS_FLAGS adds flags, e.g. "--pprof-addr 127.0.0.1:6060" to
