@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -261,7 +262,18 @@ func (s *Server) start(parent context.Context) error {
 			return err
 		}
 	}
+	// The hook reloads everything after a reconnect. OnConnect also runs it
+	// at once for a connection that is already open, which the resync
+	// below covers: that first run is skipped rather than done twice (two
+	// resyncs at start raced each other). Should the connection drop in
+	// between, the skipped run is the reconnect's, and the resync below
+	// still covers it: the client holds its calls until it is back.
+	var covered atomic.Bool
+	covered.Store(s.client.Connected())
 	removeHook := s.client.OnConnect(func(connCtx context.Context) {
+		if covered.Swap(false) {
+			return
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
