@@ -33,6 +33,10 @@ type Config struct {
 	RegistryURL        string `yaml:"registry_url" json:"-"`
 	DownloadTimeoutMS  int64  `yaml:"download_timeout_ms" json:"-"`
 	RegistryCacheTTLMS int64  `yaml:"registry_cache_ttl_ms" json:"-"`
+	// DownloadHosts are the only hosts directory::skills::download may
+	// dial (host: its default port, host:port: that port); empty, the
+	// default, refuses every download.
+	DownloadHosts []string `yaml:"download_hosts" json:"-"`
 }
 
 // Folders is skills_folder: one path or a list of paths.
