@@ -128,7 +128,7 @@ func TestDownloadDialsOnlyAllowedHosts(t *testing.T) {
 			"https://github.com@" + target.addr() + "/r.git": notAllowed,
 			// A listed host without a port allows its default port only.
 			"https://github.com:" + strconv.Itoa(target.port()) + "/r.git": "download host github.com:" + strconv.Itoa(target.port()) + " is not allowed",
-			"ssh://github.com:2222/r.git": "download host github.com:2222 is not allowed",
+			"ssh://github.com:2222/r.git":                                  "download host github.com:2222 is not allowed",
 			// Forms git reads differently from a URL parser.
 			"git@[" + target.addr() + "]:r.git": "needs a plain host name",
 			"git@github.com/../x:r.git":         "needs a plain host name",
