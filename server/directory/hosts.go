@@ -121,7 +121,7 @@ func (a hostAllowlist) checkURL(raw string) error {
 func (a hostAllowlist) checkRepo(repo string) error {
 	if rest, ok := strings.CutPrefix(repo, "git@"); ok {
 		host, _, found := strings.Cut(rest, ":")
-		if !found || !plainHost(host) || net.ParseIP(host) != nil && strings.Contains(host, ":") {
+		if !found || !plainHost(host) {
 			return fmt.Errorf("repo %q: git@HOST:PATH needs a plain host name before the ':' (use ssh://git@host:port/path for another port)", repo)
 		}
 		return a.check(host, "", "22")
