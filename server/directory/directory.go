@@ -28,6 +28,10 @@ type Config struct {
 	DownloadTimeout time.Duration
 	// RegistryCacheTTL keeps registry proxy answers; 0 disables the cache.
 	RegistryCacheTTL time.Duration
+	// DownloadHosts are the hosts downloads may dial ("github.com": its
+	// default port; "git.example:2222": that port), the registry's
+	// included. Empty (the default): every download is refused.
+	DownloadHosts []string
 }
 
 // DefaultConfig is upstream's default.
@@ -67,6 +71,13 @@ type Directory struct {
 	skillSubs  *iii.TriggerTypeRef
 	promptSubs *iii.TriggerTypeRef
 
+	// downloadHosts and downloadHTTP (d.http whose redirects are checked
+	// against them) are what downloads may dial; hostsErr is a malformed
+	// download_hosts, reported by Register.
+	downloadHosts hostAllowlist
+	downloadHTTP  *http.Client
+	hostsErr      error
+
 	index atomic.Pointer[renderedIndex]
 	cache registryCache
 
@@ -97,8 +108,18 @@ func New(client *iii.Client, set *fsource.Set, cat *catalog.Catalog, cfg Config,
 	if hc == nil {
 		hc = &http.Client{Timeout: cfg.DownloadTimeout}
 	}
-	return &Directory{client: client, set: set, cat: cat, cfg: cfg, opts: opts, log: opts.Logger, http: hc,
+	d := &Directory{client: client, set: set, cat: cat, cfg: cfg, opts: opts, log: opts.Logger, http: hc,
 		cache: registryCache{entries: map[string]cacheEntry{}}}
+	d.downloadHosts, d.hostsErr = newHostAllowlist(cfg.DownloadHosts)
+	dl := *hc
+	dl.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return d.downloadHosts.checkURL(req.URL.String())
+	}
+	d.downloadHTTP = &dl
+	return d
 }
 
 type fn struct {
@@ -111,6 +132,9 @@ type fn struct {
 // diagnostics function, and starts forwarding folder changes to the
 // on-change subscribers. Call it before the client connects.
 func (d *Directory) Register() error {
+	if d.hostsErr != nil {
+		return d.hostsErr
+	}
 	var err error
 	if d.skillSubs, err = d.client.RegisterTriggerType(TriggerSkillsOnChange, DescSkillsOnChange, subscribers{d.log, TriggerSkillsOnChange}); err != nil {
 		return err

@@ -289,7 +289,8 @@ func TestDownloadFromRegistry(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "skills")
 	var hits atomic.Int64
 	srv := registryServer(t, &hits)
-	s := startStack(t, []string{root}, Config{RegistryURL: srv.URL + "/", RegistryCacheTTL: time.Minute}, Options{})
+	s := startStack(t, []string{root}, Config{RegistryURL: srv.URL + "/", RegistryCacheTTL: time.Minute,
+		DownloadHosts: []string{hostOf(t, srv.URL)}}, Options{})
 	skillEvents := s.sink(t, TriggerSkillsOnChange, func() int { return len(s.dir.skillSubs.Bindings()) })
 	promptEvents := s.sink(t, TriggerPromptsOnChange, func() int { return len(s.dir.promptSubs.Bindings()) })
 
@@ -495,7 +496,9 @@ func TestDownloadFromGit(t *testing.T) {
 	needGit(t)
 	repo, env := gitServer(t)
 	root := filepath.Join(t.TempDir(), "skills")
-	s := startStack(t, []string{root}, DefaultConfig(), Options{GitEnv: env})
+	cfg := DefaultConfig()
+	cfg.DownloadHosts = []string{hostOf(t, repo)}
+	s := startStack(t, []string{root}, cfg, Options{GitEnv: env})
 	skillEvents := s.sink(t, TriggerSkillsOnChange, func() int { return len(s.dir.skillSubs.Bindings()) })
 
 	raw := s.must(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "pdf"}, nil)

@@ -186,8 +186,11 @@ func (d *Directory) fromRegistry(ctx context.Context, root, worker, version, tag
 	}
 	k, v, _ := selector(version, tag)
 	u := d.cfg.RegistryURL + "/w/" + worker + "/skills?" + k + "=" + v
+	if err := d.downloadHosts.checkURL(u); err != nil {
+		return nil, err
+	}
 	var b registryBundle
-	if err := d.getJSON(ctx, u, &b); err != nil {
+	if err := d.getJSONWith(ctx, d.downloadHTTP, u, &b); err != nil {
 		return nil, err
 	}
 	if b.Name != nil && *b.Name != worker {
@@ -313,6 +316,9 @@ func (d *Directory) fromGit(ctx context.Context, root, repo, skill, branch strin
 	if branch == "" {
 		return nil, errors.New(msgBranchEmpty)
 	}
+	if err := d.downloadHosts.checkRepo(repo); err != nil {
+		return nil, err
+	}
 	tmp, err := os.MkdirTemp("", "iii-directory-clone-")
 	if err != nil {
 		return nil, fmt.Errorf(fmtGitSpawn, err)
@@ -320,7 +326,7 @@ func (d *Directory) fromGit(ctx context.Context, root, repo, skill, branch strin
 	defer os.RemoveAll(tmp)
 	cctx, cancel := context.WithTimeout(ctx, d.cfg.DownloadTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, d.opts.Git, "-c", "protocol.ext.allow=never", "clone", "--depth", "1", "--branch", branch, "--quiet", repo, tmp)
+	cmd := exec.CommandContext(cctx, d.opts.Git, "-c", "protocol.ext.allow=never", "-c", "http.followRedirects=false", "clone", "--depth", "1", "--branch", branch, "--quiet", repo, tmp)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_PROTOCOL_FROM_USER=0")
 	cmd.Env = append(cmd.Env, d.opts.GitEnv...)
 	var stderr bytes.Buffer

@@ -56,6 +56,12 @@ func (c *registryCache) put(key string, v any, ttl time.Duration) {
 // getJSON GETs url from the registry and decodes the body into dst, with
 // upstream's error texts.
 func (d *Directory) getJSON(ctx context.Context, u string, dst any) error {
+	return d.getJSONWith(ctx, d.http, u, dst)
+}
+
+// getJSONWith is getJSON through hc (downloads pass one that checks every
+// redirect against download_hosts).
+func (d *Directory) getJSONWith(ctx context.Context, hc *http.Client, u string, dst any) error {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.DownloadTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -64,7 +70,7 @@ func (d *Directory) getJSON(ctx context.Context, u string, dst any) error {
 	}
 	req.Header.Set("User-Agent", "iii-directory/"+d.opts.Version)
 	req.Header.Set("Accept", "application/json")
-	resp, err := d.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf(fmtHTTPGet, u, "send", err)
 	}

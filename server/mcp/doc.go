@@ -12,8 +12,13 @@
 //	resources/templates/list  skills::resources-templates
 //	prompts/list              prompts::mcp-list
 //	prompts/get               prompts::mcp-get
-//	tools/list                engine::functions::list minus the hidden namespaces, "::" → "__"
+//	tools/list                engine::functions::list minus the hidden namespaces, "::" → "__",
+//	                          read-only tools only unless Options.AllowSideEffects (exposure.go)
 //	tools/call                the function itself
+//
+// Every tool is classified in one table (toolClasses in exposure.go) that
+// sets its MCP annotations and whether it is exposed by default; every read
+// that can end in an iii://fn/ section call goes through checkSection.
 //
 // With a Backend (Options.Backend), every skill of the catalog is also served
 // the MCP Skills extension's way (io.modelcontextprotocol/skills): skills/list,

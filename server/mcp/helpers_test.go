@@ -172,11 +172,11 @@ func (s *stack) seed() {
 			return "# Echo section\n\nrendered by demo::echo", nil
 		}
 		return map[string]any{"echo": in}, nil
-	}, iii.RegisterFunctionOptions{Description: "Echoes its input", RequestFormat: json.RawMessage(
+	}, iii.RegisterFunctionOptions{Description: "Echoes its input", Metadata: readOnlyMeta, RequestFormat: json.RawMessage(
 		`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"text":{"type":"string"},"flag":true}}`)})
 	s.function("demo::fail", func(context.Context, json.RawMessage) (any, error) {
 		return nil, errors.New("demo failure: the widget is broken")
-	}, iii.RegisterFunctionOptions{Description: "Always fails"})
+	}, iii.RegisterFunctionOptions{Description: "Always fails", Metadata: readOnlyMeta})
 	s.function("demo::secret", func(context.Context, json.RawMessage) (any, error) { return "x", nil },
 		iii.RegisterFunctionOptions{Metadata: map[string]any{"internal": true}})
 	s.function("greet::render", func(_ context.Context, data json.RawMessage) (any, error) {
@@ -185,10 +185,14 @@ func (s *stack) seed() {
 		}
 		_ = json.Unmarshal(data, &in)
 		return map[string]any{"content": "Say hello to " + in.To}, nil
-	})
+	}, iii.RegisterFunctionOptions{Metadata: readOnlyMeta})
 	s.trigger("prompts::register", map[string]any{"name": "greet", "description": "Greets someone", "function_id": "greet::render",
 		"arguments": []map[string]any{{"name": "to", "description": "Who to greet", "required": true}, {"name": "tone"}}})
 }
+
+// readOnlyMeta is the registration metadata of a publisher function that
+// declares itself read-only, so MCP exposes it by default.
+var readOnlyMeta = map[string]any{"mcp": map[string]any{"readOnlyHint": true, "openWorldHint": false}}
 
 // function registers a function on the publisher and waits until the
 // engine lists it.

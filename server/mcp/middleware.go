@@ -55,6 +55,9 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			if r.Params == nil || r.Params.Name == "" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call requires a non-empty string name"}
 			}
+			if s.withheldBuiltins[r.Params.Name] {
+				return hiddenToolResult(r, s.withheldMessage(r.Params.Name))
+			}
 			if s.ownTool(r.Params.Name) {
 				break
 			}
@@ -62,6 +65,9 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 				return hiddenToolResult(r, fmt.Sprintf("Tool '%s' is in an internal namespace and cannot be called", r.Params.Name))
 			}
 			if _, ok := s.resolveTool(ctx, r.Params.Name); !ok {
+				if s.isWithheld(r.Params.Name) {
+					return hiddenToolResult(r, s.withheldMessage(r.Params.Name))
+				}
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %s", r.Params.Name)}
 			}
 		case *sdk.ListPromptsRequest:

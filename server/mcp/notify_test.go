@@ -82,7 +82,7 @@ func TestNotifications(t *testing.T) {
 				s.trigger("prompts::unregister", map[string]any{"name": "later"})
 				eventually(t, time.Second, func() bool { return n.count(promptsChanged) > before }, "prompts/list_changed after prompts::unregister")
 
-				s.function("late::tool", func(context.Context, json.RawMessage) (any, error) { return "ok", nil })
+				s.function("late::tool", func(context.Context, json.RawMessage) (any, error) { return "ok", nil }, iii.RegisterFunctionOptions{Metadata: readOnlyMeta})
 				eventually(t, 2*time.Second, func() bool { return n.count(toolsChanged) > 0 }, "tools/list_changed after a new function")
 				tools, err := cs.ListTools(ctx, nil)
 				if err != nil || !strings.Contains(mustJSON(tools), "late__tool") {
@@ -101,7 +101,8 @@ func TestRemovedFunction(t *testing.T) {
 	s.startMCP(skillsmcp.Options{})
 	n := &notes{}
 	cs := s.connectInMemory(v2025, n)
-	ref, err := s.pub.RegisterFunction("gone::soon", func(context.Context, json.RawMessage) (any, error) { return "x", nil })
+	ref, err := s.pub.RegisterFunction("gone::soon", func(context.Context, json.RawMessage) (any, error) { return "x", nil },
+		iii.RegisterFunctionOptions{Metadata: readOnlyMeta})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,6 +133,9 @@ const sectionPrefix = registry.Scheme + "fn/"
 // skill or the index is sent again when unanswered: a section read runs a
 // publisher's handler, which is not known to be idempotent.
 func (s *Server) readResource(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
+	if err := s.checkSection(uri); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
 	send := s.read
 	if strings.HasPrefix(uri, sectionPrefix) {
 		send = s.call

@@ -81,6 +81,13 @@ type Options struct {
 	// NoSkillTools leaves out the list_skills and read_skill tools (for
 	// clients without resource support) when a Backend is set.
 	NoSkillTools bool
+	// AllowSideEffects exposes the tools that are not read-only (see
+	// ToolClass): downloads, writes, dialing out, functions of other
+	// workers that do not declare themselves read-only. Off by default.
+	AllowSideEffects bool
+	// AllowSideEffectsSetting names the operator's setting in refusals
+	// (default "--mcp-allow-side-effects").
+	AllowSideEffectsSetting string
 }
 
 func (o Options) withDefaults() Options {
@@ -104,6 +111,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.AllowSideEffectsSetting == "" {
+		o.AllowSideEffectsSetting = "--mcp-allow-side-effects"
 	}
 	return o
 }
@@ -140,7 +150,13 @@ type Server struct {
 	toolSync sync.Mutex // serializes tool syncs (fetch + apply)
 	toolMu   sync.Mutex
 	tools    map[string]toolDef         // mirror, keyed by tool name
+	withheld map[string]bool            // tool names of functions not exposed (side effects)
 	infoMemo map[string]json.RawMessage // function id → request_schema from engine::functions::info (nil: none)
+
+	// builtins are the tools this server adds itself (set in New, read
+	// only after); withheldBuiltins those its classification left out.
+	builtins         map[string]bool
+	withheldBuiltins map[string]bool
 
 	regMu    sync.Mutex // registry presence, seen by the poller
 	registry bool
@@ -187,8 +203,12 @@ func New(client *iii.Client, opts Options) *Server {
 		resources:    map[string]sdk.Resource{},
 		prompts:      map[string]promptDef{},
 		tools:        map[string]toolDef{},
-		infoMemo:     map[string]json.RawMessage{},
-		sdkLog:       slog.New(minLevel{h: opts.Logger.Handler(), min: slog.LevelWarn}),
+		withheld:     map[string]bool{},
+		builtins:     map[string]bool{},
+
+		withheldBuiltins: map[string]bool{},
+		infoMemo:         map[string]json.RawMessage{},
+		sdkLog:           slog.New(minLevel{h: opts.Logger.Handler(), min: slog.LevelWarn}),
 	}
 	caps := &sdk.ServerCapabilities{
 		Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},

@@ -28,20 +28,36 @@ const readSkillDescription = "Reads one file of an Agent Skill by URI: first the
 	"Skill content is guidance from this server, not instructions from the user."
 
 func (s *Server) addSkillTools() {
-	s.sdk.AddTool(&sdk.Tool{Name: ToolListSkills, Title: "List skills", Description: listSkillsDescription,
-		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
+	s.addBuiltinTool(&sdk.Tool{Name: ToolListSkills, Title: "List skills", Description: listSkillsDescription,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"cursor":{"type":"string","description":"nextCursor of the previous page"}}}`)},
 		s.listSkillsTool)
-	s.sdk.AddTool(&sdk.Tool{Name: ToolReadSkill, Title: "Read a skill file", Description: readSkillDescription,
-		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
+	s.addBuiltinTool(&sdk.Tool{Name: ToolReadSkill, Title: "Read a skill file", Description: readSkillDescription,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string","description":"skill://<path>/SKILL.md or a file of that skill"}},"required":["uri"]}`)},
 		s.readSkillTool)
 }
 
-// ownTool reports the tools this server adds itself.
-func (s *Server) ownTool(name string) bool {
-	return s.backend != nil && !s.opts.NoSkillTools && (name == ToolListSkills || name == ToolReadSkill)
+// addBuiltinTool adds a tool this server implements itself, annotated
+// from its class in toolClasses (a tool missing there counts as Unknown),
+// or withholds it when its class is not exposed.
+func (s *Server) addBuiltinTool(t *sdk.Tool, h sdk.ToolHandler) {
+	c, ok := toolClasses[t.Name]
+	if !ok {
+		c = Unknown
+	}
+	if !s.exposed(c) {
+		s.withheldBuiltins[t.Name] = true
+		return
+	}
+	t.Annotations = c.Annotations()
+	if t.Title != "" {
+		t.Annotations.Title = t.Title
+	}
+	s.sdk.AddTool(t, h)
+	s.builtins[t.Name] = true
 }
+
+// ownTool reports the tools this server adds itself.
+func (s *Server) ownTool(name string) bool { return s.builtins[name] || s.withheldBuiltins[name] }
 
 func (s *Server) listSkillsTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	var in struct {

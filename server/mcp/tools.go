@@ -23,10 +23,12 @@ type toolDef struct {
 	functionID  string
 	description string
 	schema      json.RawMessage // compact, always an object schema
+	class       ToolClass
 }
 
 func (t toolDef) equal(o toolDef) bool {
-	return t.name == o.name && t.functionID == o.functionID && t.description == o.description && bytes.Equal(t.schema, o.schema)
+	return t.name == o.name && t.functionID == o.functionID && t.description == o.description && bytes.Equal(t.schema, o.schema) &&
+		t.class == o.class
 }
 
 // ToolName maps a function id to its MCP tool name ("::" → "__"), the way
@@ -81,6 +83,17 @@ func (s *Server) syncTools(ctx context.Context) (registryPresent bool, err error
 
 	s.toolMu.Lock()
 	defer s.toolMu.Unlock()
+	withheld := map[string]bool{}
+	exposed := visible[:0]
+	for _, f := range visible {
+		if name := ToolName(f.FunctionID); !s.ownTool(name) && !s.exposed(classOf(name, f.Metadata)) {
+			withheld[name] = true
+			continue
+		}
+		exposed = append(exposed, f)
+	}
+	visible = exposed
+	s.withheld = withheld
 	s.fillSchemasLocked(ctx, visible)
 	next := make(map[string]toolDef, len(visible))
 	for _, f := range visible {
@@ -97,7 +110,8 @@ func (s *Server) syncTools(ctx context.Context) (registryPresent bool, err error
 		if !usableSchema(schema) {
 			schema = s.infoMemo[f.FunctionID]
 		}
-		next[name] = toolDef{name: name, functionID: f.FunctionID, description: toolDescription(f), schema: inputSchema(schema)}
+		next[name] = toolDef{name: name, functionID: f.FunctionID, description: toolDescription(f), schema: inputSchema(schema),
+			class: classOf(name, f.Metadata)}
 	}
 	var removed []string
 	for name := range s.tools {
@@ -141,9 +155,14 @@ func (s *Server) addTool(t toolDef) (err error) {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	fid := t.functionID
-	s.sdk.AddTool(&sdk.Tool{Name: t.name, Description: t.description, InputSchema: t.schema},
+	fid, fetches := t.functionID, sectionFetchers[t.name]
+	s.sdk.AddTool(&sdk.Tool{Name: t.name, Description: t.description, InputSchema: t.schema, Annotations: t.class.Annotations()},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			if fetches {
+				if err := s.checkFetchArguments(req.Params.Arguments); err != nil {
+					return toolError(err.Error()), nil
+				}
+			}
 			return s.callFunction(ctx, fid, req.Params.Arguments), nil
 		})
 	return nil
@@ -233,6 +252,17 @@ func inputSchema(raw json.RawMessage) json.RawMessage {
 		return open
 	}
 	return out
+}
+
+// isWithheld reports a tool name whose function or built-in exists but
+// is not exposed (it has side effects and the operator did not allow them).
+func (s *Server) isWithheld(name string) bool {
+	if s.withheldBuiltins[name] {
+		return true
+	}
+	s.toolMu.Lock()
+	defer s.toolMu.Unlock()
+	return s.withheld[name]
 }
 
 // resolveTool finds the function behind a tool name: the mirror first (so

@@ -33,6 +33,19 @@ type Config struct {
 	RegistryURL        string `yaml:"registry_url" json:"-"`
 	DownloadTimeoutMS  int64  `yaml:"download_timeout_ms" json:"-"`
 	RegistryCacheTTLMS int64  `yaml:"registry_cache_ttl_ms" json:"-"`
+	// DownloadHosts are the only hosts directory::skills::download may
+	// dial (host: its default port, host:port: that port); empty, the
+	// default, refuses every download.
+	DownloadHosts []string `yaml:"download_hosts" json:"-"`
+	// MCP configures the MCP endpoint (`skills --mcp-addr`, `skills mcp`).
+	MCP MCPConfig `yaml:"mcp" json:"-"`
+}
+
+// MCPConfig is the mcp section of config.yaml.
+type MCPConfig struct {
+	// AllowSideEffects exposes MCP tools that are not read-only
+	// (--mcp-allow-side-effects, `skills mcp --allow-side-effects`).
+	AllowSideEffects bool `yaml:"allow_side_effects"`
 }
 
 // Folders is skills_folder: one path or a list of paths.

@@ -43,6 +43,7 @@ func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, f
 		RegistryURL:      cfg.RegistryURL,
 		DownloadTimeout:  time.Duration(cfg.DownloadTimeoutMS) * time.Millisecond,
 		RegistryCacheTTL: time.Duration(cfg.RegistryCacheTTLMS) * time.Millisecond,
+		DownloadHosts:    cfg.DownloadHosts,
 	}, directory.Options{Logger: log})
 	if err := dir.Register(); err != nil {
 		set.Close()

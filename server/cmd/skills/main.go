@@ -29,6 +29,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
+	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/skillsext"
 	"github.com/iii-skills/skills/server/skillsprotocol"
 	"github.com/iii-skills/skills/server/worker"
@@ -109,6 +110,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	mcpAddr := fs.String("mcp-addr", defaultMCPAddr, "Serve MCP Streamable HTTP at http://ADDR/mcp and the Skills Protocol at http://ADDR/rpc (empty disables)")
 	mcpToken := fs.String("mcp-token", os.Getenv(mcpTokenEnv), "Bearer token required by the MCP and Skills Protocol endpoints (env "+mcpTokenEnv+")")
 	mcpNoSkillTools := fs.Bool("mcp-no-skill-tools", false, "Leave out the MCP tools list_skills and read_skill (for clients that read skill:// resources themselves)")
+	mcpAllowSideEffects := fs.Bool("mcp-allow-side-effects", false, sideEffectsUsage)
 	rpcPath := fs.String("rpc-path", skillsprotocol.Path, "Path of the Skills Protocol JSON-RPC endpoint on the --mcp-addr listener (empty disables)")
 	spBundles := fs.String("sp-bundles", "", "Comma-separated folders of Skills Protocol bundles (skill.toml) to serve")
 	mcpLimits := mcpSessionFlags(fs, "mcp-")
@@ -253,7 +255,9 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
 	}
 	if *mcpAddr != "" {
-		if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, mcpLimits.options(*mcpToken), view, *mcpNoSkillTools, log, sp, *rpcPath); err != nil {
+		tools := skillsmcp.Options{NoSkillTools: *mcpNoSkillTools, AllowSideEffects: *mcpAllowSideEffects || cfg.MCP.AllowSideEffects,
+			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
+		if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, mcpLimits.options(*mcpToken), view, tools, log, sp, *rpcPath); err != nil {
 			log.Warn("HTTP endpoints (MCP, Skills Protocol) not started (the registry runs without them; choose another --mcp-addr)", "addr", *mcpAddr, "err", err)
 		} else {
 			defer stopMCP()

@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -38,16 +39,17 @@ const mcpTokenEnv = "SKILLS_MCP_TOKEN"
 
 // startMCPHTTP serves the MCP endpoint for client on addr until ctx ends and
 // returns a func that stops it and waits. backend (nil: iii:// only)
-// serves the skill:// catalog. With rt set, the same listener serves the
+// serves the skill:// catalog; tools carries the tool options
+// (NoSkillTools, AllowSideEffects and its setting's name). With rt set, the same listener serves the
 // Skills Protocol endpoint at rpcPath (and its tool definitions at
 // rpcPath/tools) behind the same guard.
 func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts skillsmcp.HTTPOptions, backend skillsmcp.Backend,
-	noSkillTools bool, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string) (stop func(), err error) {
+	tools skillsmcp.Options, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := skillsmcp.New(client, skillsmcp.Options{Version: worker.Version, Logger: log, Backend: backend, NoSkillTools: noSkillTools})
+	srv := skillsmcp.New(client, mcpOptions(tools, backend, log))
 	ctx, cancel := context.WithCancel(ctx)
 	if err := srv.Start(ctx); err != nil {
 		cancel()
@@ -76,6 +78,17 @@ func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts ski
 	}, nil
 }
 
+// sideEffectsUsage is the help of --mcp-allow-side-effects and
+// `skills mcp --allow-side-effects`.
+const sideEffectsUsage = "Expose MCP tools that have side effects (directory downloads, writes, dialing out, functions of other workers " +
+	"that do not declare metadata mcp.readOnlyHint); by default only read-only tools are (config: mcp.allow_side_effects)"
+
+// mcpOptions completes the tool options of an MCP server.
+func mcpOptions(tools skillsmcp.Options, backend skillsmcp.Backend, log *slog.Logger) skillsmcp.Options {
+	tools.Version, tools.Logger, tools.Backend = worker.Version, log, backend
+	return tools
+}
+
 func runMCP(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("skills mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -88,6 +101,8 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	connectTimeout := fs.Duration("connect-timeout", 15*time.Second, "How long to wait for the engine at start-up")
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error (logs go to stderr)")
 	noSkillTools := fs.Bool("no-skill-tools", false, "Leave out the list_skills and read_skill tools (for clients without resource support)")
+	allowSideEffects := fs.Bool("allow-side-effects", false, sideEffectsUsage)
+	configPath := fs.String("config", "./config.yaml", "Path to config.yaml (its mcp section; a missing file keeps the defaults)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage:\n  skills mcp --stdio [--url URL]\n  skills mcp --http ADDR [--url URL] [--token T]\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -104,6 +119,12 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := newLogger(stderr, *logLevel)
+	cfg, err := worker.LoadConfig(*configPath)
+	if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		log.Warn("failed to load config, using defaults", "path", *configPath, "err", err)
+	}
+	tools := skillsmcp.Options{NoSkillTools: *noSkillTools, AllowSideEffects: *allowSideEffects || cfg.MCP.AllowSideEffects,
+		AllowSideEffectsSetting: "--allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -115,7 +136,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		iii.WithDescription("MCP server of the skills registry"), iii.WithLogger(log), withEngineToken(*engineToken))
 	defer client.Close()
 	cctx, cancel := context.WithTimeout(ctx, *connectTimeout)
-	err := client.Connect(cctx)
+	err = client.Connect(cctx)
 	cancel()
 	if err != nil {
 		fmt.Fprintf(stderr, "skills mcp: cannot reach the iii engine at %s: %v\n", *engineURL, err)
@@ -125,7 +146,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	// The registry publishes its catalog over iii (skillsext.Register).
 	backend := &skillsext.Remote{Client: client}
 	if *httpAddr != "" {
-		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, limits.options(*token), backend, *noSkillTools, log, nil, "")
+		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, limits.options(*token), backend, tools, log, nil, "")
 		if err != nil {
 			log.Error("cannot start the MCP endpoint", "addr", *httpAddr, "err", err)
 			return 1
@@ -133,7 +154,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		defer stopHTTP()
 	}
 	if *stdio {
-		srv := skillsmcp.New(client, skillsmcp.Options{Version: worker.Version, Logger: log, Backend: backend, NoSkillTools: *noSkillTools})
+		srv := skillsmcp.New(client, mcpOptions(tools, backend, log))
 		if err := srv.Start(ctx); err != nil {
 			log.Error("cannot subscribe to the skills registry", "err", err)
 			return 1

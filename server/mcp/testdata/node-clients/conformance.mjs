@@ -45,15 +45,19 @@ async function publishFixtures(engineURL) {
   const trigger = (function_id, payload) => worker.trigger({ function_id, payload, timeoutMs: 10_000 })
   await eventually(() => trigger('skills::list', {}).then(() => true), () => 'registry reachable', 30_000)
 
+  // The fixtures declare themselves read-only: MCP exposes only such tools by default.
+  const metadata = { mcp: { readOnlyHint: true, openWorldHint: false } }
   worker.registerFunction('test_simple_text', async () => 'This is a simple text response for testing.', {
     description: 'Returns a simple text response',
     request_format: { type: 'object', properties: {} },
+    metadata,
   })
   worker.registerFunction('test_error_handling', async () => {
     throw new Error('This tool intentionally returns an error for testing')
-  }, { description: 'Always fails', request_format: { type: 'object', properties: {} } })
+  }, { description: 'Always fails', request_format: { type: 'object', properties: {} }, metadata })
   worker.registerFunction('json_schema_2020_12_tool', async (input) => ({ received: input }), {
     description: 'Tool with JSON Schema 2020-12 features',
+    metadata,
     request_format: {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
       type: 'object',

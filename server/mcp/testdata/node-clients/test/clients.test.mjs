@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 
-import { GUIDE_URI, LOGO, NESTED_SKILL_MD, connectClient, eventually, startPublisher, startStandalone } from './helpers.mjs'
+import { GUIDE_URI, LOGO, NESTED_SKILL_MD, READ_ONLY, connectClient, eventually, startPublisher, startStandalone } from './helpers.mjs'
 
 const CASES = [
   { kind: 'v2', transport: 'http', version: '2026-07-28' },
@@ -127,6 +127,28 @@ for (const c of CASES) {
       assert.match(hidden.content[0].text, /internal namespace/)
     })
 
+    test('issue 20: side-effect tools are not exposed by default; hidden sections are refused on every read path', async () => {
+      const { tools } = await mc.client.listTools()
+      const names = tools.map((t) => t.name)
+      for (const n of ['directory__skills__download', 'directory__registry__workers__list', 'nodeops__purge']) assert.ok(!names.includes(n), `${n} listed by default`)
+      const fetch = tools.find((t) => t.name === 'directory__skills__fetch-skill')
+      assert.equal(fetch.annotations.readOnlyHint, true)
+      assert.equal(fetch.annotations.openWorldHint, false)
+      for (const name of ['directory__skills__download', 'nodeops__purge']) {
+        const res = await mc.client.callTool({ name, arguments: { repo: 'https://127.0.0.1:1/r.git', skill: 'x' } })
+        assert.equal(res.isError, true, name)
+        assert.match(res.content[0].text, /has side effects .* --(mcp-)?allow-side-effects/, name)
+      }
+      for (const uri of ['iii://fn/state/list_groups', 'fn/state/list_groups', 'iii://fn/engine/workers/list']) {
+        for (const name of ['directory__skills__fetch-skill', 'skill__fetch']) {
+          const res = await mc.client.callTool({ name, arguments: { uris: ['iii://fn/nodedemo/echo', uri] } })
+          assert.equal(res.isError, true, `${name} ${uri}`)
+          assert.match(res.content[0].text, /is in an internal namespace and cannot back a skill resource/, `${name} ${uri}`)
+        }
+      }
+      await assert.rejects(mc.client.readResource({ uri: 'iii://fn/state/list_groups' }), /internal namespace/)
+    })
+
     test('list_changed within a second of a skills::register by another worker', async () => {
       const id = `live-${c.kind}-${c.transport}`
       const before = mc.count('notifications/resources/list_changed')
@@ -217,7 +239,7 @@ for (const c of CASES) {
     test('tools/list_changed when a function appears', async () => {
       const before = mc.count('notifications/tools/list_changed')
       const fid = `nodelate::${c.kind}_${c.transport}`
-      const ref = publisher.worker.registerFunction(fid, async () => 'late')
+      const ref = publisher.worker.registerFunction(fid, async () => 'late', { metadata: READ_ONLY })
       try {
         await eventually(() => mc.count('notifications/tools/list_changed') > before, () => 'tools/list_changed', 5000)
         const { tools } = await mc.client.listTools()

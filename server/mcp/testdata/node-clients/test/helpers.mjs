@@ -105,6 +105,9 @@ export async function startStandalone({ token = TOKEN } = {}) {
   }
 }
 
+/** Registration metadata of a function that declares itself read-only, so MCP exposes it by default. */
+export const READ_ONLY = { mcp: { readOnlyHint: true, openWorldHint: false } }
+
 /** A second worker (official iii-sdk) that publishes the fixture and makes changes. */
 export async function startPublisher(engineURL) {
   const worker = registerWorker(engineURL, {
@@ -122,16 +125,20 @@ export async function startPublisher(engineURL) {
   }, {
     description: 'Echoes its input',
     request_format: { type: 'object', properties: { text: { type: 'string' } } },
+    metadata: READ_ONLY,
   })
   worker.registerFunction('nodedemo::fail', async () => {
     throw new Error('nodedemo failure: the widget is broken')
-  }, { description: 'Always fails' })
+  }, { description: 'Always fails', metadata: READ_ONLY })
   worker.registerFunction('nodegreet::render', async (input) => ({ content: `Say hello to ${input?.to}` }), {
     description: 'Renders the greet prompt',
+    metadata: READ_ONLY,
   })
+  // Declares nothing: MCP does not expose it unless the operator allows side effects.
+  worker.registerFunction('nodeops::purge', async () => 'purged', { description: 'Deletes everything' })
   await eventually(async () => {
     const out = await trigger('engine::functions::list', { prefix: 'node' })
-    return out.functions.length === 3
+    return out.functions.length === 4
   }, () => 'fixture functions registered')
 
   await trigger('skills::register', { id: 'nodedemo', skill: '# Node demo\n\nHow to use the node demo worker.\n\nSee [echo](iii://fn/nodedemo/echo).\n' })
