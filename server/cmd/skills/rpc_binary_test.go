@@ -92,7 +92,7 @@ func TestRPCWorkerModeAgainstExternalEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, logs := startSkills(t, "--url", "ws://"+engineAddr, "--mcp-addr", httpAddr, "--sp-bundles", bundles)
+	_, logs := startSkills(t, "--url", "ws://"+engineAddr, "--data", t.TempDir(), "--mcp-addr", httpAddr, "--sp-bundles", bundles)
 	waitListening(t, httpAddr, logs)
 	url := "http://" + httpAddr + "/rpc"
 
