@@ -148,9 +148,6 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 		}
 		return PublishResult{}, fmt.Errorf("%s %s is already published with other content: versions are immutable, publish a higher version", m.Name, m.Version)
 	}
-	if missing := r.Ungranted(m, OriginPublished); len(missing) > 0 {
-		return PublishResult{}, missingGrantError(m, missing)
-	}
 	if !r.opts.PublishedMayShadowFolders {
 		if f, ok := r.folderHolder(e.ID); ok {
 			where := f.Origin.Source
@@ -160,6 +157,9 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 			return PublishResult{}, fmt.Errorf("%s is served from the operator's folder (%s, version %s): a published bundle may not take a name served from a folder (the operator allows it with skills_protocol.published_may_shadow_folders: true)",
 				m.Name, where, displayVersion(f.Version))
 		}
+	}
+	if missing := r.Ungranted(m, OriginPublished); len(missing) > 0 {
+		return PublishResult{}, missingGrantError(m, missing)
 	}
 	if n := len(r.pubs.records); n >= r.opts.MaxPublishedBundles {
 		return PublishResult{}, fmt.Errorf("%d bundle versions are published, the most this server keeps (skills_protocol.published_max_bundles)", n)
