@@ -10,6 +10,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -64,19 +66,26 @@ func (s *spServer) restart() {
 }
 
 // attacker is an ordinary engine connection: no token, no special role.
-func (s *spServer) attacker() *iii.Client {
-	s.t.Helper()
-	c := iii.New(s.url, iii.WithName("attacker"))
+func (s *spServer) attacker() *iii.Client { return connectAttacker(s.t, s.url) }
+
+func connectAttacker(tb testing.TB, url string) *iii.Client {
+	tb.Helper()
+	c := iii.New(url, iii.WithName("attacker"), iii.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.Connect(ctx); err != nil {
-		s.t.Fatal(err)
+		tb.Fatal(err)
 	}
-	s.t.Cleanup(func() { _ = c.Close() })
+	tb.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
 func trigger(t *testing.T, c *iii.Client, fn string, payload any) (json.RawMessage, error) {
+	t.Helper()
+	return triggerTB(t, c, fn, payload)
+}
+
+func triggerTB(t testing.TB, c *iii.Client, fn string, payload any) (json.RawMessage, error) {
 	t.Helper()
 	data, err := json.Marshal(payload)
 	if err != nil {
