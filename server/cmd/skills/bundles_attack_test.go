@@ -197,12 +197,24 @@ func TestAttackPublishOverFolderBundle(t *testing.T) {
 	writeBundle(t, filepath.Join(bundles, "sync"), bundleFiles("acme.crm.sync", "1.0.0", "operator", "CRM_TOKEN"))
 	writeBundle(t, filepath.Join(bundles, "greedy"), bundleFiles("acme.crm.greedy", "1.0.0", "greedy", "CRM_TOKEN", "DB_PASSWORD"))
 	writeBundle(t, filepath.Join(skills, "report"), bundleFiles("acme.crm.report", "1.0.0", "operator-report"))
+	writeBundle(t, filepath.Join(skills, "nosy"), bundleFiles("acme.crm.nosy", "1.0.0", "nosy", "CRM_TOKEN", "AWS_SECRET_ACCESS_KEY"))
 	s := startSPServer(t, "skills_protocol:\n  secret_grants:\n    - {bundle: acme.crm.*, origin: folder, names: [CRM_TOKEN]}\n",
 		"--sp-bundles", bundles, "--skills-folder", skills)
 	if !strings.Contains(s.logs.String(), "secret not granted") || !strings.Contains(s.logs.String(), `asks for secret \"DB_PASSWORD\"`) {
 		t.Fatalf("the ungranted folder secret is not reported:\n%s", s.logs.String())
 	}
 	c := s.attacker()
+	diag, err := trigger(t, c, "directory::skills::diagnostics", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Warnings []struct{ Path, Reason string } `json:"warnings"`
+	}
+	_ = json.Unmarshal(diag, &d)
+	if len(d.Warnings) != 1 || d.Warnings[0].Path != "nosy/skill.toml" || !strings.Contains(d.Warnings[0].Reason, `asks for secret "AWS_SECRET_ACCESS_KEY", which no grant gives to folder bundles`) {
+		t.Fatalf("directory::skills::diagnostics warnings: %s", diag)
+	}
 	for _, name := range []string{"acme.crm.sync", "acme.crm.report"} {
 		_, err := publishFiles(t, c, bundleFiles(name, "9.0.0", "attacker", "CRM_TOKEN"))
 		if err == nil || !strings.Contains(err.Error(), name+" is served from the operator's folder") || !strings.Contains(err.Error(), "published_may_shadow_folders") {
@@ -218,6 +230,9 @@ func TestAttackPublishOverFolderBundle(t *testing.T) {
 	}
 	if r := executeBundle(t, s.rpcURL, "acme.crm.greedy"); r.Output.Env["DB_PASSWORD"] != "" || r.Output.Env["CRM_TOKEN"] != "operator-secret" {
 		t.Fatalf("folder bundle asking for an ungranted secret: %v", r.Output.Env)
+	}
+	if r := executeBundle(t, s.rpcURL, "acme.crm.nosy"); len(r.Output.Env) != 1 || r.Output.Env["CRM_TOKEN"] != "operator-secret" {
+		t.Fatalf("skills-folder bundle asking for an ungranted secret: %v", r.Output.Env)
 	}
 }
 

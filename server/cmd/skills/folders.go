@@ -26,8 +26,8 @@ func (f *folderFlags) Set(v string) error {
 // skills_folder), feeds them into cat and registers the iii-directory
 // surface on client. With no folder configured it does nothing and
 // returns a no-op stop.
-// Bundles found there are completed by sp, which also reports those that
-// ask for secrets no grant gives them (they load, and run without).
+// Bundles that ask for secrets no grant gives them load and run without
+// them; sp reports them (log, and warnings of directory::skills::diagnostics).
 func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, flags []string, sp *skillsprotocol.Runtime, log *slog.Logger) (stop func(), err error) {
 	folders := []string(cfg.SkillsFolder)
 	if len(flags) > 0 {
@@ -37,13 +37,8 @@ func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, f
 		return func() {}, nil
 	}
 	set, err := fsource.Open(fsource.Options{Folders: folders, Catalog: cat, Logger: log, Watch: true,
-		Bundle: func(b fsource.BundleDir, e *catalog.Entry) error {
-			if err := skillsprotocol.CompleteEntry(b.Manifest, e); err != nil {
-				return err
-			}
-			sp.ReportUngranted(e)
-			return nil
-		}})
+		Bundle:        func(b fsource.BundleDir, e *catalog.Entry) error { return skillsprotocol.CompleteEntry(b.Manifest, e) },
+		BundleWarning: sp.ReportUngranted})
 	if err != nil {
 		return nil, err
 	}
