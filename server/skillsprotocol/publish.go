@@ -381,5 +381,27 @@ func (r *Runtime) Register(client *iii.Client) error {
 		}
 		return res, nil
 	}, iii.RegisterFunctionOptions{Description: "Publish a Skills Protocol bundle (skill.toml, SKILL.md, code/, resources/) to the Skills Protocol runtime; versions are immutable"})
-	return err
+	if err != nil {
+		return err
+	}
+	var once sync.Once
+	client.OnConnect(func(context.Context) {
+		once.Do(func() { go r.warnLegacyBundles(client) })
+	})
+	return nil
+}
+
+// warnLegacyBundles says once when engine state still holds bundles
+// published by an earlier version (which kept them there, where any
+// engine client could rewrite them): they are not imported, since their
+// content cannot be trusted; their publishers publish them again.
+func (r *Runtime) warnLegacyBundles(client *iii.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	items, err := IIIState(client, 30*time.Second).List(ctx, DefaultBundleScope)
+	if err != nil || len(items) == 0 {
+		return
+	}
+	r.log.Warn("skills protocol: engine state holds bundles published by an earlier version of this server; they are not served (any engine client could have rewritten them there): publish them again",
+		"scope", DefaultBundleScope, "bundles", len(items))
 }
