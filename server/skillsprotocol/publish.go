@@ -319,6 +319,9 @@ func (r *Runtime) LoadPublished(ctx context.Context) error {
 			r.log.Error("skills protocol: published bundle refused", "name", rec.Name, "version", rec.Version, "err", err)
 			continue
 		}
+		// Grants may have changed since the publish: it runs without
+		// what is no longer granted.
+		r.ReportUngranted(e)
 		records[rec.Name+"@"+rec.Version] = rec
 		total += rec.Bytes
 		entries = append(entries, e)
