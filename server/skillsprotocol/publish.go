@@ -175,11 +175,9 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 	}
 	// Contents first, the record last: a crash in between leaves no
 	// record, so the version is not published (and may be published again).
-	for i, f := range e.Files {
-		if err := r.opts.State.Set(ctx, r.bundleFilesScope(), fileKey(key, i), base64.StdEncoding.EncodeToString(files[f.Path])); err != nil {
-			r.dropFiles(ctx, key, i)
-			return PublishResult{}, fmt.Errorf("store %s: %w", key, err)
-		}
+	if err := r.storeFiles(ctx, key, e.Files, files); err != nil {
+		r.dropFiles(ctx, key, len(e.Files)-1)
+		return PublishResult{}, fmt.Errorf("store %s: %w", key, err)
 	}
 	if err := r.opts.State.Set(ctx, r.opts.BundleScope, key, rec); err != nil {
 		r.dropFiles(ctx, key, len(e.Files)-1)
@@ -216,6 +214,35 @@ func sameFiles(rec bundleRecord, files []catalog.File) bool {
 		}
 	}
 	return true
+}
+
+// storeFiles writes a bundle's contents, several at once: the store
+// commits concurrent writes together (one fsync for many files instead
+// of one per file).
+func (r *Runtime) storeFiles(ctx context.Context, key string, list []catalog.File, files map[string][]byte) error {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	sem := make(chan struct{}, 32)
+	for i, f := range list {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			err := r.opts.State.Set(ctx, r.bundleFilesScope(), fileKey(key, i), base64.StdEncoding.EncodeToString(files[f.Path]))
+			if err != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = fmt.Errorf("%s: %w", f.Path, err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
 }
 
 // dropFiles removes the contents stored for key up to file last (a
