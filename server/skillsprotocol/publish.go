@@ -120,6 +120,11 @@ func (r *Runtime) folderHolder(id string) (*catalog.Entry, bool) {
 // store and puts it in the catalog. A version is immutable: publishing it
 // again with other content is an error, with the same content a no-op.
 func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResult, error) {
+	// One publish at a time, decoding included: each holds a few copies
+	// of its bundle (up to 16 MiB) while it runs, so concurrent publishers
+	// cannot stack them up.
+	r.pubs.mu.Lock()
+	defer r.pubs.mu.Unlock()
 	files, err := decodeFiles(req.Files)
 	if err != nil {
 		return PublishResult{}, err
@@ -138,9 +143,6 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 	m := e.Extra.(*Manifest)
 	res := PublishResult{Name: m.Name, Version: m.Version, Kind: m.Kind, Files: len(files)}
 	key := m.Name + "@" + m.Version
-
-	r.pubs.mu.Lock()
-	defer r.pubs.mu.Unlock()
 	if old, ok := r.pubs.records[key]; ok {
 		if sameFiles(old, e.Files) {
 			res.Unchanged = true
