@@ -152,12 +152,11 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 	}
 	if !r.opts.PublishedMayShadowFolders {
 		if f, ok := r.folderHolder(e.ID); ok {
-			where := f.Origin.Source
-			if f.Origin.Path != "" {
-				where += "/" + f.Origin.Path
-			}
-			return PublishResult{}, fmt.Errorf("%s is served from the operator's folder (%s, version %s): a published bundle may not take a name served from a folder (the operator allows it with skills_protocol.published_may_shadow_folders: true)",
-				m.Name, where, displayVersion(f.Version))
+			// The folder's path is for the operator's log, not the publisher.
+			r.log.Warn("skills protocol: publish refused: the name is served from a folder", "name", m.Name, "version", m.Version,
+				"folder", f.Origin.Source, "path", f.Origin.Path)
+			return PublishResult{}, fmt.Errorf("%s is served from the operator's folder (version %s there): a published bundle may not take a name served from a folder (the operator allows it with skills_protocol.published_may_shadow_folders: true)",
+				m.Name, displayVersion(f.Version))
 		}
 	}
 	if missing := r.Ungranted(m, OriginPublished); len(missing) > 0 {
@@ -186,10 +185,13 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 		return PublishResult{}, fmt.Errorf("store %s: %w", key, err)
 	}
 	entry, err := r.publishedEntry(rec, files[ManifestFile], files[InstructionsFile])
-	if err != nil {
-		return PublishResult{}, err
+	if err == nil {
+		err = r.pub.Put(entry)
 	}
-	if err := r.pub.Put(entry); err != nil {
+	if err != nil {
+		// Not served, so not kept: the store holds what the catalog does.
+		_ = r.opts.State.Delete(ctx, r.opts.BundleScope, key)
+		r.dropFiles(ctx, key, len(e.Files)-1)
 		return PublishResult{}, err
 	}
 	r.pubs.records[key] = rec
