@@ -115,10 +115,24 @@ func (r *Runtime) Ungranted(m *Manifest, origin string) []string {
 // missingGrantError is the publish-time refusal of a bundle asking for
 // secrets no grant covers.
 func missingGrantError(m *Manifest, missing []string) error {
-	return fmt.Errorf("skill.toml asks for secret %s in [permissions] secrets, which no grant gives to published bundle %s: "+
-		"the operator must grant it in config.yaml (skills_protocol.secret_grants: [{bundle: %q, origin: published, names: [%s]}]) "+
-		"or the bundle must not ask for it",
-		quoteList(missing), m.Name, m.Name, strings.Join(missing, ", "))
+	return fmt.Errorf("skill.toml asks for %s %s in [permissions] secrets, which no grant gives to published bundle %s: "+
+		"the operator must grant %s in config.yaml (skills_protocol.secret_grants: [{bundle: %q, origin: published, names: [%s]}]) "+
+		"or the bundle must not ask for %s",
+		secretWord(missing), quoteList(missing), m.Name, itThem(missing), m.Name, strings.Join(missing, ", "), itThem(missing))
+}
+
+func secretWord(names []string) string {
+	if len(names) == 1 {
+		return "secret"
+	}
+	return "secrets"
+}
+
+func itThem(names []string) string {
+	if len(names) == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 func quoteList(names []string) string {
@@ -163,8 +177,8 @@ func (r *Runtime) ReportUngranted(e *catalog.Entry) string {
 	if len(missing) == 0 {
 		return ""
 	}
-	msg := fmt.Sprintf("bundle %s %s asks for secret %s, which no grant gives to %s bundles of that name: it runs without %s (grant with skills_protocol.secret_grants in config.yaml)",
-		m.Name, m.Version, quoteList(missing), bundleOrigin(e), map[bool]string{true: "it", false: "them"}[len(missing) == 1])
+	msg := fmt.Sprintf("bundle %s %s asks for %s %s, which no grant gives to %s bundles of that name: it runs without %s (grant with skills_protocol.secret_grants in config.yaml)",
+		m.Name, m.Version, secretWord(missing), quoteList(missing), bundleOrigin(e), itThem(missing))
 	r.log.Warn("skills protocol: secret not granted", "name", m.Name, "version", m.Version, "secrets", missing, "origin", bundleOrigin(e), "detail", msg)
 	return msg
 }
