@@ -3,7 +3,8 @@
 // to one URL and covers every tool, every error code, pagination,
 // versions, blobs and the sandbox. Its fixtures are the bundles in
 // testdata/bundles, which the server under test must serve
-// (skills --sp-bundles conformance/skillsprotocol/testdata/bundles).
+// (skills --sp-bundles conformance/skillsprotocol/testdata/bundles), with
+// CONF_GRANTED_SECRET granted to conf.secret (see grantConfig).
 package skillsprotocol_test
 
 import (
@@ -25,9 +26,11 @@ var flagRPCURL = flag.String("rpc-url", "",
 	"Skills Protocol endpoint under test (env SKILLS_RPC_URL), serving testdata/bundles; empty: build and start `skills --standalone`")
 
 // grantedSecret is the value the launched server gives conf.secret's
-// CONF_GRANTED_SECRET (from its environment); notGranted is in the
-// server's environment too but no manifest names it.
+// CONF_GRANTED_SECRET (from its environment, granted to that folder bundle
+// by grantConfig); notGranted is in the server's environment too but no
+// manifest names it.
 const (
+	grantConfig   = "skills_protocol:\n  secret_grants:\n    - {bundle: conf.secret, origin: folder, names: [CONF_GRANTED_SECRET]}\n"
 	grantedSecret = "granted-value"
 	notGranted    = "CONF_NOT_GRANTED_SECRET"
 )
@@ -66,7 +69,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		Expect(os.Setenv("CONF_GRANTED_SECRET", grantedSecret)).To(Succeed())
 		Expect(os.Setenv(notGranted, "must-not-leak")).To(Succeed())
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		srv, err := harness.StartServer(ctx, harness.ServerOptions{Bin: bin, Dir: dir, Name: "sp",
+		srv, err := harness.StartServer(ctx, harness.ServerOptions{Bin: bin, Dir: dir, Name: "sp", Config: []byte(grantConfig),
 			Args: []string{"--mcp-addr", addr, "--sp-bundles", bundles}})
 		Expect(err).NotTo(HaveOccurred())
 		stop = func() { srv.Stop(); _ = os.RemoveAll(dir) }

@@ -561,7 +561,10 @@ func (d *Directory) diagnostics(_ context.Context, data json.RawMessage) (any, e
 		Folders  []folderRow  `json:"folders"`
 		Skipped  []skippedRow `json:"skipped"`
 		Shadowed []shadowRow  `json:"shadowed"`
-	}{Folders: []folderRow{}, Skipped: []skippedRow{}, Shadowed: []shadowRow{}}
+		// Warnings: served, with a caveat (a bundle asking for a secret
+		// no grant gives it).
+		Warnings []skippedRow `json:"warnings"`
+	}{Folders: []folderRow{}, Skipped: []skippedRow{}, Shadowed: []shadowRow{}, Warnings: []skippedRow{}}
 	if d.set != nil {
 		for _, f := range d.set.Folders() {
 			out.Folders = append(out.Folders, folderRow{Folder: f.Configured, Path: f.Root, Exists: f.Exists,
@@ -569,6 +572,9 @@ func (d *Directory) diagnostics(_ context.Context, data json.RawMessage) (any, e
 		}
 		for _, p := range d.set.Problems() {
 			out.Skipped = append(out.Skipped, skippedRow{Folder: p.Folder, Path: p.Path, File: p.File, Reason: p.Reason})
+		}
+		for _, p := range d.set.Warnings() {
+			out.Warnings = append(out.Warnings, skippedRow{Folder: p.Folder, Path: p.Path, File: p.File, Reason: p.Reason})
 		}
 	}
 	if d.cat != nil {

@@ -145,18 +145,6 @@ func (r *Runtime) checkBlobs(ctx context.Context, ids []string) ([]blobRecord, *
 	return out, nil
 }
 
-func (r *Runtime) secretEnv(names []string) map[string]string {
-	env := map[string]string{}
-	for _, n := range names {
-		if v, ok := r.opts.Secrets[n]; ok {
-			env[n] = v
-		} else if v, ok := os.LookupEnv(n); ok {
-			env[n] = v
-		}
-	}
-	return env
-}
-
 // execute runs a job in a fresh sandbox and turns whatever happened into a Run.
 func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 	run := Run{RunID: newRunID(), OutputBlobs: []string{}}
@@ -406,7 +394,7 @@ func (r *Runtime) executeSkill(ctx context.Context, p executeParams) (any, *Erro
 		req: runRequest{File: dir + "/" + rt.Entrypoint, Entrypoint: export, Args: nonNilArgs(p.Args),
 			Display: rt.Entrypoint},
 		mounts:  []skillView{v},
-		env:     r.secretEnv(v.manifest.Permissions.Secrets),
+		env:     r.secretEnv(v),
 		timeout: timeout,
 	}
 	return r.execute(ctx, j, blobs), nil

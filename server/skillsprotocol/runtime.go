@@ -39,7 +39,10 @@ const (
 	// DefaultConcurrentRuns bounds sandboxes alive at once; more runs wait.
 	DefaultConcurrentRuns = 16
 	DefaultPython         = "/usr/bin/python3"
-	LogsPreviewBytes      = 2000
+	// Caps of bundles published over iii.
+	DefaultMaxPublishedBundles = 1000
+	DefaultMaxPublishedBytes   = 1 << 30
+	LogsPreviewBytes           = 2000
 )
 
 // Catalog source names and ranks of the bundles this package feeds.
@@ -48,6 +51,11 @@ const (
 	SourceFolderBundles    = "skills-protocol-folders"
 	RankPublishedBundles   = catalog.RankPublished + 1
 	RankFolderBundles      = catalog.RankFolder + 90
+	// RankPublishedBelowFolders is the published bundles' rank unless
+	// Options.PublishedMayShadowFolders: below every folder, so a name
+	// the operator serves from a folder keeps its folder bundle even when
+	// the folder gains it after a publish.
+	RankPublishedBelowFolders = catalog.RankFolder + 800
 )
 
 // State is durable key/value storage: the iii state::* functions.
@@ -69,6 +77,19 @@ type Options struct {
 	// Secrets holds values of secrets a manifest may name; a name not here
 	// is read from the server's environment.
 	Secrets map[string]string
+	// SecretGrants say which bundles (name and origin) receive which
+	// secrets; a secret no grant covers is never passed to a run.
+	SecretGrants []SecretGrant
+	// PublishedMayShadowFolders lets a bundle published over iii take a
+	// name the operator serves from a folder (refused by default: a
+	// publisher must not replace the operator's code).
+	PublishedMayShadowFolders bool
+	// MaxPublishedBundles, MaxPublishedBundleBytes and MaxPublishedBytes
+	// cap bundles published over iii: how many versions, the bytes of one
+	// (at most MaxBundleBytes) and of all of them together.
+	MaxPublishedBundles     int
+	MaxPublishedBundleBytes int64
+	MaxPublishedBytes       int64
 	// BlobScope and BundleScope are the state scopes of blobs and of
 	// bundles published over iii.
 	BlobScope, BundleScope string
@@ -113,6 +134,7 @@ type Runtime struct {
 	work    string
 	runs    *runStore
 	blobs   blobIndex
+	pubs    published
 	guide   *catalog.Entry
 	slots   chan struct{}
 	// listCache is the catalog's list with the guide merged in.
@@ -156,6 +178,23 @@ func New(opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("skillsprotocol: MaxBlobStoreBytes (%d) is smaller than MaxBlobBytes (%d): no blob would fit",
 			opts.MaxBlobStoreBytes, opts.MaxBlobBytes)
 	}
+	if opts.MaxPublishedBundles <= 0 {
+		opts.MaxPublishedBundles = DefaultMaxPublishedBundles
+	}
+	if opts.MaxPublishedBundleBytes <= 0 {
+		opts.MaxPublishedBundleBytes = MaxBundleBytes
+	}
+	if opts.MaxPublishedBytes <= 0 {
+		opts.MaxPublishedBytes = DefaultMaxPublishedBytes
+	}
+	if opts.MaxPublishedBundleBytes > MaxBundleBytes {
+		return nil, fmt.Errorf("skillsprotocol: MaxPublishedBundleBytes (%d) is above the bundle limit of %d bytes", opts.MaxPublishedBundleBytes, MaxBundleBytes)
+	}
+	for i, g := range opts.SecretGrants {
+		if err := g.Validate(); err != nil {
+			return nil, fmt.Errorf("skillsprotocol: secret grant %d: %w", i+1, err)
+		}
+	}
 	if opts.BlobThreshold <= 0 {
 		opts.BlobThreshold = DefaultBlobThreshold
 	}
@@ -189,7 +228,12 @@ func New(opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	var err error
-	if r.pub, err = sourceOf(r.cat, SourcePublishedBundles, RankPublishedBundles); err != nil {
+	r.pubs.records = map[string]bundleRecord{}
+	pubRank := RankPublishedBelowFolders
+	if opts.PublishedMayShadowFolders {
+		pubRank = RankPublishedBundles
+	}
+	if r.pub, err = sourceOf(r.cat, SourcePublishedBundles, pubRank); err != nil {
 		return nil, err
 	}
 	if r.folders, err = sourceOf(r.cat, SourceFolderBundles, RankFolderBundles); err != nil {
@@ -305,6 +349,7 @@ func (r *Runtime) LoadFolders(roots ...string) error {
 				continue
 			}
 			seen[key] = e.Origin.Source
+			r.ReportUngranted(e)
 			all = append(all, e)
 		}
 	}

@@ -104,7 +104,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	manifest := fs.Bool("manifest", false, "Output the module manifest as JSON and exit")
 	standalone := fs.Bool("standalone", false, "Start an embedded iii engine on the --url address and run the worker against it")
 	engineOnly := fs.Bool("engine-only", false, "With --standalone: run only the embedded engine, without the registry worker (to host another registry, e.g. upstream's)")
-	dataDir := fs.String("data", ".data", "With --standalone: directory of the embedded engine's durable state")
+	dataDir := fs.String("data", ".data", "Directory of durable state: the embedded engine's (with --standalone) and the Skills Protocol store (blobs, published bundles) of the worker")
 	strictFetch := fs.Bool("strict-fetch", false, "Reject bare skill paths in skill::fetch, exactly like upstream v0.2.2")
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error")
 	mcpAddr := fs.String("mcp-addr", defaultMCPAddr, "Serve MCP Streamable HTTP at http://ADDR/mcp and the Skills Protocol at http://ADDR/rpc (empty disables)")
@@ -224,22 +224,23 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot register the catalog functions", "err", err)
 		return 1
 	}
-	stopFolders, err := startFolders(client, cat, cfg, skillsFolders, log)
+	if *rpcPath != "" && !strings.HasPrefix(*rpcPath, "/") {
+		fmt.Fprintf(stderr, "skills: --rpc-path %q must start with / (e.g. /rpc), or be empty to disable the endpoint\n", *rpcPath)
+		return 2
+	}
+	sp, spStore, err := newSkillsProtocol(client, cat, *spBundles, *configPath, *dataDir, log)
+	if err != nil {
+		log.Error("cannot start the Skills Protocol runtime", "err", err)
+		return 1
+	}
+	defer spStore.Close()
+	defer sp.Close()
+	stopFolders, err := startFolders(client, cat, cfg, skillsFolders, sp, log)
 	if err != nil {
 		log.Error("cannot serve the skills folders", "err", err)
 		return 1
 	}
 	defer stopFolders()
-	if *rpcPath != "" && !strings.HasPrefix(*rpcPath, "/") {
-		fmt.Fprintf(stderr, "skills: --rpc-path %q must start with / (e.g. /rpc), or be empty to disable the endpoint\n", *rpcPath)
-		return 2
-	}
-	sp, err := newSkillsProtocol(client, cat, *spBundles, *configPath, cfg.StateTimeout(), log)
-	if err != nil {
-		log.Error("cannot start the Skills Protocol runtime", "err", err)
-		return 1
-	}
-	defer sp.Close()
 	log.Info("connecting to the iii engine", "url", target)
 	if err := client.Connect(ctx); err != nil {
 		if ctx.Err() != nil {
