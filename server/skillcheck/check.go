@@ -91,8 +91,8 @@ type checker struct {
 	opts     Options
 	ctx      context.Context
 	findings []Finding
-	ids      map[string]bool // skill ids of the checked set
-	docs     []doc           // markdown whose links are followed
+	ids      map[string]bool   // skill ids of the checked set
+	docs     []doc             // markdown whose links are followed
 	remote   map[string]answer // answers of Remote, by "skill:" / "fn:" key
 	// focus maps a folder that was added because a PATH is one skill (it
 	// holds SKILL.md or skill.toml itself) to those skills: only their
