@@ -61,6 +61,7 @@ var _ = group.Setup(func(ctx SpecContext) {
 	if command != "" {
 		// A driver of any SDK, run in the working directory.
 		driverArgv = strings.Fields(command)
+		Expect(driverArgv).NotTo(BeEmpty(), "--driver: the command line is blank")
 		root, err = os.Getwd()
 		Expect(err).NotTo(HaveOccurred())
 	} else {

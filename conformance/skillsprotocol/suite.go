@@ -46,6 +46,9 @@ var _ = group.Setup(func(ctx SpecContext) {
 	if url == "" {
 		url = os.Getenv("SKILLS_RPC_URL")
 	}
+	if url == "" && harness.EngineURL() != "" {
+		group.SkipAll("--iii-url given without --rpc-url: the skillsprotocol group needs the /rpc URL of the server under test")
+	}
 	if url == "" {
 		dir, err := os.MkdirTemp("", "skills-protocol-conformance-")
 		Expect(err).NotTo(HaveOccurred())

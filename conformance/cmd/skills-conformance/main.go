@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -26,7 +27,8 @@ import (
 const usage = `skills-conformance: the black-box conformance suite of the iii skills registry.
 
 Usage:
-  skills-conformance [flags]                 run every group whose target is given
+  skills-conformance [flags]                 run every group whose target is given (or
+                                             the groups --label-filter selects)
   skills-conformance --write-bundles DIR     write the Skills Protocol fixture bundles and exit
 
 Groups (select with --label-filter, e.g. 'registry', 'registry || directory',
@@ -91,6 +93,14 @@ func main() {
 	suite, reporter := GinkgoConfiguration()
 	if *labels != "" {
 		suite.LabelFilter = *labels
+	} else if suite.LabelFilter == "" {
+		groups := defaultGroups()
+		if len(groups) == 0 {
+			fmt.Fprintln(os.Stderr, "skills-conformance: nothing to check: give --iii-url, --rpc-url or --skills-bin (see --help)")
+			os.Exit(2)
+		}
+		suite.LabelFilter = strings.Join(groups, " || ")
+		fmt.Fprintf(os.Stderr, "skills-conformance: groups %s (from the targets given; --label-filter chooses)\n", suite.LabelFilter)
 	}
 	if *focus != "" {
 		suite.FocusStrings = append(suite.FocusStrings, *focus)
@@ -113,6 +123,35 @@ func main() {
 }
 
 var _ = AfterSuite(harness.TearDown)
+
+// defaultGroups are the groups whose target the flags or the environment
+// give: with --skills-bin every group can launch our server; otherwise
+// registry needs --iii-url, directory --iii-url and --skills-folder,
+// skillsprotocol --rpc-url, publisher a driver and an engine.
+func defaultGroups() []string {
+	given := func(flagName, env string) bool {
+		if f := flag.Lookup(flagName); f != nil && f.Value.String() != "" {
+			return true
+		}
+		return env != "" && os.Getenv(env) != ""
+	}
+	launch := given("skills-bin", "SKILLS_BIN")
+	engine := given("iii-url", "III_URL")
+	var groups []string
+	if engine || launch {
+		groups = append(groups, "registry")
+	}
+	if launch && !engine || engine && given("skills-folder", "CONFORMANCE_SKILLS_FOLDER") {
+		groups = append(groups, "directory")
+	}
+	if launch || given("rpc-url", "SKILLS_RPC_URL") {
+		groups = append(groups, "skillsprotocol")
+	}
+	if (engine || launch) && (given("driver", "CONFORMANCE_DRIVER") || given("sdk", "CONFORMANCE_SDK")) {
+		groups = append(groups, "publisher")
+	}
+	return groups
+}
 
 // result is the GinkgoTestingT of a run outside `go test`.
 type result struct{ failed bool }
