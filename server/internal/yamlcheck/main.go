@@ -67,7 +67,13 @@ func checkFile(file, extract string) (int, error) {
 	}
 	for _, b := range blocks {
 		var doc yaml.Node
-		if err := yaml.Unmarshal([]byte(b.text), &doc); err != nil {
+		// Decoding into a value (not only a node) also refuses duplicate keys.
+		var v any
+		err := yaml.Unmarshal([]byte(b.text), &doc)
+		if err == nil {
+			err = doc.Decode(&v)
+		}
+		if err != nil {
 			return 0, fmt.Errorf("%s: the YAML starting at line %d: %w", file, b.line, err)
 		}
 		if base := filepath.Base(file); base == "action.yml" || base == "action.yaml" {
