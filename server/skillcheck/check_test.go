@@ -182,3 +182,20 @@ func TestBadPaths(t *testing.T) {
 		t.Fatalf("want one decode error at line 1, got %v", rep.Findings)
 	}
 }
+
+// A .md file is a body a worker publishes: the registry's id and size
+// rules apply; frontmatter it cannot parse is only a warning (the
+// registry stores the body as is).
+func TestPublishedMarkdown(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.md"), []byte("---\na: [\n---\n# Notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Bad.md"), []byte("# Bad\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := check(t, Options{Dir: dir, Paths: []string{"notes.md", "Bad.md"}})
+	if rep.Errors != 1 || rep.Warnings != 1 || rep.Skills != 1 {
+		t.Fatalf("want 1 error (id Bad), 1 warning (YAML), 1 skill; got %v", rep.Findings)
+	}
+}
