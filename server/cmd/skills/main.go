@@ -55,6 +55,8 @@ const usageCommands = `  skills [flags]                                         
                                                           serve the registry to MCP clients (stdin/stdout or
                                                           Streamable HTTP at http://ADDR/mcp; both flags: both)
   skills sp-tools [--format schema|openai|anthropic]      print the Skills Protocol tool definitions
+  skills check [--format text|github|json] [--strict] [--url URL] PATH...
+                                                          check folders of skills and skill files offline
 `
 
 // subcommands are the first arguments run dispatches on; anything else is a
@@ -66,6 +68,7 @@ var subcommands = []struct {
 	{"trigger", func(args []string, stdout, stderr io.Writer) int { return runTrigger(args, os.Stdin, stdout, stderr) }},
 	{"mcp", runMCP},
 	{"sp-tools", runSPTools},
+	{"check", runCheck},
 }
 
 // subcommandNames is "trigger, mcp, sp-tools", for the error on a stray argument.

@@ -1,4 +1,4 @@
-package registry_test
+package registry
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func storedIn(ctx context.Context, c *harness.Client, key string, scopes ...stri
 	return in
 }
 
-var _ = Describe("the skills binary (checklist J15, J17, strict fetch)", Label("binary", "extra"), func() {
+var _ = group.Describe("the skills binary (checklist J15, J17, strict fetch)", Label("binary", "extra"), func() {
 	BeforeEach(requireLaunched)
 
 	It("J15 --manifest prints the module manifest and exits without connecting", Label("J15"), func(ctx SpecContext) {

@@ -1,4 +1,4 @@
-package registry_test
+package registry
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func promptPayload(name, description, functionID string, args any) map[string]an
 	return p
 }
 
-var _ = Describe("prompts::register (checklist F)", Label("prompts_register"), func() {
+var _ = group.Describe("prompts::register (checklist F)", Label("prompts_register"), func() {
 	DescribeTable("rejects invalid prompts",
 		func(ctx SpecContext, payload map[string]any, want string) {
 			fails(ctx, "prompts::register", payload, want)
@@ -110,7 +110,7 @@ func userText(text string) map[string]any {
 	return map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": text}}
 }
 
-var _ = Describe("prompts::mcp-get (checklist G)", Label("prompts_get"), func() {
+var _ = group.Describe("prompts::mcp-get (checklist G)", Label("prompts_get"), func() {
 	// prompt registers a handler returning output and a prompt pointing at it.
 	prompt := func(ctx context.Context, label string, output any) string {
 		GinkgoHelper()
@@ -162,7 +162,7 @@ var _ = Describe("prompts::mcp-get (checklist G)", Label("prompts_get"), func() 
 	})
 })
 
-var _ = Describe("prompt extras (checklist J13, J14)", Label("extra"), func() {
+var _ = group.Describe("prompt extras (checklist J13, J14)", Label("extra"), func() {
 	It("J13 arguments: null or absent become {}, anything else passes through", Label("J13"), func(ctx SpecContext) {
 		var mu sync.Mutex
 		var got []any

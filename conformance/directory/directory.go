@@ -1,4 +1,4 @@
-package directory_test
+package directory
 
 import (
 	"encoding/json"
@@ -102,7 +102,7 @@ func namespace() string {
 	return ns
 }
 
-var _ = Describe("the iii-directory v0.5 surface", func() {
+var _ = group.Describe("the iii-directory v0.5 surface", func() {
 	It("registers the 15 functions with upstream's descriptions and both trigger types", func() {
 		var fl struct {
 			Functions []struct {
@@ -237,7 +237,7 @@ var _ = Describe("the iii-directory v0.5 surface", func() {
 	})
 })
 
-var _ = Describe("skills folders", func() {
+var _ = group.Describe("skills folders", func() {
 	It("serves a markdown file by its path id, fresh on every edit", func() {
 		ns := namespace()
 		write(ns+"/alpha.md", "---\ntitle: ignored\n---\n# Alpha\n\nFirst.\n")

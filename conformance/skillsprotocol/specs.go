@@ -1,4 +1,4 @@
-package skillsprotocol_test
+package skillsprotocol
 
 import (
 	"context"
@@ -21,7 +21,7 @@ const (
 	invalidParams  = -32602
 )
 
-var _ = Describe("load_skills_protocol_guide", Label("guide"), func() {
+var _ = group.Describe("load_skills_protocol_guide", Label("guide"), func() {
 	It("returns the SKILL.md of the built-in skills.protocol.guide 0.1.0", func() {
 		var g struct {
 			Content string `json:"content"`
@@ -43,7 +43,7 @@ var _ = Describe("load_skills_protocol_guide", Label("guide"), func() {
 	})
 })
 
-var _ = Describe("list_skills", Label("discovery"), func() {
+var _ = group.Describe("list_skills", Label("discovery"), func() {
 	It("lists every skill once, at its latest version, in a deterministic order", func() {
 		var a, b List
 		ok("list_skills", map[string]any{"limit": 1000}, &a)
@@ -108,7 +108,7 @@ var _ = Describe("list_skills", Label("discovery"), func() {
 	)
 })
 
-var _ = Describe("describe_skill", Label("discovery", "versions"), func() {
+var _ = group.Describe("describe_skill", Label("discovery", "versions"), func() {
 	It("describes the latest version by semver order, not text order", func() {
 		var d map[string]any
 		ok("describe_skill", map[string]any{"name": "conf.echo"}, &d)
@@ -143,7 +143,7 @@ var _ = Describe("describe_skill", Label("discovery", "versions"), func() {
 	)
 })
 
-var _ = Describe("read_skill_file", Label("discovery"), func() {
+var _ = group.Describe("read_skill_file", Label("discovery"), func() {
 	type file struct {
 		Path     string `json:"path"`
 		MIME     string `json:"mime"`
@@ -180,7 +180,7 @@ var _ = Describe("read_skill_file", Label("discovery"), func() {
 	)
 })
 
-var _ = Describe("execute_skill", Label("execution"), func() {
+var _ = group.Describe("execute_skill", Label("execution"), func() {
 	It("runs the latest version's entrypoint with args in a sandbox", func() {
 		var r Run
 		ok("execute_skill", map[string]any{"name": "conf.echo", "args": map[string]any{"n": 1}}, &r)
@@ -220,7 +220,7 @@ var _ = Describe("execute_skill", Label("execution"), func() {
 	)
 })
 
-var _ = Describe("run_code", Label("execution"), func() {
+var _ = group.Describe("run_code", Label("execution"), func() {
 	It("calls main(args) and returns its value", func() {
 		r := runCode("def main(args):\n    print('log line')\n    return {'sum': args['a'] + args['b']}\n", map[string]any{"args": map[string]any{"a": 2, "b": 3}})
 		Expect(r.Status).To(Equal("completed"), "%+v", r)
@@ -263,7 +263,7 @@ var _ = Describe("run_code", Label("execution"), func() {
 	)
 })
 
-var _ = Describe("blobs", Label("blobs"), func() {
+var _ = group.Describe("blobs", Label("blobs"), func() {
 	It("stores content and reads it back by head, tail and in full", func() {
 		content := "head-" + strings.Repeat("0123456789", 500) + "-tail"
 		var c struct {
@@ -323,7 +323,7 @@ var _ = Describe("blobs", Label("blobs"), func() {
 	)
 })
 
-var _ = Describe("the JSON-RPC envelope", Label("jsonrpc"), func() {
+var _ = group.Describe("the JSON-RPC envelope", Label("jsonrpc"), func() {
 	post := func(body string) map[string]any {
 		out, err := rpc.raw(context.Background(), []byte(body))
 		Expect(err).NotTo(HaveOccurred())
@@ -398,7 +398,7 @@ var _ = Describe("the JSON-RPC envelope", Label("jsonrpc"), func() {
 	})
 })
 
-var _ = Describe("the sandbox", Label("sandbox"), func() {
+var _ = group.Describe("the sandbox", Label("sandbox"), func() {
 	// probe runs body inside try; "blocked: <Error>" means the attempt failed.
 	probe := func(body string) string {
 		lines := strings.Split(body, "\n")

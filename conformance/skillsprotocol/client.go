@@ -1,4 +1,4 @@
-package skillsprotocol_test
+package skillsprotocol
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -93,8 +92,8 @@ var (
 
 func validate(method string, result json.RawMessage) {
 	schemaOnce.Do(func() {
-		raw, err := os.ReadFile("testdata/results.schema.json")
-		Expect(err).NotTo(HaveOccurred())
+		raw := resultsSchema
+		var err error
 		var top map[string]json.RawMessage
 		Expect(json.Unmarshal(raw, &top)).To(Succeed())
 		var defs any

@@ -1,4 +1,4 @@
-package registry_test
+package registry
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 var indexEntry = map[string]any{"uri": "iii://skills", "name": "skills",
 	"description": "Index of every registered skill", "mimeType": "text/markdown"}
 
-var _ = Describe("skills resources (checklist C)", Label("skills_resources"), func() {
+var _ = group.Describe("skills resources (checklist C)", Label("skills_resources"), func() {
 	It("C1 resources-list has the index and a seeded skill", func(ctx SpecContext) {
 		id := scoped("listed")
 		registerSkill(ctx, id, "# Listed\n\nA listed skill.")
@@ -143,7 +143,7 @@ var _ = Describe("skills resources (checklist C)", Label("skills_resources"), fu
 	})
 })
 
-var _ = Describe("index and resources extras (checklist J7–J11)", Label("extra"), func() {
+var _ = group.Describe("index and resources extras (checklist J7–J11)", Label("extra"), func() {
 	It("J7 an empty registry renders the empty index", Label("J7"), func(ctx SpecContext) {
 		Expect(read(ctx, "iii://skills").Text).To(Equal(IndexHeader + "_No skills are currently registered._\n"))
 	})

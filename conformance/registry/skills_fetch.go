@@ -1,4 +1,4 @@
-package registry_test
+package registry
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/iii-skills/skills/conformance/harness"
 )
 
-var _ = Describe("skill fetch (checklist E)", Label("skills_fetch"), func() {
+var _ = group.Describe("skill fetch (checklist E)", Label("skills_fetch"), func() {
 	var alpha, beta string
 
 	BeforeEach(func(ctx SpecContext) {

@@ -1,4 +1,4 @@
-package registry_test
+package registry
 
 import (
 	"context"
@@ -34,7 +34,7 @@ const eventLimit = 5 * time.Second
 // u is the current spec's unique suffix (12 hex digits).
 var u string
 
-var _ = BeforeEach(func() { u = harness.UID() })
+var _ = group.BeforeEach(func(SpecContext) { u = harness.UID() })
 
 // scoped is "<base>-bdd-<u>", cut to 64 bytes.
 func scoped(base string) string { return harness.Scoped(base, u) }

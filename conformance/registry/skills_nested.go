@@ -1,4 +1,4 @@
-package registry_test
+package registry
 
 import (
 	"slices"
@@ -10,7 +10,7 @@ import (
 	"github.com/iii-skills/skills/conformance/harness"
 )
 
-var _ = Describe("nested skills (checklist D)", Label("skills_nested"), func() {
+var _ = group.Describe("nested skills (checklist D)", Label("skills_nested"), func() {
 	It("D1 reads a child skill", func(ctx SpecContext) {
 		registerSkill(ctx, scoped("parent"), "# parent\n\nparent body\n")
 		registerSkill(ctx, nested("parent", "sub"), "# child\nleaf body\n")

@@ -1,4 +1,4 @@
-package registry_test
+package registry
 
 import (
 	"time"
@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-var _ = Describe("on-change notifications (checklist H, J5, J6)", Label("notifications"), func() {
+var _ = group.Describe("on-change notifications (checklist H, J5, J6)", Label("notifications"), func() {
 	It("H1 registering a skill fires {op:register,id}", func(ctx SpecContext) {
 		ev := subscribe(ctx, "skills")
 		id := scoped("notify")

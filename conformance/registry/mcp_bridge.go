@@ -1,4 +1,4 @@
-package registry_test
+package registry
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/iii-skills/skills/conformance/harness"
 )
 
-var _ = Describe("MCP bridge surface (checklist I)", Label("mcp_bridge"), func() {
+var _ = group.Describe("MCP bridge surface (checklist I)", Label("mcp_bridge"), func() {
 	var skill, promptName string
 
 	BeforeEach(func(ctx SpecContext) {

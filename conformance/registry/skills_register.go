@@ -1,4 +1,4 @@
-package registry_test
+package registry
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ func idOfLength(n int) string {
 	return id
 }
 
-var _ = Describe("skills::register (checklist B)", Label("skills_register"), func() {
+var _ = group.Describe("skills::register (checklist B)", Label("skills_register"), func() {
 	DescribeTable("rejects invalid ids",
 		func(ctx SpecContext, id, want string) {
 			fails(ctx, "skills::register", map[string]string{"id": id, "skill": "# x\n\nbody"}, want)
@@ -100,7 +100,7 @@ var _ = Describe("skills::register (checklist B)", Label("skills_register"), fun
 	})
 })
 
-var _ = Describe("skills registry extras (checklist J1–J4, J18)", Label("extra"), func() {
+var _ = group.Describe("skills registry extras (checklist J1–J4, J18)", Label("extra"), func() {
 	It("J1 caps the total id length at 1024 bytes", Label("J1"), func(ctx SpecContext) {
 		ok := idOfLength(1024)
 		Expect(ok).To(HaveLen(1024))
