@@ -1,0 +1,172 @@
+package search
+
+import (
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// maxTokenLen drops longer "words" (base64 blobs, hashes, minified code):
+// they never match a query and would only grow the vocabulary.
+const maxTokenLen = 40
+
+// maxStemCache bounds the stem cache; past it, words are stemmed on every
+// use (the vocabulary of real catalogs stays far below).
+const maxStemCache = 1 << 18
+
+// queryFiller are words of requests ("help me …", "I want to …") that say
+// nothing about the task; Snowball's English stop words cover the rest.
+var queryFiller = map[string]bool{
+	"help": true, "want": true, "need": true, "needs": true, "please": true, "something": true,
+	"way": true, "ways": true, "thing": true, "things": true, "stuff": true, "let": true, "lets": true,
+	"get": true, "can": true, "could": true, "would": true, "like": true, "use": true, "using": true,
+	"trying": true, "try": true, "go": true, "also": true, "just": true, "make": true, "sure": true,
+}
+
+// analyzer turns text into index terms: words split at anything that is
+// not a letter or digit (so kebab-case, snake_case and path/segments split)
+// and at camelCase humps, lower-cased, stop words dropped, then stemmed
+// with the Snowball English (Porter2) stemmer. Stems are cached: stemming
+// a word costs about a microsecond, a cache hit a map read.
+type analyzer struct {
+	mu    sync.RWMutex
+	stems map[string]string
+}
+
+func newAnalyzer() *analyzer { return &analyzer{stems: map[string]string{}} }
+
+// terms calls emit with each term of text, in order, and the lower-case
+// word it came from (valid only during the call).
+func (a *analyzer) terms(text string, emit func(word []byte, term string)) {
+	var buf []byte
+	splitWords(text, func(word string) {
+		if len(word) > maxTokenLen {
+			return
+		}
+		buf = appendLower(buf[:0], word)
+		if len(buf) < 2 && !isDigit(buf[0]) {
+			return
+		}
+		if english.IsStopWord(string(buf)) {
+			return
+		}
+		emit(buf, a.stem(buf))
+	})
+}
+
+// queryTerms are the distinct terms of a query, filler words dropped, in
+// order of first use.
+func (a *analyzer) queryTerms(q string) []string {
+	var out []string
+	seen := map[string]bool{}
+	a.terms(q, func(w []byte, t string) {
+		if !seen[t] && !queryFiller[string(w)] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	})
+	return out
+}
+
+// stem returns the cached stem of the lower-case word w. Words with digits
+// (k8s, s3, oauth2) and non-ASCII words are kept as they are.
+func (a *analyzer) stem(w []byte) string {
+	a.mu.RLock()
+	s, ok := a.stems[string(w)] // no allocation for the lookup
+	a.mu.RUnlock()
+	if ok {
+		return s
+	}
+	word := string(w)
+	s = word
+	if stemmable(w) {
+		s = english.Stem(word, false)
+	}
+	a.mu.Lock()
+	if len(a.stems) < maxStemCache {
+		a.stems[word] = s
+	}
+	a.mu.Unlock()
+	return s
+}
+
+func stemmable(w []byte) bool {
+	for _, c := range w {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return len(w) > 2
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// splitWords calls emit with each run of letters and digits of text, split
+// again at camelCase boundaries: "parseHTTPResponse" gives "parse", "HTTP",
+// "Response"; letters and digits stay together ("k8s", "oauth2").
+func splitWords(text string, emit func(string)) {
+	start := -1
+	var prev, prev2 rune // the last two runes of the current word
+	for i := 0; i < len(text); {
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
+		if !isWordRune(r) {
+			if start >= 0 {
+				emit(text[start:i])
+				start = -1
+			}
+			i += size
+			continue
+		}
+		switch {
+		case start < 0:
+			start = i
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			// fooBar: a hump starts a word
+			emit(text[start:i])
+			start = i
+		case unicode.IsLower(r) && unicode.IsUpper(prev) && unicode.IsUpper(prev2):
+			// HTTPResponse: the last capital starts the next word
+			j := i - utf8.RuneLen(prev)
+			emit(text[start:j])
+			start = j
+		}
+		prev2, prev = prev, r
+		if start == i {
+			prev2 = 0
+		}
+		i += size
+	}
+	if start >= 0 {
+		emit(text[start:])
+	}
+}
+
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// appendLower appends w lower-cased (ASCII fast path).
+func appendLower(dst []byte, w string) []byte {
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			return append(dst, strings.ToLower(w)...)
+		}
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
