@@ -12,11 +12,23 @@ import (
 // A word in the name or title says far more about what a skill is for
 // than one in its body.
 var (
-	fieldWeight = [nFields]float32{fName: 6, fTitle: 3, fDesc: 3, fHead: 1.5, fBody: 1}
+	fieldWeight = [nFields]float32{fName: 10, fTitle: 3, fDesc: 2, fHead: 1.5, fBody: 1}
 	fieldB      = [nFields]float32{fName: 0.3, fTitle: 0.3, fDesc: 0.5, fHead: 0.5, fBody: 0.75}
 )
 
 const k1 = 1.2
+
+// metaWeight weighs the short fields' saturated score against the body's
+// (fieldWeight[fBody]); coordPower is how strongly a skill matching more
+// of the query's words (by idf) beats one matching few of them often.
+// relatedWeight is how much a related word counts beside the query's own
+// word: enough to find a skill that uses other words, too little to beat
+// one that uses the same words.
+var (
+	metaWeight    float32 = 2
+	coordPower    float32 = 0.5
+	relatedWeight float32 = 0.6
+)
 
 // LowConfidenceCoverage: the best hit must match (itself or through a
 // related word) query words carrying at least this share of the query's
@@ -133,7 +145,7 @@ func (x *Index) Search(q Query) Result {
 			sc.cur[s], sc.curCover[s] = 0, 0
 		}
 	}
-	res.Hits = x.top(sc, q)
+	res.Hits = x.top(sc, q, idfSum)
 	if len(res.Hits) > 0 {
 		s := x.byID[res.Hits[0].ID]
 		res.LowConfidence = sc.cover[s] < LowConfidenceCoverage*idfSum
@@ -154,36 +166,42 @@ func (x *Index) idf(term string) float32 {
 	return float32(math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5)))
 }
 
-// tfPart is BM25F's saturated term frequency for posting p of slot s.
+// tfPart is the score of posting p of slot s before idf: BM25F over the
+// short fields (name, title, description, headings), where one mention
+// says what the skill is for, plus BM25 over the body at a lower weight.
+// Saturating them apart keeps a long body from drowning a name match.
 func (x *Index) tfPart(p, s uint32, avg *[nFields]float32) float32 {
 	lens := &x.slots[s].lens
 	norm := func(f int) float32 {
 		return 1 - fieldB[f] + fieldB[f]*float32(lens[f])/avg[f]
 	}
-	var tf float32
+	var meta, body float32
 	if p&nameBit != 0 {
-		tf += fieldWeight[fName] / norm(fName)
+		meta += fieldWeight[fName] / norm(fName)
 	}
 	if p&titleBit != 0 {
-		tf += fieldWeight[fTitle] / norm(fTitle)
+		meta += fieldWeight[fTitle] / norm(fTitle)
 	}
 	if d := (p >> descShift) & 3; d != 0 {
-		tf += fieldWeight[fDesc] * float32(d) / norm(fDesc)
+		meta += fieldWeight[fDesc] * float32(d) / norm(fDesc)
 	}
 	if p&headBit != 0 {
-		tf += fieldWeight[fHead] / norm(fHead)
+		meta += fieldWeight[fHead] / norm(fHead)
 	}
 	if b := p & bodyMask; b != 0 {
-		tf += fieldWeight[fBody] * bodyTF[b] / norm(fBody)
+		body = bodyTF[b] / norm(fBody)
 	}
-	return tf * (k1 + 1) / (k1 + tf)
+	return metaWeight*meta*(k1+1)/(k1+meta) + fieldWeight[fBody]*body*(k1+1)/(k1+body)
 }
 
 // top selects the best q.Limit touched slots (ties by id).
-func (x *Index) top(sc *scratch, q Query) []Hit {
+func (x *Index) top(sc *scratch, q Query, idfSum float32) []Hit {
 	h := &hitHeap{}
 	for _, s := range sc.touched {
 		score := sc.total[s]
+		if coordPower != 0 && idfSum > 0 {
+			score *= float32(math.Pow(float64(sc.cover[s]/idfSum), float64(coordPower)))
+		}
 		if score <= 0 {
 			continue
 		}

@@ -9,11 +9,6 @@ import (
 //go:embed related.txt
 var relatedTable string
 
-// relatedWeight is how much a related word counts beside the query's own
-// word: enough to find a skill that uses other words, too little to beat
-// one that uses the same words.
-const relatedWeight = 0.4
-
 // related maps a stem to the stems of every group it belongs to.
 type related map[string][]string
 
