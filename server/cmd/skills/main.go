@@ -218,6 +218,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot register the registry functions", "err", err)
 		return 1
 	}
+	defer w.Close()
 	if err := skillsext.Register(ctx, client, view, log); err != nil {
 		log.Error("cannot register the catalog functions", "err", err)
 		return 1
@@ -248,7 +249,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	w.Start(ctx)
-	log.Info("skills ready: 13 functions + 2 custom trigger types")
+	log.Info("skills ready: 13 functions + skills::search / skill::search + 2 custom trigger types")
 	if *standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
 	}
