@@ -40,7 +40,7 @@ func (s *Server) addSkillTools() {
 
 // ownTool reports the tools this server adds itself.
 func (s *Server) ownTool(name string) bool {
-	return s.backend != nil && !s.opts.NoSkillTools && (name == ToolListSkills || name == ToolReadSkill)
+	return name == ToolSearchSkills || s.backend != nil && !s.opts.NoSkillTools && (name == ToolListSkills || name == ToolReadSkill)
 }
 
 func (s *Server) listSkillsTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
