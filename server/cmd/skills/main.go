@@ -5,6 +5,7 @@
 //	skills --manifest                            print the module manifest and exit
 //	skills trigger --function-id ID [--payload JSON|@FILE|-] [--url URL]
 //	                                             call any function and print its result
+//	skills search [--limit N] [--namespace NS] QUERY... rank the registry's skills
 //	skills mcp --stdio | --http ADDR [--url URL] serve the registry over MCP
 //	skills sp-tools [--format F]                 print the Skills Protocol tool definitions
 package main
@@ -50,6 +51,8 @@ func main() {
 const usageCommands = `  skills [flags]                                          the registry worker (--standalone: with its own engine)
   skills trigger --function-id ID [--payload JSON|@FILE|-] [--url URL] [--timeout D]
                                                           call any function and print its result
+  skills search [--limit N] [--namespace NS] [--json] [--url URL] QUERY...
+                                                          rank the registry's skills for a task (skills::search)
   skills mcp --stdio | --http ADDR [--url URL] [--token T]
                                                           serve the registry to MCP clients (stdin/stdout or
                                                           Streamable HTTP at http://ADDR/mcp; both flags: both)
@@ -63,6 +66,7 @@ var subcommands = []struct {
 	run  func(args []string, stdout, stderr io.Writer) int
 }{
 	{"trigger", func(args []string, stdout, stderr io.Writer) int { return runTrigger(args, os.Stdin, stdout, stderr) }},
+	{"search", runSearch},
 	{"mcp", runMCP},
 	{"sp-tools", runSPTools},
 }
