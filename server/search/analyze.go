@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/kljensen/snowball/english"
 )
@@ -13,8 +14,8 @@ import (
 // they never match a query and would only grow the vocabulary.
 const maxTokenLen = 40
 
-// maxStemCache bounds the stem cache; past it, words are stemmed on every
-// use (the vocabulary of real catalogs stays far below).
+// maxStemCache bounds the term cache (words as written → terms); past it,
+// new words are analysed on every use (real catalogs stay far below).
 const maxStemCache = 1 << 18
 
 // queryFiller are words of requests ("help me …", "I want to …") that say
@@ -38,22 +39,13 @@ type analyzer struct {
 
 func newAnalyzer() *analyzer { return &analyzer{stems: map[string]string{}} }
 
-// terms calls emit with each term of text, in order, and the lower-case
-// word it came from (valid only during the call).
+// terms calls emit with each term of text, in order, and the word it
+// came from as written (valid only during the call).
 func (a *analyzer) terms(text string, emit func(word []byte, term string)) {
-	var buf []byte
 	splitWords(text, func(word string) {
-		if len(word) > maxTokenLen {
-			return
+		if t := a.term(word); t != "" {
+			emit(unsafeBytes(word), t)
 		}
-		buf = appendLower(buf[:0], word)
-		if len(buf) < 2 && !isDigit(buf[0]) {
-			return
-		}
-		if english.IsStopWord(string(buf)) {
-			return
-		}
-		emit(buf, a.stem(buf))
 	})
 }
 
@@ -63,7 +55,7 @@ func (a *analyzer) queryTerms(q string) []string {
 	var out []string
 	seen := map[string]bool{}
 	a.terms(q, func(w []byte, t string) {
-		if !seen[t] && !queryFiller[string(w)] {
+		if !seen[t] && !queryFiller[strings.ToLower(string(w))] {
 			seen[t] = true
 			out = append(out, t)
 		}
@@ -71,26 +63,33 @@ func (a *analyzer) queryTerms(q string) []string {
 	return out
 }
 
-// stem returns the cached stem of the lower-case word w. Words with digits
-// (k8s, s3, oauth2) and non-ASCII words are kept as they are.
-func (a *analyzer) stem(w []byte) string {
+// term is the index term of a word as written: lower-cased and stemmed,
+// or "" for a word that is dropped (stop word, one letter, too long).
+// Results are cached by the word as written, so a word seen before costs
+// one map read.
+func (a *analyzer) term(word string) string {
 	a.mu.RLock()
-	s, ok := a.stems[string(w)] // no allocation for the lookup
+	t, ok := a.stems[word]
 	a.mu.RUnlock()
 	if ok {
-		return s
+		return t
 	}
-	word := string(w)
-	s = word
-	if stemmable(w) {
-		s = english.Stem(word, false)
+	if len(word) <= maxTokenLen {
+		lw := appendLower(nil, word)
+		switch {
+		case len(lw) < 2 && !isDigit(lw[0]), english.IsStopWord(string(lw)):
+		case stemmable(lw):
+			t = english.Stem(string(lw), false)
+		default:
+			t = string(lw)
+		}
 	}
 	a.mu.Lock()
 	if len(a.stems) < maxStemCache {
-		a.stems[word] = s
+		a.stems[strings.Clone(word)] = t
 	}
 	a.mu.Unlock()
-	return s
+	return t
 }
 
 func stemmable(w []byte) bool {
@@ -170,3 +169,6 @@ func appendLower(dst []byte, w string) []byte {
 	}
 	return dst
 }
+
+// unsafeBytes views s as bytes without copying; the caller must not write.
+func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

@@ -101,28 +101,41 @@ func (x *Index) Len() int {
 	return x.live
 }
 
-// docTerms is the analysed form of one document.
+// docTerms is the analysed form of one document: each distinct term with
+// its frequency per field. They are pooled: a change allocates little.
 type docTerms struct {
-	lens [nFields]uint32
-	tf   map[string]*[nFields]uint16
+	lens  [nFields]uint32
+	idx   map[string]int32
+	terms []string
+	tf    [][nFields]uint16
 }
 
-func (x *Index) analyze(f Fields) docTerms {
-	d := docTerms{tf: make(map[string]*[nFields]uint16, 256)}
+var docTermsPool = sync.Pool{New: func() any { return &docTerms{idx: make(map[string]int32, 512)} }}
+
+func (x *Index) analyze(f Fields) *docTerms {
+	d := docTermsPool.Get().(*docTerms)
 	for i, text := range [nFields]string{f.Name, f.Title, f.Description, f.Headings, f.Body} {
 		x.an.terms(text, func(_ []byte, t string) {
-			c := d.tf[t]
-			if c == nil {
-				c = new([nFields]uint16)
-				d.tf[t] = c
+			j, ok := d.idx[t]
+			if !ok {
+				j = int32(len(d.terms))
+				d.idx[t] = j
+				d.terms = append(d.terms, t)
+				d.tf = append(d.tf, [nFields]uint16{})
 			}
-			if c[i] < math.MaxUint16 {
-				c[i]++
+			if d.tf[j][i] < math.MaxUint16 {
+				d.tf[j][i]++
 			}
 			d.lens[i]++
 		})
 	}
 	return d
+}
+
+func (d *docTerms) release() {
+	clear(d.idx)
+	d.terms, d.tf, d.lens = d.terms[:0], d.tf[:0], [nFields]uint32{}
+	docTermsPool.Put(d)
 }
 
 func pack(slotNo uint32, c *[nFields]uint16) uint32 {
@@ -144,6 +157,7 @@ func pack(slotNo uint32, c *[nFields]uint16) uint32 {
 // index is locked, so searches wait only for the postings to change.
 func (x *Index) Put(id string, f Fields) error {
 	d := x.analyze(f)
+	defer d.release()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.removeLocked(id)
@@ -158,11 +172,11 @@ func (x *Index) Put(id string, f Fields) error {
 		s = uint32(len(x.slots))
 		x.slots = append(x.slots, slot{})
 	}
-	ids := make([]uint32, 0, len(d.tf))
-	for t, c := range d.tf {
+	ids := make([]uint32, 0, len(d.terms))
+	for j, t := range d.terms {
 		tid := x.termLocked(t)
 		ids = append(ids, tid)
-		x.postings[tid] = insertPosting(x.postings[tid], pack(s, c))
+		x.postings[tid] = insertPosting(x.postings[tid], pack(s, &d.tf[j]))
 	}
 	slices.Sort(ids)
 	enc := make([]byte, 0, len(ids)*2)
