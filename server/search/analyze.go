@@ -49,13 +49,17 @@ func (a *analyzer) terms(text string, emit func(word []byte, term string)) {
 	})
 }
 
+// maxQueryTerms bounds the work of one search: later distinct words of a
+// longer query are ignored (a task is said in far fewer).
+const maxQueryTerms = 32
+
 // queryTerms are the distinct terms of a query, filler words dropped, in
-// order of first use.
+// order of first use, at most maxQueryTerms.
 func (a *analyzer) queryTerms(q string) []string {
 	var out []string
 	seen := map[string]bool{}
 	a.terms(q, func(w []byte, t string) {
-		if !seen[t] && !queryFiller[strings.ToLower(string(w))] {
+		if len(out) < maxQueryTerms && !seen[t] && !queryFiller[strings.ToLower(string(w))] {
 			seen[t] = true
 			out = append(out, t)
 		}

@@ -180,3 +180,14 @@ func TestFollowCatalog(t *testing.T) {
 	close(done)
 	wg.Wait()
 }
+
+// A query of many distinct words is cut to maxQueryTerms terms.
+func TestLongQueryIsBounded(t *testing.T) {
+	var b []byte
+	for i := range 200 {
+		b = fmt.Appendf(b, "word%d ", i)
+	}
+	if n := len(newAnalyzer().queryTerms(string(b))); n != maxQueryTerms {
+		t.Fatalf("%d terms, want %d", n, maxQueryTerms)
+	}
+}
