@@ -3,10 +3,14 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 // ToolSearchSkills ranks the registry's skills for a task: the way into a
@@ -39,6 +43,10 @@ func (s *Server) searchSkillsTool(ctx context.Context, req *sdk.CallToolRequest)
 		args = json.RawMessage(`{}`)
 	}
 	out, err := s.read(ctx, fnSkillsSearch, args)
+	var inv *iii.InvocationError
+	if errors.As(err, &inv) && inv.Code == wire.CodeFunctionNotFound {
+		return toolError("This registry has no skills::search (an upstream v0.2.2 registry?): read the resource iii://skills for the index instead."), nil
+	}
 	if err != nil {
 		return toolError(callErrorText(err)), nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 )
 
@@ -72,5 +73,35 @@ func TestSearchSkillsTool(t *testing.T) {
 	res = call(map[string]any{"query": "x", "limit": 1000})
 	if !res.IsError || !strings.Contains(text(res.Content[0]), "limit must be an integer from 1 to 100") {
 		t.Fatalf("bad limit: %q", text(res.Content[0]))
+	}
+}
+
+// Against a registry without skills::search (upstream v0.2.2), the tool
+// says so and points to the index.
+func TestSearchSkillsToolWithoutSearchFunction(t *testing.T) {
+	ctx, eng := startEngine(t)
+	cli := iii.RegisterWorker(eng.URL(), iii.WithName("skills-mcp-test"), iii.WithLogger(quiet()))
+	t.Cleanup(func() { _ = cli.Close() })
+	connect(t, cli)
+	srv := skillsmcp.New(cli, skillsmcp.Options{Logger: quiet()})
+	if err := srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	st, ct := sdk.NewInMemoryTransports()
+	if _, err := srv.SDK().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: skillsmcp.ToolSearchSkills, Arguments: map[string]any{"query": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(text(res.Content[0]), "read the resource iii://skills") {
+		t.Fatalf("without skills::search: %v %q", res.IsError, text(res.Content[0]))
 	}
 }

@@ -196,3 +196,48 @@ func TestRelevance(t *testing.T) {
 		}
 	}
 }
+
+// TestLowConfidence: tasks no skill is for are answered empty or flagged,
+// while most answerable queries are not flagged.
+func TestLowConfidence(t *testing.T) {
+	docs := loadCorpus(t)
+	x := New()
+	for _, d := range docs {
+		_ = x.Put(d.id, d.fields)
+	}
+	raw, err := os.ReadFile("testdata/eval/unanswerable.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flagged, n int
+	for _, q := range strings.Split(string(raw), "\n") {
+		if q == "" || strings.HasPrefix(q, "#") {
+			continue
+		}
+		n++
+		if r := x.Search(Query{Text: q, Limit: 5}); r.LowConfidence {
+			flagged++
+		} else {
+			t.Logf("confident answer to an unanswerable task %q: %v", q, hitIDs(r))
+		}
+	}
+	var answered, confident, confidentRight int
+	for _, q := range loadQueries(t, newAnalyzer()) {
+		answered++
+		r := x.Search(Query{Text: q.text, Limit: 5})
+		if !r.LowConfidence {
+			confident++
+			if len(r.Hits) > 0 && q.rel[r.Hits[0].ID] > 0 {
+				confidentRight++
+			}
+		}
+	}
+	t.Logf("unanswerable flagged: %d of %d; answerable not flagged: %d of %d (top hit relevant in %d of them)",
+		flagged, n, confident, answered, confidentRight)
+	if flagged*10 < n*8 {
+		t.Errorf("only %d of %d unanswerable tasks flagged low_confidence (floor 80%%)", flagged, n)
+	}
+	if confident*10 < answered*8 {
+		t.Errorf("only %d of %d answerable queries answered with confidence (floor 80%%)", confident, answered)
+	}
+}

@@ -28,16 +28,24 @@ func runSearch(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 30*time.Second, "How long to wait for the engine and the result")
 	engineToken := fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token the engine requires (env "+engineTokenEnv+")")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: skills search [flags] QUERY...   (flags before the query)")
+		fmt.Fprintln(stderr, "Usage: skills search [flags] QUERY...")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	// Flags may come before, between or after the words of the query.
+	var words []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
 		}
-		return 2
+		if fs.NArg() == 0 {
+			break
+		}
+		words, args = append(words, fs.Arg(0)), fs.Args()[1:]
 	}
-	query := strings.Join(fs.Args(), " ")
+	query := strings.Join(words, " ")
 	if strings.TrimSpace(query) == "" {
 		fmt.Fprintln(stderr, `skills search: say what you are looking for, e.g. skills search "shrink images for the web"`)
 		return 2

@@ -59,7 +59,7 @@ func TestSearchCommandAndSupportingFiles(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if rc, out, _ := search("--json", "--limit", "1", "pdf forms"); rc != 0 || !strings.Contains(out, `"id": "pdf-processing"`) || !strings.Contains(out, `"low_confidence": false`) {
+	if rc, out, _ := search("--json", "pdf", "--limit", "1", "forms"); rc != 0 || !strings.Contains(out, `"id": "pdf-processing"`) || !strings.Contains(out, `"low_confidence": false`) {
 		t.Fatalf("--json: rc %d %s", rc, out)
 	}
 	if rc, out, _ := search("zygote xylophone"); rc != 0 || out != "No skill matches this query.\n" {
