@@ -7,10 +7,10 @@ import (
 	"sync"
 )
 
-// Ranking parameters: BM25F (Robertson & Zaragoza) with one saturation
-// over the weighted sum of the fields' length-normalised frequencies.
-// A word in the name or title says far more about what a skill is for
-// than one in its body.
+// Ranking parameters: BM25F (Robertson & Zaragoza) over the short fields,
+// one saturation over their weighted, length-normalised frequencies, plus
+// BM25 over the body (see tfPart). A word in the name or title says far
+// more about what a skill is for than one in its body.
 var (
 	fieldWeight = [nFields]float32{fName: 10, fTitle: 3, fDesc: 2, fHead: 1.5, fBody: 1}
 	fieldB      = [nFields]float32{fName: 0.3, fTitle: 0.3, fDesc: 0.5, fHead: 0.5, fBody: 0.75}
