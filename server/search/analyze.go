@@ -78,15 +78,22 @@ func (a *analyzer) term(word string) string {
 	if ok {
 		return t
 	}
-	if len(word) <= maxTokenLen {
-		lw := appendLower(nil, word)
-		switch {
-		case len(lw) < 2 && !isDigit(lw[0]), english.IsStopWord(string(lw)):
-		case stemmable(lw):
-			t = english.Stem(string(lw), false)
-		default:
-			t = string(lw)
-		}
+	if len(word) > maxTokenLen {
+		return ""
+	}
+	var buf [maxTokenLen * 2]byte
+	lw := appendLower(buf[:0], word)
+	switch {
+	case len(lw) < 2 && !isDigit(lw[0]):
+		return ""
+	case english.IsStopWord(string(lw)):
+		t = "" // cached: stop words are frequent and few
+	case !stemmable(lw):
+		// Words with digits (ids, versions, numbers) are not stemmed and
+		// mostly unique: not caching them keeps the cache to real words.
+		return string(lw)
+	default:
+		t = english.Stem(string(lw), false)
 	}
 	a.mu.Lock()
 	if len(a.stems) < maxStemCache {
