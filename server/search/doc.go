@@ -22,7 +22,7 @@
 // # Ranking
 //
 // BM25F over the short fields (weighted: name 10, title 3, description 2,
-// headings 1.5) saturated apart from BM25 over the body, so a long body
+// headings 0.5) saturated apart from BM25 over the body, so a long body
 // cannot drown a name match; then multiplied by the square root of the
 // share of the query's idf the skill matched. Paraphrases: related.txt,
 // a hand-written table of related words (CC0), widens each query word to

@@ -174,7 +174,7 @@ func ourRanking(tb testing.TB, docs []corpusDoc) func(string) []string {
 
 // evalFloors are a little below the measured scores (docs/search.md), so
 // a change that makes ranking worse fails.
-var evalFloors = evalScores{"all": 0.78, "para": 0.74, "test": 0.77, "test/para": 0.72}
+var evalFloors = evalScores{"all": 0.79, "para": 0.75, "test": 0.78, "test/para": 0.73}
 
 func TestRelevance(t *testing.T) {
 	docs := loadCorpus(t)

@@ -12,7 +12,7 @@ import (
 // BM25 over the body (see tfPart). A word in the name or title says far
 // more about what a skill is for than one in its body.
 var (
-	fieldWeight = [nFields]float32{fName: 10, fTitle: 3, fDesc: 2, fHead: 1.5, fBody: 1}
+	fieldWeight = [nFields]float32{fName: 10, fTitle: 3, fDesc: 2, fHead: 0.5, fBody: 1}
 	fieldB      = [nFields]float32{fName: 0.3, fTitle: 0.3, fDesc: 0.5, fHead: 0.5, fBody: 0.75}
 )
 

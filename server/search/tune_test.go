@@ -71,3 +71,45 @@ func TestTune(t *testing.T) {
 		}
 	}
 }
+
+// TestTune2 explores saturation and length normalisation on the dev split.
+func TestTune2(t *testing.T) {
+	if os.Getenv("SEARCH_TUNE") == "" {
+		t.Skip("SEARCH_TUNE=1 to tune")
+	}
+	docs := loadCorpus(t)
+	var dev []evalQuery
+	for _, q := range loadQueries(t, newAnalyzer()) {
+		if q.split == "dev" {
+			dev = append(dev, q)
+		}
+	}
+	x := New()
+	for _, d := range docs {
+		_ = x.Put(d.id, d.fields)
+	}
+	rank := func(q string) []string {
+		var ids []string
+		for _, h := range x.Search(Query{Text: q, Limit: 5}).Hits {
+			ids = append(ids, h.ID)
+		}
+		return ids
+	}
+	savedB, savedW := fieldB, fieldWeight
+	defer func() { fieldB, fieldWeight = savedB, savedW }()
+	base := evaluate(dev, rank)
+	t.Logf("current: dev all %.3f para %.3f", base["all"], base["para"])
+	for _, bb := range []float32{0.5, 0.75, 0.9} {
+		for _, bd := range []float32{0.2, 0.5, 0.8} {
+			for _, hw := range []float32{0.5, 1.5, 3} {
+				for _, tw := range []float32{2, 3, 5} {
+					fieldB[fBody], fieldB[fDesc], fieldWeight[fHead], fieldWeight[fTitle] = bb, bd, hw, tw
+					s := evaluate(dev, rank)
+					if s["all"]+s["para"] > base["all"]+base["para"]+0.01 {
+						t.Logf("dev all %.3f para %.3f: bodyB %v descB %v head %v title %v", s["all"], s["para"], bb, bd, hw, tw)
+					}
+				}
+			}
+		}
+	}
+}
