@@ -287,7 +287,7 @@ var _ = Describe("skills folders", func() {
 		Eventually(listed).WithTimeout(5 * time.Second).Should(HaveKey(id))
 		file := "iii://" + id + "/reference/guide.md"
 		for _, fn := range []string{"skill::fetch", "skills::fetch_skill", "directory::skills::fetch-skill"} {
-			Expect(text(fn, map[string]any{"uri": file})).To(Equal("# " + file + "\n\n# Guide\n\nPrefer WebP."), fn)
+			Expect(text(fn, map[string]any{"uri": file})).To(Equal("# "+file+"\n\n# Guide\n\nPrefer WebP."), fn)
 			binary := text(fn, map[string]any{"uri": "iii://" + id + "/assets/logo.png"})
 			Expect(binary).To(ContainSubstring("image/png, 16 bytes"), fn)
 			Expect(binary).To(ContainSubstring("skill://"+id+"/assets/logo.png"), fn)
