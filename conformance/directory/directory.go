@@ -278,6 +278,43 @@ var _ = group.Describe("skills folders", func() {
 		Expect(text("skill::fetch", map[string]any{"uri": "iii://" + id})).To(ContainSubstring("# PDF tool"))
 	})
 
+	It("serves an Agent Skills folder's supporting files over iii and finds it with skills::search (issue 24)", Label("supporting_files", "search"), func() {
+		ns := namespace()
+		write(ns+"/img-tool/SKILL.md", "---\nname: img-tool\ndescription: Compress and resize images for the web.\n---\n# Image tool\n\nSee [the guide](reference/guide.md).\n")
+		write(ns+"/img-tool/reference/guide.md", "# Guide\n\nPrefer WebP.\n")
+		write(ns+"/img-tool/assets/logo.png", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+		id := ns + "/img-tool"
+		Eventually(listed).WithTimeout(5 * time.Second).Should(HaveKey(id))
+		file := "iii://" + id + "/reference/guide.md"
+		for _, fn := range []string{"skill::fetch", "skills::fetch_skill", "directory::skills::fetch-skill"} {
+			Expect(text(fn, map[string]any{"uri": file})).To(Equal("# "+file+"\n\n# Guide\n\nPrefer WebP."), fn)
+			binary := text(fn, map[string]any{"uri": "iii://" + id + "/assets/logo.png"})
+			Expect(binary).To(ContainSubstring("image/png, 16 bytes"), fn)
+			Expect(binary).To(ContainSubstring("skill://"+id+"/assets/logo.png"), fn)
+			Expect(binary).NotTo(ContainSubstring("PNG\r"), fn)
+		}
+		var read struct {
+			Contents []struct {
+				URI      string `json:"uri"`
+				MimeType string `json:"mimeType"`
+				Text     string `json:"text"`
+			} `json:"contents"`
+		}
+		Expect(json.Unmarshal(mustCall("skills::resources-read", map[string]any{"uri": file}), &read)).To(Succeed())
+		Expect(read.Contents).To(HaveLen(1))
+		Expect(read.Contents[0].Text).To(Equal("# Guide\n\nPrefer WebP.\n"))
+		Expect(read.Contents[0].MimeType).To(Equal("text/markdown"))
+		// A path that is no file of the skill keeps upstream's id error.
+		fails("skill::fetch", map[string]any{"uri": "iii://" + id + "/reference/missing.md"}, "segment may only contain")
+
+		if _, err := call("skills::search", map[string]any{"query": "x"}); err != nil && strings.Contains(err.Error(), "function_not_found") {
+			Skip("the registry under test has no skills::search")
+		}
+		Eventually(func() string {
+			return string(mustCall("skills::search", map[string]any{"query": "shrink images for the web", "namespace": ns}))
+		}).WithTimeout(5 * time.Second).Should(ContainSubstring(`"id":"` + id + `"`))
+	})
+
 	It("fires both on-change types when files change", func() {
 		ns := namespace()
 		uid := harness.UID()

@@ -449,6 +449,9 @@ func (d *Directory) read(ctx context.Context, t registry.Target) (string, error)
 	case registry.TargetIndex:
 		return d.renderIndex(), nil
 	case registry.TargetSkill:
+		if text, ok, err := d.skillFile(t.ID); ok {
+			return text, err
+		}
 		if err := registry.ValidateID(t.ID); err != nil {
 			return "", err
 		}
@@ -469,6 +472,30 @@ func (d *Directory) read(ctx context.Context, t registry.Target) (string, error)
 		text, _ := registry.NormalizeSectionOutput(out)
 		return text, nil
 	}
+}
+
+// skillFile serves iii://<skill>/<path>, a file of an Agent Skills folder,
+// when id is not itself a folder skill (registry.SplitSkillFile); ok is
+// false otherwise and id is read with v0.5's rules.
+func (d *Directory) skillFile(id string) (text string, ok bool, err error) {
+	if d.set == nil {
+		return "", false, nil
+	}
+	if registry.ValidateID(id) == nil {
+		if _, found := d.set.Skill(id); found {
+			return "", false, nil
+		}
+	}
+	var e *catalog.Entry
+	_, file, ok := registry.SplitSkillFile(id, func(s string) bool {
+		e, ok = d.set.Skill(s)
+		return ok && len(e.Files) > 0
+	})
+	if !ok {
+		return "", false, nil
+	}
+	text, _, ok, err = catalog.FileText(e, file)
+	return text, ok, err
 }
 
 // ---- prompts ----

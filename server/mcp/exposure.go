@@ -56,6 +56,8 @@ func (c ToolClass) Annotations() *sdk.ToolAnnotations {
 var toolClasses = map[string]ToolClass{
 	ToolListSkills: ReadOnlyTool,
 	ToolReadSkill:  ReadOnlyTool,
+	// skills::search: a ranked read of the catalog.
+	ToolSearchSkills: ReadOnlyTool,
 
 	// Section reads run publishers' renderers, which the registry calls
 	// with {} as any skill read does.

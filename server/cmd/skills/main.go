@@ -5,6 +5,7 @@
 //	skills --manifest                            print the module manifest and exit
 //	skills trigger --function-id ID [--payload JSON|@FILE|-] [--url URL]
 //	                                             call any function and print its result
+//	skills search [--limit N] [--namespace NS] QUERY... rank the registry's skills
 //	skills mcp --stdio | --http ADDR [--url URL] serve the registry over MCP
 //	skills sp-tools [--format F]                 print the Skills Protocol tool definitions
 package main
@@ -51,6 +52,8 @@ func main() {
 const usageCommands = `  skills [flags]                                          the registry worker (--standalone: with its own engine)
   skills trigger --function-id ID [--payload JSON|@FILE|-] [--url URL] [--timeout D]
                                                           call any function and print its result
+  skills search [--limit N] [--namespace NS] [--json] [--url URL] QUERY...
+                                                          rank the registry's skills for a task (skills::search)
   skills mcp --stdio | --http ADDR [--url URL] [--token T]
                                                           serve the registry to MCP clients (stdin/stdout or
                                                           Streamable HTTP at http://ADDR/mcp; both flags: both)
@@ -66,6 +69,7 @@ var subcommands = []struct {
 	run  func(args []string, stdout, stderr io.Writer) int
 }{
 	{"trigger", func(args []string, stdout, stderr io.Writer) int { return runTrigger(args, os.Stdin, stdout, stderr) }},
+	{"search", runSearch},
 	{"mcp", runMCP},
 	{"sp-tools", runSPTools},
 	{"check", runCheck},
@@ -223,6 +227,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot register the registry functions", "err", err)
 		return 1
 	}
+	defer w.Close()
 	if err := skillsext.Register(ctx, client, view, log); err != nil {
 		log.Error("cannot register the catalog functions", "err", err)
 		return 1
@@ -254,7 +259,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	w.Start(ctx)
-	log.Info("skills ready: 13 functions + 2 custom trigger types")
+	log.Info("skills ready: 13 functions + skills::search / skill::search + 2 custom trigger types")
 	if *standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
 	}
