@@ -229,6 +229,29 @@ func (r *Runtime) expiredBlob(ctx context.Context, key string) bool {
 	return ok && time.Since(m.CreatedAt) >= r.opts.BlobTTL
 }
 
+// blobSize is a blob's size as the index knows it, without reading its
+// content: input_blobs are checked against their caps before a run slot
+// is taken and before any content is loaded.
+func (r *Runtime) blobSize(ctx context.Context, id string) (int64, *Error) {
+	if !blobIDRe.MatchString(id) {
+		return 0, invalidParams("blob_id %q is not a blob handle (expected blob:<16 hex digits>, as create_blob returns)", id)
+	}
+	key := strings.TrimPrefix(id, BlobPrefix)
+	r.blobs.mu.Lock()
+	defer r.blobs.mu.Unlock()
+	if err := r.loadBlobIndexLocked(ctx); err != nil {
+		return 0, internalError("read blob %s: %v", id, err)
+	}
+	m, ok := r.blobs.entries[key]
+	switch {
+	case !ok:
+		return 0, invalidParams("unknown blob %q", id)
+	case time.Since(m.CreatedAt) >= r.opts.BlobTTL:
+		return 0, invalidParams("blob %q has expired: blobs are kept for %s after they are created", id, r.opts.BlobTTL)
+	}
+	return m.Size, nil
+}
+
 func (r *Runtime) getBlob(ctx context.Context, id string) (blobRecord, *Error) {
 	if !blobIDRe.MatchString(id) {
 		return blobRecord{}, invalidParams("blob_id %q is not a blob handle (expected blob:<16 hex digits>, as create_blob returns)", id)

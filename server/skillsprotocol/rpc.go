@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"sort"
 	"strings"
@@ -43,6 +44,10 @@ func (r *Runtime) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "Method Not Allowed: the Skills Protocol endpoint takes JSON-RPC 2.0 requests by POST", http.StatusMethodNotAllowed)
 		return
 	}
+	if msg := checkContentType(req.Header.Get("Content-Type")); msg != "" {
+		http.Error(w, msg, http.StatusUnsupportedMediaType)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxRequestBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -60,6 +65,27 @@ func (r *Runtime) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(out)
+}
+
+// checkContentType returns why a request's Content-Type is refused, or "".
+// Only JSON is taken: a web page on any origin may POST text/plain,
+// application/x-www-form-urlencoded or multipart/form-data (or a body
+// with no type at all) without a CORS preflight, and so could drive /rpc
+// from the user's browser; application/json needs a preflight, which the
+// Origin check then refuses.
+func checkContentType(ct string) string {
+	const want = "send the JSON-RPC request with Content-Type: application/json"
+	if strings.TrimSpace(ct) == "" {
+		return "Unsupported Media Type: no Content-Type; " + want
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return fmt.Sprintf("Unsupported Media Type: Content-Type %q is not a media type; %s", ct, want)
+	}
+	if mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+		return ""
+	}
+	return fmt.Sprintf("Unsupported Media Type: %s is not accepted (a browser sends it cross-origin without a preflight); %s", mt, want)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -81,16 +107,11 @@ func (r *Runtime) HandleMessage(ctx context.Context, body []byte) (out []byte, o
 		if len(items) == 0 {
 			return mustJSON(rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeInvalidRequest, Message: "empty batch: send at least one request"}}), true
 		}
-		var resps []rpcResponse
-		for _, it := range items {
-			if resp, reply := r.handleOne(ctx, it); reply {
-				resps = append(resps, resp)
-			}
+		if len(items) > r.opts.MaxBatchRequests {
+			return mustJSON(rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeInvalidRequest,
+				Message: fmt.Sprintf("batch of %d requests; a batch holds at most %d (send the rest in another batch)", len(items), r.opts.MaxBatchRequests)}}), true
 		}
-		if len(resps) == 0 {
-			return nil, false
-		}
-		return mustJSON(resps), true
+		return r.handleBatch(ctx, items)
 	}
 	if !json.Valid(trimmed) {
 		var v any
@@ -101,6 +122,75 @@ func (r *Runtime) HandleMessage(ctx context.Context, body []byte) (out []byte, o
 		return nil, false
 	}
 	return mustJSON(resp), true
+}
+
+// handleBatch answers a batch's requests in order. Their answers together
+// stay under MaxBatchResponseBytes: once an answer would pass it, that
+// request and every later one are answered with an error instead (the
+// later ones are not run), so a few small requests cannot make the server
+// build a response of hundreds of megabytes.
+func (r *Runtime) handleBatch(ctx context.Context, items []json.RawMessage) ([]byte, bool) {
+	limit := r.opts.MaxBatchResponseBytes
+	var answers []json.RawMessage
+	total, full := 2, false // the brackets
+	for _, it := range items {
+		if full {
+			if resp, reply := batchFull(it, limit); reply {
+				answers = append(answers, mustJSON(resp))
+			}
+			continue
+		}
+		resp, reply := r.handleOne(ctx, it)
+		if !reply {
+			continue
+		}
+		b := mustJSON(resp)
+		if total+len(b)+1 > limit {
+			full = true
+			b = mustJSON(rpcResponse{JSONRPC: "2.0", ID: resp.ID, Error: batchFullError(limit)})
+		}
+		total += len(b) + 1
+		answers = append(answers, b)
+	}
+	if len(answers) == 0 {
+		return nil, false
+	}
+	var out bytes.Buffer
+	out.Grow(total)
+	out.WriteByte('[')
+	for i, a := range answers {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		out.Write(a)
+	}
+	out.WriteByte(']')
+	return out.Bytes(), true
+}
+
+func batchFullError(limit int) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("batch response too large: the answers of this batch would pass %d bytes, so this request was not answered (and later ones were not run); send it again on its own or read large blobs in parts (read_blob max_bytes)", limit)}
+}
+
+// batchFull answers a request that comes after the batch's answers
+// reached their cap, without running it (notifications get nothing).
+func batchFull(raw json.RawMessage, limit int) (rpcResponse, bool) {
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) != nil {
+		return rpcResponse{JSONRPC: "2.0", ID: nullID, Error: batchFullError(limit)}, true
+	}
+	if _, hasID := members["id"]; !hasID {
+		return rpcResponse{}, false
+	}
+	_ = json.Unmarshal(raw, &req)
+	id := req.ID
+	if len(id) == 0 || !validID(id) {
+		id = nullID
+	}
+	return rpcResponse{JSONRPC: "2.0", ID: id, Error: batchFullError(limit)}, true
 }
 
 func parseError(err error) rpcResponse {

@@ -111,7 +111,6 @@ type job struct {
 	req     runRequest
 	code    string // run_code source, written to /runtime/run/main.py
 	mounts  []skillView
-	blobs   []string
 	env     map[string]string
 	timeout time.Duration
 }
@@ -132,15 +131,31 @@ func (r *Runtime) timeoutOf(ms *int64) (time.Duration, *Error) {
 	return time.Duration(*ms) * time.Millisecond, nil
 }
 
-// checkBlobs verifies every input blob exists before a sandbox is built.
-func (r *Runtime) checkBlobs(ctx context.Context, ids []string) ([]blobRecord, *Error) {
-	out := make([]blobRecord, 0, len(ids))
+// checkBlobs de-duplicates input_blobs and checks them against the index
+// (known, not expired, within MaxInputBlobs and MaxInputBlobBytes) without
+// loading any content: that happens one blob at a time in prepare, once
+// the run holds a sandbox slot.
+func (r *Runtime) checkBlobs(ctx context.Context, ids []string) ([]string, *Error) {
+	var out []string
+	seen := map[string]bool{}
+	var total int64
 	for _, id := range ids {
-		rec, perr := r.getBlob(ctx, id)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		out = append(out, id)
+		if len(out) > r.opts.MaxInputBlobs {
+			return nil, invalidParams("input_blobs names more than %d distinct blobs; a run takes at most %d", r.opts.MaxInputBlobs, r.opts.MaxInputBlobs)
+		}
+		size, perr := r.blobSize(ctx, id)
 		if perr != nil {
 			return nil, perr
 		}
-		out = append(out, rec)
+		if total += size; total > r.opts.MaxInputBlobBytes {
+			return nil, invalidParams("input_blobs hold more than %d bytes together (%d so far, at %s); a run takes at most %d bytes of input blobs",
+				r.opts.MaxInputBlobBytes, total, id, r.opts.MaxInputBlobBytes)
+		}
 	}
 	return out, nil
 }
@@ -158,7 +173,7 @@ func (r *Runtime) secretEnv(names []string) map[string]string {
 }
 
 // execute runs a job in a fresh sandbox and turns whatever happened into a Run.
-func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
+func (r *Runtime) execute(ctx context.Context, j job, blobs []string) Run {
 	run := Run{RunID: newRunID(), OutputBlobs: []string{}}
 	fail := func(kind, msg string) Run {
 		run.Status, run.Error = StatusFailed, &RunError{Type: kind, Message: msg}
@@ -180,7 +195,7 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 		return fail("RuntimeError", fmt.Sprintf("prepare the run folder: %v", err))
 	}
 	defer os.RemoveAll(dir)
-	mounts, err := r.prepare(dir, j, blobs)
+	mounts, err := r.prepare(ctx, dir, j, blobs)
 	if err != nil {
 		return fail("RuntimeError", fmt.Sprintf("prepare the sandbox: %v", err))
 	}
@@ -268,7 +283,7 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 // prepare writes the run folder (request, code, blobs) and returns the
 // sandbox mounts: /runtime/lib (runner + runtime module), /runtime/run,
 // /blobs and /skills/<name> for each mounted skill.
-func (r *Runtime) prepare(dir string, j job, blobs []blobRecord) ([]sandbox.Mount, error) {
+func (r *Runtime) prepare(ctx context.Context, dir string, j job, blobs []string) ([]sandbox.Mount, error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -284,8 +299,14 @@ func (r *Runtime) prepare(dir string, j job, blobs []blobRecord) ([]sandbox.Moun
 			return nil, err
 		}
 	}
-	for _, b := range blobs {
-		if err := os.WriteFile(filepath.Join(blobDir, strings.TrimPrefix(b.ID, BlobPrefix)), []byte(b.Content), 0o644); err != nil {
+	// One blob in memory at a time: each is written out and dropped
+	// before the next is read.
+	for _, id := range blobs {
+		rec, perr := r.getBlob(ctx, id)
+		if perr != nil {
+			return nil, errors.New(perr.Message)
+		}
+		if err := writeString(filepath.Join(blobDir, strings.TrimPrefix(rec.ID, BlobPrefix)), rec.Content); err != nil {
 			return nil, err
 		}
 	}
@@ -318,6 +339,19 @@ func (r *Runtime) prepare(dir string, j job, blobs []blobRecord) ([]sandbox.Moun
 		return nil, err
 	}
 	return mounts, os.WriteFile(filepath.Join(runDir, "request.json"), raw, 0o644)
+}
+
+// writeString writes s to a new file without a []byte copy of it.
+func writeString(name, s string) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(s)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // materialize writes a skill version's files once into the work folder

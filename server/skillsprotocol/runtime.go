@@ -39,6 +39,15 @@ const (
 	// DefaultConcurrentRuns bounds sandboxes alive at once; more runs wait.
 	DefaultConcurrentRuns = 16
 	DefaultPython         = "/usr/bin/python3"
+	// DefaultMaxInputBlobs and DefaultMaxInputBlobBytes bound the distinct
+	// blobs one run may name in input_blobs and their total size.
+	DefaultMaxInputBlobs     = 16
+	DefaultMaxInputBlobBytes = 32 << 20
+	// DefaultMaxBatchRequests and DefaultMaxBatchResponseBytes bound a
+	// JSON-RPC batch: how many requests it may hold and how many bytes its
+	// answers may take together.
+	DefaultMaxBatchRequests      = 100
+	DefaultMaxBatchResponseBytes = 32 << 20
 	LogsPreviewBytes      = 2000
 )
 
@@ -96,6 +105,16 @@ type Options struct {
 	// ConcurrentRuns bounds the sandboxes alive at once (more runs wait
 	// for a slot, or until their request is canceled).
 	ConcurrentRuns int
+	// MaxInputBlobs and MaxInputBlobBytes cap input_blobs of one run
+	// (distinct blobs, and their sizes together): a small request must not
+	// make the server load gigabytes.
+	MaxInputBlobs     int
+	MaxInputBlobBytes int64
+	// MaxBatchRequests caps the requests of a JSON-RPC batch and
+	// MaxBatchResponseBytes the size of its answers together; requests past
+	// the size cap are answered with an error, not run.
+	MaxBatchRequests      int
+	MaxBatchResponseBytes int
 	// WorkDir holds run folders and the materialized bundles (default a
 	// fresh folder under the system temp dir).
 	WorkDir string
@@ -173,6 +192,18 @@ func New(opts Options) (*Runtime, error) {
 	}
 	if opts.ConcurrentRuns <= 0 {
 		opts.ConcurrentRuns = DefaultConcurrentRuns
+	}
+	if opts.MaxInputBlobs <= 0 {
+		opts.MaxInputBlobs = DefaultMaxInputBlobs
+	}
+	if opts.MaxInputBlobBytes <= 0 {
+		opts.MaxInputBlobBytes = DefaultMaxInputBlobBytes
+	}
+	if opts.MaxBatchRequests <= 0 {
+		opts.MaxBatchRequests = DefaultMaxBatchRequests
+	}
+	if opts.MaxBatchResponseBytes <= 0 {
+		opts.MaxBatchResponseBytes = DefaultMaxBatchResponseBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

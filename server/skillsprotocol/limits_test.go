@@ -1,0 +1,148 @@
+package skillsprotocol_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	sp "github.com/iii-skills/skills/server/skillsprotocol"
+)
+
+// A page on any origin may POST these without a CORS preflight: /rpc must
+// refuse them (415) before it reads the request, and keep what it stores.
+func TestRPCRefusesSimpleRequestContentTypes(t *testing.T) {
+	e := newEnv(t, sp.Options{})
+	var c struct {
+		BlobID string `json:"blob_id"`
+	}
+	e.ok("create_blob", map[string]any{"content": "kept", "kind": "text/plain"}, &c)
+	body := `{"jsonrpc":"2.0","method":"create_blob","params":{"content":"evil","kind":"text/plain"},"id":1}`
+	for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+		"multipart/form-data; boundary=x", "", "application/xml", "not a type;;"} {
+		req, _ := http.NewRequest(http.MethodPost, e.url, strings.NewReader(body))
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(string(msg), "Content-Type: application/json") {
+			t.Fatalf("Content-Type %q: %d %s, want 415 naming application/json", ct, resp.StatusCode, msg)
+		}
+	}
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "application/json-rpc+json"} {
+		req, _ := http.NewRequest(http.MethodPost, e.url, strings.NewReader(`{"jsonrpc":"2.0","method":"list_skills","id":1}`))
+		req.Header.Set("Content-Type", ct)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("Content-Type %q: %d, want 200", ct, resp.StatusCode)
+		}
+	}
+	var r struct {
+		Content string `json:"content"`
+	}
+	e.ok("read_blob", map[string]any{"blob_id": c.BlobID}, &r)
+	if r.Content != "kept" {
+		t.Fatalf("stored blob changed: %q", r.Content)
+	}
+}
+
+// input_blobs: repeated ids count once; too many distinct blobs or too
+// many bytes together are refused before anything runs.
+func TestInputBlobCaps(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t, sp.Options{MaxInputBlobs: 2, MaxInputBlobBytes: 10000})
+	blob := func(n int) string {
+		var c struct {
+			BlobID string `json:"blob_id"`
+		}
+		e.ok("create_blob", map[string]any{"content": strings.Repeat("b", n), "kind": "text/plain"}, &c)
+		return c.BlobID
+	}
+	a, b, c, big := blob(4000), blob(4000), blob(10), blob(6001)
+	code := "import os\ndef main(args):\n    return sorted(os.listdir('/blobs'))\n"
+	same := make([]string, 200)
+	for i := range same {
+		same[i] = a
+	}
+	var r run
+	e.ok("run_code", map[string]any{"language": "python", "code": code, "input_blobs": same}, &r)
+	if want := fmt.Sprintf(`["%s"]`, strings.TrimPrefix(a, "blob:")); r.Status != "completed" || string(r.Output) != want {
+		t.Fatalf("200 copies of one blob: %+v, want output %s", r, want)
+	}
+	msg := e.fails("run_code", map[string]any{"language": "python", "code": code, "input_blobs": []string{a, b, c}}, sp.CodeInvalidParams)
+	if !strings.Contains(msg, "at most 2") {
+		t.Fatalf("3 distinct blobs: %q", msg)
+	}
+	msg = e.fails("execute_skill", map[string]any{"name": "nope", "input_blobs": []string{a, big}}, sp.CodeInvalidParams)
+	if !strings.Contains(msg, "nope") {
+		t.Fatalf("unknown skill first: %q", msg)
+	}
+	msg = e.fails("run_code", map[string]any{"language": "python", "code": code, "input_blobs": []string{a, big}}, sp.CodeInvalidParams)
+	if !strings.Contains(msg, "at most 10000 bytes") {
+		t.Fatalf("10000 bytes of blobs: %q", msg)
+	}
+	msg = e.fails("run_code", map[string]any{"language": "python", "code": code, "input_blobs": []string{"blob:0000000000000000"}}, sp.CodeInvalidParams)
+	if !strings.Contains(msg, "unknown blob") {
+		t.Fatalf("unknown blob: %q", msg)
+	}
+	e.ok("run_code", map[string]any{"language": "python", "code": code, "input_blobs": []string{a, b, a}}, &r)
+	if r.Status != "completed" || !strings.Contains(string(r.Output), strings.TrimPrefix(b, "blob:")) {
+		t.Fatalf("two blobs: %+v", r)
+	}
+}
+
+// A batch holds at most MaxBatchRequests requests, and its answers stay
+// under MaxBatchResponseBytes: later requests get an error and are not run.
+func TestBatchCaps(t *testing.T) {
+	e := newEnv(t, sp.Options{MaxBatchRequests: 5, MaxBatchResponseBytes: 25000})
+	var c struct {
+		BlobID string `json:"blob_id"`
+	}
+	e.ok("create_blob", map[string]any{"content": strings.Repeat("x", 10000), "kind": "text/plain"}, &c)
+	read := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","method":"read_blob","params":{"blob_id":%q,"mode":"full"},"id":%d}`, c.BlobID, id)
+	}
+	items := []string{read(1), read(2), read(3), `{"jsonrpc":"2.0","method":"create_blob","params":{"content":"late","kind":"text/plain"}}`, read(5)}
+	raw := e.post([]byte("[" + strings.Join(items, ",") + "]"))
+	if len(raw) > 25000 {
+		t.Fatalf("batch answer is %d bytes, cap 25000", len(raw))
+	}
+	var answers []struct {
+		ID     any             `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *rpcErr         `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &answers); err != nil {
+		t.Fatalf("%v: %.300s", err, raw)
+	}
+	if len(answers) != 4 || answers[0].Error != nil || answers[1].Error != nil {
+		t.Fatalf("want 2 answers then 2 errors (the notification gets none): %.600s", raw)
+	}
+	for i, a := range answers[2:] {
+		if a.Error == nil || a.Error.Code != sp.CodeInvalidRequest || !strings.Contains(a.Error.Message, "batch response too large") || a.ID != float64([]int{3, 5}[i]) {
+			t.Fatalf("answer %d: %+v", i+2, a)
+		}
+	}
+	// The create_blob after the cap was not run.
+	stored, err := sp.IIIState(e.client, 10*time.Second).List(context.Background(), sp.DefaultBlobScope)
+	if err != nil || len(stored) != 1 {
+		t.Fatalf("blobs stored: %d (%v), want only the first", len(stored), err)
+	}
+	raw = e.post([]byte("[" + strings.Repeat(read(9)+",", 5) + read(10) + "]"))
+	if !strings.Contains(string(raw), "batch of 6 requests; a batch holds at most 5") {
+		t.Fatalf("6 requests: %.300s", raw)
+	}
+}
