@@ -48,7 +48,7 @@ const (
 	// answers may take together.
 	DefaultMaxBatchRequests      = 100
 	DefaultMaxBatchResponseBytes = 32 << 20
-	LogsPreviewBytes      = 2000
+	LogsPreviewBytes             = 2000
 )
 
 // Catalog source names and ranks of the bundles this package feeds.
