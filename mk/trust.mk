@@ -47,7 +47,8 @@ FUZZ_TARGETS := \
 	./sdk-go/skills/internal/driver:FuzzDecodeCommand \
 	./sdk-go/wire:FuzzScanResultFrame \
 	./server/catalog:FuzzFrontmatter \
-	./server/skillsprotocol:FuzzParseManifest
+	./server/skillsprotocol:FuzzParseManifest \
+	./server/skillsprotocol:FuzzRPCParams
 
 .PHONY: fuzz soak test-kill9 trustload rpcmem
 

@@ -261,8 +261,20 @@ func (r *Runtime) handleOne(ctx context.Context, raw json.RawMessage) (rpcRespon
 	return rpcResponse{JSONRPC: "2.0", ID: id, Result: result}, true
 }
 
-// Call runs one tool with its params (a JSON object, or empty).
+// Call runs one tool with its params (a JSON object, or empty). Its
+// errors name no host path (hidePaths); the full text is logged.
 func (r *Runtime) Call(ctx context.Context, method string, params json.RawMessage) (any, *Error) {
+	result, perr := r.call(ctx, method, params)
+	if perr != nil {
+		if msg := hidePaths(perr.Message); msg != perr.Message {
+			r.log.Warn("skills protocol: error answered without its host paths", "method", method, "err", perr.Message)
+			perr = &Error{Code: perr.Code, Message: msg, Data: perr.Data}
+		}
+	}
+	return result, perr
+}
+
+func (r *Runtime) call(ctx context.Context, method string, params json.RawMessage) (any, *Error) {
 	switch method {
 	case "list_skills":
 		var p listParams

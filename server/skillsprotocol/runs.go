@@ -181,8 +181,17 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []string) Run {
 		r.runs.add(run)
 		return run
 	}
+	// failHost is fail for the server's own trouble: its message may name
+	// host folders, which the client does not see (the log has them).
+	failHost := func(kind, msg string) Run {
+		if hidden := hidePaths(msg); hidden != msg {
+			r.log.Warn("skills protocol: run failed on the server", "run_id", run.RunID, "type", kind, "err", msg)
+			msg = hidden
+		}
+		return fail(kind, msg)
+	}
 	if err := r.sb.Available(); err != nil {
-		return fail("SandboxUnavailable", fmt.Sprintf("code execution needs bubblewrap on the server: %v", err))
+		return failHost("SandboxUnavailable", fmt.Sprintf("code execution needs bubblewrap on the server: %v", err))
 	}
 	select {
 	case r.slots <- struct{}{}:
@@ -192,12 +201,12 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []string) Run {
 	}
 	dir, err := os.MkdirTemp(r.work, "run-")
 	if err != nil {
-		return fail("RuntimeError", fmt.Sprintf("prepare the run folder: %v", err))
+		return failHost("RuntimeError", fmt.Sprintf("prepare the run folder: %v", err))
 	}
 	defer os.RemoveAll(dir)
 	mounts, err := r.prepare(ctx, dir, j, blobs)
 	if err != nil {
-		return fail("RuntimeError", fmt.Sprintf("prepare the sandbox: %v", err))
+		return failHost("RuntimeError", fmt.Sprintf("prepare the sandbox: %v", err))
 	}
 	env := map[string]string{"PATH": "/usr/bin:/bin", "HOME": "/workspace", "LANG": "C.UTF-8"}
 	for k, v := range j.env {
@@ -216,9 +225,9 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []string) Run {
 	})
 	if err != nil {
 		if errors.Is(err, sandbox.ErrUnavailable) {
-			return fail("SandboxUnavailable", err.Error())
+			return failHost("SandboxUnavailable", err.Error())
 		}
-		return fail("RuntimeError", err.Error())
+		return failHost("RuntimeError", err.Error())
 	}
 	logs := string(res.Stderr)
 	run.LogsPreview = tailUTF8(logs, LogsPreviewBytes)
@@ -252,7 +261,7 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []string) Run {
 		case len(res.Stdout) == 0 && strings.HasPrefix(logs, "bwrap: "):
 			// bwrap itself failed: typically a kernel or container that
 			// forbids unprivileged user namespaces.
-			return fail("SandboxUnavailable", fmt.Sprintf("bubblewrap could not build the sandbox (%s); the kernel must allow unprivileged user namespaces (sysctl user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1; containers need them allowed by their seccomp profile)", strings.TrimSpace(logs)))
+			return failHost("SandboxUnavailable", fmt.Sprintf("bubblewrap could not build the sandbox (%s); the kernel must allow unprivileged user namespaces (sysctl user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1; containers need them allowed by their seccomp profile)", strings.TrimSpace(logs)))
 		default:
 			return fail("RuntimeError", fmt.Sprintf("the run ended (exit status %d) without a result; see logs_preview", res.ExitCode))
 		}

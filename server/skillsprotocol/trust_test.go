@@ -6,10 +6,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/fsource"
+	"github.com/iii-skills/skills/server/sandbox"
 	sp "github.com/iii-skills/skills/server/skillsprotocol"
 )
 
@@ -145,4 +151,140 @@ func TestBatchCaps(t *testing.T) {
 	if !strings.Contains(string(raw), "batch of 6 requests; a batch holds at most 5") {
 		t.Fatalf("6 requests: %.300s", raw)
 	}
+}
+
+// A run cannot see the server: not its working directory, its environment,
+// the work dir or a served folder (mountinfo, /proc/1), and the sandbox's
+// hardening holds over /rpc: /dev/shm is capped and ptrace, bpf, io_uring
+// and unshare fail with EPERM.
+func TestRunCannotSeeTheServer(t *testing.T) {
+	requireSandbox(t)
+	t.Setenv("SP_SERVER_ONLY", "server-env-value")
+	e := newEnv(t, sp.Options{Limits: sandbox.Limits{WorkspaceBytes: 8 << 20}})
+	folder := copyFixtures(t)
+	if err := e.rt.LoadFolders(folder); err != nil {
+		t.Fatal(err)
+	}
+	cwd, _ := os.Getwd()
+	code := `
+import ctypes, errno, os
+def read(p):
+    try:
+        with open(p, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except OSError as e:
+        return "<%s>" % e
+def main(args):
+    out = {p: read(p) for p in ["/proc/self/mountinfo", "/proc/1/cmdline", "/proc/1/environ", "/proc/self/environ"]}
+    out["cwd1"] = os.readlink("/proc/1/cwd")
+    out["env"] = dict(os.environ)
+    try:
+        with open("/dev/shm/fill", "wb") as f:
+            for _ in range(64):
+                f.write(b"x" * (1 << 20))
+        out["shm"] = "WROTE"
+    except OSError as e:
+        out["shm"] = "capped"
+    libc = ctypes.CDLL(None, use_errno=True)
+    for name, nr in args["calls"].items():
+        ctypes.set_errno(0)
+        r = libc.syscall(nr, 0, 0, 0, 0, 0)
+        out[name] = "EPERM" if r == -1 and ctypes.get_errno() == errno.EPERM else "ALLOWED"
+    return out
+`
+	calls := map[string]uint32{}
+	for _, d := range sandbox.DeniedSyscalls {
+		if d.Name == "ptrace" || d.Name == "bpf" || d.Name == "io_uring_setup" || d.Name == "unshare" {
+			calls[d.Name] = d.AMD64
+			if runtime.GOARCH == "arm64" {
+				calls[d.Name] = d.ARM64
+			}
+		}
+	}
+	var r run
+	e.ok("run_code", map[string]any{"language": "python", "code": code, "mount_skills": []string{"conf.docs"}, "args": map[string]any{"calls": calls}}, &r)
+	if r.Status != "completed" {
+		t.Fatalf("run: %+v", r)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(r.Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range []string{cwd, folder, filepath.Base(folder), os.TempDir() + "/", "server-env-value", "SP_SERVER_ONLY"} {
+		if strings.Contains(string(r.Output), leak) {
+			t.Errorf("the run sees %q: %s", leak, r.Output)
+		}
+	}
+	if out["shm"] != "capped" {
+		t.Errorf("/dev/shm not capped: %v", out["shm"])
+	}
+	for name := range calls {
+		if out[name] != "EPERM" {
+			t.Errorf("%s: %v, want EPERM", name, out[name])
+		}
+	}
+	// The server is unharmed: a blob stored before still reads back.
+	var c struct {
+		BlobID string `json:"blob_id"`
+	}
+	e.ok("create_blob", map[string]any{"content": "kept", "kind": "text/plain"}, &c)
+	e.ok("run_code", map[string]any{"language": "python", "code": "def main(args):\n    return open('/blobs/' + args['b'][5:]).read()\n",
+		"args": map[string]any{"b": c.BlobID}, "input_blobs": []string{c.BlobID}}, &r)
+	if string(r.Output) != `"kept"` {
+		t.Fatalf("after the probe: %+v", r)
+	}
+}
+
+// /rpc errors name no absolute host path: a file of a served skills
+// folder (read on demand, as `skills --skills-folder` serves them) that
+// vanished is reported by its name only.
+func TestRPCErrorsHideHostPaths(t *testing.T) {
+	e := newEnv(t, sp.Options{})
+	folder := copyFixtures(t)
+	set, err := fsource.Open(fsource.Options{Folders: []string{folder}, Catalog: e.cat, Logger: quiet(),
+		Bundle: func(b fsource.BundleDir, en *catalog.Entry) error { return sp.CompleteEntry(b.Manifest, en) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(set.Close)
+	if err := os.RemoveAll(filepath.Join(folder, "conf.docs", "resources")); err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Files []struct {
+			Path string `json:"path"`
+		} `json:"files"`
+	}
+	e.ok("describe_skill", map[string]any{"name": "conf.docs", "detail": "full"}, &d)
+	var res string
+	for _, f := range d.Files {
+		if strings.HasPrefix(f.Path, "resources/") {
+			res = f.Path
+		}
+	}
+	if res == "" {
+		t.Fatalf("conf.docs lists no resource: %+v", d)
+	}
+	msg := e.fails("read_skill_file", map[string]any{"name": "conf.docs", "path": res}, sp.CodeInternalError)
+	if strings.Contains(msg, folder) || strings.Contains(msg, filepath.Dir(folder)) {
+		t.Fatalf("error names the host folder: %q", msg)
+	}
+	if !strings.Contains(msg, filepath.Base(res)) {
+		t.Fatalf("error no longer says which file: %q", msg)
+	}
+}
+
+// copyFixtures copies the conformance bundles into a fresh folder the
+// sandbox uid can read.
+func copyFixtures(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sp-folder-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.CopyFS(dir, os.DirFS(fixtures)); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
