@@ -38,15 +38,25 @@ import (
 //	  run_memory_bytes: 536870912           # memory of one run, all its processes (cgroup mode)
 //	  cgroups: auto                         # auto (a cgroup per run when the host allows it) or off
 //	  cgroup_parent: /skills.slice          # where run cgroups are created (default: see sandbox.Config)
+//	  tmpfs_bytes: 67108864                 # size of each tmpfs a run writes: /workspace, /tmp, /dev/shm
+//	  max_input_blobs: 16                   # distinct blobs one run may name in input_blobs
+//	  max_input_blob_bytes: 33554432        # their sizes together
+//	  max_batch_requests: 100               # requests in one JSON-RPC batch
+//	  max_batch_response_bytes: 33554432    # a batch's answers together
 type spConfig struct {
 	SkillsProtocol struct {
-		Secrets           map[string]string `yaml:"secrets"`
-		WorkDir           string            `yaml:"work_dir"`
-		BlobTTL           string            `yaml:"blob_ttl"`
-		BlobStoreMaxBytes int64             `yaml:"blob_store_max_bytes"`
-		RunMemoryBytes    int64             `yaml:"run_memory_bytes"`
-		Cgroups           string            `yaml:"cgroups"`
-		CgroupParent      string            `yaml:"cgroup_parent"`
+		Secrets               map[string]string `yaml:"secrets"`
+		WorkDir               string            `yaml:"work_dir"`
+		BlobTTL               string            `yaml:"blob_ttl"`
+		BlobStoreMaxBytes     int64             `yaml:"blob_store_max_bytes"`
+		RunMemoryBytes        int64             `yaml:"run_memory_bytes"`
+		Cgroups               string            `yaml:"cgroups"`
+		CgroupParent          string            `yaml:"cgroup_parent"`
+		TmpfsBytes            int64             `yaml:"tmpfs_bytes"`
+		MaxInputBlobs         int               `yaml:"max_input_blobs"`
+		MaxInputBlobBytes     int64             `yaml:"max_input_blob_bytes"`
+		MaxBatchRequests      int               `yaml:"max_batch_requests"`
+		MaxBatchResponseBytes int               `yaml:"max_batch_response_bytes"`
 	} `yaml:"skills_protocol"`
 }
 
@@ -81,13 +91,22 @@ func newSkillsProtocol(client *iii.Client, cat *catalog.Catalog, folders, config
 	if cfg.RunMemoryBytes < 0 {
 		return nil, fmt.Errorf("skills_protocol.run_memory_bytes %d in %s: expected a positive number of bytes", cfg.RunMemoryBytes, configPath)
 	}
+	for key, v := range map[string]int64{"tmpfs_bytes": cfg.TmpfsBytes, "max_input_blobs": int64(cfg.MaxInputBlobs),
+		"max_input_blob_bytes": cfg.MaxInputBlobBytes, "max_batch_requests": int64(cfg.MaxBatchRequests),
+		"max_batch_response_bytes": int64(cfg.MaxBatchResponseBytes)} {
+		if v < 0 {
+			return nil, fmt.Errorf("skills_protocol.%s %d in %s: expected a positive number", key, v, configPath)
+		}
+	}
 	if cfg.Cgroups != "" && cfg.Cgroups != "auto" && cfg.Cgroups != "off" {
 		return nil, fmt.Errorf("skills_protocol.cgroups %q in %s: expected auto or off", cfg.Cgroups, configPath)
 	}
 	rt, err := skillsprotocol.New(skillsprotocol.Options{Catalog: cat, State: skillsprotocol.IIIState(client, stateTimeout),
 		Secrets: cfg.Secrets, WorkDir: cfg.WorkDir, BlobTTL: blobTTL, MaxBlobStoreBytes: cfg.BlobStoreMaxBytes,
-		Sandbox: sandbox.New(sandbox.Config{Cgroups: cfg.Cgroups, CgroupParent: cfg.CgroupParent}),
-		Limits:  sandbox.Limits{RunMemoryBytes: cfg.RunMemoryBytes}, Logger: log})
+		Sandbox:       sandbox.New(sandbox.Config{Cgroups: cfg.Cgroups, CgroupParent: cfg.CgroupParent}),
+		Limits:        sandbox.Limits{RunMemoryBytes: cfg.RunMemoryBytes, WorkspaceBytes: cfg.TmpfsBytes},
+		MaxInputBlobs: cfg.MaxInputBlobs, MaxInputBlobBytes: cfg.MaxInputBlobBytes,
+		MaxBatchRequests: cfg.MaxBatchRequests, MaxBatchResponseBytes: cfg.MaxBatchResponseBytes, Logger: log})
 	if err != nil {
 		return nil, err
 	}
