@@ -531,7 +531,14 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, fmt.Errorf("sandbox: stderr pipe: %w", err)
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// bwrap has its copies now. Our read ends must go at once: if bwrap
+	// dies before reading its setup pipes, their writers then get EPIPE
+	// instead of blocking for ever.
+	_ = argsR.Close()
+	_ = filterR.Close()
+	p.closeFiles()
+	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: start bwrap: %w", err)
 	}
 	var (
