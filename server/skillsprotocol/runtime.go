@@ -16,6 +16,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/sandbox"
+	"golang.org/x/sync/semaphore"
 )
 
 //go:embed all:pylib
@@ -110,6 +111,10 @@ type Options struct {
 	// make the server load gigabytes.
 	MaxInputBlobs     int
 	MaxInputBlobBytes int64
+	// MaxBlobLoadBytes bounds the blob contents being read from the store
+	// at once, over all requests and runs (default twice MaxBlobBytes);
+	// more reads wait.
+	MaxBlobLoadBytes int64
 	// MaxBatchRequests caps the requests of a JSON-RPC batch and
 	// MaxBatchResponseBytes the size of its answers together; requests past
 	// the size cap are answered with an error, not run.
@@ -132,8 +137,10 @@ type Runtime struct {
 	work    string
 	runs    *runStore
 	blobs   blobIndex
-	guide   *catalog.Entry
-	slots   chan struct{}
+	// blobLoads weighs blob contents being read (Options.MaxBlobLoadBytes).
+	blobLoads *semaphore.Weighted
+	guide     *catalog.Entry
+	slots     chan struct{}
 	// listCache is the catalog's list with the guide merged in.
 	listCache atomic.Pointer[listCache]
 	matMu     sync.Mutex
@@ -199,6 +206,9 @@ func New(opts Options) (*Runtime, error) {
 	if opts.MaxInputBlobBytes <= 0 {
 		opts.MaxInputBlobBytes = DefaultMaxInputBlobBytes
 	}
+	if opts.MaxBlobLoadBytes <= 0 {
+		opts.MaxBlobLoadBytes = 2 * opts.MaxBlobBytes
+	}
 	if opts.MaxBatchRequests <= 0 {
 		opts.MaxBatchRequests = DefaultMaxBatchRequests
 	}
@@ -215,7 +225,7 @@ func New(opts Options) (*Runtime, error) {
 		opts.Logger.Info("skills protocol sandbox: one cgroup per run bounds its memory and processes", "mode", mode)
 	}
 	r := &Runtime{opts: opts, cat: opts.Catalog, sb: opts.Sandbox, log: opts.Logger, runs: newRunStore(opts.RunRetention, opts.MaxRuns),
-		slots: make(chan struct{}, opts.ConcurrentRuns)}
+		slots: make(chan struct{}, opts.ConcurrentRuns), blobLoads: semaphore.NewWeighted(opts.MaxBlobLoadBytes)}
 	if err := r.prepareWorkDir(); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package skillsprotocol_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -287,4 +288,57 @@ func copyFixtures(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// Many concurrent full reads of a big blob all succeed: the runtime reads
+// at most MaxBlobLoadBytes of blobs from the store at once, so neither its
+// memory nor its engine connection (which the engine drops past 32 MiB of
+// unread answers) takes them all at the same time.
+func TestConcurrentBlobReads(t *testing.T) {
+	e := newEnv(t, sp.Options{})
+	var c struct {
+		BlobID string `json:"blob_id"`
+	}
+	e.ok("create_blob", map[string]any{"content": strings.Repeat("z", 6<<20), "kind": "text/plain"}, &c)
+	const readers = 24
+	errs := make(chan string, readers)
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "read_blob", "params": map[string]any{"blob_id": c.BlobID, "mode": "full"}})
+	for range readers {
+		go func() {
+			resp, err := http.Post(e.url, "application/json", bytes.NewReader(body))
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			var r struct {
+				Result struct {
+					Content string `json:"content"`
+				} `json:"result"`
+				Error *rpcErr `json:"error"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+				errs <- err.Error()
+				return
+			}
+			if r.Error != nil || len(r.Result.Content) != 6<<20 {
+				errs <- fmt.Sprintf("%+v, %d bytes", r.Error, len(r.Result.Content))
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range readers {
+		if msg := <-errs; msg != "" {
+			t.Error(msg)
+		}
+	}
+	// The runtime still reaches its store.
+	var r struct {
+		Size int `json:"size"`
+	}
+	e.ok("read_blob", map[string]any{"blob_id": c.BlobID}, &r)
+	if r.Size != 6<<20 {
+		t.Fatalf("size %d", r.Size)
+	}
 }

@@ -9,6 +9,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -25,13 +27,15 @@ func rpcmem(args []string) error {
 	blobMiB := fs.Int("blob-mib", 8, "size of the blob the attacks name (MiB; the server's blob cap is 8)")
 	copies := fs.Int("copies", 200, "how many times run_code names the blob in input_blobs")
 	batch := fs.Int("batch", 60, "read_blob calls (mode full) in the batch")
+	parallel := fs.Int("parallel", 60, "concurrent single read_blob full requests (the third attack)")
 	maxPeak := fs.Int("max-peak-mib", 0, "fail when an attack's peak RSS passes this many MiB (0: report only)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	attacks := []struct {
-		name string
-		body func(blobID string) any
+		name     string
+		body     func(blobID string) any
+		parallel int // the request is sent this many times at once
 	}{
 		{fmt.Sprintf("run_code, input_blobs = %d x one blob", *copies), func(id string) any {
 			ids := make([]string, *copies)
@@ -39,19 +43,22 @@ func rpcmem(args []string) error {
 				ids[i] = id
 			}
 			return rpcReq(2, "run_code", map[string]any{"language": "python", "code": "def main(args):\n    return 1\n", "input_blobs": ids})
-		}},
+		}, 1},
 		{fmt.Sprintf("batch of %d read_blob full", *batch), func(id string) any {
 			calls := make([]any, *batch)
 			for i := range calls {
 				calls[i] = rpcReq(10+i, "read_blob", map[string]any{"blob_id": id, "mode": "full"})
 			}
 			return calls
-		}},
+		}, 1},
+		{fmt.Sprintf("%d concurrent read_blob full", *parallel), func(id string) any {
+			return rpcReq(3, "read_blob", map[string]any{"blob_id": id, "mode": "full"})
+		}, *parallel},
 	}
 	fmt.Printf("rpcmem: %s; a fresh server for each attack\n", *bin)
 	failed := false
 	for _, a := range attacks {
-		peak, err := rpcmemAttack(*bin, *blobMiB, a.name, a.body)
+		peak, err := rpcmemAttack(*bin, *blobMiB, a.name, a.body, max(a.parallel, 1))
 		if err != nil {
 			return err
 		}
@@ -71,7 +78,7 @@ func rpcReq(id int, method string, params any) map[string]any {
 
 // rpcmemAttack starts a server, stores one blobMiB blob, resets the peak
 // RSS and sends body; it prints the figures and returns the peak (KiB).
-func rpcmemAttack(bin string, blobMiB int, name string, body func(blobID string) any) (int64, error) {
+func rpcmemAttack(bin string, blobMiB int, name string, body func(blobID string) any, parallel int) (int64, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return 0, err
@@ -117,11 +124,26 @@ func rpcmemAttack(bin string, blobMiB int, name string, body func(blobID string)
 	reqBytes, _ := json.Marshal(req)
 	base := s.resetPeak()
 	t0 := time.Now()
-	out, err = post(req)
-	if err != nil {
+	outs := make([][]byte, parallel)
+	errs := make([]error, parallel)
+	var wg sync.WaitGroup
+	for i := range parallel {
+		wg.Add(1)
+		go func() { defer wg.Done(); outs[i], errs[i] = post(req) }()
+	}
+	wg.Wait()
+	peak := s.statusKB("VmHWM")
+	if err := errors.Join(errs...); err != nil {
 		return 0, fmt.Errorf("%s: %w", name, err)
 	}
-	peak := s.statusKB("VmHWM")
+	out = outs[0]
+	if parallel > 1 {
+		total := 0
+		for _, o := range outs {
+			total += len(o)
+		}
+		out = append([]byte(fmt.Sprintf("(%d answers, %d B together) ", parallel, total)), out...)
+	}
 	fmt.Printf("  %s: request %d B -> response %d B in %d ms; RSS idle %d MiB, before %d MiB, peak %d MiB\n    answer: %s\n",
 		name, len(reqBytes), len(out), time.Since(t0).Milliseconds(), idle>>10, base>>10, peak>>10, truncate(string(out), 200))
 	return peak, nil
