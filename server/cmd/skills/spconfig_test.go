@@ -36,7 +36,8 @@ func TestSkillsProtocolConfig(t *testing.T) {
 		}
 		return nil
 	}
-	if err := build("skills_protocol:\n  cgroups: off\n  run_memory_bytes: 268435456\n  blob_ttl: 2h\n"); err != nil {
+	if err := build("skills_protocol:\n  cgroups: off\n  run_memory_bytes: 268435456\n  blob_ttl: 2h\n  tmpfs_bytes: 8388608\n" +
+		"  max_input_blobs: 4\n  max_input_blob_bytes: 1048576\n  max_blob_load_bytes: 16777216\n  max_batch_requests: 10\n  max_batch_response_bytes: 1048576\n"); err != nil {
 		t.Fatalf("good config refused: %v", err)
 	}
 	for yaml, want := range map[string]string{
@@ -44,6 +45,8 @@ func TestSkillsProtocolConfig(t *testing.T) {
 		"skills_protocol:\n  run_memory_bytes: -1\n":     "skills_protocol.run_memory_bytes -1",
 		"skills_protocol:\n  blob_ttl: soon\n":           `skills_protocol.blob_ttl "soon"`,
 		"skills_protocol:\n  blob_store_max_bytes: -5\n": "skills_protocol.blob_store_max_bytes -5",
+		"skills_protocol:\n  tmpfs_bytes: -1\n":          "skills_protocol.tmpfs_bytes -1",
+		"skills_protocol:\n  max_batch_requests: -2\n":   "skills_protocol.max_batch_requests -2",
 	} {
 		if err := build(yaml); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want an error naming %s", yaml, err, want)
