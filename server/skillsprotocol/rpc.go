@@ -100,16 +100,9 @@ func writeJSON(w http.ResponseWriter, v any) {
 func (r *Runtime) HandleMessage(ctx context.Context, body []byte) (out []byte, ok bool) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		var items []json.RawMessage
-		if err := json.Unmarshal(trimmed, &items); err != nil {
-			return mustJSON(parseError(err)), true
-		}
-		if len(items) == 0 {
-			return mustJSON(rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeInvalidRequest, Message: "empty batch: send at least one request"}}), true
-		}
-		if len(items) > r.opts.MaxBatchRequests {
-			return mustJSON(rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeInvalidRequest,
-				Message: fmt.Sprintf("batch of %d requests; a batch holds at most %d (send the rest in another batch)", len(items), r.opts.MaxBatchRequests)}}), true
+		items, refusal := r.splitBatch(trimmed)
+		if refusal != nil {
+			return mustJSON(*refusal), true
 		}
 		return r.handleBatch(ctx, items)
 	}
@@ -122,6 +115,42 @@ func (r *Runtime) HandleMessage(ctx context.Context, body []byte) (out []byte, o
 		return nil, false
 	}
 	return mustJSON(resp), true
+}
+
+// splitBatch returns the requests of a batch, reading at most
+// MaxBatchRequests of them: a 32 MiB body of ten million "{}" must not
+// become ten million slices before it is refused.
+func (r *Runtime) splitBatch(body []byte) ([]json.RawMessage, *rpcResponse) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil { // '['
+		resp := parseError(err)
+		return nil, &resp
+	}
+	var items []json.RawMessage
+	for dec.More() {
+		if len(items) == r.opts.MaxBatchRequests {
+			return nil, &rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeInvalidRequest,
+				Message: fmt.Sprintf("batch of more than %d requests; a batch holds at most %d (send the rest in another batch)", r.opts.MaxBatchRequests, r.opts.MaxBatchRequests)}}
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			resp := parseError(err)
+			return nil, &resp
+		}
+		items = append(items, raw)
+	}
+	if _, err := dec.Token(); err != nil { // ']'
+		resp := parseError(err)
+		return nil, &resp
+	}
+	if dec.InputOffset() != int64(len(body)) {
+		resp := parseError(fmt.Errorf("invalid character after the batch's closing ] at offset %d", dec.InputOffset()))
+		return nil, &resp
+	}
+	if len(items) == 0 {
+		return nil, &rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeInvalidRequest, Message: "empty batch: send at least one request"}}
+	}
+	return items, nil
 }
 
 // handleBatch answers a batch's requests in order. Their answers together

@@ -149,7 +149,7 @@ func TestBatchCaps(t *testing.T) {
 		t.Fatalf("blobs stored: %d (%v), want only the first", len(stored), err)
 	}
 	raw = e.post([]byte("[" + strings.Repeat(read(9)+",", 5) + read(10) + "]"))
-	if !strings.Contains(string(raw), "batch of 6 requests; a batch holds at most 5") {
+	if !strings.Contains(string(raw), "batch of more than 5 requests; a batch holds at most 5") {
 		t.Fatalf("6 requests: %.300s", raw)
 	}
 }

@@ -51,6 +51,9 @@ func rpcmem(args []string) error {
 			}
 			return calls
 		}, 1},
+		{"a 31 MiB batch of 10 million empty requests", func(string) any {
+			return json.RawMessage("[" + strings.Repeat("{},", 31<<20/3) + "{}]")
+		}, 1},
 		{fmt.Sprintf("%d concurrent read_blob full", *parallel), func(id string) any {
 			return rpcReq(3, "read_blob", map[string]any{"blob_id": id, "mode": "full"})
 		}, *parallel},
