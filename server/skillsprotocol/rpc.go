@@ -207,16 +207,14 @@ func batchFull(raw json.RawMessage, limit int) (rpcResponse, bool) {
 	var req struct {
 		ID json.RawMessage `json:"id"`
 	}
-	var members map[string]json.RawMessage
-	if json.Unmarshal(raw, &members) != nil {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &req) != nil {
 		return rpcResponse{JSONRPC: "2.0", ID: nullID, Error: batchFullError(limit)}, true
 	}
-	if _, hasID := members["id"]; !hasID {
-		return rpcResponse{}, false
+	if len(req.ID) == 0 {
+		return rpcResponse{}, false // a notification
 	}
-	_ = json.Unmarshal(raw, &req)
 	id := req.ID
-	if len(id) == 0 || !validID(id) {
+	if !validID(id) {
 		id = nullID
 	}
 	return rpcResponse{JSONRPC: "2.0", ID: id, Error: batchFullError(limit)}, true
@@ -264,9 +262,9 @@ func (r *Runtime) handleOne(ctx context.Context, raw json.RawMessage) (rpcRespon
 	if err := json.Unmarshal(t, &req); err != nil {
 		return invalid(err.Error())
 	}
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(t, &members)
-	_, hasID := members["id"]
+	// RawMessage receives "null" for "id": null, nothing when there is no
+	// "id": no second decoding of the whole request to tell them apart.
+	hasID := len(req.ID) > 0
 	if !validID(req.ID) {
 		return invalid("id must be a string, a number or null")
 	}

@@ -1,6 +1,7 @@
 package skillsprotocol
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -99,7 +101,7 @@ func newRunID() string {
 type runRequest struct {
 	File       string            `json:"file"`
 	Entrypoint string            `json:"entrypoint"`
-	Args       map[string]any    `json:"args"`
+	Args       json.RawMessage   `json:"args"` // an object, passed through undecoded
 	Skills     map[string]string `json:"skills"`
 	Path       []string          `json:"path"`
 	Display    string            `json:"display"`
@@ -415,11 +417,11 @@ func digestList(files []catalog.File) string {
 }
 
 type executeParams struct {
-	Name       string         `json:"name"`
-	Version    string         `json:"version"`
-	Args       map[string]any `json:"args"`
-	InputBlobs []string       `json:"input_blobs"`
-	TimeoutMS  *int64         `json:"timeout_ms"`
+	Name       string          `json:"name"`
+	Version    string          `json:"version"`
+	Args       json.RawMessage `json:"args"`
+	InputBlobs boundedList     `json:"input_blobs"`
+	TimeoutMS  *int64          `json:"timeout_ms"`
 }
 
 func (r *Runtime) executeSkill(ctx context.Context, p executeParams) (any, *Error) {
@@ -431,6 +433,10 @@ func (r *Runtime) executeSkill(ctx context.Context, p executeParams) (any, *Erro
 		return nil, invalidParams("skill %s %s is an instruction skill: it has no code to execute (read it with read_skill_file, or use run_code)", v.name, v.version)
 	}
 	timeout, perr := r.timeoutOf(p.TimeoutMS)
+	if perr != nil {
+		return nil, perr
+	}
+	args, perr := argsObject("execute_skill", p.Args)
 	if perr != nil {
 		return nil, perr
 	}
@@ -446,7 +452,7 @@ func (r *Runtime) executeSkill(ctx context.Context, p executeParams) (any, *Erro
 	dir := "/skills/" + v.name
 	j := job{
 		display: v.name + " " + v.version,
-		req: runRequest{File: dir + "/" + rt.Entrypoint, Entrypoint: export, Args: nonNilArgs(p.Args),
+		req: runRequest{File: dir + "/" + rt.Entrypoint, Entrypoint: export, Args: args,
 			Display: rt.Entrypoint},
 		mounts:  []skillView{v},
 		env:     r.secretEnv(v.manifest.Permissions.Secrets),
@@ -456,12 +462,12 @@ func (r *Runtime) executeSkill(ctx context.Context, p executeParams) (any, *Erro
 }
 
 type runCodeParams struct {
-	Language    string         `json:"language"`
-	Code        *string        `json:"code"`
-	Entrypoint  string         `json:"entrypoint"`
-	Args        map[string]any `json:"args"`
-	MountSkills []string       `json:"mount_skills"`
-	InputBlobs  []string       `json:"input_blobs"`
+	Language    string          `json:"language"`
+	Code        *string         `json:"code"`
+	Entrypoint  string          `json:"entrypoint"`
+	Args        json.RawMessage `json:"args"`
+	MountSkills boundedList     `json:"mount_skills"`
+	InputBlobs  boundedList     `json:"input_blobs"`
 	Limits      *struct {
 		TimeoutMS *int64 `json:"timeout_ms"`
 	} `json:"limits"`
@@ -489,6 +495,10 @@ func (r *Runtime) runCode(ctx context.Context, p runCodeParams) (any, *Error) {
 	if perr != nil {
 		return nil, perr
 	}
+	args, perr := argsObject("run_code", p.Args)
+	if perr != nil {
+		return nil, perr
+	}
 	var mounts []skillView
 	seen := map[string]bool{}
 	for _, spec := range p.MountSkills {
@@ -509,7 +519,7 @@ func (r *Runtime) runCode(ctx context.Context, p runCodeParams) (any, *Error) {
 	}
 	j := job{
 		display: "run_code " + entry + "()",
-		req:     runRequest{File: "/runtime/run/main.py", Entrypoint: entry, Args: nonNilArgs(p.Args), Display: "the code"},
+		req:     runRequest{File: "/runtime/run/main.py", Entrypoint: entry, Args: args, Display: "the code"},
 		code:    *p.Code,
 		mounts:  mounts,
 		timeout: timeout,
@@ -517,9 +527,62 @@ func (r *Runtime) runCode(ctx context.Context, p runCodeParams) (any, *Error) {
 	return r.execute(ctx, j, blobs), nil
 }
 
-func nonNilArgs(a map[string]any) map[string]any {
-	if a == nil {
-		return map[string]any{}
+// argsObject checks that args is a JSON object (absent or null: {}). It
+// is passed to the runner as it came, never decoded into Go values: 31 MiB
+// of [0,0,…] would otherwise become hundreds of megabytes of them.
+func argsObject(method string, raw json.RawMessage) (json.RawMessage, *Error) {
+	t := bytes.TrimSpace(raw)
+	switch {
+	case len(t) == 0 || bytes.Equal(t, []byte("null")):
+		return json.RawMessage("{}"), nil
+	case t[0] != '{':
+		return nil, invalidParams("%s: parameter \"args\" must be an object, got %s", method, jsonKind(t[0]))
 	}
-	return a
+	return t, nil
+}
+
+func jsonKind(first byte) string {
+	switch first {
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "bool"
+	}
+	return "number"
+}
+
+// maxListEntries bounds the entries of input_blobs and mount_skills as
+// sent, repeats included (input_blobs is de-duplicated and capped after).
+const maxListEntries = 1000
+
+// boundedList is a JSON array of strings of at most maxListEntries
+// entries, decoded one entry at a time so that an oversized list is
+// refused before it is built.
+type boundedList []string
+
+func (l *boundedList) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		*l = nil
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return &json.UnmarshalTypeError{Value: "another JSON value", Type: reflect.TypeOf([]string(nil))}
+	}
+	var out []string
+	for dec.More() {
+		if len(out) == maxListEntries {
+			return &json.UnmarshalTypeError{Value: fmt.Sprintf("an array of more than %d entries (at most %d, repeats included)", maxListEntries, maxListEntries),
+				Type: reflect.TypeOf([]string(nil))}
+		}
+		var s string
+		if err := dec.Decode(&s); err != nil {
+			return &json.UnmarshalTypeError{Value: "an array with an entry that is not a string", Type: reflect.TypeOf([]string(nil))}
+		}
+		out = append(out, s)
+	}
+	*l = out
+	return nil
 }

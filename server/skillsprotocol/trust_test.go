@@ -342,3 +342,36 @@ func TestConcurrentBlobReads(t *testing.T) {
 		t.Fatalf("size %d", r.Size)
 	}
 }
+
+// Params that would decode into huge Go values are refused or passed on
+// undecoded: args must be an object (kept as JSON), and input_blobs or
+// mount_skills longer than 1000 entries are refused while being read.
+func TestOversizedParams(t *testing.T) {
+	e := newEnv(t, sp.Options{})
+	code := "def main(args):\n    return args\n"
+	for _, c := range []struct {
+		params map[string]any
+		want   string
+	}{
+		{map[string]any{"language": "python", "code": code, "args": []int{1}}, `parameter "args" must be an object, got array`},
+		{map[string]any{"language": "python", "code": code, "args": "x"}, `parameter "args" must be an object, got string`},
+		{map[string]any{"language": "python", "code": code, "input_blobs": make([]string, 1001)}, `parameter "input_blobs" must be an array of strings, got an array of more than 1000 entries`},
+		{map[string]any{"language": "python", "code": code, "mount_skills": make([]string, 1001)}, `parameter "mount_skills" must be an array of strings, got an array of more than 1000 entries`},
+		{map[string]any{"language": "python", "code": code, "input_blobs": []any{1}}, `parameter "input_blobs" must be an array of strings`},
+		{map[string]any{"language": "python", "code": code, "input_blobs": "blob:0123456789abcdef"}, `parameter "input_blobs" must be an array of strings`},
+		{map[string]any{"name": "x", "input_blobs": make([]string, 1001)}, `parameter "input_blobs" must be an array of strings, got an array of more than 1000 entries`},
+	} {
+		method := "run_code"
+		if _, ok := c.params["name"]; ok {
+			method = "execute_skill"
+		}
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": c.params})
+		raw := e.post(body)
+		var resp struct {
+			Error *rpcErr `json:"error"`
+		}
+		if err := json.Unmarshal(raw, &resp); err != nil || resp.Error == nil || resp.Error.Code != sp.CodeInvalidParams || !strings.Contains(resp.Error.Message, c.want) {
+			t.Errorf("got %s\nwant -32602 %s", raw, c.want)
+		}
+	}
+}

@@ -54,6 +54,14 @@ func rpcmem(args []string) error {
 		{"a 31 MiB batch of 10 million empty requests", func(string) any {
 			return json.RawMessage("[" + strings.Repeat("{},", 31<<20/3) + "{}]")
 		}, 1},
+		{"a 31 MiB run_code whose args hold 16 million zeros", func(string) any {
+			return json.RawMessage(`{"jsonrpc":"2.0","id":4,"method":"run_code","params":{"language":"python","code":"def main(a):\n    return 1\n","args":{"x":[` +
+				strings.Repeat("0,", 31<<20/2) + `0]}}}`)
+		}, 1},
+		{"a 31 MiB run_code whose input_blobs hold 10 million empty strings", func(string) any {
+			return json.RawMessage(`{"jsonrpc":"2.0","id":5,"method":"run_code","params":{"language":"python","code":"def main(a):\n    return 1\n","input_blobs":[` +
+				strings.Repeat(`"",`, 31<<20/3) + `""]}}`)
+		}, 1},
 		{fmt.Sprintf("%d concurrent read_blob full", *parallel), func(id string) any {
 			return rpcReq(3, "read_blob", map[string]any{"blob_id": id, "mode": "full"})
 		}, *parallel},
