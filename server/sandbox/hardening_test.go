@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -158,5 +159,21 @@ print("\n".join(out))
 				}
 			}
 		})
+	}
+}
+
+// Environment values reach the command intact, "--" included (bwrap's
+// options go through a pipe, the command stays on its command line).
+func TestEnvironmentValuesLikeOptions(t *testing.T) {
+	s := newSandbox(t)
+	res, err := s.Run(context.Background(), sandbox.Spec{
+		Command: []string{python, "-I", "-S", "-c", `import os; print(os.environ["A"], os.environ["B"])`},
+		Env:     map[string]string{"A": "--", "B": "--ro-bind / /host"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(res.Stdout)); got != "-- --ro-bind / /host" {
+		t.Fatalf("got %q (%s)", got, res.Stderr)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -277,6 +276,7 @@ const (
 // runPlan is the bwrap command line of one run and the files it copies in.
 type runPlan struct {
 	args  []string
+	split int        // args[:split] are bwrap's options, args[split:] "--" and the command
 	files []*os.File // descriptor firstFile+i
 }
 
@@ -350,6 +350,7 @@ func (s *Sandbox) plan(spec Spec) (runPlan, error) {
 	if cpu < 1 {
 		cpu = 1
 	}
+	p.split = len(a)
 	a = append(a, "--", s.cfg.Prlimit,
 		// soft:hard, so the kernel sends SIGXCPU (reported as such) a
 		// second before the SIGKILL of the hard limit.
@@ -463,10 +464,7 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 	defer filterR.Close()
 	// bwrap takes only options through --args: the command after "--"
 	// stays on its command line (it names no host path).
-	opts, command := p.args, []string(nil)
-	if i := slices.Index(p.args, "--"); i >= 0 {
-		opts, command = p.args[:i], p.args[i:]
-	}
+	opts, command := p.args[:p.split], p.args[p.split:]
 	go writeAndClose(argsW, []byte(strings.Join(opts, "\x00")+"\x00"))
 	go writeAndClose(filterW, filter)
 	args := append([]string{"--args", strconv.Itoa(argsFD)}, command...)
