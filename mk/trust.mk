@@ -11,9 +11,11 @@
 #                    dropped; SOAK_PPROF=DIR saves the server's heap, goroutine
 #                    and CPU profiles there.
 #   make rpcmem      issue 20 attack 3 from outside the process: peak RSS of
-#                    bin/skills under a run_code naming one 8 MiB blob 200
-#                    times and a batch of 60 full read_blob (fails above
-#                    RPCMEM_MAX_MIB, default 400). Not in make test.
+#                    bin/skills under small /rpc requests that took gigabytes
+#                    (one 8 MiB blob 200 times in input_blobs, a batch of 60
+#                    full read_blob, 31 MiB batches and params, 60 concurrent
+#                    reads; docs/benchmarks.md). Fails above RPCMEM_MAX_MIB
+#                    (default 400). Not in make test.
 #   make test-kill9  64 concurrent writers (skills::register + state::set), SIGKILL,
 #                    restart, read back: 0 acknowledged writes may be missing, 3 runs
 #                    (~30 s; part of make test)
