@@ -16,6 +16,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/sandbox"
+	"golang.org/x/sync/semaphore"
 )
 
 //go:embed all:pylib
@@ -42,7 +43,16 @@ const (
 	// Caps of bundles published over iii.
 	DefaultMaxPublishedBundles = 1000
 	DefaultMaxPublishedBytes   = 1 << 30
-	LogsPreviewBytes           = 2000
+	// DefaultMaxInputBlobs and DefaultMaxInputBlobBytes bound the distinct
+	// blobs one run may name in input_blobs and their total size.
+	DefaultMaxInputBlobs     = 16
+	DefaultMaxInputBlobBytes = 32 << 20
+	// DefaultMaxBatchRequests and DefaultMaxBatchResponseBytes bound a
+	// JSON-RPC batch: how many requests it may hold and how many bytes its
+	// answers may take together.
+	DefaultMaxBatchRequests      = 100
+	DefaultMaxBatchResponseBytes = 32 << 20
+	LogsPreviewBytes             = 2000
 )
 
 // Catalog source names and ranks of the bundles this package feeds.
@@ -117,6 +127,20 @@ type Options struct {
 	// ConcurrentRuns bounds the sandboxes alive at once (more runs wait
 	// for a slot, or until their request is canceled).
 	ConcurrentRuns int
+	// MaxInputBlobs and MaxInputBlobBytes cap input_blobs of one run
+	// (distinct blobs, and their sizes together): a small request must not
+	// make the server load gigabytes.
+	MaxInputBlobs     int
+	MaxInputBlobBytes int64
+	// MaxBlobLoadBytes bounds the blob contents being read from the store
+	// at once, over all requests and runs (default twice MaxBlobBytes);
+	// more reads wait.
+	MaxBlobLoadBytes int64
+	// MaxBatchRequests caps the requests of a JSON-RPC batch and
+	// MaxBatchResponseBytes the size of its answers together; requests past
+	// the size cap are answered with an error, not run.
+	MaxBatchRequests      int
+	MaxBatchResponseBytes int
 	// WorkDir holds run folders and the materialized bundles (default a
 	// fresh folder under the system temp dir).
 	WorkDir string
@@ -135,8 +159,10 @@ type Runtime struct {
 	runs    *runStore
 	blobs   blobIndex
 	pubs    published
-	guide   *catalog.Entry
-	slots   chan struct{}
+	// blobLoads weighs blob contents being read (Options.MaxBlobLoadBytes).
+	blobLoads *semaphore.Weighted
+	guide     *catalog.Entry
+	slots     chan struct{}
 	// listCache is the catalog's list with the guide merged in.
 	listCache atomic.Pointer[listCache]
 	matMu     sync.Mutex
@@ -213,6 +239,21 @@ func New(opts Options) (*Runtime, error) {
 	if opts.ConcurrentRuns <= 0 {
 		opts.ConcurrentRuns = DefaultConcurrentRuns
 	}
+	if opts.MaxInputBlobs <= 0 {
+		opts.MaxInputBlobs = DefaultMaxInputBlobs
+	}
+	if opts.MaxInputBlobBytes <= 0 {
+		opts.MaxInputBlobBytes = DefaultMaxInputBlobBytes
+	}
+	if opts.MaxBlobLoadBytes <= 0 {
+		opts.MaxBlobLoadBytes = 2 * opts.MaxBlobBytes
+	}
+	if opts.MaxBatchRequests <= 0 {
+		opts.MaxBatchRequests = DefaultMaxBatchRequests
+	}
+	if opts.MaxBatchResponseBytes <= 0 {
+		opts.MaxBatchResponseBytes = DefaultMaxBatchResponseBytes
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -223,7 +264,7 @@ func New(opts Options) (*Runtime, error) {
 		opts.Logger.Info("skills protocol sandbox: one cgroup per run bounds its memory and processes", "mode", mode)
 	}
 	r := &Runtime{opts: opts, cat: opts.Catalog, sb: opts.Sandbox, log: opts.Logger, runs: newRunStore(opts.RunRetention, opts.MaxRuns),
-		slots: make(chan struct{}, opts.ConcurrentRuns)}
+		slots: make(chan struct{}, opts.ConcurrentRuns), blobLoads: semaphore.NewWeighted(opts.MaxBlobLoadBytes)}
 	if err := r.prepareWorkDir(); err != nil {
 		return nil, err
 	}

@@ -46,6 +46,12 @@ import (
 //	  published_max_bundles: 1000           # bundle versions published over iii
 //	  published_bundle_max_bytes: 16777216  # one published bundle
 //	  published_max_bytes: 1073741824       # all published bundles together
+//	  tmpfs_bytes: 67108864                 # size of each tmpfs a run writes: /workspace, /tmp, /dev/shm
+//	  max_input_blobs: 16                   # distinct blobs one run may name in input_blobs
+//	  max_input_blob_bytes: 33554432        # their sizes together
+//	  max_blob_load_bytes: 16777216         # blob contents read from the store at once
+//	  max_batch_requests: 100               # requests in one JSON-RPC batch
+//	  max_batch_response_bytes: 33554432    # a batch's answers together
 type spConfig struct {
 	SkillsProtocol struct {
 		Secrets                   map[string]string            `yaml:"secrets"`
@@ -60,6 +66,12 @@ type spConfig struct {
 		RunMemoryBytes            int64                        `yaml:"run_memory_bytes"`
 		Cgroups                   string                       `yaml:"cgroups"`
 		CgroupParent              string                       `yaml:"cgroup_parent"`
+		TmpfsBytes                int64                        `yaml:"tmpfs_bytes"`
+		MaxInputBlobs             int                          `yaml:"max_input_blobs"`
+		MaxInputBlobBytes         int64                        `yaml:"max_input_blob_bytes"`
+		MaxBlobLoadBytes          int64                        `yaml:"max_blob_load_bytes"`
+		MaxBatchRequests          int                          `yaml:"max_batch_requests"`
+		MaxBatchResponseBytes     int                          `yaml:"max_batch_response_bytes"`
 	} `yaml:"skills_protocol"`
 }
 
@@ -115,6 +127,13 @@ func openSkillsProtocol(client *iii.Client, cat *catalog.Catalog, configPath, da
 	if cfg.RunMemoryBytes < 0 {
 		return nil, nil, fmt.Errorf("skills_protocol.run_memory_bytes %d in %s: expected a positive number of bytes", cfg.RunMemoryBytes, configPath)
 	}
+	for key, v := range map[string]int64{"tmpfs_bytes": cfg.TmpfsBytes, "max_input_blobs": int64(cfg.MaxInputBlobs),
+		"max_input_blob_bytes": cfg.MaxInputBlobBytes, "max_blob_load_bytes": cfg.MaxBlobLoadBytes, "max_batch_requests": int64(cfg.MaxBatchRequests),
+		"max_batch_response_bytes": int64(cfg.MaxBatchResponseBytes)} {
+		if v < 0 {
+			return nil, nil, fmt.Errorf("skills_protocol.%s %d in %s: expected a positive number", key, v, configPath)
+		}
+	}
 	if cfg.Cgroups != "" && cfg.Cgroups != "auto" && cfg.Cgroups != "off" {
 		return nil, nil, fmt.Errorf("skills_protocol.cgroups %q in %s: expected auto or off", cfg.Cgroups, configPath)
 	}
@@ -143,8 +162,10 @@ func openSkillsProtocol(client *iii.Client, cat *catalog.Catalog, configPath, da
 		Secrets: cfg.Secrets, SecretGrants: cfg.SecretGrants, PublishedMayShadowFolders: cfg.PublishedMayShadowFolders,
 		MaxPublishedBundles: cfg.PublishedMaxBundles, MaxPublishedBundleBytes: cfg.PublishedBundleMaxBytes, MaxPublishedBytes: cfg.PublishedMaxBytes,
 		WorkDir: cfg.WorkDir, BlobTTL: blobTTL, MaxBlobStoreBytes: cfg.BlobStoreMaxBytes,
-		Sandbox: sandbox.New(sandbox.Config{Cgroups: cfg.Cgroups, CgroupParent: cfg.CgroupParent}),
-		Limits:  sandbox.Limits{RunMemoryBytes: cfg.RunMemoryBytes}, Logger: log})
+		Sandbox:       sandbox.New(sandbox.Config{Cgroups: cfg.Cgroups, CgroupParent: cfg.CgroupParent}),
+		Limits:        sandbox.Limits{RunMemoryBytes: cfg.RunMemoryBytes, WorkspaceBytes: cfg.TmpfsBytes},
+		MaxInputBlobs: cfg.MaxInputBlobs, MaxInputBlobBytes: cfg.MaxInputBlobBytes, MaxBlobLoadBytes: cfg.MaxBlobLoadBytes,
+		MaxBatchRequests: cfg.MaxBatchRequests, MaxBatchResponseBytes: cfg.MaxBatchResponseBytes, Logger: log})
 	if err != nil {
 		_ = st.Close()
 		return nil, nil, err

@@ -38,7 +38,8 @@ func TestSkillsProtocolConfig(t *testing.T) {
 	}
 	if err := build("skills_protocol:\n  cgroups: off\n  run_memory_bytes: 268435456\n  blob_ttl: 2h\n" +
 		"  secret_grants:\n    - {bundle: acme.crm.*, origin: folder, names: [CRM_TOKEN]}\n    - {bundle: \"*\", origin: any, names: [A]}\n" +
-		"  published_max_bundles: 10\n  published_bundle_max_bytes: 1048576\n  published_max_bytes: 10485760\n"); err != nil {
+		"  published_max_bundles: 10\n  published_bundle_max_bytes: 1048576\n  published_max_bytes: 10485760\n" +
+		"  tmpfs_bytes: 8388608\n  max_input_blobs: 4\n  max_input_blob_bytes: 1048576\n  max_blob_load_bytes: 16777216\n  max_batch_requests: 10\n  max_batch_response_bytes: 1048576\n"); err != nil {
 		t.Fatalf("good config refused: %v", err)
 	}
 	for yaml, want := range map[string]string{
@@ -52,6 +53,8 @@ func TestSkillsProtocolConfig(t *testing.T) {
 		"skills_protocol:\n  secret_grants: [{bundle: acme.crm, origin: published, names: [\"A-B\"]}]\n": `names entry "A-B"`,
 		"skills_protocol:\n  published_bundle_max_bytes: 99999999\n":                                     "skills_protocol.published_bundle_max_bytes 99999999",
 		"skills_protocol:\n  published_max_bundles: -1\n":                                                "skills_protocol.published_max_bundles -1",
+		"skills_protocol:\n  tmpfs_bytes: -1\n":                                                          "skills_protocol.tmpfs_bytes -1",
+		"skills_protocol:\n  max_batch_requests: -2\n":                                                   "skills_protocol.max_batch_requests -2",
 	} {
 		if err := build(yaml); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want an error naming %s", yaml, err, want)
