@@ -62,6 +62,8 @@ var toolClasses = map[string]ToolClass{
 	// Section reads run publishers' renderers, which the registry calls
 	// with {} as any skill read does.
 	"skill__fetch": ReadOnlyTool,
+	// skill::search, the public alias of skills::search.
+	"skill__search": ReadOnlyTool,
 
 	"directory__skills__list":                      ReadOnlyTool,
 	"directory__skills__fetch-skill":               ReadOnlyTool,
