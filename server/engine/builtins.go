@@ -47,6 +47,8 @@ func (e *Engine) newBuiltins() map[string]*builtin {
 			request: schemaWorkersRegister, response: schemaSuccess, call: e.workersRegister},
 		{id: "engine::workers::list", description: "List connected workers that registered a pid",
 			request: schemaWorkersListInput, response: schemaWorkersList, call: e.workersList},
+		{id: "engine::workers::identity", description: "The calling connection's identity (worker_id, scoped token name and namespaces), or with worker_id whether that connection is alive and which token it holds",
+			request: schemaWorkersIdentityInput, response: schemaWorkersIdentity, call: e.workersIdentity},
 		{id: "engine::functions::list", description: "List registered functions with their request and response formats",
 			request: schemaFunctionsListInput, response: schemaFunctionsList, call: e.functionsList},
 		{id: "engine::functions::info", description: "Describe one function (function_id) or up to 32 (function_ids)",

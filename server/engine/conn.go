@@ -23,6 +23,7 @@ type conn struct {
 	bc          *batchConn
 	remoteIP    string
 	connectedAt time.Time
+	scope       *ScopedToken // the scoped token it presented; nil: full access
 
 	// Outbound queue: producers append without blocking (so they may hold
 	// engine locks and frames keep their order); the writer goroutine
@@ -100,6 +101,7 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 		bc:          hc.conn,
 		remoteIP:    ip,
 		connectedAt: time.Now(),
+		scope:       scopeOf(r),
 		wake:        make(chan struct{}, 1),
 		done:        make(chan struct{}),
 	}

@@ -52,7 +52,12 @@ func (e *Engine) registerFunction(c *conn, m *wire.Message) {
 	if reservedFunction(m.ID) || e.builtins[m.ID] != nil {
 		e.log.Warn("registerfunction refused: the id is served by the engine itself",
 			"function_id", m.ID, "worker_id", c.id, "remote", c.remoteIP)
-		c.send(encodeRejected(m.ID, ""))
+		c.send(encodeRejected(m.ID, "", ""))
+		return
+	}
+	if why := c.outOfScope("function", m.ID); why != "" {
+		e.log.Warn("registerfunction refused: "+why, "function_id", m.ID, "worker_id", c.id, "remote", c.remoteIP)
+		c.send(encodeRejected(m.ID, "", "forbidden: "+why))
 		return
 	}
 	f := &function{
@@ -69,7 +74,7 @@ func (e *Engine) registerFunction(c *conn, m *wire.Message) {
 		e.mu.Unlock()
 		e.log.Warn("registerfunction refused: the id belongs to another live worker (first owner wins)",
 			"function_id", m.ID, "worker_id", c.id, "remote", c.remoteIP, "owner_worker_id", owner)
-		c.send(encodeRejected(m.ID, owner))
+		c.send(encodeRejected(m.ID, owner, ""))
 		return
 	}
 	e.functions[m.ID] = f
@@ -85,15 +90,21 @@ func reservedFunction(id string) bool {
 }
 
 // encodeRejected builds the registrationrejected frame for a function id
-// (§2.13); ownerID is "" when the engine itself owns the id.
-func encodeRejected(functionID, ownerID string) []byte {
-	b := make([]byte, 0, 128+len(functionID)+len(ownerID))
+// (§2.13); ownerID is "" when the engine itself owns the id or the
+// connection's scoped token does not cover it. reason, when set, says why
+// in "description" (our addition; other clients ignore it).
+func encodeRejected(functionID, ownerID, reason string) []byte {
+	b := make([]byte, 0, 128+len(functionID)+len(ownerID)+len(reason))
 	b = append(b, `{"type":"registrationrejected","code":`...)
 	b = appendString(b, wire.CodeFunctionNamespaceClash)
 	b = append(b, `,"namespace":"default","function_id":`...)
 	b = appendString(b, functionID)
 	b = append(b, `,"owner_worker_id":`...)
 	b = appendString(b, ownerID)
+	if reason != "" {
+		b = append(b, `,"description":`...)
+		b = appendString(b, reason)
+	}
 	return append(b, '}')
 }
 
@@ -124,6 +135,12 @@ func (e *Engine) handleInvoke(c *conn, m *wire.Message) {
 	data := m.Data
 	if len(data) == 0 {
 		data = jsonNull
+	}
+	if why := c.forbiddenCall(m.FunctionID); why != "" {
+		if replyID != "" {
+			c.send(encodeError(replyID, m.FunctionID, CodeForbidden, why))
+		}
+		return
 	}
 
 	e.mu.RLock()
@@ -162,7 +179,7 @@ func (e *Engine) handleInvoke(c *conn, m *wire.Message) {
 		}
 		return
 	}
-	e.dispatch(c, p, encodeInvoke(id, m.FunctionID, data, c.id, m.Metadata, m.Traceparent, m.Baggage))
+	e.dispatch(c, p, encodeInvoke(id, m.FunctionID, data, c.id, stampCaller(m.Metadata, c), m.Traceparent, m.Baggage))
 }
 
 // addPending records p. It refuses (returning an error code and message)
@@ -191,6 +208,9 @@ func (e *Engine) addPending(p *pending, caller *conn) (code, msg string) {
 	p.owner.active.Add(1)
 	return "", ""
 }
+
+// CodeForbidden answers a call a scoped token may not make (state::*).
+const CodeForbidden = "forbidden"
 
 // CodeTooManyInvocations answers a call from a connection that already has
 // Config.MaxInFlightPerConn worker-routed invocations waiting: one client
@@ -305,7 +325,7 @@ func (e *Engine) invokeInternal(ctx context.Context, functionID string, data, me
 	if code, msg := e.addPending(p, nil); code != "" {
 		return invokeOutcome{err: &wire.ErrorBody{Code: code, Message: msg}}
 	}
-	owner.send(encodeInvoke(p.id, functionID, data, "", metadata, "", ""))
+	owner.send(encodeInvoke(p.id, functionID, data, "", stampCaller(metadata, nil), "", ""))
 	select {
 	case out := <-p.waiter:
 		return out

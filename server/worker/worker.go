@@ -88,6 +88,8 @@ type Worker struct {
 	index  atomic.Pointer[renderedIndex]
 	// sections limits iii://fn/… reads (sections.go).
 	sections *sectionGuard
+	// own is who owns each published skill id and prompt name (ownership.go).
+	own ownership
 
 	skillSubs  *iii.TriggerTypeRef
 	promptSubs *iii.TriggerTypeRef

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+)
+
+// DefaultClaimTimeout bounds how long the worker keeps asking for function
+// ids another worker holds before it exits (--claim-timeout).
+const DefaultClaimTimeout = 30 * time.Second
+
+// fnIdentity is our engine's identity built-in; on an engine that lacks it
+// the call still serves as the round trip claimFunctions needs.
+const fnIdentity = "engine::workers::identity"
+
+// claimResult is what claimFunctions learned about the engine.
+type claimResult struct {
+	// stampsCaller: the engine serves engine::workers::identity, so it
+	// stamps every invocation's metadata with the caller (engine.CallerKey).
+	stampsCaller bool
+}
+
+// claimFunctions makes sure the engine accepted every function the client
+// registered before the worker says it is ready. A round trip orders the
+// check after the replayed registrations; each function another worker
+// holds is logged with its owner and asked for again with capped backoff
+// (the holder may be leaving) until bound, then it fails naming the
+// holders, so a registry that cannot serve its own ids never claims to.
+func claimFunctions(ctx context.Context, client *iii.Client, bound time.Duration, log *slog.Logger) (claimResult, error) {
+	if bound <= 0 {
+		bound = DefaultClaimTimeout
+	}
+	deadline := time.Now().Add(bound)
+	delay := 250 * time.Millisecond
+	var res claimResult
+	for attempt := 1; ; attempt++ {
+		callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: fnIdentity, Data: json.RawMessage(`{}`)})
+		cancel()
+		var ie *iii.InvocationError
+		switch {
+		case err == nil:
+			res.stampsCaller = true
+		case errors.As(err, &ie) && ie.Code == iii.CodeFunctionNotFound:
+			res.stampsCaller = false
+		case ctx.Err() != nil:
+			return res, ctx.Err()
+		default:
+			return res, fmt.Errorf("no answer from the engine after registering: %w", err)
+		}
+		refused := client.RefusedFunctions()
+		if len(refused) == 0 {
+			if attempt > 1 {
+				log.Info("every registry function is registered now", "attempts", attempt)
+			}
+			return res, nil
+		}
+		held := describeHolders(ctx, client, refused)
+		for i, r := range refused {
+			log.Error("another worker holds a function of the registry; not ready", "function_id", r.FunctionID,
+				"owner_worker_id", r.OwnerWorkerID, "owner", held[i], "reason", r.Reason, "attempt", attempt)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return res, fmt.Errorf("the engine refused %d of the registry's functions for %s: %s; stop the worker that holds them or point --url at another engine (--claim-timeout sets how long to wait)",
+				len(refused), bound, strings.Join(held, "; "))
+		}
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-time.After(min(delay, left)):
+		}
+		delay = min(delay*2, 5*time.Second)
+		client.RetryRefusedFunctions()
+	}
+}
+
+// describeHolders says who holds each refused function: "skills::list is
+// held by worker <id> (name <name>)", the engine itself, or the token.
+func describeHolders(ctx context.Context, client *iii.Client, refused []*iii.RegistrationRejectedError) []string {
+	names := workerNames(ctx, client)
+	out := make([]string, len(refused))
+	for i, r := range refused {
+		switch {
+		case r.Reason != "":
+			out[i] = r.FunctionID + " is refused: " + r.Reason
+		case r.OwnerWorkerID == "":
+			out[i] = r.FunctionID + " is reserved by the engine"
+		case names[r.OwnerWorkerID] != "":
+			out[i] = fmt.Sprintf("%s is held by worker %s (name %q)", r.FunctionID, r.OwnerWorkerID, names[r.OwnerWorkerID])
+		default:
+			out[i] = fmt.Sprintf("%s is held by worker %s", r.FunctionID, r.OwnerWorkerID)
+		}
+	}
+	return out
+}
+
+// workerNames maps worker ids to names from engine::workers::list (best
+// effort: nil when the engine does not answer).
+func workerNames(ctx context.Context, client *iii.Client) map[string]string {
+	callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: "engine::workers::list", Data: json.RawMessage(`{}`)})
+	if err != nil {
+		return nil
+	}
+	var list struct {
+		Workers []struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		} `json:"workers"`
+	}
+	if json.Unmarshal(out, &list) != nil {
+		return nil
+	}
+	names := make(map[string]string, len(list.Workers))
+	for _, w := range list.Workers {
+		names[w.ID] = w.Name
+	}
+	return names
+}
+
+// reclaimOnReconnect runs claimFunctions on every later connection (an
+// engine that restarted may have let another worker take the ids first)
+// and reports a failure on the returned channel.
+func reclaimOnReconnect(ctx context.Context, client *iii.Client, bound time.Duration, log *slog.Logger) <-chan error {
+	failed := make(chan error, 1)
+	var seen atomic.Int32
+	client.OnConnect(func(cctx context.Context) {
+		if seen.Add(1) == 1 {
+			return // the connection claimFunctions has just checked
+		}
+		if _, err := claimFunctions(cctx, client, bound, log); err != nil && cctx.Err() == nil && ctx.Err() == nil {
+			select {
+			case failed <- err:
+			default:
+			}
+		}
+	})
+	return failed
+}
