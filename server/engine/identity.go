@@ -264,4 +264,3 @@ func (c *conn) scopeForbidsBinding(triggerType, functionID string) string {
 	}
 	return ""
 }
-
