@@ -26,11 +26,11 @@ type tokensConfig struct {
 	} `yaml:"engine_tokens"`
 }
 
-// loadScopedTokens reads engine_tokens from the config file. A missing file
-// means none; a section that does not parse, or a token that fails
-// engine.ValidateScopedTokens, is an error: starting with fewer tokens than
-// the operator configured would lock teams out, or with a bad one, let the
-// wrong team in.
+// loadScopedTokens reads engine_tokens from the config file. A missing or
+// malformed file means none, as for every other key (a bad config never
+// blocks boot; the worker has logged it); a token that fails
+// engine.ValidateScopedTokens is an error: starting with a bad one could
+// let the wrong team in.
 func loadScopedTokens(path, shared string) ([]engine.ScopedToken, error) {
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -40,8 +40,12 @@ func loadScopedTokens(path, shared string) ([]engine.ScopedToken, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	var c tokensConfig
+	var any map[string]any
+	if yaml.Unmarshal(raw, &any) != nil {
+		return nil, nil // malformed: LoadConfig has logged it
+	}
 	if err := yaml.Unmarshal(raw, &c); err != nil {
-		return nil, fmt.Errorf("engine_tokens in %s: %w", path, err)
+		return nil, fmt.Errorf("engine_tokens in %s: expected a list of {name, token or token_env, namespaces}: %w", path, err)
 	}
 	out := make([]engine.ScopedToken, 0, len(c.EngineTokens))
 	for i, t := range c.EngineTokens {
