@@ -82,6 +82,18 @@
 //     frame; refusals are logged.
 //   - An invocationresult is accepted only from the connection the
 //     invocation was sent to; others are logged and dropped.
+//   - With Config.HoldSockets, Start serves only in-process connections
+//     until AcceptSockets: the standalone registry registers its function
+//     ids before any socket can race it for them.
+//   - Every delivered invocation carries the caller in its metadata
+//     (CallerKey "iii_caller": worker_id, scoped token name), replacing
+//     whatever the client sent under that key; engine::workers::identity
+//     tells a worker it runs on an engine that does this, and whether
+//     another connection is alive. Only a trigger's owner replaces or
+//     removes it while it is connected.
+//   - Config.ScopedTokens (identity.go) are per-publisher tokens: function
+//     and trigger type ids only in their namespaces, triggers only to
+//     their own functions and never of type state, no state::* calls.
 //   - Outbound bytes are counted per connection until written (the batch
 //     being written included) and for the whole engine; a client past
 //     Config.MaxConnOutboundBytes, or the largest backlog once
