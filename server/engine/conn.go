@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"net"
 	"net/http"
 	"sync"
@@ -23,7 +24,8 @@ type conn struct {
 	bc          *batchConn
 	remoteIP    string
 	connectedAt time.Time
-	scope       *ScopedToken // the scoped token it presented; nil: full access
+	scope       *ScopedToken    // the scoped token it presented; nil: full access
+	stamp       json.RawMessage // callerMetadata(c), stamped on the invocations it makes
 
 	// Outbound queue: producers append without blocking (so they may hold
 	// engine locks and frames keep their order); the writer goroutine
@@ -105,6 +107,7 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 		wake:        make(chan struct{}, 1),
 		done:        make(chan struct{}),
 	}
+	c.stamp = callerMetadata(c)
 	// No gorilla read limit: readFrame enforces MaxFrameBytes without
 	// closing the connection.
 

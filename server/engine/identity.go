@@ -196,21 +196,37 @@ func callerOf(c *conn) Caller {
 // duplicated key cannot smuggle a second value past the stamp); metadata
 // that is not an object is replaced, since there is nowhere to put the key.
 func stampCaller(metadata json.RawMessage, c *conn) json.RawMessage {
-	stamp, _ := json.Marshal(callerOf(c))
+	alone := engineStamp
+	if c != nil {
+		if alone = c.stamp; alone == nil { // a conn built outside handleWorker
+			alone = callerMetadata(c)
+		}
+	}
 	d := bytes.TrimSpace(metadata)
 	if len(d) == 0 || d[0] != '{' {
-		return append(append([]byte(`{"`+CallerKey+`":`), stamp...), '}')
+		return alone
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(d, &obj); err != nil {
-		return append(append([]byte(`{"`+CallerKey+`":`), stamp...), '}')
+		return alone
 	}
-	obj[CallerKey] = stamp
+	obj[CallerKey] = alone[len(`{"`+CallerKey+`":`) : len(alone)-1]
 	out, err := json.Marshal(obj)
 	if err != nil {
-		return append(append([]byte(`{"`+CallerKey+`":`), stamp...), '}')
+		return alone
 	}
 	return out
+}
+
+// engineStamp is the metadata of the engine's own calls (no caller).
+var engineStamp = callerMetadata(nil)
+
+// callerMetadata is {"iii_caller": <c's identity>}: computed once per
+// connection (its identity never changes), so an invocation without
+// metadata of its own costs no encoding.
+func callerMetadata(c *conn) json.RawMessage {
+	stamp, _ := json.Marshal(callerOf(c))
+	return append(append([]byte(`{"`+CallerKey+`":`), stamp...), '}')
 }
 
 // workersIdentity serves engine::workers::identity: without arguments the
