@@ -349,6 +349,21 @@ func (c *Client) RefusedFunctions() []*RegistrationRejectedError {
 	return out
 }
 
+// TriggerTypeIDs lists the trigger types this client provides, sorted. The
+// engine does not answer registertriggertype, so a worker that must own
+// its types checks them itself (our engine's engine::triggers::info names
+// the provider_worker_id).
+func (c *Client) TriggerTypeIDs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.triggerTypes))
+	for id := range c.triggerTypes {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // RetryRefusedFunctions sends the registration of every refused function
 // again on the current connection (the id may have been freed since) and
 // forgets the refusals; a new refusal is recorded again. It returns how

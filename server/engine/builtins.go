@@ -491,6 +491,9 @@ type triggerTypeDetail struct {
 	ConfigurationSchema json.RawMessage `json:"configuration_schema,omitempty"`
 	RequestSchema       json.RawMessage `json:"request_schema,omitempty"`
 	InstanceCount       int             `json:"instance_count"`
+	// ProviderWorkerID is ours: the connection providing the type ("" for
+	// the engine's own), so a worker can tell it provides its own types.
+	ProviderWorkerID string `json:"provider_worker_id"`
 }
 
 func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
@@ -510,6 +513,9 @@ func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) 
 	}
 	d := triggerTypeDetail{ID: tt.id, Namespace: defaultNamespace, WorkerName: typeWorkerNameLocked(tt),
 		Description: tt.description, ConfigurationSchema: nullToNil(tt.triggerReq), RequestSchema: nullToNil(tt.callReq)}
+	if tt.provider != nil {
+		d.ProviderWorkerID = tt.provider.id
+	}
 	for _, b := range e.bindings {
 		if b.triggerType == id {
 			d.InstanceCount++

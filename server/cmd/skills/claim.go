@@ -57,9 +57,13 @@ func claimFunctions(ctx context.Context, client *iii.Client, bound time.Duration
 			return res, fmt.Errorf("no answer from the engine after registering: %w", err)
 		}
 		refused := client.RefusedFunctions()
-		if len(refused) == 0 {
+		var types []string
+		if res.stampsCaller {
+			types = heldTriggerTypes(ctx, client)
+		}
+		if len(refused) == 0 && len(types) == 0 {
 			if attempt > 1 {
-				log.Info("every registry function is registered now", "attempts", attempt)
+				log.Info("every registry function and trigger type is registered now", "attempts", attempt)
 			}
 			return res, nil
 		}
@@ -68,10 +72,14 @@ func claimFunctions(ctx context.Context, client *iii.Client, bound time.Duration
 			log.Error("another worker holds a function of the registry; not ready", "function_id", r.FunctionID,
 				"owner_worker_id", r.OwnerWorkerID, "owner", held[i], "reason", r.Reason, "attempt", attempt)
 		}
+		for _, t := range types {
+			log.Error("another worker provides a trigger type of the registry; not ready (ours is on standby)", "trigger_type", t, "attempt", attempt)
+		}
+		held = append(held, types...)
 		left := time.Until(deadline)
 		if left <= 0 {
-			return res, fmt.Errorf("the engine refused %d of the registry's functions for %s: %s; stop the worker that holds them or point --url at another engine (--claim-timeout sets how long to wait)",
-				len(refused), bound, strings.Join(held, "; "))
+			return res, fmt.Errorf("the engine gave %d of the registry's functions and trigger types to other workers for %s: %s; stop the worker that holds them or point --url at another engine (--claim-timeout sets how long to wait)",
+				len(held), bound, strings.Join(held, "; "))
 		}
 		select {
 		case <-ctx.Done():
@@ -146,4 +154,30 @@ func reclaimOnReconnect(ctx context.Context, client *iii.Client, bound time.Dura
 		}
 	})
 	return failed
+}
+
+// heldTriggerTypes names the client's trigger types another worker
+// provides ("skills::on-change is provided by worker <id>"). The engine
+// answers registertriggertype with nothing and keeps a second provider on
+// standby, so only our engine's engine::triggers::info (provider_worker_id)
+// tells; the standby registration takes over when the holder leaves.
+func heldTriggerTypes(ctx context.Context, client *iii.Client) []string {
+	var out []string
+	me := client.WorkerID()
+	for _, id := range client.TriggerTypeIDs() {
+		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		data, _ := json.Marshal(map[string]string{"id": id})
+		raw, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: "engine::triggers::info", Data: data})
+		cancel()
+		var info struct {
+			ProviderWorkerID string `json:"provider_worker_id"`
+		}
+		switch {
+		case err != nil:
+			out = append(out, fmt.Sprintf("trigger type %s is not registered (%v)", id, err))
+		case json.Unmarshal(raw, &info) != nil || info.ProviderWorkerID != me:
+			out = append(out, fmt.Sprintf("trigger type %s is provided by worker %s", id, info.ProviderWorkerID))
+		}
+	}
+	return out
 }

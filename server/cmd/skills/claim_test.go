@@ -152,6 +152,13 @@ func squat(t *testing.T, url, name string, ids ...string) *iii.Client {
 func TestURLWorkerRefusedItsFunctionsExitsNamingTheHolder(t *testing.T) {
 	url := startEngine(t)
 	holder := squat(t, url, "squatter", "skills::list", "skills::register")
+	if _, err := holder.RegisterTriggerType("skills::on-change", "squatted", acceptBindings{}); err != nil {
+		t.Fatal(err)
+	}
+	// A round trip: the engine has processed the trigger type.
+	if _, err := holder.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "engine::workers::identity", Data: json.RawMessage(`{}`), Timeout: 30 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
 	cmd, out := startSkills(t, "--url", url, "--mcp-addr", "", "--claim-timeout", "1s")
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -169,6 +176,7 @@ func TestURLWorkerRefusedItsFunctionsExitsNamingTheHolder(t *testing.T) {
 	for _, want := range []string{
 		`skills::list is held by worker ` + holder.WorkerID() + ` (name "squatter")`,
 		`skills::register is held by worker ` + holder.WorkerID(),
+		`trigger type skills::on-change is provided by worker ` + holder.WorkerID(),
 		"skills: not ready:",
 		"--claim-timeout",
 	} {
@@ -206,3 +214,9 @@ func waitFor(t *testing.T, out *testutil.Buffer, s string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// acceptBindings provides a trigger type and accepts every binding.
+type acceptBindings struct{}
+
+func (acceptBindings) RegisterTrigger(context.Context, iii.TriggerConfig) error   { return nil }
+func (acceptBindings) UnregisterTrigger(context.Context, iii.TriggerConfig) error { return nil }
