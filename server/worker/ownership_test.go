@@ -182,3 +182,42 @@ func TestScopedTokenPublishesOnlyItsOwnSkillsAndPrompts(t *testing.T) {
 	_, err = callAs(s.caller, registry.FnSkillsUnregister, map[string]string{"id": "acme/crm"}, nil)
 	wantForbidden(t, err, "belongs to another worker")
 }
+
+// Connections racing to register the same new id: exactly one gets it, the
+// others are refused, and the stored body is the winner's.
+func TestRacingRegistrationsOfANewIDHaveOneOwner(t *testing.T) {
+	s := startStack(t, "")
+	s.worker.SetCallerStamped(true)
+	const n = 8
+	clients := make([]*iii.Client, n)
+	for i := range clients {
+		clients[i] = connectAs(t, s, "racer")
+	}
+	errs := make(chan error, n)
+	bodies := make(chan string, n)
+	for i, c := range clients {
+		go func() {
+			body := "# racer " + string(rune('a'+i))
+			_, err := callAs(c, registry.FnSkillsRegister, map[string]string{"id": "contested/doc", "skill": body}, nil)
+			if err == nil {
+				bodies <- body
+			}
+			errs <- err
+		}()
+	}
+	won := 0
+	for range clients {
+		err := <-errs
+		if err == nil {
+			won++
+			continue
+		}
+		wantForbidden(t, err, `skill "contested/doc" belongs to another worker`)
+	}
+	if won != 1 {
+		t.Fatalf("%d registrations won; want exactly 1", won)
+	}
+	if got, want := skillBody(t, s, "contested/doc"), <-bodies; !strings.HasSuffix(got, "\n"+want) {
+		t.Fatalf("the skill reads %q; want the winner's %q", got, want)
+	}
+}
