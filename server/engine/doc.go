@@ -33,7 +33,9 @@
 //	    while the type has no provider (or the provider refused them) and
 //	    delivered again when a provider registers the type.
 //	  - Built-in functions are served in-process: engine::workers::register,
-//	    engine::workers::list, engine::functions::list (which, unlike the real
+//	    engine::workers::list, engine::workers::identity (ours: the caller's
+//	    worker_id and scoped token, or whether another connection is alive),
+//	    engine::functions::list (which, unlike the real
 //	    engine, includes request_format/response_format), engine::functions::info,
 //	    engine::triggers::list/info, engine::registered-triggers::list and
 //	    state::set/get/delete/update/list/list_groups. State is durable when
