@@ -11,6 +11,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/engine"
 )
 
 // DefaultClaimTimeout bounds how long the worker keeps asking for function
@@ -23,9 +24,52 @@ const fnIdentity = "engine::workers::identity"
 
 // claimResult is what claimFunctions learned about the engine.
 type claimResult struct {
-	// stampsCaller: the engine serves engine::workers::identity, so it
-	// stamps every invocation's metadata with the caller (engine.CallerKey).
+	// stampsCaller: the engine replaces a client's engine.CallerKey
+	// metadata with the real caller (probeCallerStamp), so the registry
+	// may trust it.
 	stampsCaller bool
+}
+
+// fnCallerProbe is the registry's internal function that answers the
+// engine.CallerKey worker_id of the invocation it receives.
+const fnCallerProbe = "skills::caller-probe"
+
+// registerCallerProbe registers fnCallerProbe (before Connect, like every
+// registry function).
+func registerCallerProbe(client *iii.Client) error {
+	_, err := client.RegisterFunction(fnCallerProbe, func(ctx context.Context, _ json.RawMessage) (any, error) {
+		var m map[string]json.RawMessage
+		var c struct {
+			WorkerID string `json:"worker_id"`
+		}
+		if meta, ok := iii.MetadataFromContext(ctx); ok && json.Unmarshal(meta, &m) == nil {
+			_ = json.Unmarshal(m[engine.CallerKey], &c)
+		}
+		return c.WorkerID, nil
+	}, iii.RegisterFunctionOptions{
+		Description: "Internal: tells the registry whether its engine stamps the caller into invocation metadata.",
+		Metadata:    map[string]any{"internal": true},
+	})
+	return err
+}
+
+// probeCallerStamp calls our own probe with a forged caller: an engine
+// that stamps the caller (ours) replaces it with our worker id; one that
+// passes metadata through leaves the forgery. Asking the engine itself
+// (engine::workers::identity) would not do: on an engine that does not
+// reserve engine::* ids, anyone could answer for it.
+func probeCallerStamp(ctx context.Context, client *iii.Client) (bool, error) {
+	const forged = "forged-by-the-probe"
+	meta, _ := json.Marshal(map[string]any{engine.CallerKey: map[string]string{"worker_id": forged}})
+	callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: fnCallerProbe, Data: json.RawMessage(`{}`), Metadata: meta})
+	if err != nil {
+		return false, fmt.Errorf("the registry's caller probe failed: %w", err)
+	}
+	var got string
+	_ = json.Unmarshal(out, &got)
+	return got != "" && got == client.WorkerID(), nil
 }
 
 // claimFunctions makes sure the engine accepted every function the client
@@ -47,19 +91,20 @@ func claimFunctions(ctx context.Context, client *iii.Client, bound time.Duration
 		cancel()
 		var ie *iii.InvocationError
 		switch {
-		case err == nil:
-			res.stampsCaller = true
-		case errors.As(err, &ie) && ie.Code == iii.CodeFunctionNotFound:
-			res.stampsCaller = false
+		case err == nil, errors.As(err, &ie) && ie.Code == iii.CodeFunctionNotFound:
+			// Any answer will do: it orders the check after the replay.
 		case ctx.Err() != nil:
 			return res, ctx.Err()
 		default:
 			return res, fmt.Errorf("no answer from the engine after registering: %w", err)
 		}
 		refused := client.RefusedFunctions()
-		var types []string
-		if res.stampsCaller {
-			types = heldTriggerTypes(ctx, client)
+		types := heldTriggerTypes(ctx, client)
+		if len(refused) == 0 && len(types) == 0 {
+			// The probe is one of our functions: only now is it ours.
+			if res.stampsCaller, err = probeCallerStamp(ctx, client); err != nil {
+				return res, err
+			}
 		}
 		if len(refused) == 0 && len(types) == 0 {
 			if attempt > 1 {
@@ -160,7 +205,8 @@ func reclaimOnReconnect(ctx context.Context, client *iii.Client, bound time.Dura
 // provides ("skills::on-change is provided by worker <id>"). The engine
 // answers registertriggertype with nothing and keeps a second provider on
 // standby, so only our engine's engine::triggers::info (provider_worker_id)
-// tells; the standby registration takes over when the holder leaves.
+// tells; another engine's answer lacks the key and is not judged. The
+// standby registration takes over when the holder leaves.
 func heldTriggerTypes(ctx context.Context, client *iii.Client) []string {
 	var out []string
 	me := client.WorkerID()
@@ -169,14 +215,14 @@ func heldTriggerTypes(ctx context.Context, client *iii.Client) []string {
 		data, _ := json.Marshal(map[string]string{"id": id})
 		raw, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: "engine::triggers::info", Data: data})
 		cancel()
-		var info struct {
-			ProviderWorkerID string `json:"provider_worker_id"`
-		}
+		var info map[string]json.RawMessage
+		var provider string
 		switch {
 		case err != nil:
-			out = append(out, fmt.Sprintf("trigger type %s is not registered (%v)", id, err))
-		case json.Unmarshal(raw, &info) != nil || info.ProviderWorkerID != me:
-			out = append(out, fmt.Sprintf("trigger type %s is provided by worker %s", id, info.ProviderWorkerID))
+			// Not ours to judge: an engine without the type's info.
+		case json.Unmarshal(raw, &info) != nil || info["provider_worker_id"] == nil:
+		case json.Unmarshal(info["provider_worker_id"], &provider) != nil || provider != me:
+			out = append(out, fmt.Sprintf("trigger type %s is provided by worker %s", id, provider))
 		}
 	}
 	return out

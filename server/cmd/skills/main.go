@@ -227,6 +227,10 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot register the registry functions", "err", err)
 		return 1
 	}
+	if err := registerCallerProbe(client); err != nil {
+		log.Error("cannot register the registry functions", "err", err)
+		return 1
+	}
 	if err := skillsext.Register(ctx, client, view, log); err != nil {
 		log.Error("cannot register the catalog functions", "err", err)
 		return 1
@@ -266,9 +270,9 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "skills: not ready: %v\n", err)
 		return 1
 	}
-	// Our engine stamps the caller on every invocation (in-process: it is
-	// ours); the registry's ownership rules trust that stamp only then.
-	w.SetCallerStamped(eng != nil || claimed.stampsCaller)
+	// Our engine stamps the caller on every invocation; the registry's
+	// ownership rules trust that stamp only then.
+	w.SetCallerStamped(claimed.stampsCaller)
 	if eng != nil {
 		if err := eng.AcceptSockets(); err != nil {
 			log.Error("cannot open the embedded engine to other workers", "err", err)
