@@ -170,7 +170,7 @@ func (c *conn) forbiddenCall(functionID string) string {
 // the engine itself calls: trigger fires, queued jobs), "token": the name
 // of its scoped token ("" for full access), "namespaces": its namespaces}.
 // A key of that name sent by a client is replaced, so a function can trust
-// it on this engine (engine::workers::identity tells a worker it is on one).
+// it on this engine (a worker can check by calling itself with a forged one).
 const CallerKey = "iii_caller"
 
 // Caller is the value of CallerKey.
@@ -231,8 +231,8 @@ func callerMetadata(c *conn) json.RawMessage {
 
 // workersIdentity serves engine::workers::identity: without arguments the
 // caller's own identity; with {"worker_id"} whether that connection is
-// alive and which token it holds. Its presence tells a worker that this
-// engine stamps CallerKey (a worker cannot register engine::* ids).
+// alive and which token it holds (a worker cannot register engine::* ids
+// here, so the answer is the engine's).
 func (e *Engine) workersIdentity(_ context.Context, c *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	const fn = "engine::workers::identity"
 	a, errb := parseArgs(fn, data, false, `{"worker_id":"<uuid>"}`)

@@ -55,8 +55,8 @@ type ownership struct {
 }
 
 // SetCallerStamped tells the worker whether the engine stamps the caller
-// into invocation metadata (ours does; the skills binary asks the engine
-// through engine::workers::identity, or knows it when it embeds it).
+// into invocation metadata (ours does; the skills binary finds out by
+// calling its own probe function with a forged caller).
 func (w *Worker) SetCallerStamped(v bool) { w.own.stamped.Store(v) }
 
 // callerOf reads the caller of the invocation behind ctx.
