@@ -243,8 +243,8 @@ func (e *Engine) Start() error {
 		return err
 	}
 	go e.relieveMemory()
-	e.log.Info("iii engine listening", "url", e.URL(), "data_dir", e.cfg.DataDir, "token", e.cfg.Token != "")
-	if !httpguard.IsLoopbackAddr(e.Addr()) && e.cfg.Token == "" {
+	e.log.Info("iii engine listening", "url", e.URL(), "data_dir", e.cfg.DataDir, "token", e.cfg.Token != "", "scoped_tokens", len(e.cfg.ScopedTokens))
+	if !httpguard.IsLoopbackAddr(e.Addr()) && e.cfg.Token == "" && len(e.cfg.ScopedTokens) == 0 {
 		e.log.Warn("SECURITY: the iii engine listens on a non-loopback address without a token: anyone who can reach "+
 			e.Addr()+" can read and write its state and run its functions; set a worker token (skills --engine-token / III_ENGINE_TOKEN) or bind 127.0.0.1",
 			"addr", e.Addr())
