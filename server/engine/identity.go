@@ -86,6 +86,33 @@ func Namespaced(id string, namespaces []string) bool {
 	return false
 }
 
+// PublisherPrivatePrefix is where the publisher SDKs put their internal
+// functions and trigger types (change subscriptions, watchers:
+// "iii-skills::<random>::…"); a scoped token may register there too, so
+// publishers work with their defaults. First owner wins still keeps each id
+// with its live owner.
+const PublisherPrivatePrefix = "iii-skills::"
+
+// NamespacedFunction reports whether a scoped token with namespaces may
+// register function (or trigger type) id: "<ns>::…", the publishers'
+// default prompt handler "prompt::<prompt name in ns>", or the publishers'
+// private "iii-skills::…".
+func NamespacedFunction(id string, namespaces []string) bool {
+	if strings.HasPrefix(id, PublisherPrivatePrefix) && len(id) > len(PublisherPrivatePrefix) {
+		return true
+	}
+	if name, ok := strings.CutPrefix(id, "prompt::"); ok && !strings.Contains(name, "::") && Namespaced(name, namespaces) {
+		return true
+	}
+	first, _, _ := strings.Cut(id, "::")
+	for _, ns := range namespaces {
+		if first == ns {
+			return true
+		}
+	}
+	return false
+}
+
 // authenticate applies the token rule of the worker socket and returns the
 // scoped token the connection presented (nil: full access). Without any
 // token configured every connection has full access, as before; with the
@@ -147,7 +174,7 @@ func (c *conn) scopeName() string {
 // outOfScope explains why a scoped connection may not use id (what is
 // "function", "trigger type"…), or returns "" when it may.
 func (c *conn) outOfScope(what, id string) string {
-	if c.scope == nil || Namespaced(id, c.scope.Namespaces) {
+	if c.scope == nil || NamespacedFunction(id, c.scope.Namespaces) {
 		return ""
 	}
 	return fmt.Sprintf("%s %q is outside the namespaces of token %q (%s)", what, id, c.scope.Name,

@@ -320,4 +320,13 @@ func TestNamespaced(t *testing.T) {
 			t.Errorf("Namespaced(%q) = %v; want %v", id, got, want)
 		}
 	}
+	for id, want := range map[string]bool{
+		"acme::sync": true, "acme": true, "prompt::acme-review": true, "prompt::acme": true, "iii-skills::1a2b::connected": true,
+		"acme-x::y": false, "acme/x": false, "prompt::billing-x": false, "prompt::acme::x": false, "iii-skills::": false,
+		"billing::acme": false, "skills::register": false,
+	} {
+		if got := NamespacedFunction(id, ns); got != want {
+			t.Errorf("NamespacedFunction(%q) = %v; want %v", id, got, want)
+		}
+	}
 }

@@ -96,16 +96,35 @@ func inNamespaces(id string, namespaces []string) bool {
 	return false
 }
 
+// functionInNamespaces is engine.NamespacedFunction: "<ns>::…", the
+// publishers' default prompt handler "prompt::<name in ns>", or their
+// private "iii-skills::…".
+func functionInNamespaces(id string, namespaces []string) bool {
+	if strings.HasPrefix(id, "iii-skills::") && len(id) > len("iii-skills::") {
+		return true
+	}
+	if name, ok := strings.CutPrefix(id, "prompt::"); ok && !strings.Contains(name, "::") && inNamespaces(name, namespaces) {
+		return true
+	}
+	first, _, _ := strings.Cut(id, "::")
+	for _, ns := range namespaces {
+		if first == ns {
+			return true
+		}
+	}
+	return false
+}
+
 // claim checks that c may register or unregister the kind's id ("skill",
 // "prompt") and, on success, records c as its owner (release undoes that
 // after an unregister). what names extra ids the registration points at
 // (a prompt's handler function), which a scoped token must own too.
 func (w *Worker) claim(ctx context.Context, kind, id string, c caller, extra ...string) error {
 	if c.Token != "" {
-		for _, x := range append([]string{id}, extra...) {
-			if !inNamespaces(x, c.Namespaces) {
+		for i, x := range append([]string{id}, extra...) {
+			if i == 0 && !inNamespaces(x, c.Namespaces) || i > 0 && !functionInNamespaces(x, c.Namespaces) {
 				what := kind
-				if x != id {
+				if i > 0 {
 					what = "function"
 				}
 				return iii.NewInvocationError(CodeForbidden, fmt.Sprintf("forbidden: %s %q is outside the namespaces of token %q (%s)",

@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/skills"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
@@ -108,6 +109,42 @@ func TestStandaloneScopedTokens(t *testing.T) {
 	}
 	if err := call("state::set", `{"scope":"skills","key":"billing/x","value":{}}`); err == nil || !strings.Contains(err.Error(), "cannot call state::set") {
 		t.Fatalf("acme writing state: %v", err)
+	}
+
+	// The Go publisher with its defaults (private iii-skills:: functions,
+	// prompt::<name> handlers, sections under the skill's path) works
+	// under the team token.
+	pc := iii.RegisterWorker("ws://"+addr, iii.WithName("acme-publisher"), iii.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		iii.WithHeaders(http.Header{"Authorization": {"Bearer " + acmeTok}}))
+	defer pc.Close()
+	pub := skills.NewPublisher(pc)
+	if err := pub.Skill("acme/orders", "# acme orders\n\n- [health](iii://fn/acme/orders/health)\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.Section("acme/orders/health", func(context.Context) (any, error) { return skills.Content("all good"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	type noArgs struct{}
+	if _, err := skills.Prompt(pub, "acme-review", "Review an order", func(context.Context, noArgs) (skills.PromptResult, error) {
+		return skills.Text("review"), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	unsubscribe, err := pub.OnSkillChange(func(context.Context, skills.SkillChange) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unsubscribe()
+	if err := pub.Start(ctx); err != nil {
+		t.Fatalf("the Go publisher under a scoped token: %v", err)
+	}
+	section, err := acme.Trigger(ctx, iii.TriggerRequest{FunctionID: "skill::fetch", Data: json.RawMessage(`{"uri":"iii://fn/acme/orders/health"}`)})
+	if err != nil || !strings.Contains(string(section), "all good") {
+		t.Fatalf("the published section: %s %v", section, err)
+	}
+	if logs := out.String(); strings.Contains(logs, "registerfunction refused") || strings.Contains(logs, "registertrigger refused") ||
+		strings.Contains(logs, "registertriggertype refused") {
+		t.Fatalf("the engine refused something of the scoped publisher:\n%s", out.String())
 	}
 	stopSkills(t, cmd)
 
