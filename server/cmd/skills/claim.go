@@ -61,9 +61,7 @@ func registerCallerProbe(client *iii.Client) error {
 func probeCallerStamp(ctx context.Context, client *iii.Client) (bool, error) {
 	const forged = "forged-by-the-probe"
 	meta, _ := json.Marshal(map[string]any{engine.CallerKey: map[string]string{"worker_id": forged}})
-	callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: fnCallerProbe, Data: json.RawMessage(`{}`), Metadata: meta})
+	out, err := triggerPatiently(ctx, client, iii.TriggerRequest{FunctionID: fnCallerProbe, Data: json.RawMessage(`{}`), Metadata: meta})
 	if err != nil {
 		return false, fmt.Errorf("the registry's caller probe failed: %w", err)
 	}
@@ -86,9 +84,7 @@ func claimFunctions(ctx context.Context, client *iii.Client, bound time.Duration
 	delay := 250 * time.Millisecond
 	var res claimResult
 	for attempt := 1; ; attempt++ {
-		callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: fnIdentity, Data: json.RawMessage(`{}`)})
-		cancel()
+		_, err := triggerPatiently(ctx, client, iii.TriggerRequest{FunctionID: fnIdentity, Data: json.RawMessage(`{}`)})
 		var ie *iii.InvocationError
 		switch {
 		case err == nil, errors.As(err, &ie) && ie.Code == iii.CodeFunctionNotFound:
@@ -226,4 +222,23 @@ func heldTriggerTypes(ctx context.Context, client *iii.Client) []string {
 		}
 	}
 	return out
+}
+
+// triggerPatiently makes a call of claimFunctions, asking up to three times
+// when an answer does not come within 5 s: the real iii engine can lose the
+// result of a call answered very fast (shared/peers/README.md), and losing
+// one must not stop the worker.
+func triggerPatiently(ctx context.Context, client *iii.Client, req iii.TriggerRequest) (json.RawMessage, error) {
+	var err error
+	for try := 0; try < 3; try++ {
+		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		var out json.RawMessage
+		out, err = client.Trigger(callCtx, req)
+		timedOut := callCtx.Err() != nil && ctx.Err() == nil
+		cancel()
+		if err == nil || !timedOut {
+			return out, err
+		}
+	}
+	return nil, err
 }
