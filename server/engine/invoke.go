@@ -431,10 +431,19 @@ func appendCallerData(b []byte, data json.RawMessage, workerID string) []byte {
 	if len(d) == 0 || d[0] != '{' {
 		return append(b, data...)
 	}
-	if bytes.Contains(d, []byte(`"_caller_worker_id"`)) {
+	if mayNameCaller(d) {
+		// The payload may carry its own _caller_worker_id, spelled as is,
+		// in another case (Go's decoder matches struct fields that way) or
+		// with escapes: every such key goes, so no decoder, first-wins or
+		// last-wins, can read a forged one.
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(d, &obj); err != nil {
 			return append(b, data...)
+		}
+		for k := range obj {
+			if strings.EqualFold(k, "_caller_worker_id") {
+				delete(obj, k)
+			}
 		}
 		obj["_caller_worker_id"], _ = json.Marshal(workerID)
 		out, err := json.Marshal(obj)
@@ -451,4 +460,26 @@ func appendCallerData(b []byte, data json.RawMessage, workerID string) []byte {
 	}
 	b = append(b, ',')
 	return append(b, rest...)
+}
+
+// mayNameCaller reports whether an object payload could hold a key that
+// decodes to _caller_worker_id in any case: any \u escape (which could
+// spell it) or "_caller_wor" in any ASCII case (the rest may use the
+// Kelvin sign, which Unicode folds to k).
+func mayNameCaller(d []byte) bool {
+	if bytes.Contains(d, []byte(`\u`)) {
+		return true
+	}
+	const name = "_caller_wor"
+	for i := bytes.IndexByte(d, '_'); i >= 0 && i+len(name) <= len(d); {
+		if bytes.EqualFold(d[i:i+len(name)], []byte(name)) {
+			return true
+		}
+		j := bytes.IndexByte(d[i+1:], '_')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
 }

@@ -330,3 +330,50 @@ func TestNamespaced(t *testing.T) {
 		}
 	}
 }
+
+// However a payload spells its own _caller_worker_id, the function sees
+// exactly one: the engine's.
+func TestCallerWorkerIDCannotBeForged(t *testing.T) {
+	e := startEngine(t, Config{})
+	fn := dialWorker(t, e.URL())
+	attacker := dialWorker(t, e.URL())
+	fn.register("svc::payload", nil)
+	seen := make(chan frame, 8)
+	fn.serve(func(f frame) any { seen <- f; return "ok" })
+	for _, data := range []string{
+		`{"_caller_worker_id":"victim"}`,
+		`{"a":1,"_CALLER_WORKER_ID":"victim"}`,
+		`{"\u005fcaller_worker_id":"victim"}`,
+		`{"_caller_wor` + "\u212a" + `er_id":"victim","x":"é"}`,
+		`{"_Caller_Worker_Id":"victim","_caller_worker_id":"victim2"}`,
+	} {
+		id := uuid.NewString()
+		attacker.sendRaw(websocket.TextMessage, []byte(`{"type":"invokefunction","invocation_id":"`+id+`","function_id":"svc::payload","data":`+data+`}`))
+		attacker.expect("invocationresult")
+		in := <-seen
+		var raw map[string]json.RawMessage
+		mustUnmarshal(t, in.raw, &raw)
+		var payload map[string]json.RawMessage
+		mustUnmarshal(t, raw["data"], &payload)
+		n := 0
+		for k, v := range payload {
+			if strings.EqualFold(k, "_caller_worker_id") {
+				n++
+				if string(v) != `"`+attacker.id+`"` {
+					t.Fatalf("payload %s reached the function with %s = %s", data, k, v)
+				}
+			}
+		}
+		if n != 1 {
+			t.Fatalf("payload %s reached the function as %s: %d caller keys", data, raw["data"], n)
+		}
+		// And Go's case-insensitive struct decoding reads the engine's.
+		var st struct {
+			Caller string `json:"_caller_worker_id"`
+		}
+		mustUnmarshal(t, raw["data"], &st)
+		if st.Caller != attacker.id {
+			t.Fatalf("payload %s decodes to caller %q", data, st.Caller)
+		}
+	}
+}
