@@ -44,6 +44,7 @@ FUZZ_TARGETS := \
 	./server/registry:FuzzDecodeInputs \
 	./server/registry:FuzzUnquote \
 	./server/engine:FuzzScanState \
+	./server/engine:FuzzStampCaller \
 	./server/httpguard:FuzzCheck \
 	./sdk-go/skills:FuzzDecodeArguments \
 	./sdk-go/skills/internal/driver:FuzzDecodeCommand \

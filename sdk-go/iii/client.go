@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -178,6 +179,9 @@ type Client struct {
 	pending       map[string]*pendingCall
 	offline       []*queuedCall
 	onConnect     []connectHook
+	// refused are the functions the engine refused on the current
+	// connection (registrationrejected FUNCTION_NAMESPACE_CONFLICT).
+	refused map[string]*RegistrationRejectedError
 }
 
 type connectHook struct {
@@ -326,6 +330,59 @@ func (c *Client) Connected() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.conn != nil
+}
+
+// RefusedFunctions lists the functions the engine refused on the current
+// connection (another live worker holds the id, the engine reserves it, or
+// the worker's token does not cover it), sorted by id. A worker that needs
+// its ids checks it after a round trip to the engine (any call answered
+// after the connection opened): the engine processes a connection's
+// frames in order, so refusals of the replayed registrations arrive first.
+func (c *Client) RefusedFunctions() []*RegistrationRejectedError {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*RegistrationRejectedError, 0, len(c.refused))
+	for _, r := range c.refused {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b *RegistrationRejectedError) int { return strings.Compare(a.FunctionID, b.FunctionID) })
+	return out
+}
+
+// TriggerTypeIDs lists the trigger types this client provides, sorted. The
+// engine does not answer registertriggertype, so a worker that must own
+// its types checks them itself (our engine's engine::triggers::info names
+// the provider_worker_id).
+func (c *Client) TriggerTypeIDs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.triggerTypes))
+	for id := range c.triggerTypes {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RetryRefusedFunctions sends the registration of every refused function
+// again on the current connection (the id may have been freed since) and
+// forgets the refusals; a new refusal is recorded again. It returns how
+// many it sent.
+func (c *Client) RetryRefusedFunctions() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil {
+		return 0
+	}
+	n := 0
+	for id := range c.refused {
+		if e := c.functions[id]; e != nil {
+			c.conn.send(e.frame)
+			n++
+		}
+	}
+	c.refused = nil
+	return n
 }
 
 // OnConnect registers f to run after each (re)connect, once every
@@ -494,6 +551,7 @@ func (c *Client) serve(ws *websocket.Conn) {
 		return
 	}
 	c.conn = cn
+	c.refused = nil
 	for _, frame := range c.replayLocked() {
 		cn.send(frame)
 	}
@@ -675,10 +733,21 @@ func (c *Client) resolveScanned(f wire.ResultFrame) bool {
 
 func (c *Client) handleRejected(cn *wsConn, m wire.Message) {
 	rej := &RegistrationRejectedError{Code: m.Code, Namespace: m.Namespace, WorkerName: m.WorkerName,
-		FunctionID: m.FunctionID, OwnerWorkerID: m.OwnerWorkerID}
+		FunctionID: m.FunctionID, OwnerWorkerID: m.OwnerWorkerID, Reason: m.Description}
 	if m.Code == wire.CodeFunctionNamespaceClash {
-		c.log.Error("iii: engine refused a function", "function_id", m.FunctionID, "namespace", m.Namespace,
-			"owner_worker_id", m.OwnerWorkerID)
+		c.mu.Lock()
+		if c.conn == cn && c.functions[m.FunctionID] != nil {
+			if c.refused == nil {
+				c.refused = map[string]*RegistrationRejectedError{}
+			}
+			c.refused[m.FunctionID] = rej
+		}
+		c.mu.Unlock()
+		args := []any{"function_id", m.FunctionID, "namespace", m.Namespace, "owner_worker_id", m.OwnerWorkerID}
+		if m.Description != "" {
+			args = append(args, "reason", m.Description)
+		}
+		c.log.Error("iii: engine refused a function", args...)
 		return
 	}
 	c.log.Error("iii: engine rejected this worker; not reconnecting", "error", rej)

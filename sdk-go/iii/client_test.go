@@ -1182,3 +1182,31 @@ func TestMetadataFromContextOK(t *testing.T) {
 		t.Fatalf("MetadataFromContext = (%s, %v), want ({\"k\":1}, true)", raw, ok)
 	}
 }
+
+// A refused function is listed by RefusedFunctions (with the engine's
+// reason) until RetryRefusedFunctions sends its registration again.
+func TestRefusedFunctionsAreListedAndRetried(t *testing.T) {
+	e := newFakeEngine(t)
+	c := newTestClient(t, e)
+	if _, err := c.RegisterFunction("svc::held", func(context.Context, json.RawMessage) (any, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	fc := connect(t, e, c)
+	fc.waitFor(t, "registration", func(f frame) bool { return f.Type == wire.TypeRegisterFunction && f.ID == "svc::held" })
+	fc.send(wire.Message{Type: wire.TypeRegistrationRejected, Code: wire.CodeFunctionNamespaceClash, FunctionID: "svc::held",
+		Namespace: "default", OwnerWorkerID: "w-1", Description: "held for a test"})
+	fc.send(wire.Message{Type: wire.TypePing})
+	fc.waitFor(t, "pong", func(f frame) bool { return f.Type == wire.TypePong })
+	refused := c.RefusedFunctions()
+	if len(refused) != 1 || refused[0].FunctionID != "svc::held" || refused[0].OwnerWorkerID != "w-1" ||
+		!strings.Contains(refused[0].Error(), "held for a test") {
+		t.Fatalf("RefusedFunctions = %+v", refused)
+	}
+	if n := c.RetryRefusedFunctions(); n != 1 {
+		t.Fatalf("RetryRefusedFunctions sent %d; want 1", n)
+	}
+	fc.waitFor(t, "the registration again", func(f frame) bool { return f.Type == wire.TypeRegisterFunction && f.ID == "svc::held" })
+	if len(c.RefusedFunctions()) != 0 {
+		t.Fatal("a retried refusal is still listed")
+	}
+}

@@ -78,7 +78,8 @@
 // [*RegistrationRejectedError] with errors.As. If the engine rejects the
 // worker name (WORKER_NAMESPACE_CONFLICT) the client stops for good and
 // [Client.FatalError] reports why;
-// a rejected function (FUNCTION_NAMESPACE_CONFLICT) is only logged.
+// a rejected function (FUNCTION_NAMESPACE_CONFLICT) is logged and listed by
+// [Client.RefusedFunctions] ([Client.RetryRefusedFunctions] asks again).
 //
 // The client sends a WebSocket ping every 20 s and re-dials when nothing has
 // been heard for 60 s ([WithKeepalive]). All methods are safe for concurrent

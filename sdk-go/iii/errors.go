@@ -74,6 +74,9 @@ type RegistrationRejectedError struct {
 	WorkerName    string
 	FunctionID    string
 	OwnerWorkerID string
+	// Reason is the engine's explanation when it sends one (ours does for a
+	// scoped token that does not cover the id).
+	Reason string
 }
 
 func (e *RegistrationRejectedError) Error() string {
@@ -81,6 +84,8 @@ func (e *RegistrationRejectedError) Error() string {
 	case e.WorkerName != "":
 		return fmt.Sprintf("iii: registration rejected: %s: worker name %q in namespace %q is held by worker %q",
 			e.Code, e.WorkerName, e.Namespace, e.OwnerWorkerID)
+	case e.FunctionID != "" && e.Reason != "":
+		return fmt.Sprintf("iii: registration rejected: %s: function %q: %s", e.Code, e.FunctionID, e.Reason)
 	case e.FunctionID != "":
 		return fmt.Sprintf("iii: registration rejected: %s: function %q in namespace %q is held by worker %q",
 			e.Code, e.FunctionID, e.Namespace, e.OwnerWorkerID)

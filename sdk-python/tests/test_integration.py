@@ -239,7 +239,9 @@ def test_close_without_unregister_keeps_content(iii: III, observer: III, uid: st
     assert publisher.start()
     publisher.close()
     assert f"kept-{uid}" in skill_ids(observer)
-    call(observer, "skills::unregister", {"id": f"kept-{uid}"})
+    # The skill belongs to the publisher's connection (still open): only it
+    # may remove it.
+    call(iii, "skills::unregister", {"id": f"kept-{uid}"})
 
 
 def test_registry_rejection_is_reported_without_retry(

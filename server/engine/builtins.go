@@ -47,6 +47,8 @@ func (e *Engine) newBuiltins() map[string]*builtin {
 			request: schemaWorkersRegister, response: schemaSuccess, call: e.workersRegister},
 		{id: "engine::workers::list", description: "List connected workers that registered a pid",
 			request: schemaWorkersListInput, response: schemaWorkersList, call: e.workersList},
+		{id: "engine::workers::identity", description: "The calling connection's identity (worker_id, scoped token name and namespaces), or with worker_id whether that connection is alive and which token it holds",
+			request: schemaWorkersIdentityInput, response: schemaWorkersIdentity, call: e.workersIdentity},
 		{id: "engine::functions::list", description: "List registered functions with their request and response formats",
 			request: schemaFunctionsListInput, response: schemaFunctionsList, call: e.functionsList},
 		{id: "engine::functions::info", description: "Describe one function (function_id) or up to 32 (function_ids)",
@@ -489,6 +491,9 @@ type triggerTypeDetail struct {
 	ConfigurationSchema json.RawMessage `json:"configuration_schema,omitempty"`
 	RequestSchema       json.RawMessage `json:"request_schema,omitempty"`
 	InstanceCount       int             `json:"instance_count"`
+	// ProviderWorkerID is ours: the connection providing the type ("" for
+	// the engine's own), so a worker can tell it provides its own types.
+	ProviderWorkerID string `json:"provider_worker_id"`
 }
 
 func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
@@ -508,6 +513,9 @@ func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) 
 	}
 	d := triggerTypeDetail{ID: tt.id, Namespace: defaultNamespace, WorkerName: typeWorkerNameLocked(tt),
 		Description: tt.description, ConfigurationSchema: nullToNil(tt.triggerReq), RequestSchema: nullToNil(tt.callReq)}
+	if tt.provider != nil {
+		d.ProviderWorkerID = tt.provider.id
+	}
 	for _, b := range e.bindings {
 		if b.triggerType == id {
 			d.InstanceCount++

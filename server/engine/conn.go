@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"net"
 	"net/http"
 	"sync"
@@ -23,6 +24,8 @@ type conn struct {
 	bc          *batchConn
 	remoteIP    string
 	connectedAt time.Time
+	scope       *ScopedToken    // the scoped token it presented; nil: full access
+	stamp       json.RawMessage // callerMetadata(c), stamped on the invocations it makes
 
 	// Outbound queue: producers append without blocking (so they may hold
 	// engine locks and frames keep their order); the writer goroutine
@@ -100,9 +103,11 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 		bc:          hc.conn,
 		remoteIP:    ip,
 		connectedAt: time.Now(),
+		scope:       scopeOf(r),
 		wake:        make(chan struct{}, 1),
 		done:        make(chan struct{}),
 	}
+	c.stamp = callerMetadata(c)
 	// No gorilla read limit: readFrame enforces MaxFrameBytes without
 	// closing the connection.
 

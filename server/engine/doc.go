@@ -33,7 +33,9 @@
 //	    while the type has no provider (or the provider refused them) and
 //	    delivered again when a provider registers the type.
 //	  - Built-in functions are served in-process: engine::workers::register,
-//	    engine::workers::list, engine::functions::list (which, unlike the real
+//	    engine::workers::list, engine::workers::identity (ours: the caller's
+//	    worker_id and scoped token, or whether another connection is alive),
+//	    engine::functions::list (which, unlike the real
 //	    engine, includes request_format/response_format), engine::functions::info,
 //	    engine::triggers::list/info, engine::registered-triggers::list and
 //	    state::set/get/delete/update/list/list_groups. State is durable when
@@ -82,6 +84,18 @@
 //     frame; refusals are logged.
 //   - An invocationresult is accepted only from the connection the
 //     invocation was sent to; others are logged and dropped.
+//   - With Config.HoldSockets, Start serves only in-process connections
+//     until AcceptSockets: the standalone registry registers its function
+//     ids before any socket can race it for them.
+//   - Every delivered invocation carries the caller in its metadata
+//     (CallerKey "iii_caller": worker_id, scoped token name), replacing
+//     whatever the client sent under that key; engine::workers::identity
+//     tells a worker it runs on an engine that does this, and whether
+//     another connection is alive. Only a trigger's owner replaces or
+//     removes it while it is connected.
+//   - Config.ScopedTokens (identity.go) are per-publisher tokens: function
+//     and trigger type ids only in their namespaces, triggers only to
+//     their own functions and never of type state, no state::* calls.
 //   - Outbound bytes are counted per connection until written (the batch
 //     being written included) and for the whole engine; a client past
 //     Config.MaxConnOutboundBytes, or the largest backlog once

@@ -100,6 +100,14 @@ type Config struct {
 	// process cannot exhaust the engine's file descriptors and memory by
 	// opening connections. Zero means DefaultMaxConnections.
 	MaxConnections int
+	// ScopedTokens are per-publisher tokens besides Token: a connection
+	// presenting one may only publish under its namespaces (ScopedToken).
+	// With any configured, every socket must present Token or one of them.
+	ScopedTokens []ScopedToken
+	// HoldSockets makes Start bind the listener but accept only in-process
+	// connections until AcceptSockets: the standalone registry registers
+	// its functions first, so no socket can race it for their ids.
+	HoldSockets bool
 }
 
 // Engine is an embedded iii engine: a WebSocket server speaking the iii
@@ -119,6 +127,7 @@ type Engine struct {
 	sockets  sockets      // open sockets against Config.MaxConnections
 	srv      *http.Server
 	serveErr chan error
+	held     net.Listener // the socket listener while Config.HoldSockets holds it
 
 	closeOnce sync.Once
 	ctx       context.Context // cancelled by Close
@@ -174,6 +183,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.MaxInFlightPerConn <= 0 {
 		cfg.MaxInFlightPerConn = DefaultMaxInFlightPerConn
+	}
+	if err := ValidateScopedTokens(cfg.ScopedTokens, cfg.Token); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -231,8 +243,8 @@ func (e *Engine) Start() error {
 		return err
 	}
 	go e.relieveMemory()
-	e.log.Info("iii engine listening", "url", e.URL(), "data_dir", e.cfg.DataDir, "token", e.cfg.Token != "")
-	if !httpguard.IsLoopbackAddr(e.Addr()) && e.cfg.Token == "" {
+	e.log.Info("iii engine listening", "url", e.URL(), "data_dir", e.cfg.DataDir, "token", e.cfg.Token != "", "scoped_tokens", len(e.cfg.ScopedTokens))
+	if !httpguard.IsLoopbackAddr(e.Addr()) && e.cfg.Token == "" && len(e.cfg.ScopedTokens) == 0 {
 		e.log.Warn("SECURITY: the iii engine listens on a non-loopback address without a token: anyone who can reach "+
 			e.Addr()+" can read and write its state and run its functions; set a worker token (skills --engine-token / III_ENGINE_TOKEN) or bind 127.0.0.1",
 			"addr", e.Addr())
@@ -257,8 +269,8 @@ func (e *Engine) listen() error {
 	}
 	mux := http.NewServeMux()
 	policy := e.policy(ln.Addr().String())
-	mux.Handle("GET /{$}", guard(policy, e.log, e.limitSockets(http.HandlerFunc(e.handleWorker))))
-	mux.Handle("GET /otel", guard(policy, e.log, e.limitSockets(http.HandlerFunc(e.handleOtel))))
+	mux.Handle("GET /{$}", guard(policy, e.log, e.authorize(e.limitSockets(http.HandlerFunc(e.handleWorker)))))
+	mux.Handle("GET /otel", guard(policy, e.log, e.authorize(e.limitSockets(http.HandlerFunc(e.handleOtel)))))
 	e.ln = ln
 	e.srv = &http.Server{
 		Handler:           mux,
@@ -270,6 +282,17 @@ func (e *Engine) listen() error {
 	// this listener too.
 	e.memLn = newMemListener()
 	go func() { _ = e.srv.Serve(e.memLn) }()
+	if e.cfg.HoldSockets {
+		// Bound, so the port is ours and dialers queue in the backlog,
+		// but not accepted until AcceptSockets.
+		e.held = ln
+		return nil
+	}
+	e.serveSockets(ln)
+	return nil
+}
+
+func (e *Engine) serveSockets(ln net.Listener) {
 	go func() {
 		err := e.srv.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
@@ -277,6 +300,23 @@ func (e *Engine) listen() error {
 		}
 		e.serveErr <- err
 	}()
+}
+
+// AcceptSockets starts accepting socket connections on an engine started
+// with Config.HoldSockets (the in-process connection is served from
+// Start). Connections dialled meanwhile waited in the listen backlog.
+func (e *Engine) AcceptSockets() error {
+	e.startMu.Lock()
+	ln := e.held
+	e.held = nil
+	if ln != nil {
+		e.serveSockets(ln)
+	}
+	e.startMu.Unlock()
+	if ln == nil {
+		return errHeld
+	}
+	e.log.Info("iii engine accepting worker sockets", "url", e.URL())
 	return nil
 }
 
@@ -329,8 +369,12 @@ func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.cancel()
 		e.startMu.Lock()
-		srv, memLn := e.srv, e.memLn
+		srv, memLn, held := e.srv, e.memLn, e.held
+		e.held = nil
 		e.startMu.Unlock()
+		if held != nil {
+			_ = held.Close() // srv never served it
+		}
 		if memLn != nil {
 			_ = memLn.Close() // srv.Close may have run before Serve took it
 		}

@@ -44,6 +44,8 @@ func FuzzHandleFrame(f *testing.F) {
 		`{"type":"registertrigger","id":"t","trigger_type":"state","function_id":"a::b","config":{"scope":"s"}}`,
 		`{"type":"registertriggertype","id":"x::y","description":"d"}`,
 		`{"type":"reattach","previous_worker_id":"x","reattach_token":"y"}`,
+		`{"type":"invokefunction","invocation_id":"6f1c8f7e-4d3b-4b8a-9c1d-2e3f4a5b6c7d","function_id":"a::b","data":{},"metadata":{"iii_caller":{"worker_id":"forged"},"iii\u005fcaller":1}}`,
+		`{"type":"unregistertrigger","id":"t","trigger_type":"state"}`,
 		`{"type":"unknown"}`, `[]`, `not json`, `{"type":"invokefunction","function_id":"a","data":{},"action":{"type":"enqueue"}}`,
 	} {
 		f.Add([]byte(s))
@@ -156,6 +158,27 @@ func FuzzScanState(f *testing.F) {
 		if !same(got.Scope, want.Scope) || !same(got.Key, want.Key) || !bytes.Equal(got.Value, want.Value) ||
 			!bytes.Equal(got.Data, want.Data) || !bytes.Equal(got.Ops, want.Ops) {
 			t.Fatalf("scanState(%q) = %+v, json.Unmarshal gives %+v", raw, got, want)
+		}
+	})
+}
+
+// Whatever metadata a client sends, the invocation carries a JSON object
+// whose iii_caller is the engine's stamp, and nothing else claims it.
+func FuzzStampCaller(f *testing.F) {
+	for _, s := range []string{``, `null`, `{}`, `{"a":1}`, `{"iii_caller":{"worker_id":"x"}}`,
+		`{"iii\u005fcaller":"x","iii_caller":"y"}`, `[1]`, `"s"`, `{"a":`, `{"a":1}{}`} {
+		f.Add([]byte(s))
+	}
+	c := &conn{id: "caller-id", scope: &ScopedToken{Name: "acme", Namespaces: []string{"acme"}}}
+	f.Fuzz(func(t *testing.T, meta []byte) {
+		out := stampCaller(meta, c)
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatalf("metadata %q stamped as %q: not a JSON object: %v", meta, out, err)
+		}
+		var got Caller
+		if err := json.Unmarshal(m[CallerKey], &got); err != nil || got.WorkerID != "caller-id" || got.Token != "acme" {
+			t.Fatalf("metadata %q stamped as %q: caller %+v", meta, out, got)
 		}
 	})
 }

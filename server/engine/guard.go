@@ -22,9 +22,24 @@ func (e *Engine) policy(listenAddr string) httpguard.Policy {
 		OriginsSetting: e.cfg.AllowedOriginsSetting,
 		CheckHost:      true,
 		ListenAddr:     listenAddr,
-		Token:          e.cfg.Token,
-		TokenParam:     TokenParam,
+		// The token rule is authorize's: it knows the scoped tokens too.
 	}
+}
+
+// authorize applies the token rule (authenticate) after guard's Origin and
+// Host rules, and hands the connection's scope to the handler.
+func (e *Engine) authorize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scope, ref := e.authenticate(r)
+		if ref != nil {
+			e.log.Warn("worker connection refused", "remote", r.RemoteAddr, "origin", r.Header.Get("Origin"),
+				"host", r.Host, "status", ref.Status, "reason", ref.Message)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="iii"`)
+			http.Error(w, ref.Message, ref.Status)
+			return
+		}
+		next.ServeHTTP(w, withScope(r, scope))
+	})
 }
 
 // guard refuses upgrades that fail policy before any WebSocket handshake,

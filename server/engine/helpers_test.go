@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -92,7 +93,13 @@ func dialWorker(t testing.TB, url string) *rawWorker {
 // dialWorkerWith connects a raw worker through d.
 func dialWorkerWith(t testing.TB, d *websocket.Dialer, url string) *rawWorker {
 	t.Helper()
-	ws, _, err := d.Dial(url, nil)
+	return dialWorkerHeader(t, d, url, nil)
+}
+
+// dialWorkerHeader connects a raw worker through d with upgrade headers h.
+func dialWorkerHeader(t testing.TB, d *websocket.Dialer, url string, h http.Header) *rawWorker {
+	t.Helper()
+	ws, _, err := d.Dial(url, h)
 	if err != nil {
 		t.Fatalf("dial %s: %v", url, err)
 	}

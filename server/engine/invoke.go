@@ -52,7 +52,12 @@ func (e *Engine) registerFunction(c *conn, m *wire.Message) {
 	if reservedFunction(m.ID) || e.builtins[m.ID] != nil {
 		e.log.Warn("registerfunction refused: the id is served by the engine itself",
 			"function_id", m.ID, "worker_id", c.id, "remote", c.remoteIP)
-		c.send(encodeRejected(m.ID, ""))
+		c.send(encodeRejected(m.ID, "", ""))
+		return
+	}
+	if why := c.outOfScope("function", m.ID); why != "" {
+		e.log.Warn("registerfunction refused: "+why, "function_id", m.ID, "worker_id", c.id, "remote", c.remoteIP)
+		c.send(encodeRejected(m.ID, "", "forbidden: "+why))
 		return
 	}
 	f := &function{
@@ -69,7 +74,7 @@ func (e *Engine) registerFunction(c *conn, m *wire.Message) {
 		e.mu.Unlock()
 		e.log.Warn("registerfunction refused: the id belongs to another live worker (first owner wins)",
 			"function_id", m.ID, "worker_id", c.id, "remote", c.remoteIP, "owner_worker_id", owner)
-		c.send(encodeRejected(m.ID, owner))
+		c.send(encodeRejected(m.ID, owner, ""))
 		return
 	}
 	e.functions[m.ID] = f
@@ -85,15 +90,21 @@ func reservedFunction(id string) bool {
 }
 
 // encodeRejected builds the registrationrejected frame for a function id
-// (§2.13); ownerID is "" when the engine itself owns the id.
-func encodeRejected(functionID, ownerID string) []byte {
-	b := make([]byte, 0, 128+len(functionID)+len(ownerID))
+// (§2.13); ownerID is "" when the engine itself owns the id or the
+// connection's scoped token does not cover it. reason, when set, says why
+// in "description" (our addition; other clients ignore it).
+func encodeRejected(functionID, ownerID, reason string) []byte {
+	b := make([]byte, 0, 128+len(functionID)+len(ownerID)+len(reason))
 	b = append(b, `{"type":"registrationrejected","code":`...)
 	b = appendString(b, wire.CodeFunctionNamespaceClash)
 	b = append(b, `,"namespace":"default","function_id":`...)
 	b = appendString(b, functionID)
 	b = append(b, `,"owner_worker_id":`...)
 	b = appendString(b, ownerID)
+	if reason != "" {
+		b = append(b, `,"description":`...)
+		b = appendString(b, reason)
+	}
 	return append(b, '}')
 }
 
@@ -124,6 +135,12 @@ func (e *Engine) handleInvoke(c *conn, m *wire.Message) {
 	data := m.Data
 	if len(data) == 0 {
 		data = jsonNull
+	}
+	if why := c.forbiddenCall(m.FunctionID); why != "" {
+		if replyID != "" {
+			c.send(encodeError(replyID, m.FunctionID, CodeForbidden, why))
+		}
+		return
 	}
 
 	e.mu.RLock()
@@ -162,7 +179,7 @@ func (e *Engine) handleInvoke(c *conn, m *wire.Message) {
 		}
 		return
 	}
-	e.dispatch(c, p, encodeInvoke(id, m.FunctionID, data, c.id, m.Metadata, m.Traceparent, m.Baggage))
+	e.dispatch(c, p, encodeInvoke(id, m.FunctionID, data, c.id, stampCaller(m.Metadata, c), m.Traceparent, m.Baggage))
 }
 
 // addPending records p. It refuses (returning an error code and message)
@@ -191,6 +208,9 @@ func (e *Engine) addPending(p *pending, caller *conn) (code, msg string) {
 	p.owner.active.Add(1)
 	return "", ""
 }
+
+// CodeForbidden answers a call a scoped token may not make (state::*).
+const CodeForbidden = "forbidden"
 
 // CodeTooManyInvocations answers a call from a connection that already has
 // Config.MaxInFlightPerConn worker-routed invocations waiting: one client
@@ -305,7 +325,7 @@ func (e *Engine) invokeInternal(ctx context.Context, functionID string, data, me
 	if code, msg := e.addPending(p, nil); code != "" {
 		return invokeOutcome{err: &wire.ErrorBody{Code: code, Message: msg}}
 	}
-	owner.send(encodeInvoke(p.id, functionID, data, "", metadata, "", ""))
+	owner.send(encodeInvoke(p.id, functionID, data, "", stampCaller(metadata, nil), "", ""))
 	select {
 	case out := <-p.waiter:
 		return out
@@ -411,10 +431,19 @@ func appendCallerData(b []byte, data json.RawMessage, workerID string) []byte {
 	if len(d) == 0 || d[0] != '{' {
 		return append(b, data...)
 	}
-	if bytes.Contains(d, []byte(`"_caller_worker_id"`)) {
+	if mayNameCaller(d) {
+		// The payload may carry its own _caller_worker_id, spelled as is,
+		// in another case (Go's decoder matches struct fields that way) or
+		// with escapes: every such key goes, so no decoder, first-wins or
+		// last-wins, can read a forged one.
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(d, &obj); err != nil {
 			return append(b, data...)
+		}
+		for k := range obj {
+			if strings.EqualFold(k, "_caller_worker_id") {
+				delete(obj, k)
+			}
 		}
 		obj["_caller_worker_id"], _ = json.Marshal(workerID)
 		out, err := json.Marshal(obj)
@@ -431,4 +460,26 @@ func appendCallerData(b []byte, data json.RawMessage, workerID string) []byte {
 	}
 	b = append(b, ',')
 	return append(b, rest...)
+}
+
+// mayNameCaller reports whether an object payload could hold a key that
+// decodes to _caller_worker_id in any case: any \u escape (which could
+// spell it) or "_caller_wor" in any ASCII case (the rest may use the
+// Kelvin sign, which Unicode folds to k).
+func mayNameCaller(d []byte) bool {
+	if bytes.Contains(d, []byte(`\u`)) {
+		return true
+	}
+	const name = "_caller_wor"
+	for i := bytes.IndexByte(d, '_'); i >= 0 && i+len(name) <= len(d); {
+		if bytes.EqualFold(d[i:i+len(name)], []byte(name)) {
+			return true
+		}
+		j := bytes.IndexByte(d[i+1:], '_')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
 }

@@ -54,6 +54,10 @@ func (e *Engine) enqueue(c *conn, m *wire.Message) {
 		reply(encodeError(m.InvocationID, m.FunctionID, wire.CodeFunctionNotFound, fmt.Sprintf("Function %s not found", m.FunctionID)))
 		return
 	}
+	if why := c.forbiddenCall(m.FunctionID); why != "" {
+		reply(encodeError(m.InvocationID, m.FunctionID, CodeForbidden, why))
+		return
+	}
 	if m.Action.Queue == "" {
 		reply(encodeError(m.InvocationID, m.FunctionID, wire.CodeEnqueueError, "enqueue action needs a non-empty `queue` name"))
 		return

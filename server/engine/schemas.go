@@ -25,6 +25,9 @@ var (
 
 	schemaWorkersRegister = json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"runtime":{"type":"string"},"version":{"type":"string"},"os":{"type":"string"},"pid":{"type":"integer","minimum":0},"isolation":{"type":"string"},"namespace":{"type":"string"},"telemetry":{"type":"object","properties":{"language":{"type":"string"},"project_name":{"type":"string"},"framework":{"type":"string"}}}}}`)
 
+	schemaWorkersIdentityInput = json.RawMessage(`{"type":"object","properties":{"worker_id":{"type":"string","description":"Another connection's worker_id; omit for the caller's own identity"}}}`)
+	schemaWorkersIdentity      = json.RawMessage(`{"type":"object","properties":{"worker_id":{"type":"string"},"token":{"type":"string","description":"Name of the scoped token the connection presented; empty for full access"},"namespaces":{"type":"array","items":{"type":"string"}},"connected":{"type":"boolean"}},"required":["worker_id","token","connected"]}`)
+
 	schemaWorkersListInput = json.RawMessage(`{"type":"object","properties":{"search":{"type":"string"},"runtime":{"type":"string"},"status":{"type":"string"}}}`)
 	schemaWorkersList      = json.RawMessage(`{"type":"object","properties":{"workers":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":["string","null"]},"runtime":{"type":"string"},"version":{"type":["string","null"]},"os":{"type":["string","null"]},"pid":{"type":"integer"},"status":{"type":"string"},"function_count":{"type":"integer"},"connected_at_ms":{"type":"integer"},"active_invocations":{"type":"integer"},"namespace":{"type":"string"},"isolation":{"type":["string","null"]},"ip_address":{"type":"string"}}}}},"required":["workers"]}`)
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/iii-skills/skills/sdk-go/wire"
@@ -106,6 +107,10 @@ func (e *Engine) detachBuiltinLocked(b *binding) {
 // re-registration re-delivers every binding, as upstream does. There is no
 // reply frame for registertriggertype, so refusals are logged.
 func (e *Engine) registerTriggerType(c *conn, m *wire.Message) {
+	if why := c.outOfScope("trigger type", m.ID); why != "" {
+		e.log.Warn("registertriggertype refused: "+why, "trigger_type", m.ID, "worker_id", c.id, "remote", c.remoteIP)
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	tt := &triggerType{
@@ -186,19 +191,34 @@ func (e *Engine) registerTrigger(c *conn, m *wire.Message) {
 		metadata:    nullToNil(m.Metadata),
 		owner:       c,
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if prev := e.bindings[b.id]; prev != nil {
-		e.removeBindingLocked(prev)
-	}
-	if err := e.deliverLocked(b); err != nil {
+	refuse := func(msg string) {
 		c.send(encode(&wire.Message{
 			Type:        wire.TypeTriggerRegistrationResult,
 			ID:          b.id,
 			TriggerType: b.triggerType,
 			FunctionID:  b.functionID,
-			Error:       &wire.ErrorBody{Code: wire.CodeTriggerRegistration, Message: err.Error()},
+			Error:       &wire.ErrorBody{Code: wire.CodeTriggerRegistration, Message: msg},
 		}))
+	}
+	if why := c.scopeForbidsBinding(b.triggerType, b.functionID); why != "" {
+		e.log.Warn("registertrigger refused: "+why, "id", b.id, "trigger_type", b.triggerType, "worker_id", c.id)
+		refuse(why)
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if prev := e.bindings[b.id]; prev != nil {
+		if prev.owner != c && e.conns[prev.owner.id] == prev.owner {
+			// Only the owner replaces or removes a trigger while it lives.
+			e.log.Warn("registertrigger refused: the trigger id belongs to another live worker",
+				"id", b.id, "worker_id", c.id, "remote", c.remoteIP, "owner_worker_id", prev.owner.id)
+			refuse(fmt.Sprintf("trigger %s belongs to another worker (%s); only its owner may replace or remove it", b.id, prev.owner.id))
+			return
+		}
+		e.removeBindingLocked(prev)
+	}
+	if err := e.deliverLocked(b); err != nil {
+		refuse(err.Error())
 		return
 	}
 	e.bindings[b.id] = b
@@ -222,6 +242,12 @@ func (e *Engine) unregisterTrigger(c *conn, m *wire.Message) {
 	b := e.bindings[m.ID]
 	if b == nil {
 		e.log.Debug("unregistertrigger for an unknown trigger ignored", "id", m.ID, "worker_id", c.id)
+		return
+	}
+	if b.owner != c {
+		// unregistertrigger has no reply frame; the refusal is logged.
+		e.log.Warn("unregistertrigger refused: the trigger belongs to another worker; only its owner may remove it",
+			"id", m.ID, "worker_id", c.id, "remote", c.remoteIP, "owner_worker_id", b.owner.id)
 		return
 	}
 	e.removeBindingLocked(b)

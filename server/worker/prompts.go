@@ -21,6 +21,9 @@ func (w *Worker) registerPrompt(ctx context.Context, data json.RawMessage) (any,
 	if err := registry.ValidatePromptRegistration(in.Name, in.Description, in.FunctionID, in.Arguments); err != nil {
 		return nil, invalidArguments(err)
 	}
+	if err := w.claim(ctx, "prompt", in.Name, w.callerOf(ctx, data), in.FunctionID); err != nil {
+		return nil, err
+	}
 	row := registry.NewStoredPrompt(in.Name, in.Description, in.FunctionID, in.Arguments, time.Now())
 	if err := w.state.set(ctx, w.cfg.Scopes.Prompts, in.Name, row); err != nil {
 		return nil, sdkError(err)
@@ -38,10 +41,14 @@ func (w *Worker) unregisterPrompt(ctx context.Context, data json.RawMessage) (an
 	if err := registry.ValidateName(name); err != nil {
 		return nil, invalidArguments(err)
 	}
+	if err := w.claim(ctx, "prompt", name, w.callerOf(ctx, data)); err != nil {
+		return nil, err
+	}
 	old, err := w.state.delete(ctx, w.cfg.Scopes.Prompts, name)
 	if err != nil {
 		return nil, sdkError(err)
 	}
+	w.release("prompt", name)
 	removed := old != nil
 	if removed {
 		w.log.Info("prompt unregistered", "name", name)

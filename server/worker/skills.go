@@ -19,6 +19,9 @@ func (w *Worker) registerSkill(ctx context.Context, data json.RawMessage) (any, 
 	if err := registry.ValidateSkillRegistration(in.ID, in.Skill); err != nil {
 		return nil, invalidArguments(err)
 	}
+	if err := w.claim(ctx, "skill", in.ID, w.callerOf(ctx, data)); err != nil {
+		return nil, err
+	}
 	row := registry.NewStoredSkill(in.ID, in.Skill, time.Now())
 	if err := w.state.setSkill(ctx, w.cfg.Scopes.Skills, row); err != nil {
 		return nil, sdkError(err)
@@ -38,10 +41,14 @@ func (w *Worker) unregisterSkill(ctx context.Context, data json.RawMessage) (any
 	if err := registry.ValidateID(id); err != nil {
 		return nil, invalidArguments(err)
 	}
+	if err := w.claim(ctx, "skill", id, w.callerOf(ctx, data)); err != nil {
+		return nil, err
+	}
 	old, err := w.state.delete(ctx, w.cfg.Scopes.Skills, id)
 	if err != nil {
 		return nil, sdkError(err)
 	}
+	w.release("skill", id)
 	w.skills.remove(id)
 	removed := old != nil
 	if removed {

@@ -29,7 +29,15 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // the engine is up.
 func startStack(tb testing.TB, dataDir string, opts ...func(*engine.Engine, *Options)) *stack {
 	tb.Helper()
-	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Logger: quiet})
+	return startStackOn(tb, engine.Config{DataDir: dataDir}, nil, opts...)
+}
+
+// startStackOn is startStack on an engine configured by cfg; clientOpts go
+// to the worker's and the caller's clients (a token, say).
+func startStackOn(tb testing.TB, cfg engine.Config, clientOpts []iii.Option, opts ...func(*engine.Engine, *Options)) *stack {
+	tb.Helper()
+	cfg.Addr, cfg.Logger = "127.0.0.1:0", quiet
+	eng, err := engine.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -46,7 +54,7 @@ func startStack(tb testing.TB, dataDir string, opts ...func(*engine.Engine, *Opt
 	// New, not RegisterWorker, as in cmd/skills: the first handshake then
 	// carries every function, so no test call meets a half-registered
 	// registry.
-	s.wc = iii.New(eng.URL(), iii.WithName(Name), iii.WithLogger(quiet))
+	s.wc = iii.New(eng.URL(), append([]iii.Option{iii.WithName(Name), iii.WithLogger(quiet)}, clientOpts...)...)
 	o := Options{Logger: quiet}
 	for _, f := range opts {
 		f(eng, &o)
@@ -59,7 +67,7 @@ func startStack(tb testing.TB, dataDir string, opts ...func(*engine.Engine, *Opt
 		tb.Fatal(err)
 	}
 	s.worker.Start(ctx)
-	s.caller = iii.RegisterWorker(eng.URL(), iii.WithName("caller"), iii.WithLogger(quiet))
+	s.caller = iii.RegisterWorker(eng.URL(), append([]iii.Option{iii.WithName("caller"), iii.WithLogger(quiet)}, clientOpts...)...)
 	if err := s.caller.Connect(connectCtx); err != nil {
 		tb.Fatal(err)
 	}

@@ -94,6 +94,8 @@ type Worker struct {
 	stopIndex func()
 	// sections limits iii://fn/… reads (sections.go).
 	sections *sectionGuard
+	// own is who owns each published skill id and prompt name (ownership.go).
+	own ownership
 
 	skillSubs  *iii.TriggerTypeRef
 	promptSubs *iii.TriggerTypeRef

@@ -126,6 +126,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	sectionBytes := fs.Int("section-max-bytes", worker.DefaultSectionMaxBytes, "Largest section output served; larger ones fail with \"section output too large (N bytes; max M)\"")
 	allowOrigins := fs.String("engine-allow-origin", "", "With --standalone: comma-separated browser origins (https://app.example) allowed to open the engine socket besides loopback pages; clients that send no Origin are always allowed")
 	maxConns := fs.Int("engine-max-connections", engine.DefaultMaxConnections, "With --standalone: most sockets the embedded engine keeps open at once; more are refused with 503 until some close")
+	claimTimeout := fs.Duration("claim-timeout", DefaultClaimTimeout, "How long the worker keeps asking for function ids another worker holds before it exits non-zero (it is not ready until it owns all of them)")
 	pprofAddr := fs.String("pprof-addr", "", "Serve Go runtime profiles at http://ADDR/debug/pprof/ (loopback addresses only; empty disables)")
 	var skillsFolders folderFlags
 	fs.Var(&skillsFolders, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; overrides config skills_folder)")
@@ -176,8 +177,16 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 			log.Error("invalid --url for --standalone", "url", *engineURL, "err", err)
 			return 2
 		}
+		scoped, err := loadScopedTokens(*configPath, *engineToken)
+		if err != nil {
+			log.Error("invalid engine_tokens", "err", err)
+			return 2
+		}
+		// Sockets are held until the registry owns its functions
+		// (AcceptSockets below): no client can race it for its ids.
 		eng, err = engine.New(engine.Config{Addr: addr, DataDir: *dataDir, Logger: log,
-			Token: *engineToken, AllowedOrigins: splitList(*allowOrigins), AllowedOriginsSetting: "--engine-allow-origin", MaxConnections: *maxConns})
+			Token: *engineToken, AllowedOrigins: splitList(*allowOrigins), AllowedOriginsSetting: "--engine-allow-origin", MaxConnections: *maxConns,
+			ScopedTokens: scoped, HoldSockets: !*engineOnly})
 		if err != nil {
 			log.Error("cannot open the embedded engine", "data", *dataDir, "err", err)
 			return 1
@@ -228,6 +237,10 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer w.Close()
+	if err := registerCallerProbe(client); err != nil {
+		log.Error("cannot register the registry functions", "err", err)
+		return 1
+	}
 	if err := skillsext.Register(ctx, client, view, log); err != nil {
 		log.Error("cannot register the catalog functions", "err", err)
 		return 1
@@ -258,7 +271,27 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot connect to the iii engine", "url", target, "err", err)
 		return 1
 	}
+	claimed, err := claimFunctions(ctx, client, *claimTimeout, log)
+	if err != nil {
+		if ctx.Err() != nil {
+			log.Info("skills shutting down")
+			return 0
+		}
+		log.Error("skills cannot serve: "+err.Error(), "url", target)
+		fmt.Fprintf(stderr, "skills: not ready: %v\n", err)
+		return 1
+	}
+	// Our engine stamps the caller on every invocation; the registry's
+	// ownership rules trust that stamp only then.
+	w.SetCallerStamped(claimed.stampsCaller)
+	if eng != nil {
+		if err := eng.AcceptSockets(); err != nil {
+			log.Error("cannot open the embedded engine to other workers", "err", err)
+			return 1
+		}
+	}
 	w.Start(ctx)
+	lost := reclaimOnReconnect(ctx, client, *claimTimeout, log)
 	log.Info("skills ready: 13 functions + skills::search / skill::search + 2 custom trigger types")
 	if *standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
@@ -272,7 +305,14 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 			defer stopMCP()
 		}
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case err := <-lost:
+		log.Error("skills cannot serve after reconnecting: "+err.Error(), "url", target)
+		fmt.Fprintf(stderr, "skills: lost its functions: %v\n", err)
+		_ = client.Close()
+		return 1
+	}
 	log.Info("skills shutting down")
 	_ = client.Close()
 	return 0

@@ -1,0 +1,228 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+)
+
+// Ownership: a skill id (and a prompt name) belongs to the connection that
+// registered it while that connection lives, or to every connection of the
+// same scoped token. Another caller's register or unregister is refused
+// with CodeForbidden; once the owner is gone (a publisher restarting gets a
+// new connection) the next register takes the id over. A scoped token may
+// only publish skills and prompts in its namespaces.
+//
+// Who called comes from the engine: our engine stamps every invocation's
+// metadata with the caller (callerKey), replacing whatever a client sent
+// under that key, and the worker trusts the stamp only when it knows the
+// engine is ours (SetCallerStamped). Elsewhere it falls back to the
+// payload's _caller_worker_id, which the iii engine adds to every call:
+// ownership then holds as far as that engine overwrites a forged one, and
+// scoped tokens do not exist. Owners are kept in memory: after a registry
+// restart the first register of an id claims it again.
+
+// CodeForbidden answers a register or unregister of an id the caller does
+// not own, or outside its token's namespaces.
+const CodeForbidden = "FORBIDDEN"
+
+// callerKey is the metadata key our engine stamps (engine.CallerKey; the
+// worker does not import the engine).
+const callerKey = "iii_caller"
+
+// caller is who made an invocation. An empty workerID is unknown (the
+// engine itself, or an engine that names no caller).
+type caller struct {
+	WorkerID   string   `json:"worker_id"`
+	Token      string   `json:"token"`
+	Namespaces []string `json:"namespaces"`
+}
+
+type owner struct{ workerID, token string }
+
+// ownership holds the owner of every published skill id and prompt name.
+type ownership struct {
+	mu      sync.Mutex
+	owners  map[string]owner // key: kind + "\x00" + id
+	stamped atomic.Bool
+}
+
+// SetCallerStamped tells the worker whether the engine stamps the caller
+// into invocation metadata (ours does; the skills binary finds out by
+// calling its own probe function with a forged caller).
+func (w *Worker) SetCallerStamped(v bool) { w.own.stamped.Store(v) }
+
+// callerOf reads the caller of the invocation behind ctx.
+func (w *Worker) callerOf(ctx context.Context, data json.RawMessage) caller {
+	if w.own.stamped.Load() {
+		var c caller
+		if meta, ok := iii.MetadataFromContext(ctx); ok {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(meta, &m) == nil && m[callerKey] != nil {
+				_ = json.Unmarshal(m[callerKey], &c)
+			}
+		}
+		return c
+	}
+	// Only the key the engine writes, exactly (a map keeps keys as sent,
+	// where a struct would also match "_CALLER_WORKER_ID").
+	if !bytes.Contains(data, []byte(`_caller_worker_id`)) {
+		return caller{}
+	}
+	var m map[string]json.RawMessage
+	var c caller
+	if json.Unmarshal(data, &m) == nil && m["_caller_worker_id"] != nil {
+		_ = json.Unmarshal(m["_caller_worker_id"], &c.WorkerID)
+	}
+	return c
+}
+
+// inNamespaces is engine.Namespaced: id is ns or ns followed by a
+// separator ("::", "/", "-", "_").
+func inNamespaces(id string, namespaces []string) bool {
+	for _, ns := range namespaces {
+		rest, ok := strings.CutPrefix(id, ns)
+		if ok && (rest == "" || strings.HasPrefix(rest, "::") || rest[0] == '/' || rest[0] == '-' || rest[0] == '_') {
+			return true
+		}
+	}
+	return false
+}
+
+// functionInNamespaces is engine.NamespacedFunction: "<ns>::…", the
+// publishers' default prompt handler "prompt::<name in ns>", or their
+// private "iii-skills::…".
+func functionInNamespaces(id string, namespaces []string) bool {
+	if strings.HasPrefix(id, "iii-skills::") && len(id) > len("iii-skills::") {
+		return true
+	}
+	if name, ok := strings.CutPrefix(id, "prompt::"); ok && !strings.Contains(name, "::") && inNamespaces(name, namespaces) {
+		return true
+	}
+	first, _, _ := strings.Cut(id, "::")
+	for _, ns := range namespaces {
+		if first == ns {
+			return true
+		}
+	}
+	return false
+}
+
+// claim checks that c may register or unregister the kind's id ("skill",
+// "prompt") and, on success, records c as its owner (release undoes that
+// after an unregister). what names extra ids the registration points at
+// (a prompt's handler function), which a scoped token must own too.
+func (w *Worker) claim(ctx context.Context, kind, id string, c caller, extra ...string) error {
+	if c.Token != "" {
+		for i, x := range append([]string{id}, extra...) {
+			if i == 0 && !inNamespaces(x, c.Namespaces) || i > 0 && !functionInNamespaces(x, c.Namespaces) {
+				what := kind
+				if i > 0 {
+					what = "function"
+				}
+				return iii.NewInvocationError(CodeForbidden, fmt.Sprintf("forbidden: %s %q is outside the namespaces of token %q (%s)",
+					what, x, c.Token, strings.Join(c.Namespaces, ", ")))
+			}
+		}
+	}
+	key := kind + "\x00" + id
+	for {
+		w.own.mu.Lock()
+		o, held := w.own.owners[key]
+		if !held || o.workerID == c.WorkerID && c.WorkerID != "" || o.token != "" && o.token == c.Token {
+			w.own.set(key, c)
+			w.own.mu.Unlock()
+			return nil
+		}
+		w.own.mu.Unlock()
+		alive, err := w.workerAlive(ctx, o.workerID)
+		if err != nil {
+			return iii.NewInvocationError(CodeForbidden, fmt.Sprintf(
+				"%s %q belongs to another worker (%s) and the engine could not say whether it is still connected: %v; try again",
+				kind, id, o.workerID, err))
+		}
+		if alive {
+			return iii.NewInvocationError(CodeForbidden, fmt.Sprintf(
+				"%s %q belongs to another worker (%s); only the worker that registered it may register or unregister it while it is connected",
+				kind, id, o.workerID))
+		}
+		// The owner is gone: take the id over, unless it changed hands
+		// meanwhile (then look again).
+		w.own.mu.Lock()
+		if w.own.owners[key] == o {
+			w.own.set(key, c)
+			w.own.mu.Unlock()
+			w.log.Info("owner of a "+kind+" is gone; the id passes to the new registrant", "id", id,
+				"previous_owner", o.workerID, "worker_id", c.WorkerID)
+			return nil
+		}
+		w.own.mu.Unlock()
+	}
+}
+
+// set records c as the owner of key; an unknown caller owns nothing.
+// Callers hold o.mu.
+func (o *ownership) set(key string, c caller) {
+	if c.WorkerID == "" {
+		delete(o.owners, key)
+		return
+	}
+	if o.owners == nil {
+		o.owners = map[string]owner{}
+	}
+	o.owners[key] = owner{workerID: c.WorkerID, token: c.Token}
+}
+
+// release forgets the owner of an id its owner unregistered.
+func (w *Worker) release(kind, id string) {
+	w.own.mu.Lock()
+	delete(w.own.owners, kind+"\x00"+id)
+	w.own.mu.Unlock()
+}
+
+// workerAlive asks the engine whether a connection is still open: our
+// engine answers engine::workers::identity; another engine is asked for
+// engine::workers::list (which lists only workers that told their pid).
+func (w *Worker) workerAlive(ctx context.Context, workerID string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if w.own.stamped.Load() {
+		data, _ := json.Marshal(map[string]string{"worker_id": workerID})
+		out, err := w.client.Trigger(ctx, iii.TriggerRequest{FunctionID: "engine::workers::identity", Data: data})
+		if err != nil {
+			return false, err
+		}
+		var id struct {
+			Connected bool `json:"connected"`
+		}
+		if err := json.Unmarshal(out, &id); err != nil {
+			return false, err
+		}
+		return id.Connected, nil
+	}
+	out, err := w.client.Trigger(ctx, iii.TriggerRequest{FunctionID: "engine::workers::list", Data: json.RawMessage(`{}`)})
+	if err != nil {
+		return false, err
+	}
+	var list struct {
+		Workers []struct {
+			ID string `json:"id"`
+		} `json:"workers"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return false, err
+	}
+	for _, x := range list.Workers {
+		if x.ID == workerID {
+			return true, nil
+		}
+	}
+	return false, nil
+}
