@@ -310,27 +310,6 @@ func TestScopedTokenConfigIsValidated(t *testing.T) {
 	}
 }
 
-func TestNamespaced(t *testing.T) {
-	ns := []string{"acme"}
-	for id, want := range map[string]bool{
-		"acme": true, "acme::sync": true, "acme/crm": true, "acme-review": true, "acme_x": true,
-		"acmecorp::x": false, "acme:x": false, "billing::acme": false, "": false, "ac": false,
-	} {
-		if got := Namespaced(id, ns); got != want {
-			t.Errorf("Namespaced(%q) = %v; want %v", id, got, want)
-		}
-	}
-	for id, want := range map[string]bool{
-		"acme::sync": true, "acme": true, "prompt::acme-review": true, "prompt::acme": true, "iii-skills::1a2b::connected": true,
-		"acme-x::y": false, "acme/x": false, "prompt::billing-x": false, "prompt::acme::x": false, "iii-skills::": false,
-		"billing::acme": false, "skills::register": false,
-	} {
-		if got := NamespacedFunction(id, ns); got != want {
-			t.Errorf("NamespacedFunction(%q) = %v; want %v", id, got, want)
-		}
-	}
-}
-
 // However a payload spells its own _caller_worker_id, the function sees
 // exactly one: the engine's.
 func TestCallerWorkerIDCannotBeForged(t *testing.T) {
