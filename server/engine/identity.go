@@ -187,12 +187,23 @@ func callerOf(c *conn) Caller {
 // duplicated key cannot smuggle a second value past the stamp); metadata
 // that is not an object is replaced, since there is nowhere to put the key.
 func stampCaller(metadata json.RawMessage, c *conn) json.RawMessage {
-	alone := engineStamp
-	if c != nil {
-		if alone = c.stamp; alone == nil { // a conn built outside handleWorker
-			alone = callerMetadata(c)
-		}
+	return stampWith(metadata, stampOf(c))
+}
+
+// stampOf is {"iii_caller": <c's identity>} (the engine's own, no caller,
+// for nil).
+func stampOf(c *conn) json.RawMessage {
+	if c == nil {
+		return engineStamp
 	}
+	if c.stamp == nil { // a conn built outside handleWorker
+		return callerMetadata(c)
+	}
+	return c.stamp
+}
+
+// stampWith returns metadata with CallerKey set from alone (a stampOf).
+func stampWith(metadata, alone json.RawMessage) json.RawMessage {
 	d := bytes.TrimSpace(metadata)
 	if len(d) == 0 || d[0] != '{' {
 		return alone

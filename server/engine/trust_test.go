@@ -356,3 +356,27 @@ func TestCallerWorkerIDCannotBeForged(t *testing.T) {
 		}
 	}
 }
+
+// A queued job is delivered as the call of the connection that enqueued
+// it: a scoped token cannot shed its scope (and pass for the engine, which
+// has full access) by queueing a call to the registry.
+func TestQueuedJobKeepsTheCallersStamp(t *testing.T) {
+	e := scopedEngine(t)
+	operator := dialWorkerHeader(t, websocket.DefaultDialer, e.URL(), bearer("operator-token-0123"))
+	acme := dialWorkerHeader(t, websocket.DefaultDialer, e.URL(), bearer("acme-token-0123456789"))
+	operator.register("skills::register", nil)
+	seen := make(chan map[string]any, 1)
+	operator.serve(func(f frame) any {
+		c, _ := f.obj("metadata")[CallerKey].(map[string]any)
+		seen <- c
+		return "ok"
+	})
+	forged := `{"iii_caller":{"worker_id":"","token":""}}`
+	acme.sendRaw(websocket.TextMessage, []byte(`{"type":"invokefunction","invocation_id":"`+uuid.NewString()+
+		`","function_id":"skills::register","data":{"id":"billing/x"},"metadata":`+forged+`,"action":{"type":"enqueue","queue":"q"}}`))
+	acme.expect("invocationresult")
+	c := <-seen
+	if c["worker_id"] != acme.id || c["token"] != "acme" {
+		t.Fatalf("the queued job reached the function as caller %v; want the acme connection %s with token acme", c, acme.id)
+	}
+}
