@@ -23,10 +23,11 @@ import (
 // Who called comes from the engine: our engine stamps every invocation's
 // metadata with the caller (scope.CallerKey), replacing whatever a client sent
 // under that key, and the worker trusts the stamp only when it knows the
-// engine is ours (SetCallerStamped). Elsewhere it falls back to the
-// payload's _caller_worker_id, which the iii engine adds to every call:
-// ownership then holds as far as that engine overwrites a forged one, and
-// scoped tokens do not exist. Owners are kept in memory: after a registry
+// engine is ours (SetCallerStamped; before it knows, a stamp naming a
+// scoped token still bounds its caller, see scope.Stamped). Elsewhere it
+// falls back to the payload's _caller_worker_id, which the iii engine adds
+// to every call: ownership then holds as far as that engine overwrites a
+// forged one, and scoped tokens do not exist. Owners are kept in memory: after a registry
 // restart the first register of an id claims it again.
 
 // CodeForbidden answers a register or unregister of an id the caller does

@@ -62,26 +62,58 @@ func FromMetadata(meta json.RawMessage) Caller {
 }
 
 // Stamped knows whether the engine stamps the caller (ours does; the skills
-// binary finds out with a probe after it registered). Until Set(true) a
-// stamp may be a client's forgery and is not read. The zero value trusts
-// nothing.
-type Stamped struct{ on atomic.Bool }
+// binary finds out with a probe once its functions are registered, which
+// is after other clients may already call them when it dials an engine of
+// its own). The zero value is "not known yet".
+type Stamped struct{ state atomic.Int32 }
+
+const (
+	stampUnknown int32 = iota
+	stampTrusted
+	stampAbsent
+)
 
 // Set records what the probe found.
-func (s *Stamped) Set(v bool) { s.on.Store(v) }
+func (s *Stamped) Set(stamped bool) {
+	if stamped {
+		s.state.Store(stampTrusted)
+	} else {
+		s.state.Store(stampAbsent)
+	}
+}
 
-// Trusted reports whether stamps are read.
-func (s *Stamped) Trusted() bool { return s.on.Load() }
+// Trusted reports whether the engine is known to stamp callers.
+func (s *Stamped) Trusted() bool { return s.state.Load() == stampTrusted }
 
-// Caller is the stamped caller of the invocation behind ctx when the
-// engine is known to stamp it; ok false otherwise (then nobody is scoped:
-// scoped tokens exist only on our engine).
+// Caller is the stamped caller of the invocation behind ctx; ok false
+// when there is none to go by. On an engine known to stamp, the whole
+// stamp. Before the probe has answered, only a stamp that names a scoped
+// token, without its worker id: on our engine it is the caller's real
+// scope, and anywhere else a client that forges one only bounds itself, so
+// the bound holds from the first call. On an engine known not to stamp,
+// nothing (scoped tokens exist only on ours).
 func (s *Stamped) Caller(ctx context.Context) (c Caller, ok bool) {
-	if !s.Trusted() {
+	if s.state.Load() == stampAbsent {
 		return Caller{}, false
 	}
 	meta, _ := iii.MetadataFromContext(ctx)
-	return FromMetadata(meta), true
+	return s.callerOf(meta)
+}
+
+// callerOf is Caller for an invocation's metadata.
+func (s *Stamped) callerOf(meta json.RawMessage) (c Caller, ok bool) {
+	state := s.state.Load()
+	if state == stampAbsent {
+		return Caller{}, false
+	}
+	c = FromMetadata(meta)
+	switch {
+	case state == stampTrusted:
+		return c, true
+	case c.Scoped():
+		return Caller{Token: c.Token, Namespaces: c.Namespaces}, true
+	}
+	return Caller{}, false
 }
 
 // Namespaced reports whether id lies in one of namespaces: id is the

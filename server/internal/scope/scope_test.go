@@ -57,3 +57,28 @@ func TestFromMetadata(t *testing.T) {
 		}
 	}
 }
+
+func TestStampedTrustsOnlyWhatItMay(t *testing.T) {
+	scoped := json.RawMessage(`{"iii_caller":{"worker_id":"w1","token":"acme","namespaces":["acme"]}}`)
+	full := json.RawMessage(`{"iii_caller":{"worker_id":"w2","token":""}}`)
+	var s Stamped
+	// Not known yet: a scoped stamp bounds its caller (without the worker
+	// id, which could be forged); a full-access one says nothing.
+	if c, ok := s.callerOf(scoped); !ok || c.Token != "acme" || c.WorkerID != "" || s.Trusted() {
+		t.Errorf("unknown, scoped stamp: %+v %v", c, ok)
+	}
+	if c, ok := s.callerOf(full); ok {
+		t.Errorf("unknown, full-access stamp: %+v", c)
+	}
+	s.Set(true)
+	if c, ok := s.callerOf(full); !ok || c.WorkerID != "w2" || c.Scoped() || !s.Trusted() {
+		t.Errorf("trusted, full-access stamp: %+v %v", c, ok)
+	}
+	if c, ok := s.callerOf(scoped); !ok || c.WorkerID != "w1" || c.Token != "acme" {
+		t.Errorf("trusted, scoped stamp: %+v %v", c, ok)
+	}
+	s.Set(false)
+	if c, ok := s.callerOf(scoped); ok || s.Trusted() {
+		t.Errorf("an engine that does not stamp: %+v", c)
+	}
+}
