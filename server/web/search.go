@@ -1,0 +1,70 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/iii-skills/skills/server/catalog"
+)
+
+// Hit is one search result: a skill id and its score (higher is better).
+type Hit struct {
+	ID    string
+	Score float64
+}
+
+// Searcher finds skills by what they do. The ranked search index
+// (skills::search) implements it; FilterSearcher is the plain fallback.
+type Searcher interface {
+	Search(ctx context.Context, query string, limit int) ([]Hit, error)
+}
+
+// FilterSearcher matches every word of the query, case-insensitively,
+// against each skill's id, title and description; a word in the id counts
+// most, then the title, then the description.
+type FilterSearcher struct {
+	Catalog *catalog.Catalog
+}
+
+// Search implements Searcher.
+func (f FilterSearcher) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
+	words := strings.Fields(strings.ToLower(query))
+	if len(words) == 0 {
+		return nil, nil
+	}
+	var hits []Hit
+	for i, e := range f.Catalog.List() {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		id, title, desc := strings.ToLower(e.ID), strings.ToLower(e.Title), strings.ToLower(e.Description)
+		score := 0.0
+		for _, w := range words {
+			s := 0.0
+			if strings.Contains(id, w) {
+				s += 3
+			}
+			if strings.Contains(title, w) {
+				s += 2
+			}
+			if strings.Contains(desc, w) {
+				s++
+			}
+			if s == 0 {
+				score = 0
+				break
+			}
+			score += s
+		}
+		if score > 0 {
+			hits = append(hits, Hit{ID: e.ID, Score: score})
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits, nil
+}
