@@ -2,8 +2,10 @@ package web
 
 import (
 	"bytes"
+	"html"
 	"net/url"
 	"strings"
+	"unicode"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -63,13 +65,13 @@ func (linkRewriter) Transform(doc *ast.Document, reader text.Reader, pc parser.C
 		switch n := n.(type) {
 		case *ast.Link:
 			if href, ok := l.href(string(n.Destination), false); ok {
-				n.Destination = []byte(href)
+				n.Destination = rendered(href)
 			} else {
 				edits = append(edits, edit{n, nil}) // unwrap: keep the children
 			}
 		case *ast.Image:
 			if href, ok := l.href(string(n.Destination), true); ok {
-				n.Destination = []byte(href)
+				n.Destination = rendered(href)
 			} else {
 				edits = append(edits, edit{n, nil})
 			}
@@ -77,7 +79,7 @@ func (linkRewriter) Transform(doc *ast.Document, reader text.Reader, pc parser.C
 			label := n.Label(src)
 			if href, ok := l.href(string(n.URL(src)), false); ok {
 				link := ast.NewLink()
-				link.Destination = []byte(href)
+				link.Destination = rendered(href)
 				link.AppendChild(link, ast.NewString(label))
 				edits = append(edits, edit{n, link})
 			} else {
@@ -132,9 +134,15 @@ func nodeText(n ast.Node, src []byte) []byte {
 // links stay; everything else (javascript:, data:, vbscript:, file:,
 // unparsable URLs) is refused.
 func (l *linker) href(dest string, image bool) (string, bool) {
-	dest = strings.TrimSpace(dest)
-	if dest == "" {
+	// Decide on what the browser would see: entities resolved, and no
+	// control or space characters, which browsers strip ("java\tscript:").
+	dest = html.UnescapeString(strings.TrimSpace(dest))
+	if dest == "" || strings.IndexFunc(dest, func(r rune) bool { return r <= ' ' || r == 0x7f || unicode.IsSpace(r) }) >= 0 {
 		return "", false
+	}
+	if first, _, _ := strings.Cut(strings.SplitN(strings.SplitN(dest, "?", 2)[0], "#", 2)[0], "/"); strings.Contains(first, ":") &&
+		!strings.Contains(dest, "://") && !strings.HasPrefix(strings.ToLower(dest), "mailto:") {
+		return "", false // a scheme url.Parse did not take for one
 	}
 	u, err := url.Parse(dest)
 	if err != nil {
@@ -205,6 +213,12 @@ func (l *linker) skillHref(rest string) (string, bool) {
 		}
 	}
 	return skillHref(strings.TrimSuffix(rest, "/SKILL.md")), true
+}
+
+// rendered is href as goldmark's renderer expects a destination: it
+// resolves character references again, so '&' is written as one.
+func rendered(href string) []byte {
+	return []byte(strings.ReplaceAll(href, "&", "&amp;"))
 }
 
 // skillHref is the page of a skill; each id segment is escaped.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"embed"
 	"encoding/hex"
 	"encoding/json"
-	"embed"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -103,7 +103,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /diagnostics", s.authed(s.diagnostics))
 	mux.HandleFunc("GET /workers", s.authed(s.workers))
 	mux.HandleFunc("GET /events", s.authed(s.events))
-	mux.HandleFunc("POST /actions/unregister", s.authed(s.unregister))
+	mux.HandleFunc("POST /actions/unregister", s.unregister) // checks the token itself (form field, cookie or header)
 	mux.HandleFunc("GET /signin", s.signinForm)
 	mux.HandleFunc("POST /signin", s.signin)
 	mux.HandleFunc("/", s.notFound)
