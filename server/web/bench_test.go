@@ -51,3 +51,26 @@ func BenchmarkSearch10K(b *testing.B) { benchPage(b, "/?q=task+team") }
 
 // A skill page.
 func BenchmarkSkill10K(b *testing.B) { benchPage(b, "/skill/team-07/area-0/skill-00007") }
+
+// The catalog page right after a change (the tree order is rebuilt).
+func BenchmarkIndexAfterChange10K(b *testing.B) {
+	s := tenThousand(b)
+	src := s.cat.Source("published")
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		i++
+		if err := src.Put(published("team-00/area-0/skill-00000", fmt.Sprintf("# Skill 0\n\nVersion %d.", i))); err != nil {
+			b.Fatal(err)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:1/", nil))
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d", w.Code)
+		}
+	}
+	if per := b.Elapsed() / time.Duration(b.N); per > pageBudget {
+		b.Errorf("a page after a change took %v, over the %v budget", per, pageBudget)
+	}
+}

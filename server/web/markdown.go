@@ -63,6 +63,14 @@ func (linkRewriter) Transform(doc *ast.Document, reader text.Reader, pc parser.C
 			return ast.WalkContinue, nil
 		}
 		switch n := n.(type) {
+		case *ast.Heading:
+			// The page's own <h1> is the skill's title: the body's headings
+			// nest under it, and a leading H1 that repeats it is dropped.
+			if n.Level == 1 && n == doc.FirstChild() && l.entry != nil && string(nodeText(n, src)) == l.entry.DisplayTitle() {
+				edits = append(edits, edit{n, nil})
+				return ast.WalkSkipChildren, nil
+			}
+			n.Level = min(n.Level+1, 6)
 		case *ast.Link:
 			if href, ok := l.href(string(n.Destination), false); ok {
 				n.Destination = rendered(href)
@@ -95,6 +103,10 @@ func (linkRewriter) Transform(doc *ast.Document, reader text.Reader, pc parser.C
 		}
 		if e.new != nil {
 			parent.ReplaceChild(parent, e.old, e.new)
+			continue
+		}
+		if _, isHeading := e.old.(*ast.Heading); isHeading {
+			parent.RemoveChild(parent, e.old)
 			continue
 		}
 		if _, isImage := e.old.(*ast.Image); isImage {

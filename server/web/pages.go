@@ -120,12 +120,13 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	} else {
-		all := s.cat.List()
+		all := s.treeOrder()
 		if ns != "" {
-			// List is sorted bytewise: the namespace is one contiguous run.
-			lo, _ := slices.BinarySearchFunc(all, ns+"/", func(e *catalog.Entry, t string) int { return strings.Compare(e.ID, t) })
-			hi, _ := slices.BinarySearchFunc(all, ns+"0", func(e *catalog.Entry, t string) int { return strings.Compare(e.ID, t) }) // '0' follows '/'
-			entries = all[lo:hi]
+			for _, e := range all {
+				if inNamespace(e.ID, ns) {
+					entries = append(entries, e)
+				}
+			}
 		} else {
 			entries = all
 		}
@@ -167,10 +168,43 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "index", &page{Title: title, Nav: "catalog", Query: q, Live: "catalog", Data: d})
 }
 
+// treeOrder is the catalog sorted by namespace, then id, so that a page
+// shows each namespace's skills together; it is rebuilt once per catalog
+// generation.
+func (s *Server) treeOrder() []*catalog.Entry {
+	gen := s.cat.Generation()
+	if t := s.tree.Load(); t != nil && t.gen == gen {
+		return t.entries
+	}
+	list := slices.Clone(s.cat.List())
+	slices.SortFunc(list, func(a, b *catalog.Entry) int {
+		if c := strings.Compare(parentNS(a.ID), parentNS(b.ID)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	s.tree.Store(&treeCache{gen: gen, entries: list})
+	return list
+}
+
+type treeCache struct {
+	gen     uint64
+	entries []*catalog.Entry
+}
+
 func rowOf(e *catalog.Entry, now time.Time) skillRow {
 	return skillRow{ID: e.ID, Href: skillHref(e.ID), Title: e.DisplayTitle(), Description: clip(e.Description, 280),
-		Origin: originOf(e), Size: humanSize(e.TotalSize()), Age: age(e.Modified, now), Modified: isoTime(e.Modified),
+		Origin: originOf(e), Size: humanSize(entrySize(e)), Age: age(e.Modified, now), Modified: isoTime(e.Modified),
 		Files: len(e.Files), Version: e.Version}
+}
+
+// entrySize is what a skill weighs: its files, or its body when it has none
+// (a published skill).
+func entrySize(e *catalog.Entry) int64 {
+	if len(e.Files) == 0 {
+		return e.Body.Size()
+	}
+	return e.TotalSize()
 }
 
 func originOf(e *catalog.Entry) originView {
@@ -205,29 +239,24 @@ func parentNS(id string) string {
 }
 
 // childNamespaces counts the skills under each namespace one level below
-// ns (entries are sorted, so equal prefixes are adjacent).
+// ns, sorted by name.
 func childNamespaces(entries []*catalog.Entry, ns, q string) []nsRow {
 	prefix := ""
 	if ns != "" {
 		prefix = ns + "/"
 	}
-	var rows []nsRow
+	counts := map[string]int{}
 	for _, e := range entries {
 		rest := strings.TrimPrefix(e.ID, prefix)
-		i := strings.IndexByte(rest, '/')
-		if i < 0 {
-			continue
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			counts[rest[:i]]++
 		}
-		name := rest[:i]
-		if n := len(rows); n > 0 && rows[n-1].Name == name {
-			rows[n-1].Count++
-			continue
-		}
-		rows = append(rows, nsRow{Name: name, Count: 1})
 	}
-	for i := range rows {
-		rows[i].Href = indexHref(q, prefix+rows[i].Name, 1)
+	rows := make([]nsRow, 0, len(counts))
+	for name, n := range counts {
+		rows = append(rows, nsRow{Name: name, Count: n, Href: indexHref(q, prefix+name, 1)})
 	}
+	slices.SortFunc(rows, func(a, b nsRow) int { return strings.Compare(a.Name, b.Name) })
 	return rows
 }
 

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
@@ -55,6 +56,7 @@ type Server struct {
 	tmpl   *template.Template
 	hub    *hub
 	csp    string
+	tree   atomic.Pointer[treeCache]
 }
 
 //go:embed assets templates

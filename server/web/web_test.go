@@ -274,16 +274,18 @@ func TestIndexTreeSearchAndPaging(t *testing.T) {
 	for i := range 250 {
 		entries = append(entries, published(fmt.Sprintf("ns%d/sub/skill-%03d", i%3, i), fmt.Sprintf("# Skill %d\n\nConverts format %d.", i, i)))
 	}
-	entries = append(entries, published("mail/send", "# Send mail\n\nSends an email through Resend."))
+	entries = append(entries, published("mail/send", "# Send mail\n\nSends an email through Resend."),
+		published("ns1-x/y", "# Beside ns1\n\nNot in ns1."), published("ns1/sub-a/z", "# In ns1\n\nA second sub-namespace."))
 	s, _, _ := newTestServer(t, "", entries...)
 	body := bodyOf(t, get(t, s, "/", nil))
-	for _, want := range []string{`href="/?ns=ns0"`, `href="/?ns=mail"`, "Skills 1–100 of 251", `rel="next"`} {
+	for _, want := range []string{`href="/?ns=ns0"`, `href="/?ns=mail"`, "Skills 1–100 of 253", `rel="next"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("catalog page lacks %s", want)
 		}
 	}
 	body = bodyOf(t, get(t, s, "/?ns=ns1&page=2", nil))
-	if !strings.Contains(body, "Skills 1–83 of 83") || !strings.Contains(body, "ns1/sub/") {
+	if !strings.Contains(body, "Skills 1–84 of 84") || !strings.Contains(body, "ns1/sub/") || strings.Contains(body, "ns1-x") ||
+		strings.Count(body, `href="/?ns=ns1%2Fsub"`) != 1 || !strings.Contains(body, `href="/?ns=ns1%2Fsub-a"`) {
 		t.Errorf("namespace page: %s", body[strings.Index(body, `<p class="count">`):][:80])
 	}
 	body = bodyOf(t, get(t, s, "/?q=email+resend", nil))
@@ -323,5 +325,17 @@ func TestEventStreamDeliversChanges(t *testing.T) {
 	}
 	if !strings.Contains(got.String(), "event: change") || !strings.Contains(got.String(), `"op":"put"`) {
 		t.Fatalf("change event %q", got.String())
+	}
+}
+
+func TestMarkdownHeadingsNestUnderThePageTitle(t *testing.T) {
+	body := "# Title\n\nIntro.\n\n## Usage\n\n# Another top heading\n"
+	e := published("x", body)
+	html, err := renderMarkdown(nil, e, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(html, "<h1") || strings.Contains(html, "Title") || !strings.Contains(html, "<h3>Usage</h3>") || !strings.Contains(html, "<h2>Another top heading</h2>") {
+		t.Fatalf("headings:\n%s", html)
 	}
 }

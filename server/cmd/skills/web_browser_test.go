@@ -312,19 +312,19 @@ func TestWebPageInBrowser(t *testing.T) {
 	})
 
 	t.Run("SkillPageRendersMarkdownAndListsFiles", func(t *testing.T) {
-		s.run(t, chromedp.Navigate(s.base+"/skill/pdf-processing"), chromedp.WaitVisible(chromedp.CSS(".markdown h1")))
+		s.run(t, chromedp.Navigate(s.base+"/skill/pdf-processing"), chromedp.WaitVisible(chromedp.CSS(".markdown pre code")))
 		var got struct {
 			H1, Code string
 			Files    []string
 			Fields   []string
 			URIs     []string
 		}
-		s.eval(t, `({H1: document.querySelector(".markdown h1").textContent,
+		s.eval(t, `({H1: document.querySelector("h1").textContent + "|" + document.querySelectorAll("h1").length,
 			Code: document.querySelector(".markdown pre code").textContent,
 			Files: [...document.querySelectorAll("table.files tbody td:first-child a")].map(a => a.textContent),
 			Fields: [...document.querySelectorAll(".fields dt")].map(d => d.textContent),
 			URIs: [...document.querySelectorAll(".uris code")].map(c => c.textContent)})`, &got)
-		if got.H1 != "PDF processing" || !strings.Contains(got.Code, "scripts/extract_text.py") {
+		if got.H1 != "PDF processing|1" || !strings.Contains(got.Code, "scripts/extract_text.py") {
 			t.Fatalf("rendered markdown: %+v", got)
 		}
 		if strings.Join(got.Files, ",") != "SKILL.md,assets/header.png,references/REFERENCE.md,scripts/extract_text.py" {
@@ -400,10 +400,11 @@ func TestWebPageInBrowser(t *testing.T) {
 		s.assertNotReloaded(t)
 
 		// An open skill page follows its own skill.
-		s.run(t, chromedp.Navigate(s.base+"/skill/live/fresh"), chromedp.WaitVisible(chromedp.CSS(".markdown h1")))
+		s.run(t, chromedp.Navigate(s.base+"/skill/live/fresh"), chromedp.WaitVisible(chromedp.CSS(".markdown p")))
 		s.markPage(t)
 		s.trigger(t, "skills::register", map[string]string{"id": "live/fresh", "skill": "# Fresher\n\nChanged while the page was open."})
-		s.run(t, chromedp.WaitVisible(chromedp.Search(`//div[@class="markdown"]/h1[text()="Fresher"]`)))
+		s.run(t, chromedp.WaitVisible(chromedp.Search(`//h1[text()="Fresher"]`)),
+			chromedp.WaitVisible(chromedp.Search(`//div[@class="markdown"]/p[text()="Changed while the page was open."]`)))
 		s.assertNotReloaded(t)
 	})
 
@@ -569,4 +570,3 @@ func (j *cookieJar) do(t *testing.T, method, target string, form url.Values, ori
 	j.cookies = append(j.cookies, res.Cookies()...)
 	return res
 }
-
