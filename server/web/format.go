@@ -29,11 +29,11 @@ func clip(s string, n int) string {
 func humanSize(n int64) string {
 	switch {
 	case n < 1024:
-		return fmt.Sprintf("%d B", n)
+		return fmt.Sprintf("%d\u00a0B", n)
 	case n < 1024*1024:
-		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+		return fmt.Sprintf("%.1f\u00a0KiB", float64(n)/1024)
 	default:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1024*1024))
+		return fmt.Sprintf("%.1f\u00a0MiB", float64(n)/(1024*1024))
 	}
 }
 

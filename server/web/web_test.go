@@ -339,3 +339,22 @@ func TestMarkdownHeadingsNestUnderThePageTitle(t *testing.T) {
 		t.Fatalf("headings:\n%s", html)
 	}
 }
+
+func TestCloseEndsEventStreams(t *testing.T) {
+	s, _, _ := newTestServer(t, "")
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	res, err := srv.Client().Get(srv.URL + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	buf := make([]byte, 4096)
+	if n, _ := res.Body.Read(buf); !strings.Contains(string(buf[:n]), "event: hello") {
+		t.Fatalf("first event %q", buf[:n])
+	}
+	s.Close() // as the server does when it shuts down
+	if _, err := io.ReadAll(res.Body); err != nil {
+		t.Fatalf("stream did not end cleanly: %v", err)
+	}
+}

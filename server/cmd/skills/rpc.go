@@ -123,7 +123,14 @@ func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts
 		// (its sign-in form must be reachable without the token).
 		h, closePage := page(httpguard.Policy{AllowedOrigins: opts.AllowedOrigins, OriginsSetting: opts.OriginsSetting, Token: opts.Token,
 			CheckHost: true, ListenAddr: ln.Addr().String()})
-		defer closePage()
+		// Closing ends the page's event streams, which would otherwise
+		// hold the server's graceful shutdown until its deadline.
+		stopPage := context.AfterFunc(ctx, closePage)
+		defer func() {
+			if stopPage() {
+				closePage()
+			}
+		}()
 		mux.Handle("/", h)
 	}
 	if rt != nil && rpcPath != "" {
