@@ -124,12 +124,13 @@ func startBrowserStack(t *testing.T) *browserStack {
 	_, logs := startSkills(t, "--standalone", "--url", "ws://"+engineAddr, "--data", t.TempDir(), "--mcp-addr", httpAddr,
 		"--mcp-token", webToken, "--skills-folder", folder)
 	waitListening(t, httpAddr, logs)
-	for !strings.Contains(logs.String(), "web page http://"+httpAddr+"/") {
-		if !strings.Contains(logs.String(), "MCP endpoint") {
-			time.Sleep(20 * time.Millisecond)
-			continue
+	// The listener accepts before the line is logged: wait for it (the
+	// deadline only bounds a broken start).
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logs.String(), "web page http://"+httpAddr+"/"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not log the web page's URL:\n%s", logs.String())
 		}
-		t.Fatalf("the server did not log the web page's URL:\n%s", logs.String())
+		time.Sleep(20 * time.Millisecond)
 	}
 
 	client := iii.New("ws://"+engineAddr, iii.WithName("browser-test-publisher"))
@@ -293,6 +294,7 @@ func TestWebPageInBrowser(t *testing.T) {
 		s.run(t, chromedp.Navigate(s.base+"/"), chromedp.WaitVisible(chromedp.ID("q")))
 		s.markPage(t)
 		s.run(t, chromedp.SendKeys(chromedp.ID("q"), "tables from pdf"),
+			chromedp.WaitVisible(chromedp.Search(`//h1[contains(., "tables from pdf")]`)),
 			chromedp.WaitNotPresent(chromedp.CSS(`li.card[data-id="resend/email/send"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`li.card[data-id="pdf-processing"]`)))
 		s.assertNotReloaded(t)
@@ -358,8 +360,6 @@ func TestWebPageInBrowser(t *testing.T) {
 		s.trigger(t, "skills::register", map[string]string{"id": "evil/xss", "skill": hostileBody})
 		for _, p := range []string{"/skill/evil/xss", "/skill/hostile", "/skill/hostile?file=" + url.QueryEscape("<img src=x onerror=alert('file')>.txt"), "/", "/?q=evil", "/diagnostics"} {
 			s.run(t, chromedp.Navigate(s.base+p), chromedp.WaitReady(chromedp.ID("live")))
-			// Hover and click where hostile content would sit.
-			s.run(t, chromedp.MouseClickXY(640, 450))
 			var dom struct {
 				Elements, Handlers, Hrefs int
 				XSS                       any
