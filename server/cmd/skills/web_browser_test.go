@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -354,6 +355,24 @@ func TestWebPageInBrowser(t *testing.T) {
 		if loc != "/skill/iii/getting-started" {
 			t.Fatalf("iii:// link led to %s", loc)
 		}
+	})
+
+	t.Run("WorksWithoutJavaScript", func(t *testing.T) {
+		setScripts := func(disabled bool) chromedp.Action[chromedp.Void] {
+			return chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+				_, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: disabled})
+				return err
+			})
+		}
+		s.run(t, setScripts(true))
+		defer s.run(t, setScripts(false))
+		s.run(t, chromedp.Navigate(s.base+"/"), chromedp.WaitVisible(chromedp.ID("q")),
+			chromedp.SendKeys(chromedp.ID("q"), "transactional email"), chromedp.Submit(chromedp.ID("q")),
+			chromedp.WaitVisible(chromedp.Search(`//h1[contains(., "transactional email")]`)),
+			chromedp.Click(chromedp.CSS(`li.card[data-id="resend/email/send"] h3 a`)),
+			chromedp.WaitVisible(chromedp.Search(`//h1[text()="Send email"]`)),
+			// app.js shows the copy buttons; without it they stay hidden.
+			chromedp.WaitNotVisible(chromedp.CSS("button.copy")))
 	})
 
 	t.Run("HostileContentRunsNothing", func(t *testing.T) {
