@@ -57,10 +57,14 @@ func (h *hub) broadcast(ev event) {
 	}
 }
 
-func (h *hub) add() *stream {
+// add opens a stream, or returns nil when max are open.
+func (h *hub) add(max int) *stream {
 	s := &stream{ch: make(chan event, streamBuffer), done: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.subs) >= max {
+		return nil
+	}
 	if h.closed {
 		close(s.done)
 		return s
@@ -110,12 +114,17 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "event streams are not supported by this connection", http.StatusInternalServerError)
 		return
 	}
+	st := s.hub.add(s.opts.MaxStreams)
+	if st == nil {
+		http.Error(w, fmt.Sprintf("too many open pages (%d live-update streams); this page works without live updates", s.opts.MaxStreams),
+			http.StatusServiceUnavailable)
+		return
+	}
+	defer s.hub.remove(st)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
-	st := s.hub.add()
-	defer s.hub.remove(st)
 	// The generation at connect lets the page notice changes made between
 	// its render and this stream's start.
 	fmt.Fprintf(w, "retry: 1000\nevent: hello\ndata: {\"generation\":%d}\n\n", s.cat.Generation())

@@ -7,6 +7,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -44,6 +45,9 @@ type Options struct {
 	PageSize int
 	// CallTimeout bounds each iii call (default 10 s).
 	CallTimeout time.Duration
+	// MaxStreams bounds the open live-update streams, one per open page
+	// (default 256); more get 503 and their pages work without live updates.
+	MaxStreams int
 	Logger      *slog.Logger
 }
 
@@ -85,6 +89,9 @@ func New(opts Options) *Server {
 	}
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 10 * time.Second
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = 256
 	}
 	if opts.TokenSetting == "" {
 		opts.TokenSetting = "--mcp-token"
@@ -131,8 +138,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, ref.Message, ref.Status)
 		return
 	}
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	}
 	s.mux.ServeHTTP(w, r)
 }
+
+// maxFormBytes bounds a posted form: the page's forms carry an id, a token
+// and a few prompt arguments.
+const maxFormBytes = 64 << 10
 
 // hasToken reports whether the request presents the listener token (bearer
 // header or the sign-in cookie). With no token configured every request
@@ -180,6 +194,9 @@ func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
 // form post carrying the CSRF value of its cookie. It returns "" when the
 // request may proceed, else why not.
 func (s *Server) checkPost(r *http.Request) string {
+	if err := r.ParseForm(); err != nil {
+		return fmt.Sprintf("the form could not be read (%v); expected a form of at most %d KiB", err, maxFormBytes>>10)
+	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return "the request has no Origin header: changes are accepted only from this page (a same-origin POST)"

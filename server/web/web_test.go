@@ -358,3 +358,47 @@ func TestCloseEndsEventStreams(t *testing.T) {
 		t.Fatalf("stream did not end cleanly: %v", err)
 	}
 }
+
+func TestLiveStreamsAreBounded(t *testing.T) {
+	cat := catalog.New()
+	s := New(Options{Catalog: cat, MaxStreams: 1})
+	t.Cleanup(s.Close)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	first, err := srv.Client().Get(srv.URL + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 512)
+	if n, _ := first.Body.Read(buf); !strings.Contains(string(buf[:n]), "event: hello") { // subscribed
+		t.Fatalf("first stream: %q", buf[:n])
+	}
+	second, err := srv.Client().Get(srv.URL + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Body.Close()
+	if second.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("second stream: status %d, want 503", second.StatusCode)
+	}
+	first.Body.Close()
+	for { // the slot frees once the server sees the first page leave
+		third, err := srv.Client().Get(srv.URL + "/events")
+		if err != nil {
+			t.Fatal(err)
+		}
+		third.Body.Close()
+		if third.StatusCode == http.StatusOK {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestOversizedFormRefused(t *testing.T) {
+	s, _, fc := newTestServer(t, "sekret", published("a", "# A"))
+	res := post(t, s, "/actions/unregister", url.Values{"id": {"a"}, "token": {"sekret"}, "pad": {strings.Repeat("x", maxFormBytes)}}, nil)
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(bodyOf(t, res), "at most 64 KiB") || len(fc.calls) != 0 {
+		t.Fatalf("oversized form: status %d, calls %v", res.StatusCode, fc.calls)
+	}
+}
