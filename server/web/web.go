@@ -48,7 +48,7 @@ type Options struct {
 	// MaxStreams bounds the open live-update streams, one per open page
 	// (default 256); more get 503 and their pages work without live updates.
 	MaxStreams int
-	Logger      *slog.Logger
+	Logger     *slog.Logger
 }
 
 // Server is the web page; it is an http.Handler.
