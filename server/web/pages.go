@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/wire"
@@ -99,12 +100,20 @@ type indexData struct {
 	Removed     string
 }
 
+// maxQuery bounds a search (characters): a query is a few words.
+const maxQuery = 256
+
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	ns := strings.Trim(r.URL.Query().Get("ns"), "/")
 	pageNo, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	pageNo = max(pageNo, 1)
 	d := indexData{Query: q, NS: ns, Page: pageNo, Removed: r.URL.Query().Get("removed")}
+	if utf8.RuneCountInString(q) > maxQuery {
+		q = string([]rune(q)[:maxQuery])
+		d.Query = q
+		d.SearchError = fmt.Sprintf("The search was cut to its first %d characters.", maxQuery)
+	}
 
 	var entries []*catalog.Entry
 	if q != "" {
@@ -112,7 +121,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 		hits, err := s.search.Search(ctx, q, 1000)
 		cancel()
 		if err != nil {
-			d.SearchError = "search failed: " + err.Error()
+			d.SearchError = "The search failed: " + err.Error()
 		}
 		for _, h := range hits {
 			if e, ok := s.cat.Get(h.ID); ok && inNamespace(e.ID, ns) {

@@ -294,6 +294,14 @@ func TestIndexTreeSearchAndPaging(t *testing.T) {
 	}
 }
 
+func TestLongSearchIsCut(t *testing.T) {
+	s, _, _ := newTestServer(t, "", published("mail/send", "# Send mail\n\nSends an email."))
+	body := bodyOf(t, get(t, s, "/?q=email+"+strings.Repeat("x", 5000), nil))
+	if !strings.Contains(body, "cut to its first 256 characters") || strings.Contains(body, strings.Repeat("x", 300)) {
+		t.Fatal("a 5000-character search was not cut to 256 characters with a note")
+	}
+}
+
 func TestEventStreamDeliversChanges(t *testing.T) {
 	s, src, _ := newTestServer(t, "")
 	srv := httptest.NewServer(s)
