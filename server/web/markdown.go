@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"html"
 	"net/url"
+	"path"
 	"strings"
 	"unicode"
 
@@ -186,8 +187,39 @@ func (l *linker) href(dest string, image bool) (string, bool) {
 			if f, ok := l.entry.File(strings.TrimPrefix(u.Path, "./")); ok {
 				return fileHref(l.entry.ID, f.Path), true
 			}
+			if id, ok := l.folderLink(u.Path); ok {
+				return skillHref(id), true
+			}
 		}
 		return u.String(), true
+	}
+	return "", false
+}
+
+// folderLink resolves a relative link between two skills of one folder
+// ("../pdf-processing/SKILL.md", "other.md") to the id of the skill it
+// names, by the folder rules: a SKILL.md is its directory, another .md
+// file its path without ".md".
+func (l *linker) folderLink(rel string) (string, bool) {
+	o := l.entry.Origin
+	if l.cat == nil || (o.Kind != catalog.OriginFolder && o.Kind != catalog.OriginBundle) || o.Path == "" {
+		return "", false
+	}
+	target := path.Join(path.Dir(o.Path), rel)
+	if target == "." || strings.HasPrefix(target, "../") || target == ".." {
+		return "", false
+	}
+	var id string
+	switch {
+	case path.Base(target) == "SKILL.md":
+		id = path.Dir(target)
+	case strings.HasSuffix(target, ".md"):
+		id = strings.TrimSuffix(target, ".md")
+	default:
+		id = target // a link to a skill's folder
+	}
+	if e, ok := l.cat.Get(id); ok && e.Origin.Source == o.Source {
+		return e.ID, true
 	}
 	return "", false
 }

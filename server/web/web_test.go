@@ -410,3 +410,29 @@ func TestOversizedFormRefused(t *testing.T) {
 		t.Fatalf("oversized form: status %d, calls %v", res.StatusCode, fc.calls)
 	}
 }
+
+func TestRelativeLinksBetweenFolderSkills(t *testing.T) {
+	cat := catalog.New()
+	src, _ := cat.AddSource("folder:/f", catalog.RankFolder)
+	folder := func(id, file, body string) *catalog.Entry {
+		e := published(id, body)
+		e.Origin = catalog.Origin{Kind: catalog.OriginFolder, Source: "/f", Path: file}
+		return e
+	}
+	pdf := folder("pdf-processing", "pdf-processing/SKILL.md", "# PDF")
+	guide := folder("iii/getting-started", "iii/getting-started.md", "# Start")
+	if err := src.Put(pdf, guide); err != nil {
+		t.Fatal(err)
+	}
+	body := "[pdf](../pdf-processing/SKILL.md) [dir](../pdf-processing) [self](getting-started.md) [none](../nope.md) [out](../../etc/passwd)"
+	html, err := renderMarkdown(cat, guide, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`href="/skill/pdf-processing">pdf`, `href="/skill/pdf-processing">dir`, `href="/skill/iii/getting-started">self`,
+		`href="../nope.md">none`, `href="../../etc/passwd">out`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("lacks %s:\n%s", want, html)
+		}
+	}
+}
