@@ -26,7 +26,8 @@ conformance: sandbox-deps
 
 # The skills-protocol conformance group (conformance/skillsprotocol) speaks only HTTP
 # JSON-RPC to one URL: our `skills --standalone` serving the group's fixture bundles, or
-# SKILLS_RPC_URL=http://host:port/rpc (serving conformance/skillsprotocol/testdata/bundles).
+# SKILLS_RPC_URL=http://host:port/rpc (serving conformance/skillsprotocol/testdata/bundles,
+# with CONF_GRANTED_SECRET granted to conf.secret in skills_protocol.secret_grants).
 # Against an external engine (III_URL given) without SKILLS_RPC_URL it is "not run".
 .PHONY: conformance-skillsprotocol
 SP_CONFORMANCE_EXTERNAL := $(if $(filter environment environment\ override command\ line,$(origin III_URL)),$(if $(SKILLS_RPC_URL),,yes))

@@ -10,6 +10,12 @@
 #                    SOAK_HOG_REDIAL=1: the never-reading clients dial again when
 #                    dropped; SOAK_PPROF=DIR saves the server's heap, goroutine
 #                    and CPU profiles there.
+#   make rpcmem      issue 20 attack 3 from outside the process: peak RSS of
+#                    bin/skills under small /rpc requests that took gigabytes
+#                    (one 8 MiB blob 200 times in input_blobs, a batch of 60
+#                    full read_blob, 31 MiB batches and params, 60 concurrent
+#                    reads; docs/benchmarks.md). Fails above RPCMEM_MAX_MIB
+#                    (default 400). Not in make test.
 #   make test-kill9  64 concurrent writers (skills::register + state::set), SIGKILL,
 #                    restart, read back: 0 acknowledged writes may be missing, 3 runs
 #                    (~30 s; part of make test)
@@ -20,6 +26,7 @@ SOAK_DURATION ?= 60s
 SOAK_BASELINE ?= 30s
 SOAK_HOG_REDIAL ?=
 SOAK_PPROF ?=
+RPCMEM_MAX_MIB ?= 400
 TRUSTLOAD := $(BIN)/trustload
 
 FUZZ_TARGETS := \
@@ -42,9 +49,11 @@ FUZZ_TARGETS := \
 	./sdk-go/skills/internal/driver:FuzzDecodeCommand \
 	./sdk-go/wire:FuzzScanResultFrame \
 	./server/catalog:FuzzFrontmatter \
-	./server/skillsprotocol:FuzzParseManifest
+	./server/skillsprotocol:FuzzParseManifest \
+	./server/skillsprotocol:FuzzBuildEntry \
+	./server/skillsprotocol:FuzzRPCParams
 
-.PHONY: fuzz soak test-kill9 trustload
+.PHONY: fuzz soak test-kill9 trustload rpcmem
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -60,6 +69,9 @@ trustload:
 soak: build trustload
 	$(TRUSTLOAD) soak --skills $(BIN)/skills --clients $(SOAK_CLIENTS) --baseline $(SOAK_BASELINE) --duration $(SOAK_DURATION) \
 		$(if $(SOAK_HOG_REDIAL),--hog-redial) $(if $(SOAK_PPROF),--pprof-dir $(SOAK_PPROF))
+
+rpcmem: build trustload sandbox-deps
+	TRUSTLOAD_SKILLS_LOG=error $(TRUSTLOAD) rpcmem --skills $(BIN)/skills --max-peak-mib $(RPCMEM_MAX_MIB)
 
 test-kill9: build trustload
 	$(TRUSTLOAD) kill9 --skills $(BIN)/skills --writers 64 --runs 3

@@ -2,7 +2,8 @@
 # target, and the prerequisites that make each target work alone on a fresh clone.
 # Included by the root Makefile.
 #
-#   make dist               dist/: the npm tarball (npm pack) and the Python wheel + sdist
+#   make dist               dist/: the npm tarball (npm pack), the Python wheel + sdist, and
+#                           the skills and skills-conformance binaries (make dist-bin, mk/ci.mk)
 #   make test-dist          install each artifact into a clean temporary project (the Go
 #                           module through a replace; the sdist also alone, into a fresh
 #                           virtualenv) and run the three examples side by side against one
@@ -54,6 +55,7 @@ dist: node-build venv
 	@rm -rf $(DIST) sdk-python/dist && mkdir -p $(DIST)
 	cd sdk-node && $(NPM) pack --silent --pack-destination $(DIST) >/dev/null
 	cd sdk-python && $(VENV_PY) -m hatchling build -t wheel -t sdist >/dev/null && mv dist/* $(DIST)/ && rmdir dist
+	@$(MAKE) --no-print-directory dist-bin >/dev/null
 	@ls -1 $(DIST)
 
 test-dist: build dist

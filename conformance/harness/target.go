@@ -24,11 +24,11 @@ import (
 // directly after the package list: go test ./conformance/... --iii-url ws://...).
 var (
 	flagURL = flag.String("iii-url", "",
-		"engine URL of the registry under test (env III_URL); empty: build and start `skills --standalone`")
+		"engine URL of the registry under test (env III_URL); empty: launch skills --standalone (--skills-bin, or built from a clone)")
 	flagStrictFetch = flag.Bool("strict-fetch", false,
 		"expect upstream v0.2.2 fetch: bare skill paths are rejected (env CONFORMANCE_STRICT_FETCH=1)")
 	flagBin = flag.String("skills-bin", "",
-		"prebuilt skills binary to launch when no engine URL is given (env SKILLS_BIN); empty: go build it")
+		"prebuilt skills binary to launch when no engine URL is given (env SKILLS_BIN); empty: go build it from the repository clone")
 )
 
 // Target is what the suite runs against. It is JSON so that
@@ -63,10 +63,7 @@ func DecodeTarget(b []byte) (Target, error) {
 // standalone mode; stop must then be called at the end of the suite.
 func Setup(ctx context.Context, workDir string) (t Target, stop func(), err error) {
 	t.StrictFetch = *flagStrictFetch || envTrue("CONFORMANCE_STRICT_FETCH")
-	t.URL = *flagURL
-	if t.URL == "" {
-		t.URL = os.Getenv("III_URL")
-	}
+	t.URL = EngineURL()
 	if t.URL != "" {
 		ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
@@ -80,14 +77,9 @@ func Setup(ctx context.Context, workDir string) (t Target, stop func(), err erro
 		}
 		return t, func() {}, nil
 	}
-	bin := *flagBin
-	if bin == "" {
-		bin = os.Getenv("SKILLS_BIN")
-	}
-	if bin == "" {
-		if bin, err = BuildServer(ctx, workDir); err != nil {
-			return t, nil, err
-		}
+	bin, err := ServerBin(ctx, workDir)
+	if err != nil {
+		return t, nil, err
 	}
 	var extra []string
 	if t.StrictFetch {
@@ -99,6 +91,29 @@ func Setup(ctx context.Context, workDir string) (t Target, stop func(), err erro
 	}
 	t.URL, t.Launched, t.Bin = srv.URL, true, bin
 	return t, srv.Stop, nil
+}
+
+// EngineURL is the engine under test from --iii-url or III_URL; empty
+// means the suite launches our own server.
+func EngineURL() string {
+	if *flagURL != "" {
+		return *flagURL
+	}
+	return os.Getenv("III_URL")
+}
+
+// ServerBin is the skills binary to launch: --skills-bin, else SKILLS_BIN,
+// else one built from the repository into dir (needs a clone and Go).
+func ServerBin(ctx context.Context, dir string) (string, error) {
+	bin := *flagBin
+	if bin == "" {
+		bin = os.Getenv("SKILLS_BIN")
+	}
+	if bin != "" {
+		// Instances run in their own directories.
+		return filepath.Abs(bin)
+	}
+	return BuildServer(ctx, dir)
 }
 
 func envTrue(key string) bool {

@@ -449,6 +449,9 @@ func (d *Directory) read(ctx context.Context, t registry.Target) (string, error)
 	case registry.TargetIndex:
 		return d.renderIndex(), nil
 	case registry.TargetSkill:
+		if text, ok, err := d.skillFile(t.ID); ok {
+			return text, err
+		}
 		if err := registry.ValidateID(t.ID); err != nil {
 			return "", err
 		}
@@ -469,6 +472,30 @@ func (d *Directory) read(ctx context.Context, t registry.Target) (string, error)
 		text, _ := registry.NormalizeSectionOutput(out)
 		return text, nil
 	}
+}
+
+// skillFile serves iii://<skill>/<path>, a file of an Agent Skills folder,
+// when id is not itself a folder skill (registry.SplitSkillFile); ok is
+// false otherwise and id is read with v0.5's rules.
+func (d *Directory) skillFile(id string) (text string, ok bool, err error) {
+	if d.set == nil {
+		return "", false, nil
+	}
+	if registry.ValidateID(id) == nil {
+		if _, found := d.set.Skill(id); found {
+			return "", false, nil
+		}
+	}
+	var e *catalog.Entry
+	_, file, ok := registry.SplitSkillFile(id, func(s string) bool {
+		e, ok = d.set.Skill(s)
+		return ok && len(e.Files) > 0
+	})
+	if !ok {
+		return "", false, nil
+	}
+	text, _, ok, err = catalog.FileText(e, file)
+	return text, ok, err
 }
 
 // ---- prompts ----
@@ -561,7 +588,10 @@ func (d *Directory) diagnostics(_ context.Context, data json.RawMessage) (any, e
 		Folders  []folderRow  `json:"folders"`
 		Skipped  []skippedRow `json:"skipped"`
 		Shadowed []shadowRow  `json:"shadowed"`
-	}{Folders: []folderRow{}, Skipped: []skippedRow{}, Shadowed: []shadowRow{}}
+		// Warnings: served, with a caveat (a bundle asking for a secret
+		// no grant gives it).
+		Warnings []skippedRow `json:"warnings"`
+	}{Folders: []folderRow{}, Skipped: []skippedRow{}, Shadowed: []shadowRow{}, Warnings: []skippedRow{}}
 	if d.set != nil {
 		for _, f := range d.set.Folders() {
 			out.Folders = append(out.Folders, folderRow{Folder: f.Configured, Path: f.Root, Exists: f.Exists,
@@ -569,6 +599,9 @@ func (d *Directory) diagnostics(_ context.Context, data json.RawMessage) (any, e
 		}
 		for _, p := range d.set.Problems() {
 			out.Skipped = append(out.Skipped, skippedRow{Folder: p.Folder, Path: p.Path, File: p.File, Reason: p.Reason})
+		}
+		for _, p := range d.set.Warnings() {
+			out.Warnings = append(out.Warnings, skippedRow{Folder: p.Folder, Path: p.Path, File: p.File, Reason: p.Reason})
 		}
 	}
 	if d.cat != nil {

@@ -89,7 +89,10 @@ type folder struct {
 	units    map[string]*unit   // by path
 	byKey    map[string][]*unit // skills by skillKey, prompts by promptKey
 	problems map[string]string  // by path ("" for the folder itself)
-	exists   bool
+	// warnings: bundles served with a caveat (bundleWarning), by path.
+	warnings      map[string]string
+	bundleWarning func(*catalog.Entry) string
+	exists        bool
 
 	// What the folder serves (the best unit of each key), as applied to
 	// the catalog source: skills by id (ascending versions), prompts by
@@ -101,7 +104,7 @@ type folder struct {
 func newFolder(configured, root string, index int, src *catalog.Source, bundle BundleReader, watch func(string)) *folder {
 	return &folder{
 		configured: configured, root: root, index: index, src: src, bundle: bundle, watch: watch,
-		units: map[string]*unit{}, byKey: map[string][]*unit{}, problems: map[string]string{},
+		units: map[string]*unit{}, byKey: map[string][]*unit{}, problems: map[string]string{}, warnings: map[string]string{},
 		skills: map[string][]*catalog.Entry{}, prompts: map[string]*Prompt{},
 	}
 }
@@ -172,6 +175,11 @@ func (f *folder) rescan(scope string) map[string]struct{} {
 	for p := range f.problems {
 		if within(p, scope) {
 			delete(f.problems, p)
+		}
+	}
+	for p := range f.warnings {
+		if within(p, scope) {
+			delete(f.warnings, p)
 		}
 	}
 	if scope == "" || f.fsRoot.Load() == nil {
@@ -299,6 +307,7 @@ type job struct {
 type scanOut struct {
 	units    []*unit
 	problems [][2]string // path, reason
+	warnings [][2]string // path, caveat of something served
 	// sub is a root of folder subDir, shared by the jobs of one folder.
 	sub    *os.Root
 	subDir string
@@ -368,6 +377,9 @@ func (f *folder) runJobs() {
 	for _, o := range outs {
 		for _, p := range o.problems {
 			f.problems[p[0]] = p[1]
+		}
+		for _, w := range o.warnings {
+			f.warnings[w[0]] = w[1]
 		}
 		for _, u := range o.units {
 			f.add(u)
@@ -737,6 +749,11 @@ func (f *folder) loadBundle(o *scanOut, dir string) {
 	if err := catalog.CheckEntry(e); err != nil {
 		o.problem(manifestPath, fmt.Sprintf(fmtBundleRejected, err))
 		return
+	}
+	if f.bundleWarning != nil {
+		if msg := f.bundleWarning(e); msg != "" {
+			o.warnings = append(o.warnings, [2]string{manifestPath, msg})
+		}
 	}
 	o.add(&unit{kind: unitBundle, path: dir, entry: e})
 }

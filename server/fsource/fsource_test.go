@@ -460,6 +460,37 @@ func TestBundleReader(t *testing.T) {
 	}
 }
 
+// BundleWarning's message lists a served bundle in Warnings, not in
+// Problems; a change that fixes it clears the warning.
+func TestBundleWarning(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "sync/skill.toml", "version = \"1.0.0\"\nnosy\n")
+	reader := func(b fsource.BundleDir, e *catalog.Entry) error {
+		e.ID, e.Version, e.Extra = "sync", "1.0.0", string(b.Manifest)
+		return nil
+	}
+	warn := func(e *catalog.Entry) string {
+		if strings.Contains(e.Extra.(string), "nosy") {
+			return "asks for a secret no grant gives it"
+		}
+		return ""
+	}
+	cat := catalog.New()
+	s := open(t, fsource.Options{Folders: []string{root}, Catalog: cat, Bundle: reader, BundleWarning: warn, Watch: true})
+	if _, ok := cat.Get("sync"); !ok {
+		t.Fatal("a bundle with a warning is not served")
+	}
+	if w := s.Warnings(); len(w) != 1 || w[0].Path != "sync/skill.toml" || w[0].Reason != "asks for a secret no grant gives it" || len(s.Problems()) != 0 {
+		t.Fatalf("warnings %+v, problems %+v", w, s.Problems())
+	}
+	ev := subscribe(s)
+	write(t, root, "sync/skill.toml", "version = \"1.0.0\"\n")
+	ev.wait(t, fsource.KindSkill, "sync", catalog.OpPut)
+	if w := s.Warnings(); len(w) != 0 {
+		t.Fatalf("warnings after the fix: %+v", w)
+	}
+}
+
 func TestFolderRecreatedIsWatchedAgain(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "ns/a.md", "# A\n")

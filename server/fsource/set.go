@@ -51,6 +51,10 @@ type Options struct {
 	// Bundle reads Skills Protocol bundles; without it they are skipped
 	// and listed by Problems.
 	Bundle BundleReader
+	// BundleWarning, when set, is asked about every bundle Bundle
+	// accepted: a non-empty message is listed by Warnings (the bundle is
+	// served all the same), e.g. a secret it asks for that no grant gives.
+	BundleWarning func(e *catalog.Entry) string
 }
 
 // Kinds of Event.
@@ -184,6 +188,7 @@ func Open(opts Options) (*Set, error) {
 			return nil, fmt.Errorf("fsource: %w", err)
 		}
 		s.folders = append(s.folders, newFolder(configured, root, len(s.folders), src, opts.Bundle, s.watch))
+		s.folders[len(s.folders)-1].bundleWarning = opts.BundleWarning
 	}
 	s.writeMu.Lock()
 	var events []Event
@@ -684,6 +689,22 @@ func (s *Set) Problems() []Problem {
 	for _, f := range s.folders {
 		start := len(out)
 		for p, r := range f.problems {
+			out = append(out, Problem{Folder: f.root, Path: p, File: f.abs(p), Reason: r})
+		}
+		slices.SortFunc(out[start:], func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
+	}
+	return out
+}
+
+// Warnings lists what is served with a caveat (Options.BundleWarning), by
+// folder order then path.
+func (s *Set) Warnings() []Problem {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []Problem
+	for _, f := range s.folders {
+		start := len(out)
+		for p, r := range f.warnings {
 			out = append(out, Problem{Folder: f.root, Path: p, File: f.abs(p), Reason: r})
 		}
 		slices.SortFunc(out[start:], func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })

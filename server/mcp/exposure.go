@@ -56,10 +56,14 @@ func (c ToolClass) Annotations() *sdk.ToolAnnotations {
 var toolClasses = map[string]ToolClass{
 	ToolListSkills: ReadOnlyTool,
 	ToolReadSkill:  ReadOnlyTool,
+	// skills::search: a ranked read of the catalog.
+	ToolSearchSkills: ReadOnlyTool,
 
 	// Section reads run publishers' renderers, which the registry calls
 	// with {} as any skill read does.
 	"skill__fetch": ReadOnlyTool,
+	// skill::search, the public alias of skills::search.
+	"skill__search": ReadOnlyTool,
 
 	"directory__skills__list":                      ReadOnlyTool,
 	"directory__skills__fetch-skill":               ReadOnlyTool,

@@ -34,7 +34,9 @@ const (
 )
 
 // Instructions tell an agent how the surface fits together.
-const Instructions = "Skills registry of an iii engine. Start by reading the resource iii://skills: " +
+const Instructions = "Skills registry of an iii engine. When the catalog is large (hundreds of skills), call the tool " +
+	ToolSearchSkills + " with the task in a few words before reading the index, then read only the skills it returns. " +
+	"Otherwise start by reading the resource iii://skills: " +
 	"it indexes every registered skill (markdown at iii://{id}; nested skills at iii://{parent}/{child}). " +
 	"Skills explain when and why to call the tools listed here; iii://fn/{a}/{b} links are sections " +
 	"rendered by the function a::b. Tool skill__fetch reads one or more iii:// URIs in one call. " +
@@ -239,6 +241,7 @@ func New(client *iii.Client, opts Options) *Server {
 	// through these catch-all templates (the SDK then stamps resultType
 	// and the cache fields); the middleware refuses other schemes.
 	s.sdk.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: registry.Scheme + "{+path}", Name: "iii"}, s.readResourceHandler)
+	s.addSearchTool()
 	if s.backend != nil {
 		s.sdk.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: SkillScheme + "{+path}", Name: "skill"}, s.readResourceHandler)
 		s.addExtensionMethods()

@@ -110,3 +110,25 @@ var AlwaysHiddenPrefixes = rules.AlwaysHiddenPrefixes
 // IsHidden reports whether functionID starts with one of the
 // AlwaysHiddenPrefixes (a plain prefix test).
 func IsHidden(functionID string) bool { return rules.IsHidden(functionID) }
+
+// SplitSkillFile reads the id of a skill URI (iii://<skill>/<path>) as a
+// file of a skill: the longest prefix of id that passes ValidateID and that
+// isSkill accepts is the skill, the rest the file's path ("mcp-builder",
+// "reference/evaluation.md"). ok is false when no prefix is such a skill or
+// the rest is not a plain relative path (no "." or ".." segments); callers
+// then answer exactly as for an ordinary id.
+func SplitSkillFile(id string, isSkill func(skill string) bool) (skill, file string, ok bool) {
+	for i := strings.LastIndexByte(id, '/'); i > 0; i = strings.LastIndexByte(id[:i], '/') {
+		skill, file = id[:i], id[i+1:]
+		if ValidateID(skill) != nil || !isSkill(skill) {
+			continue
+		}
+		for _, seg := range strings.Split(file, "/") {
+			if seg == "" || seg == "." || seg == ".." {
+				return "", "", false
+			}
+		}
+		return skill, file, true
+	}
+	return "", "", false
+}

@@ -345,7 +345,7 @@ func killAll(procs string) {
 // execs the rest, so bwrap and everything it forks start inside the run
 // cgroup (no window in which a child could fork outside it).
 const joinScript = `for f; do
-  if [ "$f" = -- ]; then shift; exec "$@"; fi
+  if [ "$f" = -- ]; then shift; unset PWD OLDPWD; exec "$@"; fi
   echo $$ > "$f" || { echo "sandbox: cannot join the run cgroup ($f)" >&2; exit 125; }
   shift
 done

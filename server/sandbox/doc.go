@@ -12,10 +12,20 @@
 //     concurrent run (Config.HostUIDBase + slot), so even an escape from the
 //     namespaces lands on an account that owns nothing;
 //   - a read-only /usr (and the /bin, /lib, /lib64 symlinks into it), a fresh
-//     /proc and a minimal /dev, and nothing else of the host: no /etc, no
-//     /home, no server data directory;
-//   - the caller's read-only binds (Spec.Mounts) and an empty writable
-//     tmpfs at /workspace and /tmp, each capped at Limits.WorkspaceBytes;
+//     /proc (of the new PID namespace) and a minimal, read-only /dev, and
+//     nothing else of the host: no /etc, no /home, no server data directory;
+//   - the caller's files (Spec.Mounts), copied read-only into the sandbox's
+//     root from descriptors the server opened (bwrap --file), not bound:
+//     a bind would name its host path in /proc/self/mountinfo. bwrap reads
+//     its options from a pipe (--args), so /proc/1/cmdline names none
+//     either, and it starts in / with an empty environment;
+//   - an empty writable tmpfs at /workspace, /tmp and /dev/shm, each capped
+//     at Limits.WorkspaceBytes (the root is read-only);
+//   - a seccomp filter (bwrap --seccomp; seccomp.go) that answers EPERM to
+//     the system calls in DeniedSyscalls (ptrace, io_uring, keyrings, bpf,
+//     userfaultfd, perf_event_open, the mount and module calls, unshare,
+//     setns, SysV shm, memfd…) on x86-64 and arm64, and to every call of
+//     another ABI (x32, i386, arm32);
 //   - only the environment the caller gives (bwrap --clearenv);
 //   - rlimits set inside the new user namespace by util-linux prlimit just
 //     before the command runs: CPU seconds (RLIMIT_CPU), address space

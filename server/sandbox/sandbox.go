@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,7 +38,7 @@ type Limits struct {
 	Processes      int           // processes and threads of the sandbox uid (RLIMIT_NPROC)
 	OutputBytes    int64         // bytes kept of stdout and of stderr each; more kills the run
 	FileBytes      int64         // largest file the command may write (RLIMIT_FSIZE)
-	WorkspaceBytes int64         // size of the /workspace and /tmp tmpfs
+	WorkspaceBytes int64         // size of each tmpfs a run may write: /workspace, /tmp and /dev/shm
 	OpenFiles      int           // open file descriptors (RLIMIT_NOFILE)
 }
 
@@ -85,19 +87,25 @@ func (l Limits) withDefaults() Limits {
 	return d
 }
 
-// Mount is a read-only bind of a host path into the sandbox.
+// Mount is a host file or folder copied read-only into the sandbox. It is
+// copied (bwrap --file from an open descriptor), not bound: a bind would
+// show its host path in /proc/self/mountinfo.
 type Mount struct {
-	Source string // host path (file or directory)
+	Source string // host path (file or directory of regular files)
 	Target string // absolute path inside the sandbox
 }
+
+// MaxMountFiles bounds the files the Mounts of one run may hold together:
+// each is passed to bwrap as an open descriptor.
+const MaxMountFiles = 4096
 
 // Spec is one command to run.
 type Spec struct {
 	// Command is the program and its arguments as seen inside the sandbox
 	// (e.g. /usr/bin/python3 …).
 	Command []string
-	// Mounts are extra read-only binds; targets must be absolute, clean and
-	// outside /usr, /proc and /dev.
+	// Mounts are read-only copies of host files; targets must be
+	// absolute, clean and outside /usr, /proc and /dev.
 	Mounts []Mount
 	// Env is the whole environment of the command.
 	Env map[string]string
@@ -248,42 +256,83 @@ func (s *Sandbox) Available() error {
 }
 
 // Args returns the bwrap command line for spec (without the binary), for
-// tests and diagnostics.
+// tests and diagnostics. Run passes it to bwrap through a descriptor
+// (--args), so that /proc/1/cmdline inside the sandbox shows no host path;
+// descriptor numbers here are those Run uses.
 func (s *Sandbox) Args(spec Spec) ([]string, error) {
+	p, err := s.plan(spec)
+	p.closeFiles()
+	return p.args, err
+}
+
+// Descriptors bwrap gets (exec.Cmd.ExtraFiles start at 3): its arguments,
+// the seccomp filter, then one per copied file.
+const (
+	argsFD    = 3
+	seccompFD = 4
+	firstFile = 5
+)
+
+// runPlan is the bwrap command line of one run and the files it copies in.
+type runPlan struct {
+	args  []string
+	split int        // args[:split] are bwrap's options, args[split:] "--" and the command
+	files []*os.File // descriptor firstFile+i
+}
+
+func (p runPlan) closeFiles() {
+	for _, f := range p.files {
+		_ = f.Close()
+	}
+}
+
+func (s *Sandbox) plan(spec Spec) (runPlan, error) {
+	var p runPlan
 	if len(spec.Command) == 0 {
-		return nil, errors.New("sandbox: empty command")
+		return p, errors.New("sandbox: empty command")
 	}
 	l := spec.Limits.withDefaults()
 	dir := spec.Dir
 	if dir == "" {
 		dir = "/workspace"
 	}
+	size := strconv.FormatInt(l.WorkspaceBytes, 10)
 	a := []string{
 		"--unshare-all", // user, ipc, pid, net, uts, cgroup namespaces: no network
 		"--unshare-user", "--uid", strconv.Itoa(Inside), "--gid", strconv.Itoa(Inside),
 		"--disable-userns", // no nested user namespaces to regain capabilities in
 		"--die-with-parent", "--new-session",
 		"--hostname", "sandbox",
+		"--seccomp", strconv.Itoa(seccompFD),
 		"--ro-bind", "/usr", "/usr",
 		"--symlink", "usr/bin", "/bin",
 		"--symlink", "usr/lib", "/lib",
 		"--symlink", "usr/lib64", "/lib64",
 		"--symlink", "usr/sbin", "/sbin",
 		"--proc", "/proc",
+		// bwrap's /dev is a tmpfs the sandbox uid owns, with no size:
+		// shared memory gets its own capped tmpfs, and /dev itself is
+		// made read-only.
 		"--dev", "/dev",
-		"--perms", "0755", "--size", strconv.FormatInt(l.WorkspaceBytes, 10), "--tmpfs", "/workspace",
-		"--perms", "1777", "--size", strconv.FormatInt(l.WorkspaceBytes, 10), "--tmpfs", "/tmp",
+		"--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
+		"--remount-ro", "/dev",
+		"--perms", "0755", "--size", size, "--tmpfs", "/workspace",
+		"--perms", "1777", "--size", size, "--tmpfs", "/tmp",
 	}
 	mounts := append([]Mount(nil), spec.Mounts...)
 	sort.SliceStable(mounts, func(i, j int) bool { return mounts[i].Target < mounts[j].Target })
 	for _, m := range mounts {
 		if err := checkTarget(m.Target); err != nil {
-			return nil, err
+			return p, err
 		}
-		a = append(a, "--ro-bind", m.Source, m.Target)
+		var err error
+		if a, err = p.copyIn(a, m); err != nil {
+			p.closeFiles()
+			return runPlan{}, err
+		}
 	}
-	// The root itself is a tmpfs bwrap built: make it read-only so that
-	// only /workspace and /tmp take writes.
+	// The root itself is a tmpfs bwrap built, now holding the copies:
+	// make it read-only so that only the capped tmpfs take writes.
 	a = append(a, "--remount-ro", "/", "--chdir", dir, "--clearenv")
 	keys := make([]string, 0, len(spec.Env))
 	for k := range spec.Env {
@@ -292,7 +341,8 @@ func (s *Sandbox) Args(spec Spec) ([]string, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return nil, fmt.Errorf("sandbox: invalid environment variable name %q", k)
+			p.closeFiles()
+			return runPlan{}, fmt.Errorf("sandbox: invalid environment variable name %q", k)
 		}
 		a = append(a, "--setenv", k, spec.Env[k])
 	}
@@ -300,6 +350,7 @@ func (s *Sandbox) Args(spec Spec) ([]string, error) {
 	if cpu < 1 {
 		cpu = 1
 	}
+	p.split = len(a)
 	a = append(a, "--", s.cfg.Prlimit,
 		// soft:hard, so the kernel sends SIGXCPU (reported as such) a
 		// second before the SIGKILL of the hard limit.
@@ -310,7 +361,64 @@ func (s *Sandbox) Args(spec Spec) ([]string, error) {
 		"--nofile="+strconv.Itoa(l.OpenFiles),
 		"--core=0",
 		"--")
-	return append(a, spec.Command...), nil
+	p.args = append(a, spec.Command...)
+	return p, nil
+}
+
+// copyIn adds the bwrap operations that copy m into the sandbox: --dir
+// for folders, --file from an open descriptor for regular files (0555
+// when executable, else 0444). Anything else in the source is refused;
+// errors name paths relative to the source only.
+func (p *runPlan) copyIn(a []string, m Mount) ([]string, error) {
+	add := func(src, target string, mode os.FileMode) error {
+		if len(p.files) >= MaxMountFiles {
+			return fmt.Errorf("sandbox: the mounts of a run hold more than %d files", MaxMountFiles)
+		}
+		f, err := os.Open(src)
+		if err != nil {
+			return fmt.Errorf("sandbox: open %s: %w", target, errors.Unwrap(err))
+		}
+		perms := "0444"
+		if mode&0o111 != 0 {
+			perms = "0555"
+		}
+		a = append(a, "--perms", perms, "--file", strconv.Itoa(firstFile+len(p.files)), target)
+		p.files = append(p.files, f)
+		return nil
+	}
+	info, err := os.Stat(m.Source)
+	if err != nil {
+		return a, fmt.Errorf("sandbox: mount for %s: %w", m.Target, errors.Unwrap(err))
+	}
+	if !info.IsDir() {
+		if d := path.Dir(m.Target); d != "/" {
+			a = append(a, "--dir", d)
+		}
+		return a, add(m.Source, m.Target, info.Mode())
+	}
+	err = filepath.WalkDir(m.Source, func(src string, d fs.DirEntry, err error) error {
+		rel, rerr := filepath.Rel(m.Source, src)
+		if rerr != nil {
+			return rerr
+		}
+		target := path.Join(m.Target, filepath.ToSlash(rel))
+		if err != nil {
+			return fmt.Errorf("sandbox: read %s: %w", target, errors.Unwrap(err))
+		}
+		switch {
+		case d.IsDir():
+			a = append(a, "--perms", "0555", "--dir", target)
+			return nil
+		case d.Type().IsRegular():
+			info, err := d.Info()
+			if err != nil {
+				return fmt.Errorf("sandbox: read %s: %w", target, errors.Unwrap(err))
+			}
+			return add(src, target, info.Mode())
+		}
+		return fmt.Errorf("sandbox: %s is not a regular file or folder (only those are copied into a run)", target)
+	})
+	return a, err
 }
 
 func checkTarget(t string) error {
@@ -332,10 +440,34 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 	if err := s.Available(); err != nil {
 		return Result{}, err
 	}
-	args, err := s.Args(spec)
+	p, err := s.plan(spec)
 	if err != nil {
 		return Result{}, err
 	}
+	defer p.closeFiles()
+	filter, err := seccompFilter()
+	if err != nil {
+		return Result{}, err
+	}
+	// bwrap reads its arguments and the filter from pipes: /proc/1/cmdline
+	// inside the sandbox is bwrap's own, and must name no host path.
+	argsR, argsW, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: pipe: %w", err)
+	}
+	defer argsR.Close()
+	filterR, filterW, err := os.Pipe()
+	if err != nil {
+		argsW.Close()
+		return Result{}, fmt.Errorf("sandbox: pipe: %w", err)
+	}
+	defer filterR.Close()
+	// bwrap takes only options through --args: the command after "--"
+	// stays on its command line (it names no host path).
+	opts, command := p.args[:p.split], p.args[p.split:]
+	go writeAndClose(argsW, []byte(strings.Join(opts, "\x00")+"\x00"))
+	go writeAndClose(filterW, filter)
+	args := append([]string{"--args", strconv.Itoa(argsFD)}, command...)
 	l := spec.Limits.withDefaults()
 	seq := s.seq.Add(1)
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -382,6 +514,8 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = []string{} // bwrap --clearenv too; nothing of the server leaks
+	cmd.Dir = "/"        // nor its working directory (bwrap's own, /proc/1/cwd)
+	cmd.ExtraFiles = append([]*os.File{argsR, filterR}, p.files...)
 	cmd.SysProcAttr = attr
 	if spec.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(spec.Stdin)
@@ -395,7 +529,14 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, fmt.Errorf("sandbox: stderr pipe: %w", err)
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// bwrap has its copies now. Our read ends must go at once: if bwrap
+	// dies before reading its setup pipes, their writers then get EPIPE
+	// instead of blocking for ever.
+	_ = argsR.Close()
+	_ = filterR.Close()
+	p.closeFiles()
+	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: start bwrap: %w", err)
 	}
 	var (
@@ -474,6 +615,13 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, errors.New(strings.TrimSpace(string(res.Stderr)))
 	}
 	return res, nil
+}
+
+// writeAndClose feeds one of bwrap's setup pipes. If bwrap exits before
+// reading, the write fails with EPIPE, which only ends this goroutine.
+func writeAndClose(w *os.File, b []byte) {
+	_, _ = w.Write(b)
+	_ = w.Close()
 }
 
 // readCapped reads r until EOF, keeping at most max bytes; past that it

@@ -218,15 +218,39 @@ func (r *Runtime) putBlob(ctx context.Context, content, kind string) (blobRecord
 	return rec, nil
 }
 
-// expiredBlob reports whether the index knows key as expired.
-func (r *Runtime) expiredBlob(ctx context.Context, key string) bool {
+// indexedBlob returns what the index knows of key: whether it has
+// expired and its size (0 when the index does not know it).
+func (r *Runtime) indexedBlob(ctx context.Context, key string) (expired bool, size int64) {
 	r.blobs.mu.Lock()
 	defer r.blobs.mu.Unlock()
 	if r.loadBlobIndexLocked(ctx) != nil {
-		return false // the store read below reports the store's trouble
+		return false, 0 // the store read below reports the store's trouble
 	}
 	m, ok := r.blobs.entries[key]
-	return ok && time.Since(m.CreatedAt) >= r.opts.BlobTTL
+	return ok && time.Since(m.CreatedAt) >= r.opts.BlobTTL, m.Size
+}
+
+// blobSize is a blob's size as the index knows it, without reading its
+// content: input_blobs are checked against their caps before a run slot
+// is taken and before any content is loaded.
+func (r *Runtime) blobSize(ctx context.Context, id string) (int64, *Error) {
+	if !blobIDRe.MatchString(id) {
+		return 0, invalidParams("blob_id %q is not a blob handle (expected blob:<16 hex digits>, as create_blob returns)", id)
+	}
+	key := strings.TrimPrefix(id, BlobPrefix)
+	r.blobs.mu.Lock()
+	defer r.blobs.mu.Unlock()
+	if err := r.loadBlobIndexLocked(ctx); err != nil {
+		return 0, internalError("read blob %s: %v", id, err)
+	}
+	m, ok := r.blobs.entries[key]
+	switch {
+	case !ok:
+		return 0, invalidParams("unknown blob %q", id)
+	case time.Since(m.CreatedAt) >= r.opts.BlobTTL:
+		return 0, invalidParams("blob %q has expired: blobs are kept for %s after they are created", id, r.opts.BlobTTL)
+	}
+	return m.Size, nil
 }
 
 func (r *Runtime) getBlob(ctx context.Context, id string) (blobRecord, *Error) {
@@ -234,9 +258,19 @@ func (r *Runtime) getBlob(ctx context.Context, id string) (blobRecord, *Error) {
 		return blobRecord{}, invalidParams("blob_id %q is not a blob handle (expected blob:<16 hex digits>, as create_blob returns)", id)
 	}
 	key := strings.TrimPrefix(id, BlobPrefix)
-	if r.expiredBlob(ctx, key) {
+	expired, size := r.indexedBlob(ctx, key)
+	if expired {
 		return blobRecord{}, invalidParams("blob %q has expired: blobs are kept for %s after they are created", id, r.opts.BlobTTL)
 	}
+	// Blob contents being read from the store at once stay under
+	// MaxBlobLoadBytes: many concurrent reads of big blobs wait here
+	// instead of each holding its copy (and of backing up the engine
+	// connection the runtime shares with everything else).
+	weight := min(max(size, 1), r.opts.MaxBlobLoadBytes)
+	if err := r.blobLoads.Acquire(ctx, weight); err != nil {
+		return blobRecord{}, internalError("read blob %s: the request ended while waiting for other blob reads to finish", id)
+	}
+	defer r.blobLoads.Release(weight)
 	raw, err := r.opts.State.Get(ctx, r.opts.BlobScope, key)
 	if err != nil {
 		return blobRecord{}, internalError("read blob %s: %v", id, err)

@@ -59,12 +59,20 @@ func BuildEntry(files map[string][]byte, origin catalog.Origin, modified time.Ti
 		return nil, errors.New("bundle has no skill.toml at its root")
 	}
 	sort.Strings(paths)
-	e := &catalog.Entry{Origin: origin, Modified: modified}
+	list := make([]catalog.File, 0, len(paths))
 	for _, p := range paths {
-		e.Files = append(e.Files, catalog.NewFile(p, files[p], modified, nil))
+		list = append(list, catalog.NewFile(p, files[p], modified, nil))
 	}
+	md, hasMD := files[InstructionsFile]
+	return buildEntry(list, raw, md, hasMD, origin, modified)
+}
+
+// buildEntry is a bundle's entry from its files (content in memory or
+// loaded on demand), its skill.toml and its SKILL.md (when hasMD).
+func buildEntry(files []catalog.File, manifest, md []byte, hasMD bool, origin catalog.Origin, modified time.Time) (*catalog.Entry, error) {
+	e := &catalog.Entry{Origin: origin, Modified: modified, Files: files}
 	body := ""
-	if md, ok := files[InstructionsFile]; ok {
+	if hasMD {
 		yamlText, rest, has := catalog.SplitFrontmatter(string(md))
 		body = string(md)
 		e.Main = InstructionsFile
@@ -79,7 +87,7 @@ func BuildEntry(files map[string][]byte, origin catalog.Origin, modified time.Ti
 	}
 	e.Body = catalog.Inline(body)
 	e.BodyDigest = catalog.DigestOfString(body)
-	if err := CompleteEntry(raw, e); err != nil {
+	if err := CompleteEntry(manifest, e); err != nil {
 		return nil, err
 	}
 	return e, nil

@@ -5,8 +5,9 @@
 // Discovery (list_skills, describe_skill, read_skill_file) reads every
 // catalog entry: Skills Protocol bundles (skill.toml + SKILL.md + code/ +
 // resources/) from folders (LoadFolders) or published over iii
-// (skills::publish-bundle, durable in the state scope
-// "skills-protocol-bundles"), and every other catalog skill (iii-published,
+// (skills::publish-bundle, durable in the server's own store, see
+// LocalState: never in engine state, where any engine client could read
+// or rewrite them), and every other catalog skill (iii-published,
 // Agent Skills, iii-directory folders) as an instruction skill. Names map
 // one-to-one: the iii id resend/email/send is the Skills Protocol name
 // resend.email.send (NameToID, IDToName); bundle names are strict
@@ -14,8 +15,9 @@
 // of iii ids. Entries without a version appear as 0.0.0.
 //
 // Execution (execute_skill, run_code) runs Python in a fresh
-// server/sandbox per run; blobs (create_blob, read_blob) are stored
-// through iii state ("skills-protocol-blobs", with a size/age index in
+// server/sandbox per run, with only the secrets Options.SecretGrants give
+// the bundle's name and origin; blobs (create_blob, read_blob) are stored
+// in the server's own store ("skills-protocol-blobs", with a size/age index in
 // "skills-protocol-blobs-index" so Options.BlobTTL and
 // Options.MaxBlobStoreBytes hold without reading contents); load_skills_protocol_guide
 // returns the SKILL.md of the built-in skills.protocol.guide 0.1.0, an

@@ -19,7 +19,8 @@ import (
 func TestExecuteSkill(t *testing.T) {
 	requireSandbox(t)
 	t.Setenv("CONF_NOT_GRANTED", "leaked")
-	e := newEnv(t, sp.Options{Secrets: map[string]string{"CONF_GRANTED_SECRET": "s3cret"}})
+	e := newEnv(t, sp.Options{Secrets: map[string]string{"CONF_GRANTED_SECRET": "s3cret"},
+		SecretGrants: []sp.SecretGrant{{Bundle: "conf.*", Origin: sp.OriginFolder, Names: []string{"CONF_GRANTED_SECRET"}}}})
 	if err := e.rt.LoadFolders(fixtures); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,8 @@ func TestExecuteSkill(t *testing.T) {
 		t.Fatal("run not kept")
 	}
 
-	// Only the secrets the manifest names, with the server's values.
+	// Only the secrets the manifest names and a grant gives, with the
+	// server's values.
 	e.ok("execute_skill", map[string]any{"name": "conf.secret"}, &r)
 	var sec struct {
 		Env     []string `json:"env"`

@@ -22,6 +22,7 @@ import (
 	"github.com/iii-skills/skills/server/engine"
 	"github.com/iii-skills/skills/server/sandbox"
 	sp "github.com/iii-skills/skills/server/skillsprotocol"
+	"github.com/iii-skills/skills/server/store"
 )
 
 // fixtures are the conformance group's bundles (one copy in the repo).
@@ -44,6 +45,8 @@ type env struct {
 	cat     *catalog.Catalog
 	rt      *sp.Runtime
 	url     string
+	// stop ends the runtime, its client and its store (before a restart).
+	stop func()
 }
 
 func newEnv(t testing.TB, opts sp.Options) *env {
@@ -66,10 +69,19 @@ func newEnv(t testing.TB, opts sp.Options) *env {
 // restart of the runtime).
 func (e *env) start(opts sp.Options) {
 	t := e.t
+	if e.stop != nil {
+		e.stop()
+	}
+	// The runtime's own store, as the binary opens it (--data).
+	st, err := store.Open(filepath.Join(e.dataDir, sp.StoreFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
 	client := iii.RegisterWorker(e.eng.URL(), iii.WithName("skills-protocol-test"), iii.WithLogger(quiet()))
 	t.Cleanup(func() { _ = client.Close() })
 	cat := catalog.New()
-	opts.Catalog, opts.State, opts.Logger = cat, sp.IIIState(client, 10*time.Second), quiet()
+	opts.Catalog, opts.State, opts.Logger = cat, sp.LocalState(st), quiet()
 	if opts.WorkDir == "" {
 		// Not t.TempDir: its parent is 0700, out of the sandbox uid's reach.
 		dir, err := os.MkdirTemp("", "sp-work-")
@@ -98,6 +110,7 @@ func (e *env) start(opts sp.Options) {
 	srv := httptest.NewServer(rt)
 	srv.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = 64
 	t.Cleanup(srv.Close)
+	e.stop = func() { srv.Close(); _ = rt.Close(); _ = client.Close(); _ = st.Close() }
 	e.client, e.cat, e.rt, e.url = client, cat, rt, srv.URL
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"sort"
 	"strings"
@@ -43,6 +44,10 @@ func (r *Runtime) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "Method Not Allowed: the Skills Protocol endpoint takes JSON-RPC 2.0 requests by POST", http.StatusMethodNotAllowed)
 		return
 	}
+	if msg := checkContentType(req.Header.Get("Content-Type")); msg != "" {
+		http.Error(w, msg, http.StatusUnsupportedMediaType)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxRequestBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -62,6 +67,27 @@ func (r *Runtime) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	_, _ = w.Write(out)
 }
 
+// checkContentType returns why a request's Content-Type is refused, or "".
+// Only JSON is taken: a web page on any origin may POST text/plain,
+// application/x-www-form-urlencoded or multipart/form-data (or a body
+// with no type at all) without a CORS preflight, and so could drive /rpc
+// from the user's browser; application/json needs a preflight, which the
+// Origin check then refuses.
+func checkContentType(ct string) string {
+	const want = "send the JSON-RPC request with Content-Type: application/json"
+	if strings.TrimSpace(ct) == "" {
+		return "Unsupported Media Type: no Content-Type; " + want
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return fmt.Sprintf("Unsupported Media Type: Content-Type %q is not a media type; %s", ct, want)
+	}
+	if mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+		return ""
+	}
+	return fmt.Sprintf("Unsupported Media Type: %s is not accepted (a browser sends it cross-origin without a preflight); %s", mt, want)
+}
+
 func writeJSON(w http.ResponseWriter, v any) {
 	b, _ := json.Marshal(v)
 	w.Header().Set("Content-Type", "application/json")
@@ -74,23 +100,11 @@ func writeJSON(w http.ResponseWriter, v any) {
 func (r *Runtime) HandleMessage(ctx context.Context, body []byte) (out []byte, ok bool) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		var items []json.RawMessage
-		if err := json.Unmarshal(trimmed, &items); err != nil {
-			return mustJSON(parseError(err)), true
+		items, refusal := r.splitBatch(trimmed)
+		if refusal != nil {
+			return mustJSON(*refusal), true
 		}
-		if len(items) == 0 {
-			return mustJSON(rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeInvalidRequest, Message: "empty batch: send at least one request"}}), true
-		}
-		var resps []rpcResponse
-		for _, it := range items {
-			if resp, reply := r.handleOne(ctx, it); reply {
-				resps = append(resps, resp)
-			}
-		}
-		if len(resps) == 0 {
-			return nil, false
-		}
-		return mustJSON(resps), true
+		return r.handleBatch(ctx, items)
 	}
 	if !json.Valid(trimmed) {
 		var v any
@@ -101,6 +115,109 @@ func (r *Runtime) HandleMessage(ctx context.Context, body []byte) (out []byte, o
 		return nil, false
 	}
 	return mustJSON(resp), true
+}
+
+// splitBatch returns the requests of a batch, reading at most
+// MaxBatchRequests of them: a 32 MiB body of ten million "{}" must not
+// become ten million slices before it is refused.
+func (r *Runtime) splitBatch(body []byte) ([]json.RawMessage, *rpcResponse) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil { // '['
+		resp := parseError(err)
+		return nil, &resp
+	}
+	var items []json.RawMessage
+	for dec.More() {
+		if len(items) == r.opts.MaxBatchRequests {
+			return nil, &rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeInvalidRequest,
+				Message: fmt.Sprintf("batch of more than %d requests; a batch holds at most %d (send the rest in another batch)", r.opts.MaxBatchRequests, r.opts.MaxBatchRequests)}}
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			resp := parseError(err)
+			return nil, &resp
+		}
+		items = append(items, raw)
+	}
+	if _, err := dec.Token(); err != nil { // ']'
+		resp := parseError(err)
+		return nil, &resp
+	}
+	if dec.InputOffset() != int64(len(body)) {
+		resp := parseError(fmt.Errorf("invalid character after the batch's closing ] at offset %d", dec.InputOffset()))
+		return nil, &resp
+	}
+	if len(items) == 0 {
+		return nil, &rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeInvalidRequest, Message: "empty batch: send at least one request"}}
+	}
+	return items, nil
+}
+
+// handleBatch answers a batch's requests in order. Their answers together
+// stay under MaxBatchResponseBytes: once an answer would pass it, that
+// request and every later one are answered with an error instead (the
+// later ones are not run), so a few small requests cannot make the server
+// build a response of hundreds of megabytes.
+func (r *Runtime) handleBatch(ctx context.Context, items []json.RawMessage) ([]byte, bool) {
+	limit := r.opts.MaxBatchResponseBytes
+	var answers []json.RawMessage
+	total, full := 2, false // the brackets
+	for _, it := range items {
+		if full {
+			if resp, reply := batchFull(it, limit); reply {
+				answers = append(answers, mustJSON(resp))
+			}
+			continue
+		}
+		resp, reply := r.handleOne(ctx, it)
+		if !reply {
+			continue
+		}
+		b := mustJSON(resp)
+		if total+len(b)+1 > limit {
+			full = true
+			b = mustJSON(rpcResponse{JSONRPC: "2.0", ID: resp.ID, Error: batchFullError(limit)})
+		}
+		total += len(b) + 1
+		answers = append(answers, b)
+	}
+	if len(answers) == 0 {
+		return nil, false
+	}
+	var out bytes.Buffer
+	out.Grow(total)
+	out.WriteByte('[')
+	for i, a := range answers {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		out.Write(a)
+	}
+	out.WriteByte(']')
+	return out.Bytes(), true
+}
+
+func batchFullError(limit int) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("batch response too large: the answers of this batch would pass %d bytes, so this request was not answered (and later ones were not run); send it again on its own or read large blobs in parts (read_blob max_bytes)", limit)}
+}
+
+// batchFull answers a request that comes after the batch's answers
+// reached their cap, without running it (notifications get nothing).
+func batchFull(raw json.RawMessage, limit int) (rpcResponse, bool) {
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &req) != nil {
+		return rpcResponse{JSONRPC: "2.0", ID: nullID, Error: batchFullError(limit)}, true
+	}
+	if len(req.ID) == 0 {
+		return rpcResponse{}, false // a notification
+	}
+	id := req.ID
+	if !validID(id) {
+		id = nullID
+	}
+	return rpcResponse{JSONRPC: "2.0", ID: id, Error: batchFullError(limit)}, true
 }
 
 func parseError(err error) rpcResponse {
@@ -145,9 +262,9 @@ func (r *Runtime) handleOne(ctx context.Context, raw json.RawMessage) (rpcRespon
 	if err := json.Unmarshal(t, &req); err != nil {
 		return invalid(err.Error())
 	}
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(t, &members)
-	_, hasID := members["id"]
+	// RawMessage receives "null" for "id": null, nothing when there is no
+	// "id": no second decoding of the whole request to tell them apart.
+	hasID := len(req.ID) > 0
 	if !validID(req.ID) {
 		return invalid("id must be a string, a number or null")
 	}
@@ -171,8 +288,20 @@ func (r *Runtime) handleOne(ctx context.Context, raw json.RawMessage) (rpcRespon
 	return rpcResponse{JSONRPC: "2.0", ID: id, Result: result}, true
 }
 
-// Call runs one tool with its params (a JSON object, or empty).
+// Call runs one tool with its params (a JSON object, or empty). Its
+// errors name no host path (hidePaths); the full text is logged.
 func (r *Runtime) Call(ctx context.Context, method string, params json.RawMessage) (any, *Error) {
+	result, perr := r.call(ctx, method, params)
+	if perr != nil {
+		if msg := hidePaths(perr.Message); msg != perr.Message {
+			r.log.Warn("skills protocol: error answered without its host paths", "method", method, "err", perr.Message)
+			perr = &Error{Code: perr.Code, Message: msg, Data: perr.Data}
+		}
+	}
+	return result, perr
+}
+
+func (r *Runtime) call(ctx context.Context, method string, params json.RawMessage) (any, *Error) {
 	switch method {
 	case "list_skills":
 		var p listParams

@@ -2,9 +2,11 @@ package skillsprotocol_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	sp "github.com/iii-skills/skills/server/skillsprotocol"
+	"github.com/iii-skills/skills/server/store"
 )
 
 func TestJSONRPCEnvelope(t *testing.T) {
@@ -282,5 +285,62 @@ func TestParamsAreCheckedAgainstTheSeed(t *testing.T) {
 	}
 	if err := validateParams("run_code", map[string]any{"language": "python", "code": "x"}); err != nil {
 		t.Errorf("a good run_code: %v", err)
+	}
+}
+
+// A published bundle changed in the server's store behind its back (the
+// file is the server's own, but a disk is a disk) is refused, never run:
+// a changed code file fails to read, a changed skill.toml drops the
+// version at load; the untouched version keeps being served.
+func TestPublishedBundleChangedInTheStoreIsRefused(t *testing.T) {
+	e := newEnv(t, sp.Options{})
+	bundle := func(version, marker string) map[string]string {
+		return map[string]string{
+			"skill.toml":   "name = \"acme.tools.hello\"\nversion = \"" + version + "\"\ndescription = \"Say hello\"\nkind = \"action\"\n[runtime]\nlanguage = \"python\"\nentrypoint = \"code/main.py\"\n",
+			"SKILL.md":     "# Hello\n",
+			"code/main.py": "def main(args):\n    return '" + marker + "'\n",
+		}
+	}
+	for _, v := range []string{"0.1.0", "0.2.0", "0.3.0"} {
+		if _, err := publish(t, e.client, bundle(v, v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.stop()
+	st, err := store.Open(filepath.Join(e.dataDir, sp.StoreFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Files are stored in path order: SKILL.md #0, code/main.py #1, skill.toml #2.
+	evil := func(s string) json.RawMessage {
+		b, _ := json.Marshal(base64.StdEncoding.EncodeToString([]byte(s)))
+		return b
+	}
+	if _, err := st.Set(sp.DefaultBundleScope+"-files", "acme.tools.hello@0.2.0#1", evil("def main(args):\n    return 'tampered'\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Set(sp.DefaultBundleScope+"-files", "acme.tools.hello@0.3.0#2", evil(strings.ReplaceAll(bundle("0.3.0", "")["skill.toml"], "Say hello", "Tampered"))); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Close()
+	e.start(sp.Options{})
+
+	var d struct {
+		Versions []string `json:"versions"`
+	}
+	e.ok("describe_skill", map[string]any{"name": "acme.tools.hello"}, &d)
+	if strings.Join(d.Versions, ",") != "0.2.0,0.1.0" {
+		t.Fatalf("versions after the store was changed: %v (0.3.0's skill.toml was changed: it must not load)", d.Versions)
+	}
+	msg := e.fails("read_skill_file", map[string]any{"name": "acme.tools.hello", "version": "0.2.0", "path": "code/main.py"}, sp.CodeInternalError)
+	if !strings.Contains(msg, "code/main.py of published bundle acme.tools.hello@0.2.0 was changed in the store after it was published: refused") {
+		t.Fatalf("changed code file: %s", msg)
+	}
+	var f struct {
+		Content string `json:"content"`
+	}
+	e.ok("read_skill_file", map[string]any{"name": "acme.tools.hello", "version": "0.1.0", "path": "code/main.py"}, &f)
+	if !strings.Contains(f.Content, "'0.1.0'") {
+		t.Fatalf("untouched version: %q", f.Content)
 	}
 }

@@ -1,6 +1,7 @@
 package skillsprotocol
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -99,7 +101,7 @@ func newRunID() string {
 type runRequest struct {
 	File       string            `json:"file"`
 	Entrypoint string            `json:"entrypoint"`
-	Args       map[string]any    `json:"args"`
+	Args       json.RawMessage   `json:"args"` // an object, passed through undecoded
 	Skills     map[string]string `json:"skills"`
 	Path       []string          `json:"path"`
 	Display    string            `json:"display"`
@@ -111,7 +113,6 @@ type job struct {
 	req     runRequest
 	code    string // run_code source, written to /runtime/run/main.py
 	mounts  []skillView
-	blobs   []string
 	env     map[string]string
 	timeout time.Duration
 }
@@ -132,33 +133,37 @@ func (r *Runtime) timeoutOf(ms *int64) (time.Duration, *Error) {
 	return time.Duration(*ms) * time.Millisecond, nil
 }
 
-// checkBlobs verifies every input blob exists before a sandbox is built.
-func (r *Runtime) checkBlobs(ctx context.Context, ids []string) ([]blobRecord, *Error) {
-	out := make([]blobRecord, 0, len(ids))
+// checkBlobs de-duplicates input_blobs and checks them against the index
+// (known, not expired, within MaxInputBlobs and MaxInputBlobBytes) without
+// loading any content: that happens one blob at a time in prepare, once
+// the run holds a sandbox slot.
+func (r *Runtime) checkBlobs(ctx context.Context, ids []string) ([]string, *Error) {
+	var out []string
+	seen := map[string]bool{}
+	var total int64
 	for _, id := range ids {
-		rec, perr := r.getBlob(ctx, id)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		out = append(out, id)
+		if len(out) > r.opts.MaxInputBlobs {
+			return nil, invalidParams("input_blobs names more than %d distinct blobs; a run takes at most %d", r.opts.MaxInputBlobs, r.opts.MaxInputBlobs)
+		}
+		size, perr := r.blobSize(ctx, id)
 		if perr != nil {
 			return nil, perr
 		}
-		out = append(out, rec)
+		if total += size; total > r.opts.MaxInputBlobBytes {
+			return nil, invalidParams("input_blobs hold more than %d bytes together (%d so far, at %s); a run takes at most %d bytes of input blobs",
+				r.opts.MaxInputBlobBytes, total, id, r.opts.MaxInputBlobBytes)
+		}
 	}
 	return out, nil
 }
 
-func (r *Runtime) secretEnv(names []string) map[string]string {
-	env := map[string]string{}
-	for _, n := range names {
-		if v, ok := r.opts.Secrets[n]; ok {
-			env[n] = v
-		} else if v, ok := os.LookupEnv(n); ok {
-			env[n] = v
-		}
-	}
-	return env
-}
-
 // execute runs a job in a fresh sandbox and turns whatever happened into a Run.
-func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
+func (r *Runtime) execute(ctx context.Context, j job, blobs []string) Run {
 	run := Run{RunID: newRunID(), OutputBlobs: []string{}}
 	fail := func(kind, msg string) Run {
 		run.Status, run.Error = StatusFailed, &RunError{Type: kind, Message: msg}
@@ -166,8 +171,17 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 		r.runs.add(run)
 		return run
 	}
+	// failHost is fail for the server's own trouble: its message may name
+	// host folders, which the client does not see (the log has them).
+	failHost := func(kind, msg string) Run {
+		if hidden := hidePaths(msg); hidden != msg {
+			r.log.Warn("skills protocol: run failed on the server", "run_id", run.RunID, "type", kind, "err", msg)
+			msg = hidden
+		}
+		return fail(kind, msg)
+	}
 	if err := r.sb.Available(); err != nil {
-		return fail("SandboxUnavailable", fmt.Sprintf("code execution needs bubblewrap on the server: %v", err))
+		return failHost("SandboxUnavailable", fmt.Sprintf("code execution needs bubblewrap on the server: %v", err))
 	}
 	select {
 	case r.slots <- struct{}{}:
@@ -177,12 +191,12 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 	}
 	dir, err := os.MkdirTemp(r.work, "run-")
 	if err != nil {
-		return fail("RuntimeError", fmt.Sprintf("prepare the run folder: %v", err))
+		return failHost("RuntimeError", fmt.Sprintf("prepare the run folder: %v", err))
 	}
 	defer os.RemoveAll(dir)
-	mounts, err := r.prepare(dir, j, blobs)
+	mounts, err := r.prepare(ctx, dir, j, blobs)
 	if err != nil {
-		return fail("RuntimeError", fmt.Sprintf("prepare the sandbox: %v", err))
+		return failHost("RuntimeError", fmt.Sprintf("prepare the sandbox: %v", err))
 	}
 	env := map[string]string{"PATH": "/usr/bin:/bin", "HOME": "/workspace", "LANG": "C.UTF-8"}
 	for k, v := range j.env {
@@ -201,9 +215,9 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 	})
 	if err != nil {
 		if errors.Is(err, sandbox.ErrUnavailable) {
-			return fail("SandboxUnavailable", err.Error())
+			return failHost("SandboxUnavailable", err.Error())
 		}
-		return fail("RuntimeError", err.Error())
+		return failHost("RuntimeError", err.Error())
 	}
 	logs := string(res.Stderr)
 	run.LogsPreview = tailUTF8(logs, LogsPreviewBytes)
@@ -237,7 +251,7 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 		case len(res.Stdout) == 0 && strings.HasPrefix(logs, "bwrap: "):
 			// bwrap itself failed: typically a kernel or container that
 			// forbids unprivileged user namespaces.
-			return fail("SandboxUnavailable", fmt.Sprintf("bubblewrap could not build the sandbox (%s); the kernel must allow unprivileged user namespaces (sysctl user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1; containers need them allowed by their seccomp profile)", strings.TrimSpace(logs)))
+			return failHost("SandboxUnavailable", fmt.Sprintf("bubblewrap could not build the sandbox (%s); the kernel must allow unprivileged user namespaces (sysctl user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1; containers need them allowed by their seccomp profile)", strings.TrimSpace(logs)))
 		default:
 			return fail("RuntimeError", fmt.Sprintf("the run ended (exit status %d) without a result; see logs_preview", res.ExitCode))
 		}
@@ -268,7 +282,7 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []blobRecord) Run {
 // prepare writes the run folder (request, code, blobs) and returns the
 // sandbox mounts: /runtime/lib (runner + runtime module), /runtime/run,
 // /blobs and /skills/<name> for each mounted skill.
-func (r *Runtime) prepare(dir string, j job, blobs []blobRecord) ([]sandbox.Mount, error) {
+func (r *Runtime) prepare(ctx context.Context, dir string, j job, blobs []string) ([]sandbox.Mount, error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -284,8 +298,14 @@ func (r *Runtime) prepare(dir string, j job, blobs []blobRecord) ([]sandbox.Moun
 			return nil, err
 		}
 	}
-	for _, b := range blobs {
-		if err := os.WriteFile(filepath.Join(blobDir, strings.TrimPrefix(b.ID, BlobPrefix)), []byte(b.Content), 0o644); err != nil {
+	// One blob in memory at a time: each is written out and dropped
+	// before the next is read.
+	for _, id := range blobs {
+		rec, perr := r.getBlob(ctx, id)
+		if perr != nil {
+			return nil, errors.New(perr.Message)
+		}
+		if err := writeString(filepath.Join(blobDir, strings.TrimPrefix(rec.ID, BlobPrefix)), rec.Content); err != nil {
 			return nil, err
 		}
 	}
@@ -318,6 +338,19 @@ func (r *Runtime) prepare(dir string, j job, blobs []blobRecord) ([]sandbox.Moun
 		return nil, err
 	}
 	return mounts, os.WriteFile(filepath.Join(runDir, "request.json"), raw, 0o644)
+}
+
+// writeString writes s to a new file without a []byte copy of it.
+func writeString(name, s string) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(s)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // materialize writes a skill version's files once into the work folder
@@ -372,11 +405,11 @@ func digestList(files []catalog.File) string {
 }
 
 type executeParams struct {
-	Name       string         `json:"name"`
-	Version    string         `json:"version"`
-	Args       map[string]any `json:"args"`
-	InputBlobs []string       `json:"input_blobs"`
-	TimeoutMS  *int64         `json:"timeout_ms"`
+	Name       string          `json:"name"`
+	Version    string          `json:"version"`
+	Args       json.RawMessage `json:"args"`
+	InputBlobs boundedList     `json:"input_blobs"`
+	TimeoutMS  *int64          `json:"timeout_ms"`
 }
 
 func (r *Runtime) executeSkill(ctx context.Context, p executeParams) (any, *Error) {
@@ -388,6 +421,10 @@ func (r *Runtime) executeSkill(ctx context.Context, p executeParams) (any, *Erro
 		return nil, invalidParams("skill %s %s is an instruction skill: it has no code to execute (read it with read_skill_file, or use run_code)", v.name, v.version)
 	}
 	timeout, perr := r.timeoutOf(p.TimeoutMS)
+	if perr != nil {
+		return nil, perr
+	}
+	args, perr := argsObject("execute_skill", p.Args)
 	if perr != nil {
 		return nil, perr
 	}
@@ -403,22 +440,22 @@ func (r *Runtime) executeSkill(ctx context.Context, p executeParams) (any, *Erro
 	dir := "/skills/" + v.name
 	j := job{
 		display: v.name + " " + v.version,
-		req: runRequest{File: dir + "/" + rt.Entrypoint, Entrypoint: export, Args: nonNilArgs(p.Args),
+		req: runRequest{File: dir + "/" + rt.Entrypoint, Entrypoint: export, Args: args,
 			Display: rt.Entrypoint},
 		mounts:  []skillView{v},
-		env:     r.secretEnv(v.manifest.Permissions.Secrets),
+		env:     r.secretEnv(v),
 		timeout: timeout,
 	}
 	return r.execute(ctx, j, blobs), nil
 }
 
 type runCodeParams struct {
-	Language    string         `json:"language"`
-	Code        *string        `json:"code"`
-	Entrypoint  string         `json:"entrypoint"`
-	Args        map[string]any `json:"args"`
-	MountSkills []string       `json:"mount_skills"`
-	InputBlobs  []string       `json:"input_blobs"`
+	Language    string          `json:"language"`
+	Code        *string         `json:"code"`
+	Entrypoint  string          `json:"entrypoint"`
+	Args        json.RawMessage `json:"args"`
+	MountSkills boundedList     `json:"mount_skills"`
+	InputBlobs  boundedList     `json:"input_blobs"`
 	Limits      *struct {
 		TimeoutMS *int64 `json:"timeout_ms"`
 	} `json:"limits"`
@@ -446,6 +483,10 @@ func (r *Runtime) runCode(ctx context.Context, p runCodeParams) (any, *Error) {
 	if perr != nil {
 		return nil, perr
 	}
+	args, perr := argsObject("run_code", p.Args)
+	if perr != nil {
+		return nil, perr
+	}
 	var mounts []skillView
 	seen := map[string]bool{}
 	for _, spec := range p.MountSkills {
@@ -466,7 +507,7 @@ func (r *Runtime) runCode(ctx context.Context, p runCodeParams) (any, *Error) {
 	}
 	j := job{
 		display: "run_code " + entry + "()",
-		req:     runRequest{File: "/runtime/run/main.py", Entrypoint: entry, Args: nonNilArgs(p.Args), Display: "the code"},
+		req:     runRequest{File: "/runtime/run/main.py", Entrypoint: entry, Args: args, Display: "the code"},
 		code:    *p.Code,
 		mounts:  mounts,
 		timeout: timeout,
@@ -474,9 +515,62 @@ func (r *Runtime) runCode(ctx context.Context, p runCodeParams) (any, *Error) {
 	return r.execute(ctx, j, blobs), nil
 }
 
-func nonNilArgs(a map[string]any) map[string]any {
-	if a == nil {
-		return map[string]any{}
+// argsObject checks that args is a JSON object (absent or null: {}). It
+// is passed to the runner as it came, never decoded into Go values: 31 MiB
+// of [0,0,…] would otherwise become hundreds of megabytes of them.
+func argsObject(method string, raw json.RawMessage) (json.RawMessage, *Error) {
+	t := bytes.TrimSpace(raw)
+	switch {
+	case len(t) == 0 || bytes.Equal(t, []byte("null")):
+		return json.RawMessage("{}"), nil
+	case t[0] != '{':
+		return nil, invalidParams("%s: parameter \"args\" must be an object, got %s", method, jsonKind(t[0]))
 	}
-	return a
+	return t, nil
+}
+
+func jsonKind(first byte) string {
+	switch first {
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "bool"
+	}
+	return "number"
+}
+
+// maxListEntries bounds the entries of input_blobs and mount_skills as
+// sent, repeats included (input_blobs is de-duplicated and capped after).
+const maxListEntries = 1000
+
+// boundedList is a JSON array of strings of at most maxListEntries
+// entries, decoded one entry at a time so that an oversized list is
+// refused before it is built.
+type boundedList []string
+
+func (l *boundedList) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		*l = nil
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return &json.UnmarshalTypeError{Value: "another JSON value", Type: reflect.TypeOf([]string(nil))}
+	}
+	var out []string
+	for dec.More() {
+		if len(out) == maxListEntries {
+			return &json.UnmarshalTypeError{Value: fmt.Sprintf("an array of more than %d entries (at most %d, repeats included)", maxListEntries, maxListEntries),
+				Type: reflect.TypeOf([]string(nil))}
+		}
+		var s string
+		if err := dec.Decode(&s); err != nil {
+			return &json.UnmarshalTypeError{Value: "an array with an entry that is not a string", Type: reflect.TypeOf([]string(nil))}
+		}
+		out = append(out, s)
+	}
+	*l = out
+	return nil
 }

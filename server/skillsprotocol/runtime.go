@@ -16,6 +16,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/sandbox"
+	"golang.org/x/sync/semaphore"
 )
 
 //go:embed all:pylib
@@ -39,7 +40,19 @@ const (
 	// DefaultConcurrentRuns bounds sandboxes alive at once; more runs wait.
 	DefaultConcurrentRuns = 16
 	DefaultPython         = "/usr/bin/python3"
-	LogsPreviewBytes      = 2000
+	// Caps of bundles published over iii.
+	DefaultMaxPublishedBundles = 1000
+	DefaultMaxPublishedBytes   = 1 << 30
+	// DefaultMaxInputBlobs and DefaultMaxInputBlobBytes bound the distinct
+	// blobs one run may name in input_blobs and their total size.
+	DefaultMaxInputBlobs     = 16
+	DefaultMaxInputBlobBytes = 32 << 20
+	// DefaultMaxBatchRequests and DefaultMaxBatchResponseBytes bound a
+	// JSON-RPC batch: how many requests it may hold and how many bytes its
+	// answers may take together.
+	DefaultMaxBatchRequests      = 100
+	DefaultMaxBatchResponseBytes = 32 << 20
+	LogsPreviewBytes             = 2000
 )
 
 // Catalog source names and ranks of the bundles this package feeds.
@@ -48,6 +61,11 @@ const (
 	SourceFolderBundles    = "skills-protocol-folders"
 	RankPublishedBundles   = catalog.RankPublished + 1
 	RankFolderBundles      = catalog.RankFolder + 90
+	// RankPublishedBelowFolders is the published bundles' rank unless
+	// Options.PublishedMayShadowFolders: below every folder, so a name
+	// the operator serves from a folder keeps its folder bundle even when
+	// the folder gains it after a publish.
+	RankPublishedBelowFolders = catalog.RankFolder + 800
 )
 
 // State is durable key/value storage: the iii state::* functions.
@@ -69,6 +87,19 @@ type Options struct {
 	// Secrets holds values of secrets a manifest may name; a name not here
 	// is read from the server's environment.
 	Secrets map[string]string
+	// SecretGrants say which bundles (name and origin) receive which
+	// secrets; a secret no grant covers is never passed to a run.
+	SecretGrants []SecretGrant
+	// PublishedMayShadowFolders lets a bundle published over iii take a
+	// name the operator serves from a folder (refused by default: a
+	// publisher must not replace the operator's code).
+	PublishedMayShadowFolders bool
+	// MaxPublishedBundles, MaxPublishedBundleBytes and MaxPublishedBytes
+	// cap bundles published over iii: how many versions, the bytes of one
+	// (at most MaxBundleBytes) and of all of them together.
+	MaxPublishedBundles     int
+	MaxPublishedBundleBytes int64
+	MaxPublishedBytes       int64
 	// BlobScope and BundleScope are the state scopes of blobs and of
 	// bundles published over iii.
 	BlobScope, BundleScope string
@@ -96,6 +127,20 @@ type Options struct {
 	// ConcurrentRuns bounds the sandboxes alive at once (more runs wait
 	// for a slot, or until their request is canceled).
 	ConcurrentRuns int
+	// MaxInputBlobs and MaxInputBlobBytes cap input_blobs of one run
+	// (distinct blobs, and their sizes together): a small request must not
+	// make the server load gigabytes.
+	MaxInputBlobs     int
+	MaxInputBlobBytes int64
+	// MaxBlobLoadBytes bounds the blob contents being read from the store
+	// at once, over all requests and runs (default twice MaxBlobBytes);
+	// more reads wait.
+	MaxBlobLoadBytes int64
+	// MaxBatchRequests caps the requests of a JSON-RPC batch and
+	// MaxBatchResponseBytes the size of its answers together; requests past
+	// the size cap are answered with an error, not run.
+	MaxBatchRequests      int
+	MaxBatchResponseBytes int
 	// WorkDir holds run folders and the materialized bundles (default a
 	// fresh folder under the system temp dir).
 	WorkDir string
@@ -113,8 +158,11 @@ type Runtime struct {
 	work    string
 	runs    *runStore
 	blobs   blobIndex
-	guide   *catalog.Entry
-	slots   chan struct{}
+	pubs    published
+	// blobLoads weighs blob contents being read (Options.MaxBlobLoadBytes).
+	blobLoads *semaphore.Weighted
+	guide     *catalog.Entry
+	slots     chan struct{}
 	// listCache is the catalog's list with the guide merged in.
 	listCache atomic.Pointer[listCache]
 	matMu     sync.Mutex
@@ -156,6 +204,23 @@ func New(opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("skillsprotocol: MaxBlobStoreBytes (%d) is smaller than MaxBlobBytes (%d): no blob would fit",
 			opts.MaxBlobStoreBytes, opts.MaxBlobBytes)
 	}
+	if opts.MaxPublishedBundles <= 0 {
+		opts.MaxPublishedBundles = DefaultMaxPublishedBundles
+	}
+	if opts.MaxPublishedBundleBytes <= 0 {
+		opts.MaxPublishedBundleBytes = MaxBundleBytes
+	}
+	if opts.MaxPublishedBytes <= 0 {
+		opts.MaxPublishedBytes = DefaultMaxPublishedBytes
+	}
+	if opts.MaxPublishedBundleBytes > MaxBundleBytes {
+		return nil, fmt.Errorf("skillsprotocol: MaxPublishedBundleBytes (%d) is above the bundle limit of %d bytes", opts.MaxPublishedBundleBytes, MaxBundleBytes)
+	}
+	for i, g := range opts.SecretGrants {
+		if err := g.Validate(); err != nil {
+			return nil, fmt.Errorf("skillsprotocol: secret grant %d: %w", i+1, err)
+		}
+	}
 	if opts.BlobThreshold <= 0 {
 		opts.BlobThreshold = DefaultBlobThreshold
 	}
@@ -174,6 +239,21 @@ func New(opts Options) (*Runtime, error) {
 	if opts.ConcurrentRuns <= 0 {
 		opts.ConcurrentRuns = DefaultConcurrentRuns
 	}
+	if opts.MaxInputBlobs <= 0 {
+		opts.MaxInputBlobs = DefaultMaxInputBlobs
+	}
+	if opts.MaxInputBlobBytes <= 0 {
+		opts.MaxInputBlobBytes = DefaultMaxInputBlobBytes
+	}
+	if opts.MaxBlobLoadBytes <= 0 {
+		opts.MaxBlobLoadBytes = 2 * opts.MaxBlobBytes
+	}
+	if opts.MaxBatchRequests <= 0 {
+		opts.MaxBatchRequests = DefaultMaxBatchRequests
+	}
+	if opts.MaxBatchResponseBytes <= 0 {
+		opts.MaxBatchResponseBytes = DefaultMaxBatchResponseBytes
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -184,12 +264,17 @@ func New(opts Options) (*Runtime, error) {
 		opts.Logger.Info("skills protocol sandbox: one cgroup per run bounds its memory and processes", "mode", mode)
 	}
 	r := &Runtime{opts: opts, cat: opts.Catalog, sb: opts.Sandbox, log: opts.Logger, runs: newRunStore(opts.RunRetention, opts.MaxRuns),
-		slots: make(chan struct{}, opts.ConcurrentRuns)}
+		slots: make(chan struct{}, opts.ConcurrentRuns), blobLoads: semaphore.NewWeighted(opts.MaxBlobLoadBytes)}
 	if err := r.prepareWorkDir(); err != nil {
 		return nil, err
 	}
 	var err error
-	if r.pub, err = sourceOf(r.cat, SourcePublishedBundles, RankPublishedBundles); err != nil {
+	r.pubs.records = map[string]bundleRecord{}
+	pubRank := RankPublishedBelowFolders
+	if opts.PublishedMayShadowFolders {
+		pubRank = RankPublishedBundles
+	}
+	if r.pub, err = sourceOf(r.cat, SourcePublishedBundles, pubRank); err != nil {
 		return nil, err
 	}
 	if r.folders, err = sourceOf(r.cat, SourceFolderBundles, RankFolderBundles); err != nil {
@@ -305,6 +390,7 @@ func (r *Runtime) LoadFolders(roots ...string) error {
 				continue
 			}
 			seen[key] = e.Origin.Source
+			r.ReportUngranted(e)
 			all = append(all, e)
 		}
 	}

@@ -18,6 +18,16 @@
 // every (re)connect. [LoadConfig] reads config.yaml ([Config]: the two state
 // scopes and the state timeout); [ManifestJSON] is `skills --manifest`.
 //
+// # Search
+//
+// Register also declares skills::search and its public alias
+// skill::search (search.go): ours, not upstream's, with their own
+// descriptions and schemas. They rank what the registry serves with the
+// index of package github.com/iii-skills/skills/server/search, which
+// follows the catalog's change events from Register on (Close stops it).
+// A skill id that is not served but names a file of a served skill
+// (iii://<skill>/<path>) reads that file (catalog.FileText).
+//
 // # Reads and writes
 //
 // State (the engine's state::* functions) is the source of truth: every

@@ -224,6 +224,9 @@ func (w *Worker) read(ctx context.Context, uri string) (text, mime string, err e
 	case registry.TargetIndex:
 		return w.renderIndex(ctx), registry.MimeMarkdown, nil
 	case registry.TargetSkill:
+		if text, mime, ok, err := w.skillFile(target.ID); ok {
+			return text, mime, err
+		}
 		body, err := w.skillBody(ctx, target.ID)
 		return body, registry.MimeMarkdown, err
 	default:
@@ -290,6 +293,27 @@ func (w *Worker) skillBody(ctx context.Context, id string) (string, error) {
 		return "", registry.ErrDecodeSkill(id, err)
 	}
 	return row.Skill, nil
+}
+
+// skillFile serves iii://<skill>/<path>, a file of a skill that has files
+// (an Agent Skills folder, a bundle), when id is not itself a served skill
+// (see registry.SplitSkillFile). ok is false otherwise, and id is then
+// read as an ordinary skill id with upstream's rules and messages.
+func (w *Worker) skillFile(id string) (text, mime string, ok bool, err error) {
+	if registry.ValidateID(id) == nil {
+		if _, served := w.lookup(id); served {
+			return "", "", false, nil
+		}
+	}
+	var e *catalog.Entry
+	_, file, ok := registry.SplitSkillFile(id, func(s string) bool {
+		e, ok = w.lookup(s)
+		return ok && len(e.Files) > 0
+	})
+	if !ok {
+		return "", "", false, nil
+	}
+	return catalog.FileText(e, file)
 }
 
 // readSection triggers the function behind an iii://fn/… URI with {} and

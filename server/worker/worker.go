@@ -15,6 +15,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/registry"
+	"github.com/iii-skills/skills/server/search"
 )
 
 // apiJSON is the upstream v0.2.2 API reference (descriptions and JSON Schema
@@ -86,6 +87,11 @@ type Worker struct {
 	cat    *catalog.Catalog
 	skills *published
 	index  atomic.Pointer[renderedIndex]
+	// search ranks the catalog for skills::search; it follows the
+	// catalog's changes from Register on.
+	search    *search.Index
+	indexOnce sync.Once
+	stopIndex func()
 	// sections limits iii://fn/… reads (sections.go).
 	sections *sectionGuard
 
@@ -136,6 +142,7 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 		state:  stateStore{client: client, timeout: cfg.StateTimeout(), local: opts.ListState},
 		cat:    cat,
 		skills: newPublished(src),
+		search: search.New(),
 
 		sections: newSectionGuard(opts),
 	}
@@ -173,6 +180,9 @@ func (w *Worker) Register() error {
 		if err != nil {
 			return err
 		}
+	}
+	if err := w.registerSearch(); err != nil {
+		return err
 	}
 	_, err := w.client.RegisterFunction(fnCacheSync, w.cacheSync, iii.RegisterFunctionOptions{
 		Description: "Internal: keeps the skills registry's in-memory index in step with state events of its scope.",

@@ -394,6 +394,13 @@ func TestTemplatesAndContracts(t *testing.T) {
 		if f.FunctionID == fnCacheSync {
 			t.Fatal("the internal cache-sync function is listed")
 		}
+		if (f.FunctionID == FnSkillsSearch || f.FunctionID == FnSkillSearch) &&
+			(f.Description != searchDescription || !strings.Contains(string(f.RequestFormat), `"title":"SearchSkillsInput"`)) {
+			t.Fatalf("%s listed as %q, %s", f.FunctionID, f.Description, f.RequestFormat)
+		}
+	}
+	if !seen[FnSkillsSearch] || !seen[FnSkillSearch] {
+		t.Fatal("skills::search or skill::search missing from engine::functions::list")
 	}
 	for id := range s.worker.handlers() {
 		if !seen[id] {

@@ -26,7 +26,9 @@ func (f *folderFlags) Set(v string) error {
 // skills_folder), feeds them into cat and registers the iii-directory
 // surface on client. With no folder configured it does nothing and
 // returns a no-op stop.
-func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, flags []string, log *slog.Logger) (stop func(), err error) {
+// Bundles that ask for secrets no grant gives them load and run without
+// them; sp reports them (log, and warnings of directory::skills::diagnostics).
+func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, flags []string, sp *skillsprotocol.Runtime, log *slog.Logger) (stop func(), err error) {
 	folders := []string(cfg.SkillsFolder)
 	if len(flags) > 0 {
 		folders = flags
@@ -35,7 +37,8 @@ func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, f
 		return func() {}, nil
 	}
 	set, err := fsource.Open(fsource.Options{Folders: folders, Catalog: cat, Logger: log, Watch: true,
-		Bundle: func(b fsource.BundleDir, e *catalog.Entry) error { return skillsprotocol.CompleteEntry(b.Manifest, e) }})
+		Bundle:        func(b fsource.BundleDir, e *catalog.Entry) error { return skillsprotocol.CompleteEntry(b.Manifest, e) },
+		BundleWarning: sp.ReportUngranted})
 	if err != nil {
 		return nil, err
 	}

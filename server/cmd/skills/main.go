@@ -5,6 +5,7 @@
 //	skills --manifest                            print the module manifest and exit
 //	skills trigger --function-id ID [--payload JSON|@FILE|-] [--url URL]
 //	                                             call any function and print its result
+//	skills search [--limit N] [--namespace NS] QUERY... rank the registry's skills
 //	skills mcp --stdio | --http ADDR [--url URL] serve the registry over MCP
 //	skills sp-tools [--format F]                 print the Skills Protocol tool definitions
 package main
@@ -51,10 +52,14 @@ func main() {
 const usageCommands = `  skills [flags]                                          the registry worker (--standalone: with its own engine)
   skills trigger --function-id ID [--payload JSON|@FILE|-] [--url URL] [--timeout D]
                                                           call any function and print its result
+  skills search [--limit N] [--namespace NS] [--json] [--url URL] QUERY...
+                                                          rank the registry's skills for a task (skills::search)
   skills mcp --stdio | --http ADDR [--url URL] [--token T]
                                                           serve the registry to MCP clients (stdin/stdout or
                                                           Streamable HTTP at http://ADDR/mcp; both flags: both)
   skills sp-tools [--format schema|openai|anthropic]      print the Skills Protocol tool definitions
+  skills check [--format text|github|json] [--strict] [--url URL] PATH...
+                                                          check folders of skills and skill files offline
 `
 
 // subcommands are the first arguments run dispatches on; anything else is a
@@ -64,8 +69,10 @@ var subcommands = []struct {
 	run  func(args []string, stdout, stderr io.Writer) int
 }{
 	{"trigger", func(args []string, stdout, stderr io.Writer) int { return runTrigger(args, os.Stdin, stdout, stderr) }},
+	{"search", runSearch},
 	{"mcp", runMCP},
 	{"sp-tools", runSPTools},
+	{"check", runCheck},
 }
 
 // subcommandNames is "trigger, mcp, sp-tools", for the error on a stray argument.
@@ -104,7 +111,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	manifest := fs.Bool("manifest", false, "Output the module manifest as JSON and exit")
 	standalone := fs.Bool("standalone", false, "Start an embedded iii engine on the --url address and run the worker against it")
 	engineOnly := fs.Bool("engine-only", false, "With --standalone: run only the embedded engine, without the registry worker (to host another registry, e.g. upstream's)")
-	dataDir := fs.String("data", ".data", "With --standalone: directory of the embedded engine's durable state")
+	dataDir := fs.String("data", ".data", "Directory of durable state: the embedded engine's (with --standalone) and the Skills Protocol store (blobs, published bundles) of the worker")
 	strictFetch := fs.Bool("strict-fetch", false, "Reject bare skill paths in skill::fetch, exactly like upstream v0.2.2")
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error")
 	mcpAddr := fs.String("mcp-addr", defaultMCPAddr, "Serve MCP Streamable HTTP at http://ADDR/mcp and the Skills Protocol at http://ADDR/rpc (empty disables)")
@@ -220,26 +227,28 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		log.Error("cannot register the registry functions", "err", err)
 		return 1
 	}
+	defer w.Close()
 	if err := skillsext.Register(ctx, client, view, log); err != nil {
 		log.Error("cannot register the catalog functions", "err", err)
 		return 1
 	}
-	stopFolders, err := startFolders(client, cat, cfg, skillsFolders, log)
+	if *rpcPath != "" && !strings.HasPrefix(*rpcPath, "/") {
+		fmt.Fprintf(stderr, "skills: --rpc-path %q must start with / (e.g. /rpc), or be empty to disable the endpoint\n", *rpcPath)
+		return 2
+	}
+	sp, spStore, err := newSkillsProtocol(client, cat, *spBundles, *configPath, *dataDir, log)
+	if err != nil {
+		log.Error("cannot start the Skills Protocol runtime", "err", err)
+		return 1
+	}
+	defer spStore.Close()
+	defer sp.Close()
+	stopFolders, err := startFolders(client, cat, cfg, skillsFolders, sp, log)
 	if err != nil {
 		log.Error("cannot serve the skills folders", "err", err)
 		return 1
 	}
 	defer stopFolders()
-	if *rpcPath != "" && !strings.HasPrefix(*rpcPath, "/") {
-		fmt.Fprintf(stderr, "skills: --rpc-path %q must start with / (e.g. /rpc), or be empty to disable the endpoint\n", *rpcPath)
-		return 2
-	}
-	sp, err := newSkillsProtocol(client, cat, *spBundles, *configPath, cfg.StateTimeout(), log)
-	if err != nil {
-		log.Error("cannot start the Skills Protocol runtime", "err", err)
-		return 1
-	}
-	defer sp.Close()
 	log.Info("connecting to the iii engine", "url", target)
 	if err := client.Connect(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -250,7 +259,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	w.Start(ctx)
-	log.Info("skills ready: 13 functions + 2 custom trigger types")
+	log.Info("skills ready: 13 functions + skills::search / skill::search + 2 custom trigger types")
 	if *standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
 	}

@@ -42,7 +42,7 @@ func skillsCommand(args ...string) *exec.Cmd {
 // startSkills starts `skills --config <none> ARGS…`. Unless the test has
 // waited for it itself, the cleanup stops it with SIGTERM (SIGKILL after
 // 20 s) and logs its output when the test failed.
-func startSkills(t *testing.T, args ...string) (*exec.Cmd, *testutil.Buffer) {
+func startSkills(t testing.TB, args ...string) (*exec.Cmd, *testutil.Buffer) {
 	t.Helper()
 	cmd := skillsCommand(append([]string{"--config", filepath.Join(t.TempDir(), "none.yaml")}, args...)...)
 	out := &testutil.Buffer{}

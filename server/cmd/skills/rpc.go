@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/sandbox"
 	"github.com/iii-skills/skills/server/skillsprotocol"
+	"github.com/iii-skills/skills/server/store"
 )
 
 // spConfig is the skills_protocol section of config.yaml (every key optional):
@@ -38,15 +40,38 @@ import (
 //	  run_memory_bytes: 536870912           # memory of one run, all its processes (cgroup mode)
 //	  cgroups: auto                         # auto (a cgroup per run when the host allows it) or off
 //	  cgroup_parent: /skills.slice          # where run cgroups are created (default: see sandbox.Config)
+//	  secret_grants:                        # which bundles receive which secrets (none by default)
+//	    - {bundle: "acme.crm.*", origin: folder, names: [CRM_TOKEN]}
+//	  published_may_shadow_folders: false   # may a published bundle take a name a folder serves
+//	  published_max_bundles: 1000           # bundle versions published over iii
+//	  published_bundle_max_bytes: 16777216  # one published bundle
+//	  published_max_bytes: 1073741824       # all published bundles together
+//	  tmpfs_bytes: 67108864                 # size of each tmpfs a run writes: /workspace, /tmp, /dev/shm
+//	  max_input_blobs: 16                   # distinct blobs one run may name in input_blobs
+//	  max_input_blob_bytes: 33554432        # their sizes together
+//	  max_blob_load_bytes: 16777216         # blob contents read from the store at once
+//	  max_batch_requests: 100               # requests in one JSON-RPC batch
+//	  max_batch_response_bytes: 33554432    # a batch's answers together
 type spConfig struct {
 	SkillsProtocol struct {
-		Secrets           map[string]string `yaml:"secrets"`
-		WorkDir           string            `yaml:"work_dir"`
-		BlobTTL           string            `yaml:"blob_ttl"`
-		BlobStoreMaxBytes int64             `yaml:"blob_store_max_bytes"`
-		RunMemoryBytes    int64             `yaml:"run_memory_bytes"`
-		Cgroups           string            `yaml:"cgroups"`
-		CgroupParent      string            `yaml:"cgroup_parent"`
+		Secrets                   map[string]string            `yaml:"secrets"`
+		SecretGrants              []skillsprotocol.SecretGrant `yaml:"secret_grants"`
+		PublishedMayShadowFolders bool                         `yaml:"published_may_shadow_folders"`
+		PublishedMaxBundles       int                          `yaml:"published_max_bundles"`
+		PublishedBundleMaxBytes   int64                        `yaml:"published_bundle_max_bytes"`
+		PublishedMaxBytes         int64                        `yaml:"published_max_bytes"`
+		WorkDir                   string                       `yaml:"work_dir"`
+		BlobTTL                   string                       `yaml:"blob_ttl"`
+		BlobStoreMaxBytes         int64                        `yaml:"blob_store_max_bytes"`
+		RunMemoryBytes            int64                        `yaml:"run_memory_bytes"`
+		Cgroups                   string                       `yaml:"cgroups"`
+		CgroupParent              string                       `yaml:"cgroup_parent"`
+		TmpfsBytes                int64                        `yaml:"tmpfs_bytes"`
+		MaxInputBlobs             int                          `yaml:"max_input_blobs"`
+		MaxInputBlobBytes         int64                        `yaml:"max_input_blob_bytes"`
+		MaxBlobLoadBytes          int64                        `yaml:"max_blob_load_bytes"`
+		MaxBatchRequests          int                          `yaml:"max_batch_requests"`
+		MaxBatchResponseBytes     int                          `yaml:"max_batch_response_bytes"`
 	} `yaml:"skills_protocol"`
 }
 
@@ -63,44 +88,94 @@ func loadSPConfig(path string, log *slog.Logger) spConfig {
 	return c
 }
 
-// newSkillsProtocol builds the runtime over cat, registers its iii
-// function on client and loads the bundle folders (comma-separated).
-func newSkillsProtocol(client *iii.Client, cat *catalog.Catalog, folders, configPath string, stateTimeout time.Duration, log *slog.Logger) (*skillsprotocol.Runtime, error) {
-	cfg := loadSPConfig(configPath, log).SkillsProtocol
-	var blobTTL time.Duration
-	if cfg.BlobTTL != "" {
-		d, err := time.ParseDuration(cfg.BlobTTL)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("skills_protocol.blob_ttl %q in %s: expected a positive duration such as 24h or 90m", cfg.BlobTTL, configPath)
-		}
-		blobTTL = d
-	}
-	if cfg.BlobStoreMaxBytes < 0 {
-		return nil, fmt.Errorf("skills_protocol.blob_store_max_bytes %d in %s: expected a positive number of bytes", cfg.BlobStoreMaxBytes, configPath)
-	}
-	if cfg.RunMemoryBytes < 0 {
-		return nil, fmt.Errorf("skills_protocol.run_memory_bytes %d in %s: expected a positive number of bytes", cfg.RunMemoryBytes, configPath)
-	}
-	if cfg.Cgroups != "" && cfg.Cgroups != "auto" && cfg.Cgroups != "off" {
-		return nil, fmt.Errorf("skills_protocol.cgroups %q in %s: expected auto or off", cfg.Cgroups, configPath)
-	}
-	rt, err := skillsprotocol.New(skillsprotocol.Options{Catalog: cat, State: skillsprotocol.IIIState(client, stateTimeout),
-		Secrets: cfg.Secrets, WorkDir: cfg.WorkDir, BlobTTL: blobTTL, MaxBlobStoreBytes: cfg.BlobStoreMaxBytes,
-		Sandbox: sandbox.New(sandbox.Config{Cgroups: cfg.Cgroups, CgroupParent: cfg.CgroupParent}),
-		Limits:  sandbox.Limits{RunMemoryBytes: cfg.RunMemoryBytes}, Logger: log})
+// newSkillsProtocol builds the runtime over cat and its own store in
+// dataDir (blobs and published bundles, out of every engine client's
+// reach), registers its iii function on client and loads the published
+// bundles and the bundle folders (comma-separated). Close the returned
+// runtime and then the store.
+func newSkillsProtocol(client *iii.Client, cat *catalog.Catalog, folders, configPath, dataDir string, log *slog.Logger) (*skillsprotocol.Runtime, *store.Store, error) {
+	rt, st, err := openSkillsProtocol(client, cat, configPath, dataDir, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := rt.Register(client); err != nil {
-		_ = rt.Close()
-		return nil, err
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := rt.LoadPublished(ctx); err != nil {
+		log.Warn("skills protocol: published bundles not loaded", "err", err)
 	}
 	if folders != "" {
 		if err := rt.LoadFolders(strings.Split(folders, ",")...); err != nil {
 			log.Warn("skills protocol: bundle folders not loaded", "err", err)
 		}
 	}
-	return rt, nil
+	return rt, st, nil
+}
+
+func openSkillsProtocol(client *iii.Client, cat *catalog.Catalog, configPath, dataDir string, log *slog.Logger) (*skillsprotocol.Runtime, *store.Store, error) {
+	cfg := loadSPConfig(configPath, log).SkillsProtocol
+	var blobTTL time.Duration
+	if cfg.BlobTTL != "" {
+		d, err := time.ParseDuration(cfg.BlobTTL)
+		if err != nil || d <= 0 {
+			return nil, nil, fmt.Errorf("skills_protocol.blob_ttl %q in %s: expected a positive duration such as 24h or 90m", cfg.BlobTTL, configPath)
+		}
+		blobTTL = d
+	}
+	if cfg.BlobStoreMaxBytes < 0 {
+		return nil, nil, fmt.Errorf("skills_protocol.blob_store_max_bytes %d in %s: expected a positive number of bytes", cfg.BlobStoreMaxBytes, configPath)
+	}
+	if cfg.RunMemoryBytes < 0 {
+		return nil, nil, fmt.Errorf("skills_protocol.run_memory_bytes %d in %s: expected a positive number of bytes", cfg.RunMemoryBytes, configPath)
+	}
+	for key, v := range map[string]int64{"tmpfs_bytes": cfg.TmpfsBytes, "max_input_blobs": int64(cfg.MaxInputBlobs),
+		"max_input_blob_bytes": cfg.MaxInputBlobBytes, "max_blob_load_bytes": cfg.MaxBlobLoadBytes, "max_batch_requests": int64(cfg.MaxBatchRequests),
+		"max_batch_response_bytes": int64(cfg.MaxBatchResponseBytes)} {
+		if v < 0 {
+			return nil, nil, fmt.Errorf("skills_protocol.%s %d in %s: expected a positive number", key, v, configPath)
+		}
+	}
+	if cfg.Cgroups != "" && cfg.Cgroups != "auto" && cfg.Cgroups != "off" {
+		return nil, nil, fmt.Errorf("skills_protocol.cgroups %q in %s: expected auto or off", cfg.Cgroups, configPath)
+	}
+	for i, g := range cfg.SecretGrants {
+		if err := g.Validate(); err != nil {
+			return nil, nil, fmt.Errorf("skills_protocol.secret_grants[%d] in %s: %w", i, configPath, err)
+		}
+	}
+	if cfg.PublishedMaxBundles < 0 {
+		return nil, nil, fmt.Errorf("skills_protocol.published_max_bundles %d in %s: expected a positive count", cfg.PublishedMaxBundles, configPath)
+	}
+	if b := cfg.PublishedBundleMaxBytes; b < 0 || b > skillsprotocol.MaxBundleBytes {
+		return nil, nil, fmt.Errorf("skills_protocol.published_bundle_max_bytes %d in %s: expected a positive number of bytes, at most %d", b, configPath, skillsprotocol.MaxBundleBytes)
+	}
+	if cfg.PublishedMaxBytes < 0 {
+		return nil, nil, fmt.Errorf("skills_protocol.published_max_bytes %d in %s: expected a positive number of bytes", cfg.PublishedMaxBytes, configPath)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("skills protocol store: %w", err)
+	}
+	st, err := store.Open(filepath.Join(dataDir, skillsprotocol.StoreFile))
+	if err != nil {
+		return nil, nil, fmt.Errorf("skills protocol store (give each skills process its own --data): %w", err)
+	}
+	rt, err := skillsprotocol.New(skillsprotocol.Options{Catalog: cat, State: skillsprotocol.LocalState(st),
+		Secrets: cfg.Secrets, SecretGrants: cfg.SecretGrants, PublishedMayShadowFolders: cfg.PublishedMayShadowFolders,
+		MaxPublishedBundles: cfg.PublishedMaxBundles, MaxPublishedBundleBytes: cfg.PublishedBundleMaxBytes, MaxPublishedBytes: cfg.PublishedMaxBytes,
+		WorkDir: cfg.WorkDir, BlobTTL: blobTTL, MaxBlobStoreBytes: cfg.BlobStoreMaxBytes,
+		Sandbox:       sandbox.New(sandbox.Config{Cgroups: cfg.Cgroups, CgroupParent: cfg.CgroupParent}),
+		Limits:        sandbox.Limits{RunMemoryBytes: cfg.RunMemoryBytes, WorkspaceBytes: cfg.TmpfsBytes},
+		MaxInputBlobs: cfg.MaxInputBlobs, MaxInputBlobBytes: cfg.MaxInputBlobBytes, MaxBlobLoadBytes: cfg.MaxBlobLoadBytes,
+		MaxBatchRequests: cfg.MaxBatchRequests, MaxBatchResponseBytes: cfg.MaxBatchResponseBytes, Logger: log})
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, err
+	}
+	if err := rt.Register(client); err != nil {
+		_ = rt.Close()
+		_ = st.Close()
+		return nil, nil, err
+	}
+	return rt, st, nil
 }
 
 func sandboxState(rt *skillsprotocol.Runtime) string {

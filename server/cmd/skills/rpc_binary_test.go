@@ -21,7 +21,7 @@ import (
 
 // waitListening waits until addr accepts connections (readiness, not a
 // timing assertion: the deadline only bounds a broken start).
-func waitListening(t *testing.T, addr string, logs *testutil.Buffer) {
+func waitListening(t testing.TB, addr string, logs *testutil.Buffer) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
@@ -92,7 +92,7 @@ func TestRPCWorkerModeAgainstExternalEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, logs := startSkills(t, "--url", "ws://"+engineAddr, "--mcp-addr", httpAddr, "--sp-bundles", bundles)
+	_, logs := startSkills(t, "--url", "ws://"+engineAddr, "--data", t.TempDir(), "--mcp-addr", httpAddr, "--sp-bundles", bundles)
 	waitListening(t, httpAddr, logs)
 	url := "http://" + httpAddr + "/rpc"
 

@@ -92,7 +92,7 @@ func TestHelpListsEverySubcommand(t *testing.T) {
 		}
 		// And run dispatches it: its own flag set answers --help.
 		var sub bytes.Buffer
-		if rc := run([]string{c.name, "--help"}, io.Discard, &sub); rc != 0 || !strings.Contains(sub.String(), "-") {
+		if rc := run([]string{c.name, "--help"}, &sub, &sub); rc != 0 || !strings.Contains(sub.String(), "-") {
 			t.Errorf("skills %s --help: rc %d, output %q", c.name, rc, sub.String())
 		}
 	}

@@ -4,6 +4,7 @@
 //
 //	trustload soak  --skills bin/skills [--clients 1000] [--hogs 3] [--baseline 30s] [--duration 60s] [--hog-redial] [--pprof-dir DIR]
 //	trustload kill9 --skills bin/skills [--writers 64] [--runs 3] [--write-for 3s]
+//	trustload rpcmem --skills bin/skills [--copies 200] [--batch 60] [--max-peak-mib N]
 //
 // soak: well-behaved clients fetch a 256 KiB skill in a loop, first alone
 // (--baseline), then while hostile clients send the same fetches and never
@@ -19,6 +20,9 @@
 // server is killed with SIGKILL mid-load and restarted on the same data
 // directory, and every acknowledged write must read back. Exit status 1 if
 // any is missing.
+//
+// rpcmem: small /rpc requests that named big blobs (issue 20, attack 3);
+// prints the server's peak RSS under each (see rpcmem.go).
 package main
 
 import (
@@ -48,7 +52,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: trustload soak|kill9 --skills PATH [flags]")
+		fmt.Fprintln(os.Stderr, "usage: trustload soak|kill9|rpcmem --skills PATH [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -57,8 +61,10 @@ func main() {
 		err = soak(os.Args[2:])
 	case "kill9":
 		err = kill9(os.Args[2:])
+	case "rpcmem":
+		err = rpcmem(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown mode %q (want soak or kill9)", os.Args[1])
+		err = fmt.Errorf("unknown mode %q (want soak, kill9 or rpcmem)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "trustload:", err)
@@ -83,12 +89,14 @@ func freeAddr() (string, error) {
 }
 
 // start runs bin/skills on addr with dataDir and waits until it is ready.
-func start(bin, addr, dataDir, pprofAddr string) (*server, error) {
+// extra flags are appended (a later flag wins, e.g. --mcp-addr).
+func start(bin, addr, dataDir, pprofAddr string, extra ...string) (*server, error) {
 	url := "ws://" + addr
 	args := []string{"--standalone", "--url", url, "--data", dataDir, "--mcp-addr", "", "--log-level", envOr("TRUSTLOAD_SKILLS_LOG", "warn")}
 	if pprofAddr != "" {
 		args = append(args, "--pprof-addr", pprofAddr)
 	}
+	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

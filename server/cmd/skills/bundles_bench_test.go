@@ -1,0 +1,107 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iii-skills/skills/server/internal/testutil"
+	"github.com/iii-skills/skills/server/skillsprotocol"
+)
+
+// rssKiB reads a process's resident set from outside it (/proc/PID/status):
+// VmRSS, and RssAnon (the heap and stacks, without mapped files).
+func rssKiB(tb testing.TB, pid int) (rss, anon int64) {
+	tb.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = n
+		case "RssAnon":
+			anon = n
+		}
+	}
+	return rss, anon
+}
+
+// settledRSS samples the resident set every 100 ms until two samples 1 s
+// apart differ by less than 1 MiB (the server gives memory back after a
+// burst), at most 20 s.
+func settledRSS(tb testing.TB, pid int) (rss, anon int64) {
+	tb.Helper()
+	prev, _ := rssKiB(tb, pid)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		rss, anon = rssKiB(tb, pid)
+		if d := rss - prev; d < 1024 && d > -1024 {
+			return rss, anon
+		}
+		prev = rss
+	}
+	return rss, anon
+}
+
+// BenchmarkPublishedBundlesRSS is issue 20's attack 7 measured from
+// outside the server: five bundles of 11 MiB (incompressible) published
+// over iii, then a restart. Reported: the server's VmRSS and RssAnon (MB)
+// idle, after the publishes, and after the restart. Run once:
+//
+//	go test -run '^$' -bench PublishedBundlesRSS -benchtime 1x ./server/cmd/skills
+func BenchmarkPublishedBundlesRSS(b *testing.B) {
+	dir := b.TempDir()
+	data, config := dir+"/data", dir+"/config.yaml"
+	if err := os.WriteFile(config, nil, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	start := func() (*spServer, int) {
+		engineAddr, httpAddr := testutil.FreeAddr(b), testutil.FreeAddr(b)
+		cmd, logs := startSkills(b, "--standalone", "--url", "ws://"+engineAddr, "--data", data, "--config", config, "--mcp-addr", httpAddr)
+		waitListening(b, httpAddr, logs)
+		return &spServer{url: "ws://" + engineAddr, cmd: cmd, logs: logs}, cmd.Process.Pid
+	}
+	for i := 0; i < b.N; i++ {
+		_ = os.RemoveAll(data)
+		s, pid := start()
+		idle, idleAnon := settledRSS(b, pid)
+		c := connectAttacker(b, s.url)
+		for n := 0; n < 5; n++ {
+			pad := make([]byte, 11<<20)
+			_, _ = rand.Read(pad)
+			files := bundleFiles(fmt.Sprintf("bench.big%d", n), "1.0.0", "big")
+			list := []skillsprotocol.BundleFile{{Path: "resources/pad.bin", Content: base64.StdEncoding.EncodeToString(pad), Encoding: "base64"}}
+			for p, content := range files {
+				list = append(list, skillsprotocol.BundleFile{Path: p, Content: content})
+			}
+			if _, err := triggerTB(b, c, skillsprotocol.PublishFunction, skillsprotocol.PublishRequest{Files: list}); err != nil {
+				b.Fatalf("publish %d: %v", n, err)
+			}
+		}
+		published, publishedAnon := settledRSS(b, pid)
+		_ = c.Close()
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		_ = s.cmd.Wait()
+		_, pid = start()
+		restarted, restartedAnon := settledRSS(b, pid)
+		b.ReportMetric(float64(idle)/1024, "idle-rss-MB")
+		b.ReportMetric(float64(published)/1024, "published-rss-MB")
+		b.ReportMetric(float64(restarted)/1024, "restarted-rss-MB")
+		b.ReportMetric(float64(idleAnon)/1024, "idle-anon-MB")
+		b.ReportMetric(float64(publishedAnon)/1024, "published-anon-MB")
+		b.ReportMetric(float64(restartedAnon)/1024, "restarted-anon-MB")
+	}
+}

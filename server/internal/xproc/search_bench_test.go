@@ -1,0 +1,116 @@
+package xproc
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/registry"
+)
+
+// corpusDir holds the search evaluation corpus (real skills, licences
+// beside them).
+const corpusDir = "../../search/testdata/corpus"
+
+// BenchmarkSearch10K measures skills::search from another process over
+// 10 000 published skills (bodies of the search corpus, 322 skills
+// repeated under their own ids), the evaluation queries in turn, one
+// caller. Target: p50 ≤ 5 ms.
+func BenchmarkSearch10K(b *testing.B) {
+	const n = 10000
+	bodies := corpusBodies(b)
+	queries := evalQueries(b)
+	skills := startSkills(b, b.TempDir())
+	clients := make([]*iii.Client, 16)
+	for i := range clients {
+		clients[i] = dial(b, skills.url)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				id := "w" + strconv.Itoa(i/100) + "/s" + strconv.Itoa(i)
+				if err := call(c, registry.FnSkillsRegister, map[string]string{"id": id, "skill": bodies[i%len(bodies)]}); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	// The index follows the catalog's changes in order: once a skill
+	// registered last is found, every earlier one is indexed.
+	c := clients[0]
+	if err := call(c, registry.FnSkillsRegister, map[string]string{"id": "zz/sentinel", "skill": "# Sentinel\n\nquokkasentinel\n"}); err != nil {
+		b.Fatal(err)
+	}
+	for {
+		out, err := c.Trigger(b.Context(), iii.TriggerRequest{FunctionID: "skills::search", Data: mustJSON(map[string]any{"query": "quokkasentinel"})})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if strings.Contains(string(out), "zz/sentinel") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var i atomic.Int64
+	b.Run("skills=10000", func(b *testing.B) {
+		measure(b, []func() error{func() error {
+			q := queries[int(i.Add(1))%len(queries)]
+			return call(c, "skills::search", map[string]any{"query": q, "limit": 10})
+		}})
+	})
+}
+
+// corpusBodies are the SKILL.md files of the corpus, frontmatter kept.
+func corpusBodies(b *testing.B) []string {
+	b.Helper()
+	dirs, err := os.ReadDir(corpusDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []string
+	for _, d := range dirs {
+		raw, err := os.ReadFile(filepath.Join(corpusDir, d.Name(), "SKILL.md"))
+		if err == nil {
+			out = append(out, string(raw))
+		}
+	}
+	return out
+}
+
+func evalQueries(b *testing.B) []string {
+	b.Helper()
+	f, err := os.Open("../../search/testdata/eval/queries.tsv")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if q, _, ok := strings.Cut(sc.Text(), "\t"); ok && !strings.HasPrefix(q, "#") {
+			out = append(out, q)
+		}
+	}
+	return out
+}
