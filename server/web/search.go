@@ -3,9 +3,13 @@ package web
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 )
 
@@ -15,8 +19,8 @@ type Hit struct {
 	Score float64
 }
 
-// Searcher finds skills by what they do. The ranked search index
-// (skills::search) implements it; FilterSearcher is the plain fallback.
+// Searcher finds skills by what they do. FunctionSearcher asks the ranked
+// index (skills::search); FilterSearcher is the plain fallback.
 type Searcher interface {
 	Search(ctx context.Context, query string, limit int) ([]Hit, error)
 }
@@ -65,6 +69,53 @@ func (f FilterSearcher) Search(ctx context.Context, query string, limit int) ([]
 	slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
+	}
+	return hits, nil
+}
+
+// FunctionSearcher asks the registry's ranked index through skills::search,
+// as any client would (server/search behind server/worker).
+type FunctionSearcher struct {
+	Caller Caller
+	// Timeout bounds one call (default 10 s).
+	Timeout time.Duration
+}
+
+// maxFunctionHits is the most results skills::search returns at once.
+const maxFunctionHits = 100
+
+// Search implements Searcher.
+func (f FunctionSearcher) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, nil
+	}
+	if limit <= 0 || limit > maxFunctionHits {
+		limit = maxFunctionHits
+	}
+	timeout := f.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	data, err := json.Marshal(map[string]any{"query": query, "limit": limit})
+	if err != nil {
+		return nil, err
+	}
+	raw, err := f.Caller.Trigger(ctx, iii.TriggerRequest{FunctionID: "skills::search", Data: data, Timeout: timeout})
+	if err != nil {
+		return nil, fmt.Errorf("skills::search: %w", err)
+	}
+	var out struct {
+		Results []struct {
+			ID    string  `json:"id"`
+			Score float64 `json:"score"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("skills::search answered unexpected JSON: %w", err)
+	}
+	hits := make([]Hit, 0, len(out.Results))
+	for _, r := range out.Results {
+		hits = append(hits, Hit{ID: r.ID, Score: r.Score})
 	}
 	return hits, nil
 }

@@ -18,7 +18,8 @@ func webPage(cat *catalog.Catalog, client *iii.Client, log *slog.Logger) func(ht
 		return nil
 	}
 	return func(guard httpguard.Policy) (http.Handler, func()) {
-		page := web.New(web.Options{Catalog: cat, Caller: client, Guard: guard, TokenSetting: "--mcp-token", Logger: log})
+		page := web.New(web.Options{Catalog: cat, Caller: client, Searcher: web.FunctionSearcher{Caller: client},
+			Guard: guard, TokenSetting: "--mcp-token", Logger: log})
 		return page, page.Close
 	}
 }
