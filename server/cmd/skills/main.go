@@ -299,7 +299,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	if *mcpAddr != "" {
 		tools := skillsmcp.Options{NoSkillTools: *mcpNoSkillTools, AllowSideEffects: *mcpAllowSideEffects || cfg.MCP.AllowSideEffects,
 			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
-		if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, mcpLimits.options(*mcpToken), view, tools, log, sp, *rpcPath); err != nil {
+		if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, mcpLimits.options(*mcpToken), view, tools, log, sp, *rpcPath, cat); err != nil {
 			log.Warn("HTTP endpoints (MCP, Skills Protocol) not started (the registry runs without them; choose another --mcp-addr)", "addr", *mcpAddr, "err", err)
 		} else {
 			defer stopMCP()

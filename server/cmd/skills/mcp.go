@@ -23,6 +23,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/skillsext"
@@ -42,9 +43,10 @@ const mcpTokenEnv = "SKILLS_MCP_TOKEN"
 // serves the skill:// catalog; tools carries the tool options
 // (NoSkillTools, AllowSideEffects and its setting's name). With rt set, the same listener serves the
 // Skills Protocol endpoint at rpcPath (and its tool definitions at
-// rpcPath/tools) behind the same guard.
+// rpcPath/tools) behind the same guard. With cat set, it also serves the
+// web page of that catalog at / (server/web).
 func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts skillsmcp.HTTPOptions, backend skillsmcp.Backend,
-	tools skillsmcp.Options, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string) (stop func(), err error) {
+	tools skillsmcp.Options, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string, cat *catalog.Catalog) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
@@ -59,13 +61,16 @@ func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts ski
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath); err != nil {
+		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath, webPage(cat, client, log)); err != nil {
 			log.Error("MCP endpoint stopped", "err", err)
 		}
 	}()
 	log.Info(fmt.Sprintf("MCP endpoint http://%s%s", ln.Addr(), skillsmcp.Path), "auth", opts.Token != "")
 	if rt != nil && rpcPath != "" {
 		log.Info(fmt.Sprintf("Skills Protocol endpoint http://%s%s", ln.Addr(), rpcPath), "auth", opts.Token != "", "sandbox", sandboxState(rt))
+	}
+	if cat != nil {
+		log.Info(fmt.Sprintf("web page http://%s/", ln.Addr()), "auth", opts.Token != "")
 	}
 	if !httpguard.IsLoopbackAddr(ln.Addr().String()) && opts.Token == "" {
 		log.Warn("SECURITY: the MCP endpoint listens on a non-loopback address without a token: anyone who can reach "+
@@ -146,7 +151,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	// The registry publishes its catalog over iii (skillsext.Register).
 	backend := &skillsext.Remote{Client: client}
 	if *httpAddr != "" {
-		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, limits.options(*token), backend, tools, log, nil, "")
+		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, limits.options(*token), backend, tools, log, nil, "", nil)
 		if err != nil {
 			log.Error("cannot start the MCP endpoint", "addr", *httpAddr, "err", err)
 			return 1

@@ -187,10 +187,27 @@ func sandboxState(rt *skillsprotocol.Runtime) string {
 }
 
 // serveHTTP serves /mcp and, when rt is set and rpcPath is not empty, the
-// Skills Protocol at rpcPath, until ctx ends.
-func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts skillsmcp.HTTPOptions, rt *skillsprotocol.Runtime, rpcPath string) error {
+// Skills Protocol at rpcPath, and with page set the web page at /, until
+// ctx ends.
+func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts skillsmcp.HTTPOptions, rt *skillsprotocol.Runtime, rpcPath string,
+	page func(httpguard.Policy) (http.Handler, func())) error {
 	mux := http.NewServeMux()
 	mux.Handle(skillsmcp.Path, srv.HTTPHandler(opts))
+	if page != nil {
+		// The page applies the same Host, Origin and token rules itself
+		// (its sign-in form must be reachable without the token).
+		h, closePage := page(httpguard.Policy{AllowedOrigins: opts.AllowedOrigins, OriginsSetting: opts.OriginsSetting, Token: opts.Token,
+			CheckHost: true, ListenAddr: ln.Addr().String()})
+		// Closing ends the page's event streams, which would otherwise
+		// hold the server's graceful shutdown until its deadline.
+		stopPage := context.AfterFunc(ctx, closePage)
+		defer func() {
+			if stopPage() {
+				closePage()
+			}
+		}()
+		mux.Handle("/", h)
+	}
 	if rt != nil && rpcPath != "" {
 		// Host is checked too: /rpc runs code, so a DNS-rebinding page must
 		// not reach it under a foreign name.
