@@ -22,6 +22,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/health"
 	"github.com/iii-skills/skills/server/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/skillsext"
@@ -42,7 +43,7 @@ const mcpTokenEnv = "SKILLS_MCP_TOKEN"
 // Skills Protocol endpoint at rpcPath (and its tool definitions at
 // rpcPath/tools) behind the same guard.
 func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts skillsmcp.HTTPOptions, backend skillsmcp.Backend,
-	noSkillTools bool, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string) (stop func(), err error) {
+	noSkillTools bool, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string, ready health.Check) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
@@ -57,11 +58,12 @@ func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts ski
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath); err != nil {
+		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath, ready); err != nil {
 			log.Error("MCP endpoint stopped", "err", err)
 		}
 	}()
 	log.Info(fmt.Sprintf("MCP endpoint http://%s%s", ln.Addr(), skillsmcp.Path), "auth", opts.Token != "")
+	logAllowedHosts(log, "the HTTP endpoint", opts.AllowedHosts)
 	if rt != nil && rpcPath != "" {
 		log.Info(fmt.Sprintf("Skills Protocol endpoint http://%s%s", ln.Addr(), rpcPath), "auth", opts.Token != "", "sandbox", sandboxState(rt))
 	}
@@ -76,6 +78,17 @@ func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts ski
 	}, nil
 }
 
+// engineConnected is the readiness of `skills mcp`: it serves what the
+// registry answers through the engine, so it is ready while connected.
+func engineConnected(client *iii.Client) health.Check {
+	return func() error {
+		if !client.Connected() {
+			return errors.New("not connected to the iii engine")
+		}
+		return nil
+	}
+}
+
 func runMCP(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("skills mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -87,6 +100,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	engineToken := fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token the engine requires (env "+engineTokenEnv+")")
 	connectTimeout := fs.Duration("connect-timeout", 15*time.Second, "How long to wait for the engine at start-up")
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error (logs go to stderr)")
+	configPath := fs.String("config", "./config.yaml", "Path to config.yaml (read for mcp_allow_host)")
 	noSkillTools := fs.Bool("no-skill-tools", false, "Leave out the list_skills and read_skill tools (for clients without resource support)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage:\n  skills mcp --stdio [--url URL]\n  skills mcp --http ADDR [--url URL] [--token T]\n\nFlags:\n")
@@ -103,6 +117,16 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	hostsCfg, err := loadHostsConfig(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "skills mcp: config: %v\n", err)
+		return 2
+	}
+	httpOpts, err := limits.withHosts(fs, limits.options(*token), hostsCfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "skills mcp: %v\n", err)
+		return 2
+	}
 	log := newLogger(stderr, *logLevel)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -115,7 +139,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		iii.WithDescription("MCP server of the skills registry"), iii.WithLogger(log), withEngineToken(*engineToken))
 	defer client.Close()
 	cctx, cancel := context.WithTimeout(ctx, *connectTimeout)
-	err := client.Connect(cctx)
+	err = client.Connect(cctx)
 	cancel()
 	if err != nil {
 		fmt.Fprintf(stderr, "skills mcp: cannot reach the iii engine at %s: %v\n", *engineURL, err)
@@ -125,7 +149,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	// The registry publishes its catalog over iii (skillsext.Register).
 	backend := &skillsext.Remote{Client: client}
 	if *httpAddr != "" {
-		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, limits.options(*token), backend, *noSkillTools, log, nil, "")
+		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, httpOpts, backend, *noSkillTools, log, nil, "", engineConnected(client))
 		if err != nil {
 			log.Error("cannot start the MCP endpoint", "addr", *httpAddr, "err", err)
 			return 1
