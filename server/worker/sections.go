@@ -22,9 +22,10 @@ const (
 	DefaultSectionMaxBytes = 4 << 20
 	// sectionMaxInFlight bounds the reads of one section function that
 	// are running at once. It is the backstop against recursion through
-	// publishers whose clients do not carry invocation metadata (the
-	// official Node/Python SDKs): a handler that fetches its own URI piles
-	// up nested reads of the same function, and the 257th fails at once.
+	// publishers whose clients carry neither invocation metadata nor W3C
+	// baggage (the official Node SDK with OpenTelemetry disabled, other
+	// clients): a handler that fetches its own URI piles up nested reads
+	// of the same function, and the 257th fails at once.
 	// Legitimate readers of one section at once stay far below it.
 	sectionMaxInFlight = 256
 	// chainKey is the invocation metadata key that carries the section
@@ -61,8 +62,19 @@ func newSectionGuard(o Options) *sectionGuard {
 }
 
 // sectionChain is the chain of section functions a request was made from
-// (empty for a top-level read). Metadata that is not ours is ignored.
+// (empty for a top-level read): from the invocation metadata (our clients
+// pass it on), else from the W3C baggage (the official Node and Python
+// clients pass that on; see baggage.go). Metadata and baggage entries that
+// are not ours are ignored.
 func sectionChain(ctx context.Context) []string {
+	if chain := chainFromMetadata(ctx); chain != nil {
+		return chain
+	}
+	_, baggage := iii.TraceContextFromContext(ctx)
+	return chainFromBaggage(baggage)
+}
+
+func chainFromMetadata(ctx context.Context) []string {
 	raw, ok := iii.MetadataFromContext(ctx)
 	if !ok || len(raw) == 0 {
 		return nil
@@ -135,9 +147,12 @@ func (w *Worker) triggerSection(ctx context.Context, functionID string) (json.Ra
 		return nil, err
 	}
 	defer g.leave(functionID)
-	meta, _ := json.Marshal(map[string][]string{chainKey: append(slices.Clone(chain), functionID)})
+	next := append(slices.Clone(chain), functionID)
+	meta, _ := json.Marshal(map[string][]string{chainKey: next})
 	req := triggerRequest(functionID, json.RawMessage("{}"), w.cfg.StateTimeout())
 	req.Metadata = meta
+	_, baggage := iii.TraceContextFromContext(ctx)
+	req.Baggage = withChain(baggage, next)
 	out, err := w.client.Trigger(ctx, req)
 	var inv *iii.InvocationError
 	if errors.As(err, &inv) && inv.Code == codeResultTooLarge {
