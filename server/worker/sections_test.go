@@ -100,8 +100,8 @@ func TestSectionDepthIsBounded(t *testing.T) {
 	wantErr(t, err, "section nesting too deep: 9 nested section reads (max 8)")
 }
 
-// A publisher whose client carries neither metadata nor baggage (the
-// official Node SDK with OpenTelemetry off) cannot recurse without end
+// A publisher whose client carries no trace context at all (the official
+// Node and Python SDKs with OpenTelemetry off) cannot recurse without end
 // either: the in-flight bound per section function stops it.
 func TestSectionRecursionWithoutMetadataIsBounded(t *testing.T) {
 	s := startStack(t, "")
@@ -109,10 +109,9 @@ func TestSectionRecursionWithoutMetadataIsBounded(t *testing.T) {
 	var calls atomic.Int64
 	if _, err := p.RegisterFunction("self::loop", func(ctx context.Context, _ json.RawMessage) (any, error) {
 		calls.Add(1)
-		// Explicit empty metadata and baggage of its own: nothing of the
-		// caller's is carried.
-		return p.Trigger(ctx, iii.TriggerRequest{FunctionID: registry.FnSkillFetch, Metadata: json.RawMessage(`{}`),
-			Baggage: "tenant=acme", Data: json.RawMessage(`{"uri":"iii://fn/self/loop"}`)})
+		// A fresh context: nothing of the invocation is carried.
+		return p.Trigger(context.Background(), iii.TriggerRequest{FunctionID: registry.FnSkillFetch,
+			Data: json.RawMessage(`{"uri":"iii://fn/self/loop"}`)})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +165,52 @@ func TestSectionLimitsHoldThroughBaggage(t *testing.T) {
 		t.Fatalf("handler ran %d times; want 1", n)
 	}
 	wantErr(t, top("iii://fn/bag/sa"), "section nesting too deep: 9 nested section reads (max 8)")
+}
+
+// A publisher whose client passes only the trace on (the official Python
+// SDK with OpenTelemetry on: a traceparent of the same trace, no metadata,
+// no baggage) is stopped at depth 8 when its handler reads its own URI.
+func TestSectionRecursionThroughTraceIsBounded(t *testing.T) {
+	s := startStack(t, "")
+	p := s.publisher(t)
+	var calls atomic.Int64
+	if _, err := p.RegisterFunction("trace::loop", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		calls.Add(1)
+		tp, _ := iii.TraceContextFromContext(ctx)
+		trace := traceIDOf(tp)
+		if trace == "" {
+			return nil, fmt.Errorf("the section call carried no traceparent: %q", tp)
+		}
+		return p.Trigger(context.Background(), iii.TriggerRequest{FunctionID: registry.FnSkillFetch,
+			Traceparent: childTraceparent(trace), Data: json.RawMessage(`{"uri":"iii://fn/trace/loop"}`)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFunctions(t, "trace::loop")
+	_, err := s.fetch(t, "iii://fn/trace/loop")
+	wantErr(t, err, "section nesting too deep: 9 nested section reads (max 8): iii://fn/trace/loop read 9 times at once in W3C trace")
+	if n := calls.Load(); n != 8 {
+		t.Fatalf("handler ran %d times; want 8", n)
+	}
+}
+
+func TestTraceIDOf(t *testing.T) {
+	for tp, want := range map[string]string{
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01": "4bf92f3577b34da6a3ce929d0e0e4736",
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01": "",
+		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01": "",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x": "",
+		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01": "",
+		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future": "4bf92f3577b34da6a3ce929d0e0e4736",
+		"": "", "garbage": "",
+	} {
+		if got := traceIDOf(tp); got != want {
+			t.Errorf("traceIDOf(%q) = %q, want %q", tp, got, want)
+		}
+	}
+	if tp := childTraceparent(newTraceID()); traceIDOf(tp) == "" {
+		t.Errorf("childTraceparent made an invalid traceparent %q", tp)
+	}
 }
 
 func TestChainInBaggage(t *testing.T) {
