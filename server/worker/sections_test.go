@@ -196,11 +196,11 @@ func TestSectionRecursionThroughTraceIsBounded(t *testing.T) {
 
 func TestTraceIDOf(t *testing.T) {
 	for tp, want := range map[string]string{
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01": "4bf92f3577b34da6a3ce929d0e0e4736",
-		"00-00000000000000000000000000000000-00f067aa0ba902b7-01": "",
-		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01": "",
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x": "",
-		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01": "",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":        "4bf92f3577b34da6a3ce929d0e0e4736",
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01":        "",
+		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01":        "",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x":      "",
+		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":        "",
 		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future": "4bf92f3577b34da6a3ce929d0e0e4736",
 		"": "", "garbage": "",
 	} {
