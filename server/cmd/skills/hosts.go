@@ -51,8 +51,8 @@ func (h *hostList) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // loadHostsConfig reads the host keys of the config file; a missing file
-// is no hosts, a malformed one is an error (a typo must not silently leave
-// a proxy's name refused).
+// is no hosts, a malformed one an error the caller logs (no hosts then: a
+// proxied name is refused with a 403 that names the setting).
 func loadHostsConfig(path string) (hostsConfig, error) {
 	var c hostsConfig
 	raw, err := os.ReadFile(path)

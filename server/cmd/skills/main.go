@@ -150,8 +150,9 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 
 	hostsCfg, err := loadHostsConfig(*configPath)
 	if err != nil {
-		fmt.Fprintf(stderr, "skills: config: %v\n", err)
-		return 2
+		// Like the rest of the config: warn and go on; the listeners then
+		// answer loopback names only (403 names the setting).
+		log.Warn("host names of the config ignored", "path", *configPath, "err", err)
 	}
 	httpOpts, err := mcpLimits.withHosts(fs, mcpLimits.options(*mcpToken), hostsCfg)
 	if err != nil {

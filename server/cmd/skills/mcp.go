@@ -117,17 +117,16 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	log := newLogger(stderr, *logLevel)
 	hostsCfg, err := loadHostsConfig(*configPath)
 	if err != nil {
-		fmt.Fprintf(stderr, "skills mcp: config: %v\n", err)
-		return 2
+		log.Warn("host names of the config ignored", "path", *configPath, "err", err)
 	}
 	httpOpts, err := limits.withHosts(fs, limits.options(*token), hostsCfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "skills mcp: %v\n", err)
 		return 2
 	}
-	log := newLogger(stderr, *logLevel)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
