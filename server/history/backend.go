@@ -1,0 +1,30 @@
+package history
+
+import (
+	"encoding/json"
+
+	"github.com/iii-skills/skills/server/store"
+)
+
+// StoreBackend keeps history straight in a store.Store: the standalone
+// process passes its engine's store, so history writes join the engine's
+// group commit without crossing the worker protocol.
+func StoreBackend(s *store.Store) Backend { return storeBackend{s} }
+
+type storeBackend struct{ s *store.Store }
+
+func (b storeBackend) Get(scope, key string) (json.RawMessage, bool, error) {
+	return b.s.Get(scope, key)
+}
+
+func (b storeBackend) Set(scope, key string, value json.RawMessage) error {
+	_, err := b.s.Set(scope, key, value)
+	return err
+}
+
+func (b storeBackend) Delete(scope, key string) error {
+	_, _, err := b.s.Delete(scope, key)
+	return err
+}
+
+func (b storeBackend) List(scope string) ([]json.RawMessage, error) { return b.s.List(scope) }
