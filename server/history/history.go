@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -114,7 +115,7 @@ type History struct {
 	locks    [64]sync.Mutex
 
 	loadMu sync.Mutex
-	loaded bool
+	loaded atomic.Bool
 
 	mu    sync.RWMutex // guards sums and total
 	sums  map[string]*summary
@@ -155,9 +156,12 @@ func Digest(content string) [sha256.Size]byte { return sha256.Sum256([]byte(cont
 
 // load reads every head once (the summaries).
 func (h *History) load() error {
+	if h.loaded.Load() {
+		return nil
+	}
 	h.loadMu.Lock()
 	defer h.loadMu.Unlock()
-	if h.loaded {
+	if h.loaded.Load() {
 		return nil
 	}
 	raws, err := h.b.List(h.heads)
@@ -178,7 +182,7 @@ func (h *History) load() error {
 	h.mu.Lock()
 	h.sums, h.total = sums, total
 	h.mu.Unlock()
-	h.loaded = true
+	h.loaded.Store(true)
 	return nil
 }
 
@@ -241,19 +245,6 @@ func (h *History) setSummary(id string, s *summary) {
 	h.sums[id] = s
 	h.total += s.bytes()
 	h.mu.Unlock()
-}
-
-// Unchanged reports whether content is the id's newest version (a
-// registration of it would make no version). It reads nothing but memory
-// once the history is loaded.
-func (h *History) Unchanged(id string, digest [sha256.Size]byte) bool {
-	if h.load() != nil {
-		return false
-	}
-	h.mu.RLock()
-	s := h.sums[id]
-	h.mu.RUnlock()
-	return s != nil && s.digest == digest
 }
 
 // Record makes content the id's next version unless it is the newest one
@@ -654,9 +645,9 @@ func (h *History) Label(id, label string, n int, token string) (LabelMove, error
 // Repair settles what a crash between a new version's writes can leave:
 // a head whose newest version has no content row forgets that version, and
 // current content (the served row; ok false when there is none) that is
-// not the newest version is recorded as a new one. current is called with
-// id's lock held, so it sees no registration half done.
-func (h *History) Repair(id string, current func() (content string, ok bool)) error {
+// not the newest version is recorded as a new one with message. current
+// is called with id's lock held, so it sees no registration half done.
+func (h *History) Repair(id, message string, current func() (content string, ok bool)) error {
 	if err := h.load(); err != nil {
 		return err
 	}
@@ -690,7 +681,7 @@ func (h *History) Repair(id string, current func() (content string, ok bool)) er
 	if !ok {
 		return nil
 	}
-	_, _, err = h.record(id, content, Meta{Message: "recorded at start-up"}, nil)
+	_, _, err = h.record(id, content, Meta{Message: message}, nil)
 	return err
 }
 

@@ -159,14 +159,14 @@ func TestRepairSettlesHalfWrittenVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The served row holds "one": version 2 is forgotten, nothing new.
-	if err := h.Repair("a", func() (string, bool) { return "one", true }); err != nil {
+	if err := h.Repair("a", "recorded at start-up", func() (string, bool) { return "one", true }); err != nil {
 		t.Fatal(err)
 	}
 	if h.Latest("a") != 1 {
 		t.Fatalf("latest %d after repair", h.Latest("a"))
 	}
 	// Served content that history lacks (written, then a crash): recorded.
-	if err := h.Repair("a", func() (string, bool) { return "three", true }); err != nil {
+	if err := h.Repair("a", "recorded at start-up", func() (string, bool) { return "three", true }); err != nil {
 		t.Fatal(err)
 	}
 	if c, _, err := h.Select("a", "latest"); err != nil || c != "three" {

@@ -33,6 +33,9 @@ type Config struct {
 	RegistryURL        string `yaml:"registry_url" json:"-"`
 	DownloadTimeoutMS  int64  `yaml:"download_timeout_ms" json:"-"`
 	RegistryCacheTTLMS int64  `yaml:"registry_cache_ttl_ms" json:"-"`
+
+	// Versions configures the history of skills and prompts (versions.go).
+	Versions VersionsConfig `yaml:"versions" json:"-"`
 }
 
 // Folders is skills_folder: one path or a list of paths.
@@ -98,6 +101,9 @@ func LoadConfig(path string) (Config, error) {
 	}
 	if cfg.RegistryCacheTTLMS < 0 {
 		return DefaultConfig(), fmt.Errorf("registry_cache_ttl_ms must be 0 (no cache) or a positive number of milliseconds, got %d", cfg.RegistryCacheTTLMS)
+	}
+	if err := cfg.Versions.check(); err != nil {
+		return DefaultConfig(), err
 	}
 	return cfg, nil
 }
