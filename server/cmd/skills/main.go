@@ -54,6 +54,10 @@ const usageCommands = `  skills [flags]                                         
                                                           serve the registry to MCP clients (stdin/stdout or
                                                           Streamable HTTP at http://ADDR/mcp; both flags: both)
   skills sp-tools [--format schema|openai|anthropic]      print the Skills Protocol tool definitions
+  skills versions [--prompt] ID                           list a skill's (or prompt's) versions and labels
+  skills diff [--prompt] ID FROM TO                       unified diff between two versions or labels
+  skills label [--prompt] ID LABEL VERSION                point a label at a version (--admin-token if protected)
+  skills rollback [--prompt] ID VERSION                   make a version's content the newest version again
 `
 
 // subcommands are the first arguments run dispatches on; anything else is a
@@ -118,6 +122,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	allowOrigins := fs.String("engine-allow-origin", "", "With --standalone: comma-separated browser origins (https://app.example) allowed to open the engine socket besides loopback pages; clients that send no Origin are always allowed")
 	maxConns := fs.Int("engine-max-connections", engine.DefaultMaxConnections, "With --standalone: most sockets the embedded engine keeps open at once; more are refused with 503 until some close")
 	pprofAddr := fs.String("pprof-addr", "", "Serve Go runtime profiles at http://ADDR/debug/pprof/ (loopback addresses only; empty disables)")
+	applyVersionFlags := versionFlags(fs)
 	var skillsFolders folderFlags
 	fs.Var(&skillsFolders, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; overrides config skills_folder)")
 	fs.Usage = func() {
@@ -213,6 +218,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		// Cold loads read the embedded store directly (see ListState).
 		wopts.ListState = eng.ListState
 	}
+	applyVersionFlags(&wopts, eng)
 	w := worker.New(client, cfg, wopts)
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
