@@ -1,0 +1,24 @@
+package store
+
+import (
+	"syscall"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// dropMapped takes the file's pages out of the process's resident set
+// (madvise MADV_DONTNEED on bbolt's read-only shared map). They stay in the
+// kernel's page cache, so a later read of them is a minor fault, not disk
+// I/O; it runs inside a read transaction, which keeps bbolt from remapping
+// the file meanwhile.
+func (s *Store) dropMapped() {
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		size := uintptr(tx.Size())
+		if size == 0 {
+			return nil
+		}
+		// The map is page-aligned and at least the file's size long.
+		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, s.db.Info().Data, size, syscall.MADV_DONTNEED)
+		return nil
+	})
+}
