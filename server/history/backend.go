@@ -17,9 +17,12 @@ func (b storeBackend) Get(scope, key string) (json.RawMessage, bool, error) {
 	return b.s.Get(scope, key)
 }
 
+// Set hands value over without a second validation and copy (history
+// builds every value itself and never touches it again).
 func (b storeBackend) Set(scope, key string, value json.RawMessage) error {
-	_, err := b.s.Set(scope, key, value)
-	return err
+	done := make(chan error, 1)
+	b.s.SetAsyncOwned(scope, key, value, func(_ json.RawMessage, err error) { done <- err })
+	return <-done
 }
 
 func (b storeBackend) Delete(scope, key string) error {

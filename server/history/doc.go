@@ -17,9 +17,11 @@
 // engine's state::* functions, or in the standalone process the engine's
 // bbolt store itself, so history never sits on the heap):
 //
-//	S.history   key id       → head: latest version, labels, every kept version's metadata
-//	S.versions  key id@N     → {"id","version","content"}: the content of version N
+//	S.history   key id       → head: newest version and digest, labels, and per kept version its number, content key, size and time
+//	S.versions  key 16 hex   → {"id","version","registered_at","bytes","sha256","message","author","content"}
 //
+// Content keys are a sequence (fixed-width hex), so new versions are
+// appended at the end of the store's tree instead of scattered over it.
 // In memory there is only a summary per id (latest number and digest,
 // labels, and 16 bytes per kept version for retention), so a re-register of
 // unchanged content is decided without a read.

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
 // Defaults of Config.
@@ -29,7 +31,8 @@ const (
 
 // Backend is the durable key/value store history lives in: the engine's
 // state::* functions or the engine's store itself. Set and Delete return
-// once the write is durable; Get reports a missing key with ok false.
+// once the write is durable; Set owns value (valid JSON, never changed
+// afterwards); Get reports a missing key with ok false.
 type Backend interface {
 	Get(scope, key string) (value json.RawMessage, ok bool, err error)
 	Set(scope, key string, value json.RawMessage) error
@@ -74,26 +77,41 @@ type Meta struct {
 	Message, Author string
 }
 
-// head is the stored record of one id (S.history / id).
+// head is the stored record of one id (S.history / id). It stays small
+// (about 40 bytes per kept version): a new version rewrites it.
 type head struct {
-	ID       string         `json:"id"`
-	Latest   int            `json:"latest"`
-	Labels   map[string]int `json:"labels,omitempty"`
-	Versions []Version      `json:"versions"` // oldest first
+	ID     string         `json:"id"`
+	Latest int            `json:"latest"`
+	SHA256 string         `json:"sha256"` // of the newest version
+	Labels map[string]int `json:"labels,omitempty"`
+	// Versions are the kept versions, oldest first.
+	Versions []headVersion `json:"versions"`
 }
 
-// contentRow is the stored content of one version (S.versions / id@N).
+// headVersion is a kept version in a head: what retention and look-ups
+// need. The rest of its metadata is in its content row.
+type headVersion struct {
+	N     int    `json:"n"`
+	Key   uint64 `json:"key"`   // its content row's key (see contentKey)
+	Bytes int    `json:"bytes"` // of its content
+	At    int64  `json:"at"`    // registered, unix nanoseconds
+}
+
+// contentRow is a version's stored record (S.versions / contentKey): its
+// metadata and content.
 type contentRow struct {
-	ID      string `json:"id"`
-	Version int    `json:"version"`
+	ID string `json:"id"`
+	Version
 	Content string `json:"content"`
 }
 
-// kept is one kept version in a summary: enough to pick what retention drops.
+// kept is one kept version in a summary: enough to find its content and
+// to pick what retention drops.
 type kept struct {
 	n     int32
 	bytes int32
 	at    int64 // unix nanoseconds
+	key   uint64
 }
 
 // summary is the in-memory view of a head.
@@ -116,6 +134,10 @@ type History struct {
 
 	loadMu sync.Mutex
 	loaded atomic.Bool
+	// nextKey is the key of the next content row: one past the highest
+	// key any head holds (a row written before a crash without its head
+	// is overwritten, it was never acknowledged).
+	nextKey atomic.Uint64
 
 	mu    sync.RWMutex // guards sums and total
 	sums  map[string]*summary
@@ -149,7 +171,18 @@ func (h *History) lock(id string) func() {
 	return m.Unlock
 }
 
-func contentKey(id string, n int) string { return id + "@" + strconv.Itoa(n) }
+// contentKey renders a content row's key: a sequence in fixed-width hex,
+// so rows are appended at the end of the store's tree, which costs a
+// B+tree far less than inserts scattered over it.
+func contentKey(k uint64) string {
+	const digits = "0123456789abcdef"
+	var b [16]byte
+	for i := 15; i >= 0; i-- {
+		b[i] = digits[k&15]
+		k >>= 4
+	}
+	return string(b[:])
+}
 
 // Digest is the sha256 of content, as stored and compared.
 func Digest(content string) [sha256.Size]byte { return sha256.Sum256([]byte(content)) }
@@ -170,6 +203,7 @@ func (h *History) load() error {
 	}
 	sums := make(map[string]*summary, len(raws))
 	var total int64
+	next := uint64(1)
 	for _, raw := range raws {
 		var hd head
 		if json.Unmarshal(raw, &hd) != nil || hd.ID == "" || len(hd.Versions) == 0 {
@@ -178,7 +212,11 @@ func (h *History) load() error {
 		s := summaryOf(&hd)
 		sums[hd.ID] = s
 		total += s.bytes()
+		for _, v := range hd.Versions {
+			next = max(next, v.Key+1)
+		}
 	}
+	h.nextKey.Store(next)
 	h.mu.Lock()
 	h.sums, h.total = sums, total
 	h.mu.Unlock()
@@ -189,13 +227,10 @@ func (h *History) load() error {
 func summaryOf(hd *head) *summary {
 	s := &summary{latest: hd.Latest, kept: make([]kept, 0, len(hd.Versions))}
 	for _, v := range hd.Versions {
-		at, _ := time.Parse(time.RFC3339Nano, v.RegisteredAt)
-		s.kept = append(s.kept, kept{n: int32(v.Version), bytes: int32(v.Bytes), at: at.UnixNano()})
-		if v.Version == hd.Latest {
-			if d, err := hex.DecodeString(v.SHA256); err == nil && len(d) == sha256.Size {
-				copy(s.digest[:], d)
-			}
-		}
+		s.kept = append(s.kept, kept{n: int32(v.N), bytes: int32(v.Bytes), at: v.At, key: v.Key})
+	}
+	if d, err := hex.DecodeString(hd.SHA256); err == nil && len(d) == sha256.Size {
+		copy(s.digest[:], d)
 	}
 	if len(hd.Labels) > 0 {
 		s.labels = make(map[string]int, len(hd.Labels))
@@ -285,15 +320,14 @@ func (h *History) record(id, content string, meta Meta, commit func() error) (Ve
 	if hd == nil {
 		hd = &head{ID: id}
 	}
-	v := Version{Version: hd.Latest + 1, RegisteredAt: timestamp(h.cfg.Now()), Bytes: len(content),
+	now := h.cfg.Now()
+	v := Version{Version: hd.Latest + 1, RegisteredAt: timestamp(now), Bytes: len(content),
 		SHA256: hex.EncodeToString(digest[:]), Message: meta.Message, Author: meta.Author}
-	hd.Versions = append(hd.Versions, v)
-	hd.Latest = v.Version
+	key := h.nextKey.Add(1) - 1
+	hd.Versions = append(hd.Versions, headVersion{N: v.Version, Key: key, Bytes: len(content), At: now.UnixNano()})
+	hd.Latest, hd.SHA256 = v.Version, v.SHA256
 	dropped := h.retain(hd)
-	row, err := json.Marshal(contentRow{ID: id, Version: v.Version, Content: content})
-	if err != nil {
-		return Version{}, false, err
-	}
+	row := encodeContentRow(id, v, content)
 	headRaw, err := json.Marshal(hd)
 	if err != nil {
 		return Version{}, false, err
@@ -302,7 +336,7 @@ func (h *History) record(id, content string, meta Meta, commit func() error) (Ve
 	var wg sync.WaitGroup
 	var errRow, errHead, errCommit error
 	wg.Add(2)
-	go func() { defer wg.Done(); errRow = h.b.Set(h.contents, contentKey(id, v.Version), row) }()
+	go func() { defer wg.Done(); errRow = h.b.Set(h.contents, contentKey(key), row) }()
 	go func() { defer wg.Done(); errHead = h.b.Set(h.heads, id, headRaw) }()
 	if commit != nil {
 		errCommit = commit()
@@ -314,25 +348,25 @@ func (h *History) record(id, content string, meta Meta, commit func() error) (Ve
 	if errCommit != nil {
 		return Version{}, false, errCommit
 	}
-	for _, n := range dropped {
-		_ = h.b.Delete(h.contents, contentKey(id, n)) // a leftover row is harmless
+	for _, k := range dropped {
+		_ = h.b.Delete(h.contents, contentKey(k)) // a leftover row is harmless
 	}
 	h.setSummary(id, summaryOf(hd))
 	return v, true, nil
 }
 
 // retain drops the versions older than the last Retain that no label
-// holds, and returns their numbers.
-func (h *History) retain(hd *head) []int {
+// holds, and returns their content keys.
+func (h *History) retain(hd *head) []uint64 {
 	cut := len(hd.Versions) - h.cfg.Retain // versions before cut may go
 	if cut <= 0 {
 		return nil
 	}
-	var dropped []int
+	var dropped []uint64
 	out := hd.Versions[:0]
 	for i, v := range hd.Versions {
-		if i < cut && v.Version != hd.Latest && !labelled(hd.Labels, v.Version) {
-			dropped = append(dropped, v.Version)
+		if i < cut && v.N != hd.Latest && !labelled(hd.Labels, v.N) {
+			dropped = append(dropped, v.Key)
 			continue
 		}
 		out = append(out, v)
@@ -390,15 +424,16 @@ func (h *History) drop(id string, n int) bool {
 	if err != nil || hd == nil {
 		return false
 	}
-	i := slices.IndexFunc(hd.Versions, func(v Version) bool { return v.Version == n })
+	i := slices.IndexFunc(hd.Versions, func(v headVersion) bool { return v.N == n })
 	if i < 0 || n == hd.Latest || labelled(hd.Labels, n) {
 		return false
 	}
+	key := hd.Versions[i].Key
 	hd.Versions = slices.Delete(hd.Versions, i, i+1)
 	if h.putHead(hd) != nil {
 		return false
 	}
-	_ = h.b.Delete(h.contents, contentKey(id, n))
+	_ = h.b.Delete(h.contents, contentKey(key))
 	h.setSummary(id, summaryOf(hd))
 	return true
 }
@@ -430,7 +465,11 @@ func (h *History) Versions(id string) (Listing, error) {
 	}
 	out := Listing{ID: id, Latest: hd.Latest, Labels: labels, Versions: make([]Version, 0, len(hd.Versions))}
 	for i := len(hd.Versions) - 1; i >= 0; i-- {
-		v := hd.Versions[i]
+		row, err := h.row(id, hd.Versions[i].N, hd.Versions[i].Key)
+		if err != nil {
+			return Listing{}, err
+		}
+		v := row.Version
 		v.Labels = byVersion[v.Version]
 		sort.Strings(v.Labels)
 		out.Versions = append(out.Versions, v)
@@ -546,18 +585,71 @@ func (h *History) Served(id, label string) int {
 
 // Content returns the content of version n of id.
 func (h *History) Content(id string, n int) (string, error) {
-	raw, ok, err := h.b.Get(h.contents, contentKey(id, n))
-	if err != nil {
-		return "", fmt.Errorf("read version %d of %s %s: %w", n, h.cfg.Noun, id, err)
+	if err := h.load(); err != nil {
+		return "", err
 	}
-	if !ok {
+	h.mu.RLock()
+	var key uint64
+	found := false
+	if s := h.sums[id]; s != nil {
+		for _, k := range s.kept {
+			if int(k.n) == n {
+				key, found = k.key, true
+				break
+			}
+		}
+	}
+	h.mu.RUnlock()
+	if !found {
 		return "", &Error{NotFound: true, Msg: fmt.Sprintf("%s %s has no version %d", h.cfg.Noun, id, n)}
 	}
-	var row contentRow
-	if err := json.Unmarshal(raw, &row); err != nil {
-		return "", fmt.Errorf("version %d of %s %s does not decode: %w", n, h.cfg.Noun, id, err)
+	row, err := h.row(id, n, key)
+	if err != nil {
+		return "", err
 	}
 	return row.Content, nil
+}
+
+// row reads the content row of version n of id at key.
+func (h *History) row(id string, n int, key uint64) (contentRow, error) {
+	raw, ok, err := h.b.Get(h.contents, contentKey(key))
+	if err != nil {
+		return contentRow{}, fmt.Errorf("read version %d of %s %s: %w", n, h.cfg.Noun, id, err)
+	}
+	var row contentRow
+	if !ok || json.Unmarshal(raw, &row) != nil || row.ID != id || row.Version.Version != n {
+		return contentRow{}, fmt.Errorf("version %d of %s %s: its stored content is missing or does not decode", n, h.cfg.Noun, id)
+	}
+	return row, nil
+}
+
+// encodeContentRow writes a content row's JSON directly: encoding/json
+// would scan and escape the content once more (and for HTML, which nobody
+// reads it as) on every new version.
+func encodeContentRow(id string, v Version, content string) json.RawMessage {
+	b := make([]byte, 0, len(content)+len(content)/16+len(v.Message)+len(v.Author)+len(id)+192)
+	b = append(b, `{"id":`...)
+	b = wire.AppendJSONString(b, id)
+	b = append(b, `,"version":`...)
+	b = strconv.AppendInt(b, int64(v.Version), 10)
+	b = append(b, `,"registered_at":`...)
+	b = wire.AppendJSONString(b, v.RegisteredAt)
+	b = append(b, `,"bytes":`...)
+	b = strconv.AppendInt(b, int64(v.Bytes), 10)
+	b = append(b, `,"sha256":"`...)
+	b = append(b, v.SHA256...)
+	b = append(b, '"')
+	if v.Message != "" {
+		b = append(b, `,"message":`...)
+		b = wire.AppendJSONString(b, v.Message)
+	}
+	if v.Author != "" {
+		b = append(b, `,"author":`...)
+		b = wire.AppendJSONString(b, v.Author)
+	}
+	b = append(b, `,"content":`...)
+	b = wire.AppendJSONString(b, content)
+	return append(b, '}')
 }
 
 // Select returns the content a selector names.
@@ -624,7 +716,7 @@ func (h *History) Label(id, label string, n int, token string) (LabelMove, error
 	if hd == nil || len(hd.Versions) == 0 {
 		return LabelMove{}, h.errNoHistory(id)
 	}
-	if !slices.ContainsFunc(hd.Versions, func(v Version) bool { return v.Version == n }) {
+	if !slices.ContainsFunc(hd.Versions, func(v headVersion) bool { return v.N == n }) {
 		return LabelMove{}, h.errNoVersion(id, strconv.Itoa(n), summaryOf(hd))
 	}
 	move := LabelMove{ID: id, Label: label, Version: n, Previous: hd.Labels[label]}
@@ -658,18 +750,23 @@ func (h *History) Repair(id, message string, current func() (content string, ok 
 		return err
 	}
 	if hd != nil && len(hd.Versions) > 0 {
-		if _, ok, err := h.b.Get(h.contents, contentKey(id, hd.Latest)); err != nil {
+		newest := hd.Versions[len(hd.Versions)-1]
+		if _, ok, err := h.b.Get(h.contents, contentKey(newest.Key)); err != nil {
 			return err
 		} else if !ok {
-			hd.Versions = slices.DeleteFunc(hd.Versions, func(v Version) bool { return v.Version == hd.Latest })
+			hd.Versions = hd.Versions[:len(hd.Versions)-1]
 			for k, v := range hd.Labels {
-				if v == hd.Latest {
+				if v == newest.N {
 					delete(hd.Labels, k)
 				}
 			}
-			hd.Latest = 0
+			hd.Latest, hd.SHA256 = 0, ""
 			if n := len(hd.Versions); n > 0 {
-				hd.Latest = hd.Versions[n-1].Version
+				prev := hd.Versions[n-1]
+				hd.Latest = prev.N
+				if row, err := h.row(id, prev.N, prev.Key); err == nil {
+					hd.SHA256 = row.SHA256
+				}
 			}
 			if err := h.putHead(hd); err != nil {
 				return err

@@ -111,7 +111,7 @@ func TestRetentionKeepsLabelled(t *testing.T) {
 	if len(ns) != 4 || ns[0] != 6 || ns[3] != 1 {
 		t.Fatalf("kept %v, want [6 5 4 1]", ns)
 	}
-	if _, ok, _ := st.Get("skills.versions", "a@2"); ok {
+	if _, ok, _ := st.Get("skills.versions", contentKey(2)); ok { // a's version 2 had key 2
 		t.Fatal("dropped version's content still stored")
 	}
 }
@@ -155,7 +155,7 @@ func TestRepairSettlesHalfWrittenVersion(t *testing.T) {
 	mustRecord(t, h, "a", "one")
 	mustRecord(t, h, "a", "two")
 	// A crash after the head was written but before the content row.
-	if _, _, err := st.Delete("skills.versions", "a@2"); err != nil {
+	if _, _, err := st.Delete("skills.versions", keyOf(h, "a", 2)); err != nil {
 		t.Fatal(err)
 	}
 	// The served row holds "one": version 2 is forgotten, nothing new.
@@ -214,5 +214,25 @@ func TestMyersMatchesShortestScript(t *testing.T) {
 	}
 	if edits != 5 || strings.Join(ra, "") != strings.Join(x, "") || strings.Join(rb, "") != strings.Join(y, "") {
 		t.Fatalf("edits %d (want 5), script %+v", edits, ops)
+	}
+}
+
+// keyOf is the content key of version n of id.
+func keyOf(h *History, id string, n int) string {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for _, k := range h.sums[id].kept {
+		if int(k.n) == n {
+			return contentKey(k.key)
+		}
+	}
+	return ""
+}
+
+func TestContentKeysSortInWriteOrder(t *testing.T) {
+	for _, pair := range [][2]uint64{{1, 2}, {15, 16}, {255, 256}, {1 << 40, 1<<40 + 1}} {
+		if a, b := contentKey(pair[0]), contentKey(pair[1]); a >= b || len(a) != 16 {
+			t.Fatalf("contentKey(%d)=%s, contentKey(%d)=%s", pair[0], a, pair[1], b)
+		}
 	}
 }
