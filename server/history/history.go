@@ -27,6 +27,9 @@ const (
 	LatestLabel = "latest"
 	// MaxLabelBytes bounds a label name.
 	MaxLabelBytes = 64
+	// MaxLabels bounds the labels of one id (every labelled version is
+	// kept, so labels must not grow without end).
+	MaxLabels = 32
 )
 
 // Backend is the durable key/value store history lives in: the engine's
@@ -725,6 +728,9 @@ func (h *History) Label(id, label string, n int, token string) (LabelMove, error
 	}
 	if hd.Labels == nil {
 		hd.Labels = map[string]int{}
+	}
+	if _, moving := hd.Labels[label]; !moving && len(hd.Labels) >= MaxLabels {
+		return LabelMove{}, &Error{Msg: fmt.Sprintf("%s %s already has %d labels, the most an id can have: move one of them instead", h.cfg.Noun, id, MaxLabels)}
 	}
 	hd.Labels[label] = n
 	if err := h.putHead(hd); err != nil {

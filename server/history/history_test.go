@@ -236,3 +236,19 @@ func TestContentKeysSortInWriteOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestLabelsPerIDAreBounded(t *testing.T) {
+	h, _ := newMem(t, Config{})
+	mustRecord(t, h, "a", "one")
+	for i := range MaxLabels {
+		if _, err := h.Label("a", "l"+strings.Repeat("x", i), 1, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.Label("a", "one-too-many", 1, ""); err == nil || !strings.Contains(err.Error(), "already has 32 labels") {
+		t.Fatalf("label %d: %v", MaxLabels+1, err)
+	}
+	if _, err := h.Label("a", "l", 1, ""); err != nil { // moving an existing one is fine
+		t.Fatal(err)
+	}
+}
