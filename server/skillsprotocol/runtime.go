@@ -117,6 +117,8 @@ type Runtime struct {
 	slots   chan struct{}
 	// listCache is the catalog's list with the guide merged in.
 	listCache atomic.Pointer[listCache]
+	// history serves registry versions of published skills (history.go).
+	history atomic.Pointer[SkillHistory]
 	matMu     sync.Mutex
 	ownWork   bool
 }

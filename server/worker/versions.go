@@ -444,6 +444,13 @@ func (w *Worker) servedVersion(id string) (string, bool, error) {
 	return body, true, nil
 }
 
+// SkillVersionBody returns the body of a version (number or label) of
+// skill id from the history, for the Skills Protocol's `version`.
+func (w *Worker) SkillVersionBody(id, selector string) (string, bool) {
+	body, _, err := w.hist.skills.Select(id, selector)
+	return body, err == nil
+}
+
 // splitSkillSelector is registry.SplitSelector with the worker's errors.
 func splitSkillSelector(id string) (string, string, bool, error) {
 	base, sel, ok, err := registry.SplitSelector(id)

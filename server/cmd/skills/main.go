@@ -244,6 +244,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer sp.Close()
+	sp.SetSkillHistory(w.SkillVersionBody) // describe_skill / read_skill_file `version` (docs/versions.md)
 	log.Info("connecting to the iii engine", "url", target)
 	if err := client.Connect(ctx); err != nil {
 		if ctx.Err() != nil {
