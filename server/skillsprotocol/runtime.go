@@ -119,8 +119,8 @@ type Runtime struct {
 	listCache atomic.Pointer[listCache]
 	// history serves registry versions of published skills (history.go).
 	history atomic.Pointer[SkillHistory]
-	matMu     sync.Mutex
-	ownWork   bool
+	matMu   sync.Mutex
+	ownWork bool
 }
 
 // New returns a Runtime; it registers its catalog sources (published
