@@ -1,6 +1,7 @@
 package history
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -250,5 +251,38 @@ func TestLabelsPerIDAreBounded(t *testing.T) {
 	}
 	if _, err := h.Label("a", "l", 1, ""); err != nil { // moving an existing one is fine
 		t.Fatal(err)
+	}
+}
+
+func TestContentOfReadsEveryEscapeBack(t *testing.T) {
+	body := "# T\n\ttab \"quoted\" back\\slash \u2028 \x01 ünïcode 😀 \xff end"
+	v := Version{Version: 3, RegisteredAt: "x", SHA256: "ab"}
+	raw := encodeContentRow("a/b", v, body)
+	want := strings.ToValidUTF8(body, "\uFFFD")
+	if got, ok := contentOf(raw, "a/b", 3); !ok || got != want {
+		t.Fatalf("contentOf = %q %v, want %q", got, ok, want)
+	}
+	if _, ok := contentOf(raw, "a/b", 4); ok {
+		t.Fatal("a row of another version accepted")
+	}
+	if _, ok := contentOf([]byte(`{"id":"a/b"`), "a/b", 3); ok {
+		t.Fatal("a truncated row accepted")
+	}
+}
+
+func TestUnquoteMatchesEncodingJSON(t *testing.T) {
+	for _, lit := range []string{`""`, `"plain"`, `"a\nb\tc\"d\\e\/f\b\f\r"`, `"\u00e9\u2028"`, `"\ud83d\ude00"`, `"\ud83d x"`, `"\u0041BC"`} {
+		var want string
+		if err := json.Unmarshal([]byte(lit), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := unquote([]byte(lit)); !ok || got != want {
+			t.Errorf("unquote(%s) = %q %v, want %q", lit, got, ok, want)
+		}
+	}
+	for _, bad := range []string{`"`, `"\`, `"\x"`, `"\u12"`, `abc`} {
+		if _, ok := unquote([]byte(bad)); ok {
+			t.Errorf("unquote(%s) accepted", bad)
+		}
 	}
 }

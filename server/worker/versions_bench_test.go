@@ -38,3 +38,18 @@ func BenchmarkRegisterHistory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadSelector reads a 2 KiB skill plainly and by selector,
+// in-process (history in the engine's store); the cross-process figures
+// are server/internal/xproc's BenchmarkReadSelector.
+func BenchmarkReadSelector(b *testing.B) {
+	s := startStack(b, b.TempDir(), func(e *engine.Engine, o *Options) { o.History = history.StoreBackend(e.StateStore()) })
+	loadSkills(b, s, 100)
+	for _, sel := range []string{"", "@1", "@latest"} {
+		b.Run("uri=iii://id"+sel, func(b *testing.B) {
+			measure(b, 1, func(i int) error {
+				return benchCall(s, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://w0/s" + strconv.Itoa(i%100) + sel})
+			})
+		})
+	}
+}
