@@ -31,3 +31,7 @@ func (b storeBackend) Delete(scope, key string) error {
 }
 
 func (b storeBackend) List(scope string) ([]json.RawMessage, error) { return b.s.List(scope) }
+
+// DropMapped releases the store's mapped pages after a pass that read
+// many rows (the start-up repair), so they do not stay resident.
+func (b storeBackend) DropMapped() { b.s.DropMapped() }

@@ -143,6 +143,11 @@ func (w *Worker) repairHistory(ctx context.Context) {
 			if err := w.repairPrompts(ctx); err != nil {
 				w.log.Warn("prompt history repair failed", "err", err)
 			}
+			// The pass read a row of every id: keep those pages out of
+			// the resident set.
+			if d, ok := w.opts.History.(interface{ DropMapped() }); ok {
+				d.DropMapped()
+			}
 		}()
 	})
 }
