@@ -60,6 +60,10 @@ const usageCommands = `  skills [flags]                                         
   skills sp-tools [--format schema|openai|anthropic]      print the Skills Protocol tool definitions
   skills check [--format text|github|json] [--strict] [--url URL] PATH...
                                                           check folders of skills and skill files offline
+  skills versions [--prompt] ID                           list a skill's (or prompt's) versions and labels
+  skills diff [--prompt] ID FROM TO                       unified diff between two versions or labels
+  skills label [--prompt] ID LABEL VERSION                point a label at a version (--admin-token if protected)
+  skills rollback [--prompt] ID VERSION                   make a version's content the newest version again
 `
 
 // subcommands are the first arguments run dispatches on; anything else is a
@@ -129,6 +133,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	maxConns := fs.Int("engine-max-connections", engine.DefaultMaxConnections, "With --standalone: most sockets the embedded engine keeps open at once; more are refused with 503 until some close")
 	claimTimeout := fs.Duration("claim-timeout", DefaultClaimTimeout, "How long the worker keeps asking for function ids another worker holds before it exits non-zero (it is not ready until it owns all of them)")
 	pprofAddr := fs.String("pprof-addr", "", "Serve Go runtime profiles at http://ADDR/debug/pprof/ (loopback addresses only; empty disables)")
+	applyVersionFlags := versionFlags(fs)
 	var skillsFolders folderFlags
 	fs.Var(&skillsFolders, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; overrides config skills_folder)")
 	fs.Usage = func() {
@@ -250,6 +255,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		// Cold loads read the embedded store directly (see ListState).
 		wopts.ListState = eng.ListState
 	}
+	applyVersionFlags(&wopts, eng)
 	w := worker.New(client, cfg, wopts)
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
@@ -275,6 +281,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	}
 	defer spStore.Close()
 	defer sp.Close()
+	sp.SetSkillHistory(w.SkillVersionBody) // describe_skill / read_skill_file `version` (docs/versions.md)
 	stopFolders, err := startFolders(client, cat, cfg, skillsFolders, sp, log)
 	if err != nil {
 		log.Error("cannot serve the skills folders", "err", err)
