@@ -1210,3 +1210,52 @@ func TestRefusedFunctionsAreListedAndRetried(t *testing.T) {
 		t.Fatal("a retried refusal is still listed")
 	}
 }
+
+// A handler's W3C trace context reaches it (TraceContextFromContext) and
+// travels on with the calls it makes with its ctx, unless the request sets
+// its own; calls outside a handler carry none.
+func TestTraceContextPropagates(t *testing.T) {
+	e := newFakeEngine(t)
+	e.builtin("probe::echo", func(json.RawMessage) (json.RawMessage, *wire.ErrorBody) { return json.RawMessage(`1`), nil })
+	owner := newTestClient(t, e)
+	type seen struct{ tp, bg string }
+	got := make(chan seen, 1)
+	if _, err := owner.RegisterFunction("trace::outer", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		tp, bg := TraceContextFromContext(ctx)
+		got <- seen{tp, bg}
+		if _, err := owner.Trigger(ctx, TriggerRequest{FunctionID: "probe::echo"}); err != nil {
+			return nil, err
+		}
+		return owner.Trigger(ctx, TriggerRequest{FunctionID: "probe::echo", Baggage: "own=1"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ofc := connect(t, e, owner)
+	caller := newTestClient(t, e)
+	connect(t, e, caller)
+	ctx, cancel := contextWithLimit()
+	defer cancel()
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	if _, err := caller.Trigger(ctx, TriggerRequest{FunctionID: "trace::outer", Traceparent: tp, Baggage: "k=v"}); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s.tp != tp || s.bg != "k=v" {
+		t.Errorf("TraceContextFromContext = %+v, want %s / k=v", s, tp)
+	}
+	var calls []frame
+	ofc.waitFor(t, "both nested calls", func(f frame) bool {
+		if f.Type == wire.TypeInvokeFunction && f.FunctionID == "probe::echo" {
+			calls = append(calls, f)
+		}
+		return len(calls) == 2
+	})
+	if calls[0].Traceparent != tp || calls[0].Baggage != "k=v" {
+		t.Errorf("nested call carries %q / %q, want the handler's", calls[0].Traceparent, calls[0].Baggage)
+	}
+	if calls[1].Traceparent != tp || calls[1].Baggage != "own=1" {
+		t.Errorf("nested call with its own baggage carries %q / %q", calls[1].Traceparent, calls[1].Baggage)
+	}
+	if tp, bg := TraceContextFromContext(context.Background()); tp != "" || bg != "" {
+		t.Errorf("outside a handler: %q %q", tp, bg)
+	}
+}

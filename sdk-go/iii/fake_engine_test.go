@@ -348,7 +348,8 @@ func (e *fakeEngine) invoke(caller *fakeConn, m wire.Message) {
 			e.routes[id] = caller
 			e.mu.Unlock()
 		}
-		owner.send(wire.Message{Type: wire.TypeInvokeFunction, InvocationID: id, FunctionID: m.FunctionID, Data: data, Metadata: m.Metadata})
+		owner.send(wire.Message{Type: wire.TypeInvokeFunction, InvocationID: id, FunctionID: m.FunctionID, Data: data, Metadata: m.Metadata,
+			Traceparent: m.Traceparent, Baggage: m.Baggage})
 		if enqueue {
 			reply(json.RawMessage(`{"messageReceiptId":"`+uuid.NewString()+`"}`), nil)
 		}

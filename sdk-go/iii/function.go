@@ -125,6 +125,19 @@ func (r *FunctionRef) Unregister() error {
 
 type metadataKey struct{}
 type invocationIDKey struct{}
+type traceKey struct{}
+
+// traceContext is the W3C trace context an invocation arrived with.
+type traceContext struct{ traceparent, baggage string }
+
+// TraceContextFromContext returns the W3C traceparent and baggage of the
+// invocation a Handler is serving ("" when it carried none). Trigger calls
+// made with that ctx carry them on, as the official SDKs do with
+// OpenTelemetry enabled.
+func TraceContextFromContext(ctx context.Context) (traceparent, baggage string) {
+	tc, _ := ctx.Value(traceKey{}).(traceContext)
+	return tc.traceparent, tc.baggage
+}
 
 // MetadataFromContext returns the metadata of the invocation a Handler is
 // serving (the invokefunction "metadata", raw JSON). ok is false, and raw
@@ -157,6 +170,9 @@ func (c *Client) handleInvoke(cn *wsConn, m wire.Message) {
 		ctx := context.WithValue(cn.ctx, invocationIDKey{}, m.InvocationID)
 		if len(m.Metadata) > 0 && string(m.Metadata) != "null" {
 			ctx = context.WithValue(ctx, metadataKey{}, m.Metadata)
+		}
+		if m.Traceparent != "" || m.Baggage != "" {
+			ctx = context.WithValue(ctx, traceKey{}, traceContext{m.Traceparent, m.Baggage})
 		}
 		res, err := callHandler(ctx, e.handler, m.Data)
 		if err == nil && res != nil {

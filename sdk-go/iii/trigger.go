@@ -32,6 +32,11 @@ type TriggerRequest struct {
 	// Namespace is the engine namespace the function resolves in; empty
 	// means the engine default.
 	Namespace string
+	// Traceparent and Baggage are the W3C trace context sent with the call
+	// (invokefunction "traceparent" / "baggage"). Empty: those of the
+	// invocation ctx serves, if any (TraceContextFromContext).
+	Traceparent string
+	Baggage     string
 }
 
 // TriggerAction is the optional action of a call: VoidAction or
@@ -110,12 +115,19 @@ func (c *Client) Trigger(ctx context.Context, req TriggerRequest) (json.RawMessa
 		// relies on it.
 		meta, _ = MetadataFromContext(ctx)
 	}
+	traceparent, baggage := TraceContextFromContext(ctx)
+	if req.Traceparent != "" {
+		traceparent = req.Traceparent
+	}
+	if req.Baggage != "" {
+		baggage = req.Baggage
+	}
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = c.opts.invocationTimeout
 	}
 	m := wire.Message{Type: wire.TypeInvokeFunction, FunctionID: req.FunctionID, Data: data, Action: req.Action,
-		Metadata: meta, Namespace: req.Namespace}
+		Metadata: meta, Namespace: req.Namespace, Traceparent: traceparent, Baggage: baggage}
 
 	if req.Action != nil && req.Action.Type == wire.ActionVoid {
 		frame := wire.EncodeMessage(&m)

@@ -77,6 +77,9 @@ type funcConfig struct {
 	description string
 	functionID  string
 	metadata    any
+	// message and author describe the version a changed skill body or
+	// prompt definition becomes (versions.go).
+	message, author string
 }
 
 // WithDescription sets the function's description.
@@ -186,7 +189,10 @@ func (p *Publisher) checkOpen() error {
 // fails with a *ValidationError carrying the registry's message. Adding an
 // id again replaces its body. Skills are registered by Start, and at once
 // when added after it.
-func (p *Publisher) Skill(id, markdown string) error {
+//
+// WithMessage and WithAuthor describe the version a changed body becomes
+// in the registry's history; other options are ignored here.
+func (p *Publisher) Skill(id, markdown string, opts ...FuncOption) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.checkOpen(); err != nil {
@@ -198,8 +204,9 @@ func (p *Publisher) Skill(id, markdown string) error {
 	if err := ValidateSkillBody(markdown); err != nil {
 		return err
 	}
-	p.reg.upsert(item{key: "skill:" + id, kind: "skill", name: id, functionID: FnSkillsRegister,
-		payload: map[string]string{"id": id, "skill": markdown}})
+	payload := map[string]string{"id": id, "skill": markdown}
+	versionMeta(payload, funcOptions(opts))
+	p.reg.upsert(item{key: "skill:" + id, kind: "skill", name: id, functionID: FnSkillsRegister, payload: payload})
 	return nil
 }
 
@@ -327,8 +334,9 @@ func Prompt[Args any](p *Publisher, name, description string, handler PromptFunc
 		return "", err
 	}
 	p.prompts[name] = ref
-	p.reg.upsert(item{key: "prompt:" + name, kind: "prompt", name: name, functionID: FnPromptsRegister,
-		payload: map[string]any{"name": name, "description": description, "arguments": args, "function_id": fid}})
+	payload := map[string]any{"name": name, "description": description, "arguments": args, "function_id": fid}
+	versionMeta(payload, o)
+	p.reg.upsert(item{key: "prompt:" + name, kind: "prompt", name: name, functionID: FnPromptsRegister, payload: payload})
 	return fid, nil
 }
 

@@ -3,7 +3,10 @@ export {
   createPublisher,
   type ChangeOp,
   type CloseOptions,
+  type History,
+  type HistoryVersion,
   type JsonValue,
+  type LabelMove,
   type PromptChange,
   type PromptDefinition,
   type PromptMessage,
@@ -15,6 +18,7 @@ export {
   type SkillChange,
   type TypedFunctionSpec,
   type Unsubscribe,
+  type VersionMeta,
 } from './publisher.js'
 export {
   DEFAULT_BACKOFF,

@@ -58,6 +58,51 @@ export interface PromptDefinition<A extends ArgsSchema> {
   args?: A
   /** Id of the handler function. Default `prompt::{name}`. */
   functionId?: string
+  /** Message of the version a changed definition becomes in the registry's history. */
+  message?: string
+  /** Author of that version. */
+  author?: string
+}
+
+/** Describes the version a changed skill body becomes in the registry's history. */
+export interface VersionMeta {
+  message?: string
+  author?: string
+}
+
+/** The registry's answer to a label move. */
+export interface LabelMove {
+  id: string
+  label: string
+  version: number
+  /** The version the label pointed at before; absent for a new label. */
+  previous?: number
+}
+
+/** One version in the registry's history. */
+export interface HistoryVersion {
+  version: number
+  registered_at: string
+  bytes: number
+  sha256: string
+  message?: string
+  author?: string
+  labels?: string[]
+}
+
+/** A skill's or prompt's history: versions newest first, and the labels. */
+export interface History {
+  id: string
+  latest: number
+  labels: Record<string, number>
+  versions: HistoryVersion[]
+}
+
+/** Adds a version's message and author to a register payload when given. */
+function withMeta(payload: Record<string, unknown>, meta: VersionMeta): Record<string, unknown> {
+  if (meta.message) payload['message'] = meta.message
+  if (meta.author) payload['author'] = meta.author
+  return payload
 }
 
 export interface TypedFunctionSpec<I extends z.ZodType, O extends z.ZodType> {
@@ -160,8 +205,10 @@ export class Publisher {
    * Adds a skill: markdown served at `iii://{id}` (ids nest: `resend/email/send`). Checked
    * here with the registry's rules; throws a `ValidationError` with the registry's message.
    * Adding an id again replaces its body. Registered by `start()` (and at once after it).
+   * `meta` describes the version a changed body becomes in the registry's history
+   * (unchanged content makes no version).
    */
-  skill(id: string, markdown: string): this {
+  skill(id: string, markdown: string, meta: VersionMeta = {}): this {
     this.assertOpen()
     check(skillIdError(id))
     check(skillBodyError(markdown))
@@ -169,7 +216,7 @@ export class Publisher {
       key: `skill:${id}`,
       label: `skill ${JSON.stringify(id)}`,
       functionId: REGISTRY_FUNCTION,
-      payload: { id, skill: markdown },
+      payload: withMeta({ id, skill: markdown }, meta),
     })
     return this
   }
@@ -228,7 +275,7 @@ export class Publisher {
       key: `prompt:${name}`,
       label: `prompt ${JSON.stringify(name)}`,
       functionId: 'prompts::register',
-      payload: { name, description, arguments: args, function_id: functionId },
+      payload: withMeta({ name, description, arguments: args, function_id: functionId }, definition),
     })
     return functionId
   }
@@ -276,6 +323,42 @@ export class Publisher {
         ref.unregister()
       },
     }
+  }
+
+  /**
+   * Points `label` (production, staging, …; never `latest`) at a version of skill `id`:
+   * `version` is a number or another label. `adminToken` is needed for the registry's
+   * protected labels. Moving the registry's serve label changes what readers are served.
+   */
+  labelSkill(id: string, label: string, version: number | string, adminToken?: string): Promise<LabelMove> {
+    return this.moveLabel('skills::label', { id }, label, version, adminToken)
+  }
+
+  /** `labelSkill` for prompt `name`. */
+  labelPrompt(name: string, label: string, version: number | string, adminToken?: string): Promise<LabelMove> {
+    return this.moveLabel('prompts::label', { name }, label, version, adminToken)
+  }
+
+  /** The kept versions of skill `id`, newest first, and its labels. */
+  skillVersions(id: string): Promise<History> {
+    return this.call('skills::versions', { id }) as Promise<History>
+  }
+
+  /** The kept versions of prompt `name`, newest first, and its labels. */
+  promptVersions(name: string): Promise<History> {
+    return this.call('prompts::versions', { name }) as Promise<History>
+  }
+
+  private moveLabel(
+    functionId: string,
+    key: Record<string, string>,
+    label: string,
+    version: number | string,
+    adminToken?: string,
+  ): Promise<LabelMove> {
+    const payload: Record<string, unknown> = { ...key, label, version }
+    if (adminToken) payload['admin_token'] = adminToken
+    return this.call(functionId, payload) as Promise<LabelMove>
   }
 
   /** Calls `handler` for every `skills::on-change` event (`{ op, id }`). */

@@ -452,3 +452,26 @@ def test_no_deprecation_output_from_the_client(
     deprecations = [str(w.message) for w in recwarn if "deprecated" in str(w.message)]
     assert deprecations == []
     assert [r.getMessage() for r in caplog.records if "deprecated" in r.getMessage()] == []
+
+
+def test_history_gets_message_author_and_labels_move(iii: III, observer: III, uid: str) -> None:
+    publisher = Publisher(iii, backoff=FAST)
+    sid = f"versioned-{uid}"
+    publisher.skill(sid, "# V1\n", message="first cut", author="python-sdk")
+    publisher.prompt(f"vp-{uid}", "Versioned prompt", echo, message="prompt v1")
+    assert publisher.start() is True
+    publisher.skill(sid, "# V2\n", message="second cut")
+    wait_until(lambda: publisher.skill_versions(sid)["latest"] == 2)
+    history = publisher.skill_versions(sid)
+    assert [v["message"] for v in history["versions"]] == ["second cut", "first cut"]
+    assert history["versions"][1]["author"] == "python-sdk"
+    assert history["versions"][0]["labels"] == ["latest"]
+    move = publisher.label_skill(sid, "production", 1)
+    assert move == {"id": sid, "label": "production", "version": 1}
+    assert read(observer, f"iii://{sid}@production")["text"] == "# V1\n"
+    assert publisher.label_skill(sid, "production", "latest")["previous"] == 1
+    with pytest.raises(Exception, match="moved by the registry only"):
+        publisher.label_skill(sid, "latest", 1)
+    assert publisher.prompt_versions(f"vp-{uid}")["versions"][0]["message"] == "prompt v1"
+    assert publisher.label_prompt(f"vp-{uid}", "stable", 1)["version"] == 1
+    publisher.close(unregister=True)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/iii-skills/skills/server/health"
 	"github.com/iii-skills/skills/server/httpguard"
 	"github.com/iii-skills/skills/server/store"
 )
@@ -73,6 +74,14 @@ type Config struct {
 	// AllowedOriginsSetting names where an operator sets AllowedOrigins
 	// (the skills binary: "--engine-allow-origin"); refusals name it.
 	AllowedOriginsSetting string
+	// AllowedHosts are Host header values the worker socket accepts
+	// besides loopback names and its listen address (the name a reverse
+	// proxy or a remote worker dials: "iii.example.com", "*.example.com",
+	// "*"; see httpguard.Policy.AllowedHosts).
+	AllowedHosts []string
+	// AllowedHostsSetting names where an operator sets AllowedHosts (the
+	// skills binary: "--engine-allow-host"); refusals name it.
+	AllowedHostsSetting string
 	// Token, when set, must be presented by every worker at connect, as
 	// "Authorization: Bearer <Token>" or as the query parameter
 	// ?token=<Token> of the URL it dials; other upgrades get 401.
@@ -271,6 +280,10 @@ func (e *Engine) listen() error {
 	policy := e.policy(ln.Addr().String())
 	mux.Handle("GET /{$}", guard(policy, e.log, e.authorize(e.limitSockets(http.HandlerFunc(e.handleWorker)))))
 	mux.Handle("GET /otel", guard(policy, e.log, e.authorize(e.limitSockets(http.HandlerFunc(e.handleOtel)))))
+	// Liveness and readiness for a service manager or load balancer, outside
+	// the socket's door rules (see package health): the engine is ready as
+	// soon as it listens.
+	health.Mount(mux, nil)
 	e.ln = ln
 	e.srv = &http.Server{
 		Handler:           mux,

@@ -14,13 +14,15 @@ const TokenParam = "token"
 // policy is the door rule of the worker socket: browser origins other than
 // loopback ones (and Config.AllowedOrigins) are refused, so a web page the
 // user visits cannot drive the engine; Host must name this machine (the
-// listen address or a loopback name), so a DNS-rebinding page cannot
-// either; and when a token is configured every worker must present it.
+// listen address, a loopback name or one of Config.AllowedHosts), so a
+// DNS-rebinding page cannot either; and when a token is configured every worker must present it.
 func (e *Engine) policy(listenAddr string) httpguard.Policy {
 	return httpguard.Policy{
 		AllowedOrigins: e.cfg.AllowedOrigins,
 		OriginsSetting: e.cfg.AllowedOriginsSetting,
 		CheckHost:      true,
+		AllowedHosts:   e.cfg.AllowedHosts,
+		HostsSetting:   e.cfg.AllowedHostsSetting,
 		ListenAddr:     listenAddr,
 		// The token rule is authorize's: it knows the scoped tokens too.
 	}

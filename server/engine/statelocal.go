@@ -1,6 +1,10 @@
 package engine
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/iii-skills/skills/server/store"
+)
 
 // ListState returns every value of a state scope in insertion order,
 // exactly what state::list answers, read straight from the store.
@@ -12,3 +16,9 @@ import "encoding/json"
 func (e *Engine) ListState(scope string) ([]json.RawMessage, error) {
 	return e.store.List(scope)
 }
+
+// StateStore is the store behind state::*, for a worker in the same
+// process that keeps data of its own there (the registry's history): its
+// writes join the engine's group commit without crossing a frame. They
+// fire no state triggers.
+func (e *Engine) StateStore() *store.Store { return e.store }

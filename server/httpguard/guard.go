@@ -30,10 +30,17 @@ type Policy struct {
 	// such as "--engine-allow-origin"), so a refused browser client is
 	// told how to be let in.
 	OriginsSetting string
-	// AllowedHosts are the Host header values (host or host:port) accepted
-	// besides loopback names and the listener's own address. Empty means
-	// Host is not checked; CheckHost turns the check on.
+	// AllowedHosts are the Host header values accepted besides loopback
+	// names and the listener's own address (the names a reverse proxy
+	// forwards, e.g. "skills.example.com"): a host ("box.lan", any port),
+	// a host:port ("box.lan:8443", that port only), "*.example.com" (every
+	// subdomain of example.com, not example.com itself) or "*" (any Host:
+	// the check is off). Names compare without regard to case. Only used
+	// when CheckHost is set.
 	AllowedHosts []string
+	// HostsSetting names where an operator adds AllowedHosts (a flag such
+	// as "--mcp-allow-host"), so a refused Host is told how to be let in.
+	HostsSetting string
 	// CheckHost refuses requests whose Host is neither a loopback name,
 	// nor ListenAddr's host, nor one of AllowedHosts: a page served from
 	// an attacker's name that resolves to 127.0.0.1 (DNS rebinding)
@@ -72,12 +79,26 @@ func (p Policy) CheckOrigin(r *http.Request) *Refusal {
 }
 
 // CheckHostHeader applies the Host rule alone (nil when allowed or off).
+// Without a ListenAddr the listener's address is taken from the request
+// (http.LocalAddrContextKey).
 func (p Policy) CheckHostHeader(r *http.Request) *Refusal {
-	if !p.CheckHost || p.hostAllowed(r.Host) {
+	if !p.CheckHost {
 		return nil
 	}
+	if p.ListenAddr == "" {
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil {
+			p.ListenAddr = a.String()
+		}
+	}
+	if p.hostAllowed(r.Host) {
+		return nil
+	}
+	expected := "localhost, 127.0.0.1 or the listen address"
+	if p.HostsSetting != "" {
+		expected += ", or a name given with " + p.HostsSetting
+	}
 	return &Refusal{Status: http.StatusForbidden, Message: fmt.Sprintf(
-		"Forbidden: Host %q is not this server's address (expected localhost, 127.0.0.1 or the listen address)", r.Host)}
+		"Forbidden: Host %q is not a name this server answers to (expected %s)", r.Host, expected)}
 }
 
 // CheckToken applies the bearer token rule alone (nil when no token is
@@ -125,15 +146,12 @@ func (p Policy) hostAllowed(hostport string) bool {
 	if hostport == "" {
 		return false
 	}
-	if slices.Contains(p.AllowedHosts, hostport) {
-		return true
-	}
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if IsLoopbackHost(host) || slices.Contains(p.AllowedHosts, host) {
+	if IsLoopbackHost(host) || HostListed(hostport, host, p.AllowedHosts) {
 		return true
 	}
 	if lh, _, err := net.SplitHostPort(p.ListenAddr); err == nil && lh != "" {
@@ -145,6 +163,47 @@ func (p Policy) hostAllowed(hostport string) bool {
 		return strings.EqualFold(host, lh)
 	}
 	return false
+}
+
+// HostListed reports whether a Host header (hostport, and host without
+// its port) matches one of the AllowedHosts patterns (see Policy).
+func HostListed(hostport, host string, patterns []string) bool {
+	for _, pat := range patterns {
+		switch {
+		case pat == "*":
+			return true
+		case strings.HasPrefix(pat, "*."):
+			// "*.example.com" matches "a.example.com" and "a.b.example.com";
+			// the label before the suffix must not be empty.
+			suffix := pat[1:]
+			if len(host) > len(suffix) && strings.HasSuffix(strings.ToLower(host), strings.ToLower(suffix)) {
+				return true
+			}
+		case strings.EqualFold(pat, hostport), strings.EqualFold(pat, host):
+			return true
+		}
+	}
+	return false
+}
+
+// CheckHostPatterns validates AllowedHosts as an operator typed them, so a
+// mistake is refused at start-up rather than turning into 403s: each is a
+// host name or IP, optionally with :port, "*.domain" or "*"; a URL
+// ("https://…") or a path is not a host.
+func CheckHostPatterns(setting string, patterns []string) error {
+	for _, pat := range patterns {
+		if pat == "*" {
+			continue
+		}
+		name := strings.TrimPrefix(pat, "*.")
+		if h, port, err := net.SplitHostPort(name); err == nil && port != "" && strings.Trim(port, "0123456789") == "" {
+			name = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+		}
+		if name == "" || strings.ContainsAny(name, "/@?#* ") || strings.Contains(name, ":") && net.ParseIP(name) == nil {
+			return fmt.Errorf("%s %q: expected a host name such as skills.example.com, host:port, *.example.com or *", setting, pat)
+		}
+	}
+	return nil
 }
 
 // OriginAllowed reports whether a browser origin may use the endpoint:

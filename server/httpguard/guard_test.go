@@ -103,3 +103,68 @@ func TestOriginRefusalNamesTheSetting(t *testing.T) {
 		t.Errorf("with setting: %v", ref)
 	}
 }
+
+// Names a reverse proxy forwards are admitted only when listed: exactly,
+// with a port, as a wildcard subdomain, or all of them with "*".
+func TestAllowedHosts(t *testing.T) {
+	p := Policy{CheckHost: true, ListenAddr: "127.0.0.1:49135", HostsSetting: "--mcp-allow-host",
+		AllowedHosts: []string{"skills.example.com", "*.skills.test", "box.lan:8443"}}
+	for host, ok := range map[string]bool{
+		"skills.example.com":      true,
+		"SKILLS.Example.COM:443":  true,
+		"other.example.com":       false,
+		"a.skills.test":           true,
+		"a.b.skills.test:80":      true,
+		"skills.test":             false, // the wildcard is for subdomains only
+		"evilskills.test":         false,
+		"box.lan:8443":            true,
+		"box.lan:8444":            false,
+		"box.lan":                 false,
+		"127.0.0.1:49135":         true,
+		"localhost":               true,
+		"skills.example.com.evil": false,
+	} {
+		if got := p.CheckHostHeader(req(host, "", "")) == nil; got != ok {
+			t.Errorf("Host %q: allowed=%v, want %v", host, got, ok)
+		}
+	}
+	if any := (Policy{CheckHost: true, ListenAddr: "127.0.0.1:1", AllowedHosts: []string{"*"}}); any.CheckHostHeader(req("whatever.example", "", "")) != nil {
+		t.Error(`"*" must admit every Host`)
+	}
+	ref := p.CheckHostHeader(req("evil.example", "", ""))
+	want := `Forbidden: Host "evil.example" is not a name this server answers to (expected localhost, 127.0.0.1 or the listen address, or a name given with --mcp-allow-host)`
+	if ref == nil || ref.Message != want || ref.Status != http.StatusForbidden {
+		t.Errorf("refusal = %v, want 403 %q", ref, want)
+	}
+}
+
+// Without ListenAddr the Host is compared with the address the request
+// actually arrived on.
+func TestHostCheckUsesTheRequestsLocalAddress(t *testing.T) {
+	srv := httptest.NewServer(Policy{CheckHost: true}.Wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {})))
+	defer srv.Close()
+	for host, want := range map[string]int{srv.Listener.Addr().String(): 200, "evil.example": 403} {
+		r, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		r.Host = host
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %q: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}
+
+func TestCheckHostPatterns(t *testing.T) {
+	if err := CheckHostPatterns("--mcp-allow-host", []string{"skills.example.com", "*.example.com", "box:8080", "*", "192.0.2.1", "[::1]:80"}); err != nil {
+		t.Errorf("valid patterns refused: %v", err)
+	}
+	for _, bad := range []string{"https://skills.example.com", "skills.example.com/mcp", "", "a b", "user@host"} {
+		err := CheckHostPatterns("--mcp-allow-host", []string{bad})
+		if err == nil || !strings.Contains(err.Error(), "--mcp-allow-host") || !strings.Contains(err.Error(), "expected a host name") {
+			t.Errorf("%q: err = %v", bad, err)
+		}
+	}
+}

@@ -31,6 +31,19 @@ type HTTPOptions struct {
 	// OriginsSetting names where AllowedOrigins are configured (a flag),
 	// for the refusal message.
 	OriginsSetting string
+	// AllowedHosts are the Host header values accepted besides loopback
+	// names and the listener's own address (httpguard.Policy.AllowedHosts:
+	// "skills.example.com", "*.example.com", "*"): the names a reverse
+	// proxy forwards. Any other Host is refused with 403, against DNS
+	// rebinding.
+	AllowedHosts []string
+	// HostsSetting names where AllowedHosts are configured (a flag), for
+	// the refusal message.
+	HostsSetting string
+	// ListenAddr is the address the listener is bound to; its host is
+	// accepted in Host, and a listener on every interface (0.0.0.0, [::])
+	// accepts any IP. Empty: the address each request arrived on.
+	ListenAddr string
 	// IdleSessionTimeout closes a 2025-11-25 session that has had no
 	// request in flight and no open stream for this long: its client left
 	// without a DELETE. Zero means DefaultIdleSessionTimeout, negative never.
@@ -50,10 +63,15 @@ type HTTPOptions struct {
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	get := func(*http.Request) *sdk.Server { return s.sdk }
 	logger := s.sdkLog
-	stateless := sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Stateless: true, Logger: logger})
+	// The go-sdk's own DNS-rebinding check (a loopback listener refuses
+	// every non-loopback Host) is off: guard applies the same rule plus the
+	// names an operator lists (HTTPOptions.AllowedHosts), so the registry
+	// can sit behind a reverse proxy that forwards its public name.
+	stateless := sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Stateless: true, Logger: logger, DisableLocalhostProtection: true})
 	// 2025-11-25 streams are resumable (Last-Event-ID) from a bounded
 	// in-memory store (10 MiB); 2026-07-28 removed resumability.
-	stateful := sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Logger: logger, EventStore: sdk.NewMemoryEventStore(nil)})
+	stateful := sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Logger: logger, EventStore: sdk.NewMemoryEventStore(nil),
+		DisableLocalhostProtection: true})
 	var route http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get("Mcp-Protocol-Version"); v >= StatelessProtocolVersion {
 			stateless.ServeHTTP(w, r)
@@ -76,9 +94,17 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	return guard(opts, route)
 }
 
-// guard applies the Origin check (403) and the bearer token (401).
+// guard applies the Origin and Host checks (403) and the bearer token (401).
 func guard(opts HTTPOptions, next http.Handler) http.Handler {
-	return httpguard.Policy{AllowedOrigins: opts.AllowedOrigins, OriginsSetting: opts.OriginsSetting, Token: opts.Token}.Wrap(next)
+	return opts.Policy().Wrap(next)
+}
+
+// Policy is the door rule of the HTTP endpoint: Origin, Host (loopback
+// names, the address the request arrived on, AllowedHosts) and token. The
+// skills binary guards /rpc with the same policy.
+func (o HTTPOptions) Policy() httpguard.Policy {
+	return httpguard.Policy{AllowedOrigins: o.AllowedOrigins, OriginsSetting: o.OriginsSetting, Token: o.Token,
+		CheckHost: true, AllowedHosts: o.AllowedHosts, HostsSetting: o.HostsSetting, ListenAddr: o.ListenAddr}
 }
 
 // Mux returns an http.Handler serving HTTPHandler at Path and 404

@@ -25,7 +25,7 @@ const (
 )
 
 var (
-	registerSkillFields  = []fieldSpec{{"id", kindString, true}, {"skill", kindString, true}}
+	registerSkillFields  = []fieldSpec{{"id", kindString, true}, {"skill", kindString, true}, {"message", kindOptString, false}, {"author", kindOptString, false}}
 	idFields             = []fieldSpec{{"id", kindString, true}}
 	nameFields           = []fieldSpec{{"name", kindString, true}}
 	uriFields            = []fieldSpec{{"uri", kindString, true}}
@@ -35,6 +35,8 @@ var (
 		{"description", kindString, true},
 		{"function_id", kindString, true},
 		{"arguments", kindArgs, false},
+		{"message", kindOptString, false},
+		{"author", kindOptString, false},
 	}
 	promptGetFields = []fieldSpec{{"name", kindString, true}, {"arguments", kindAny, false}}
 )
@@ -48,8 +50,10 @@ func decodeInput(raw json.RawMessage, structName string, specs []fieldSpec) (fie
 	return decodeStruct(raw, structName, specs)
 }
 
-// RegisterSkillInput is the payload of skills::register.
-type RegisterSkillInput struct{ ID, Skill string }
+// RegisterSkillInput is the payload of skills::register. Message and
+// Author are ours (optional): they describe the version a changed body
+// becomes.
+type RegisterSkillInput struct{ ID, Skill, Message, Author string }
 
 // DecodeRegisterSkillInput decodes a skills::register payload.
 func DecodeRegisterSkillInput(raw json.RawMessage) (RegisterSkillInput, error) {
@@ -57,7 +61,7 @@ func DecodeRegisterSkillInput(raw json.RawMessage) (RegisterSkillInput, error) {
 	if err != nil {
 		return RegisterSkillInput{}, err
 	}
-	return RegisterSkillInput{ID: f.str("id"), Skill: f.str("skill")}, nil
+	return RegisterSkillInput{ID: f.str("id"), Skill: f.str("skill"), Message: f.str("message"), Author: f.str("author")}, nil
 }
 
 // DecodeUnregisterSkillInput returns the id of a skills::unregister payload.
@@ -117,6 +121,9 @@ func DecodeFetchInput(raw json.RawMessage) (FetchInput, error) {
 type RegisterPromptInput struct {
 	Name, Description, FunctionID string
 	Arguments                     []PromptArgument
+	// Message and Author are ours (optional): they describe the version a
+	// changed definition becomes.
+	Message, Author string
 }
 
 // DecodeRegisterPromptInput decodes a prompts::register payload.
@@ -129,7 +136,8 @@ func DecodeRegisterPromptInput(raw json.RawMessage) (RegisterPromptInput, error)
 	if args == nil {
 		args = []PromptArgument{}
 	}
-	return RegisterPromptInput{Name: f.str("name"), Description: f.str("description"), FunctionID: f.str("function_id"), Arguments: args}, nil
+	return RegisterPromptInput{Name: f.str("name"), Description: f.str("description"), FunctionID: f.str("function_id"), Arguments: args,
+		Message: f.str("message"), Author: f.str("author")}, nil
 }
 
 // DecodeUnregisterPromptInput returns the name of a prompts::unregister

@@ -96,6 +96,9 @@ func (r *Runtime) find(name, version string) (skillView, *Error) {
 		}
 		have = append(have, v.version)
 	}
+	if v, ok := r.historyView(id, version); ok { // a registry version or label (history.go)
+		return v, nil
+	}
 	return skillView{}, invalidParams("skill %q has no version %q (available: %s)", name, version, strings.Join(have, ", "))
 }
 

@@ -44,7 +44,9 @@ type env struct {
 	client  *iii.Client
 	cat     *catalog.Catalog
 	rt      *sp.Runtime
-	url     string
+	// state is the runtime's own store (blobs, published bundles).
+	state sp.State
+	url   string
 	// stop ends the runtime, its client and its store (before a restart).
 	stop func()
 }
@@ -82,6 +84,7 @@ func (e *env) start(opts sp.Options) {
 	t.Cleanup(func() { _ = client.Close() })
 	cat := catalog.New()
 	opts.Catalog, opts.State, opts.Logger = cat, sp.LocalState(st), quiet()
+	e.state = opts.State
 	if opts.WorkDir == "" {
 		// Not t.TempDir: its parent is 0700, out of the sandbox uid's reach.
 		dir, err := os.MkdirTemp("", "sp-work-")

@@ -166,8 +166,10 @@ type Runtime struct {
 	slots     chan struct{}
 	// listCache is the catalog's list with the guide merged in.
 	listCache atomic.Pointer[listCache]
-	matMu     sync.Mutex
-	ownWork   bool
+	// history serves registry versions of published skills (history.go).
+	history atomic.Pointer[SkillHistory]
+	matMu   sync.Mutex
+	ownWork bool
 	// stamped: whether invocation metadata carries a caller the engine
 	// stamped (SetCallerStamped), which bounds scoped tokens' publishes.
 	stamped scope.Stamped

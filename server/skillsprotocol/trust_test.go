@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/fsource"
@@ -144,7 +143,7 @@ func TestBatchCaps(t *testing.T) {
 		}
 	}
 	// The create_blob after the cap was not run.
-	stored, err := sp.IIIState(e.client, 10*time.Second).List(context.Background(), sp.DefaultBlobScope)
+	stored, err := e.state.List(context.Background(), sp.DefaultBlobScope)
 	if err != nil || len(stored) != 1 {
 		t.Fatalf("blobs stored: %d (%v), want only the first", len(stored), err)
 	}

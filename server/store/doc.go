@@ -50,7 +50,12 @@
 // instant between the commit and the release, the ones about to be). The
 // mapped pages are the kernel's page cache: shared, and given back under
 // memory pressure. Each scope's next insertion sequence is the only thing
-// kept in memory, found by one pass over the file at Open.
+// kept in memory, found by one pass over the file at Open. Pages a commit
+// touched stay mapped into the process until the kernel reclaims them, so
+// after every MiB written the committer drops the map's pages from the
+// process's resident set (madvise MADV_DONTNEED; they stay in the page
+// cache): a store that receives hundreds of MiB (the registry's history)
+// would otherwise show all of it as resident memory.
 //
 // In standalone mode this leaves the registry worker's copy (the one its
 // reads are served from) as the only copy of each body in the process.

@@ -34,6 +34,13 @@ const (
 	pageSize = 8192
 	// seqBytes is the size of the insertion sequence stored before each value.
 	seqBytes = 8
+	// dropMappedEvery is how many bytes of values are written between two
+	// dropMapped calls (see there). A write touches whole pages of the
+	// tree around its key (with 2 KiB values at scattered keys, ~4x its
+	// size), so this keeps the file's share of resident memory at a few
+	// MiB; one call costs a walk of the map's page tables (well under a
+	// millisecond for a few hundred MiB).
+	dropMappedEvery = 1 << 20
 )
 
 // Errors returned by the store. Validation errors wrap ErrInvalid.
@@ -75,6 +82,9 @@ type Store struct {
 	// arena holds the records of the batch being committed; only the
 	// committer uses it.
 	arena []byte
+	// sinceDrop counts the bytes written since the last dropMapped; only
+	// the committer uses it.
+	sinceDrop int
 
 	sendMu     sync.RWMutex // held shared while handing an op to the committer
 	sendClosed bool         // guarded by sendMu
@@ -671,6 +681,13 @@ func (s *Store) commit(batch []*op) {
 			s.arena, err = writeBatch(tx, batch, s.arena)
 			return err
 		})
+		// Every commit reads the pages it changes through bbolt's map;
+		// without this, a write-heavy history left hundreds of MiB of the
+		// file's pages in the process's resident set.
+		if s.sinceDrop += len(s.arena); s.sinceDrop >= dropMappedEvery {
+			s.sinceDrop = 0
+			s.dropMapped()
+		}
 	}
 	if err == nil {
 		for name, next := range seqs {

@@ -39,6 +39,8 @@ type Config struct {
 	DownloadHosts []string `yaml:"download_hosts" json:"-"`
 	// MCP configures the MCP endpoint (`skills --mcp-addr`, `skills mcp`).
 	MCP MCPConfig `yaml:"mcp" json:"-"`
+	// Versions configures the history of skills and prompts (versions.go).
+	Versions VersionsConfig `yaml:"versions" json:"-"`
 }
 
 // MCPConfig is the mcp section of config.yaml.
@@ -111,6 +113,9 @@ func LoadConfig(path string) (Config, error) {
 	}
 	if cfg.RegistryCacheTTLMS < 0 {
 		return DefaultConfig(), fmt.Errorf("registry_cache_ttl_ms must be 0 (no cache) or a positive number of milliseconds, got %d", cfg.RegistryCacheTTLMS)
+	}
+	if err := cfg.Versions.check(); err != nil {
+		return DefaultConfig(), err
 	}
 	return cfg, nil
 }

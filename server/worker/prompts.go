@@ -6,6 +6,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/history"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -24,12 +25,14 @@ func (w *Worker) registerPrompt(ctx context.Context, data json.RawMessage) (any,
 	if err := w.claim(ctx, "prompt", in.Name, w.callerOf(ctx, data), in.FunctionID); err != nil {
 		return nil, err
 	}
-	row := registry.NewStoredPrompt(in.Name, in.Description, in.FunctionID, in.Arguments, time.Now())
-	if err := w.state.set(ctx, w.cfg.Scopes.Prompts, in.Name, row); err != nil {
-		return nil, sdkError(err)
+	if err := checkMeta(registry.FnPromptsRegister, in.Message, in.Author); err != nil {
+		return nil, err
 	}
-	w.log.Info("prompt registered", "name", row.Name, "function_id", row.FunctionID)
-	w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpRegister, Name: in.Name})
+	// A changed definition also becomes the prompt's next version (versions.go).
+	row, _, _, err := w.putPrompt(ctx, in.Name, in.Description, in.FunctionID, in.Arguments, history.Meta{Message: in.Message, Author: in.Author})
+	if err != nil {
+		return nil, err
+	}
 	return registry.RegisterPromptOutput{Name: row.Name, RegisteredAt: row.RegisteredAt}, nil
 }
 
@@ -114,6 +117,16 @@ func (w *Worker) mcpGetPrompt(ctx context.Context, data json.RawMessage) (any, e
 	prompt, err := registry.DecodeStoredPrompt(raw)
 	if err != nil {
 		return nil, registry.ErrDecodePrompt(in.Name, err)
+	}
+	if n := w.hist.prompts.Served(in.Name, w.hist.serveLabel); n > 0 {
+		// The serve label pins another version of the definition.
+		content, err := w.hist.prompts.Content(in.Name, n)
+		if err != nil {
+			return nil, err
+		}
+		if prompt.Description, prompt.FunctionID, prompt.Arguments, err = decodePromptDefinition(content); err != nil {
+			return nil, err
+		}
 	}
 	if err := registry.CheckPromptHandler(prompt.FunctionID); err != nil {
 		return nil, err // the stored row is at fault, not the caller

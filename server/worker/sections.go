@@ -22,9 +22,10 @@ const (
 	DefaultSectionMaxBytes = 4 << 20
 	// sectionMaxInFlight bounds the reads of one section function that
 	// are running at once. It is the backstop against recursion through
-	// publishers whose clients do not carry invocation metadata (the
-	// official Node/Python SDKs): a handler that fetches its own URI piles
-	// up nested reads of the same function, and the 257th fails at once.
+	// publishers whose clients carry neither invocation metadata nor W3C
+	// baggage (the official Node SDK with OpenTelemetry disabled, other
+	// clients): a handler that fetches its own URI piles up nested reads
+	// of the same function, and the 257th fails at once.
 	// Legitimate readers of one section at once stay far below it.
 	sectionMaxInFlight = 256
 	// chainKey is the invocation metadata key that carries the section
@@ -47,10 +48,14 @@ type sectionGuard struct {
 
 	mu       sync.Mutex
 	inFlight map[string]int
+	// inTrace counts the reads of one section function in flight within
+	// one W3C trace (see traceparent.go).
+	inTrace map[traceRead]int
 }
 
 func newSectionGuard(o Options) *sectionGuard {
-	g := &sectionGuard{maxDepth: o.SectionMaxDepth, maxBytes: o.SectionMaxBytes, inFlight: make(map[string]int)}
+	g := &sectionGuard{maxDepth: o.SectionMaxDepth, maxBytes: o.SectionMaxBytes, inFlight: make(map[string]int),
+		inTrace: make(map[traceRead]int)}
 	if g.maxDepth <= 0 {
 		g.maxDepth = DefaultSectionMaxDepth
 	}
@@ -61,8 +66,19 @@ func newSectionGuard(o Options) *sectionGuard {
 }
 
 // sectionChain is the chain of section functions a request was made from
-// (empty for a top-level read). Metadata that is not ours is ignored.
+// (empty for a top-level read): from the invocation metadata (our clients
+// pass it on), else from the W3C baggage (the official Node and Python
+// clients pass that on; see baggage.go). Metadata and baggage entries that
+// are not ours are ignored.
 func sectionChain(ctx context.Context) []string {
+	if chain := chainFromMetadata(ctx); chain != nil {
+		return chain
+	}
+	_, baggage := iii.TraceContextFromContext(ctx)
+	return chainFromBaggage(baggage)
+}
+
+func chainFromMetadata(ctx context.Context) []string {
 	raw, ok := iii.MetadataFromContext(ctx)
 	if !ok || len(raw) == 0 {
 		return nil
@@ -91,9 +107,12 @@ func errSectionCycle(chain []string) error {
 	return fmt.Errorf("section cycle: %s", chainText(chain))
 }
 
-// enter checks the limits for a read of functionID made from chain and
-// reserves an in-flight slot; leave must follow when it returns nil.
-func (g *sectionGuard) enter(chain []string, functionID string) error {
+// enter checks the limits for a read of functionID made from chain within
+// trace and reserves an in-flight slot; leave must follow when it returns
+// nil. inferred says the chain is unknown (the caller passed neither our
+// metadata nor our baggage on, but a trace id): reads of functionID already
+// in flight in the same trace then count as the levels above this one.
+func (g *sectionGuard) enter(chain []string, functionID, trace string, inferred bool) error {
 	next := append(slices.Clone(chain), functionID)
 	if slices.Contains(chain, functionID) {
 		return errSectionCycle(next)
@@ -108,15 +127,26 @@ func (g *sectionGuard) enter(chain []string, functionID string) error {
 		return fmt.Errorf("too many reads of section %s at once (max %d); does its handler read its own URI? (section cycle suspected)",
 			chainText([]string{functionID}), sectionMaxInFlight)
 	}
+	tr := traceRead{trace, functionID}
+	if inferred && g.inTrace[tr] >= g.maxDepth {
+		return fmt.Errorf("section nesting too deep: %d nested section reads (max %d): %s read %d times at once in W3C trace %s "+
+			"(does its handler read its own URI? its client passes neither invocation metadata nor baggage on, so the nesting is counted by trace)",
+			g.inTrace[tr]+1, g.maxDepth, chainText([]string{functionID}), g.inTrace[tr]+1, trace)
+	}
 	g.inFlight[functionID]++
+	g.inTrace[tr]++
 	return nil
 }
 
-func (g *sectionGuard) leave(functionID string) {
+func (g *sectionGuard) leave(functionID, trace string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.inFlight[functionID]--; g.inFlight[functionID] <= 0 {
 		delete(g.inFlight, functionID)
+	}
+	tr := traceRead{trace, functionID}
+	if g.inTrace[tr]--; g.inTrace[tr] <= 0 {
+		delete(g.inTrace, tr)
 	}
 }
 
@@ -130,14 +160,22 @@ func (g *sectionGuard) errTooLarge(n int64) error {
 func (w *Worker) triggerSection(ctx context.Context, functionID string) (json.RawMessage, error) {
 	g := w.sections
 	chain := sectionChain(ctx)
-	if err := g.enter(chain, functionID); err != nil {
+	traceparent, baggage := iii.TraceContextFromContext(ctx)
+	trace, inferred := traceIDOf(traceparent), chain == nil
+	if trace == "" {
+		trace, inferred = newTraceID(), false // a trace of its own, for the reads it leads to
+	}
+	if err := g.enter(chain, functionID, trace, inferred); err != nil {
 		w.log.Warn("section read refused", "function_id", functionID, "err", err)
 		return nil, err
 	}
-	defer g.leave(functionID)
-	meta, _ := json.Marshal(map[string][]string{chainKey: append(slices.Clone(chain), functionID)})
+	defer g.leave(functionID, trace)
+	next := append(slices.Clone(chain), functionID)
+	meta, _ := json.Marshal(map[string][]string{chainKey: next})
 	req := triggerRequest(functionID, json.RawMessage("{}"), w.cfg.StateTimeout())
 	req.Metadata = meta
+	req.Baggage = withChain(baggage, next)
+	req.Traceparent = childTraceparent(trace)
 	out, err := w.client.Trigger(ctx, req)
 	var inv *iii.InvocationError
 	if errors.As(err, &inv) && inv.Code == codeResultTooLarge {

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/history"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -22,14 +22,14 @@ func (w *Worker) registerSkill(ctx context.Context, data json.RawMessage) (any, 
 	if err := w.claim(ctx, "skill", in.ID, w.callerOf(ctx, data)); err != nil {
 		return nil, err
 	}
-	row := registry.NewStoredSkill(in.ID, in.Skill, time.Now())
-	if err := w.state.setSkill(ctx, w.cfg.Scopes.Skills, row); err != nil {
-		return nil, sdkError(err)
+	if err := checkMeta(registry.FnSkillsRegister, in.Message, in.Author); err != nil {
+		return nil, err
 	}
-	w.skills.put(row)
-	w.log.Info("skill registered", "id", row.ID, "bytes", len(row.Skill))
-	w.log.Debug("skill body", "id", row.ID, "body", row.Skill)
-	w.notify(ctx, w.skillSubs, registry.SkillChange{Op: registry.OpRegister, ID: in.ID})
+	// A changed body also becomes the skill's next version (versions.go).
+	row, _, _, err := w.putSkill(ctx, in.ID, in.Skill, history.Meta{Message: in.Message, Author: in.Author})
+	if err != nil {
+		return nil, err
+	}
 	return registry.RegisterSkillOutput{ID: row.ID, RegisteredAt: row.RegisteredAt}, nil
 }
 
@@ -234,6 +234,13 @@ func (w *Worker) read(ctx context.Context, uri string) (text, mime string, err e
 		if text, mime, ok, err := w.skillFile(target.ID); ok {
 			return text, mime, err
 		}
+		if id, sel, ok, err := splitSkillSelector(target.ID); err != nil || ok {
+			if err != nil {
+				return "", "", err
+			}
+			body, err := w.readSelected(id, sel)
+			return body, registry.MimeMarkdown, err
+		}
 		body, err := w.skillBody(ctx, target.ID)
 		return body, registry.MimeMarkdown, err
 	default:
@@ -280,6 +287,11 @@ func (w *Worker) skillBody(ctx context.Context, id string) (string, error) {
 		e, ok := w.lookup(id)
 		if !ok {
 			return "", registry.ErrSkillNotFound(id)
+		}
+		if isPublished(e) {
+			if body, ok, err := w.servedVersion(id); err != nil || ok {
+				return body, err
+			}
 		}
 		return e.Body.String()
 	}

@@ -14,6 +14,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/history"
 	"github.com/iii-skills/skills/server/registry"
 	"github.com/iii-skills/skills/server/search"
 )
@@ -75,6 +76,16 @@ type Options struct {
 	// load of a large registry does not travel as one huge frame. Nil
 	// calls state::list, as against an external engine.
 	ListState func(scope string) ([]json.RawMessage, error)
+	// History is where versions and labels are kept: the standalone
+	// process passes its engine's store (history.StoreBackend). Nil keeps
+	// them through state::* calls, like every other write.
+	History history.Backend
+	// ServeLabel overrides config versions.serve_label (--serve-label).
+	ServeLabel string
+	// AdminToken unlocks protected labels (--admin-token).
+	AdminToken string
+	// ProtectedLabels, when set, replaces config versions.protected_labels.
+	ProtectedLabels []string
 }
 
 // Worker is the skills registry bound to an iii client.
@@ -86,6 +97,7 @@ type Worker struct {
 	state  stateStore
 	cat    *catalog.Catalog
 	skills *published
+	hist   *histories
 	index  atomic.Pointer[renderedIndex]
 	// search ranks the catalog for skills::search; it follows the
 	// catalog's changes from Register on.
@@ -136,15 +148,17 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 			src = cat.Source(PublishedSource) // added concurrently
 		}
 	}
+	state := stateStore{client: client, timeout: cfg.StateTimeout(), local: opts.ListState}
 	return &Worker{
 		client: client,
 		cfg:    cfg,
 		opts:   opts,
 		log:    log,
-		state:  stateStore{client: client, timeout: cfg.StateTimeout(), local: opts.ListState},
+		state:  state,
 		cat:    cat,
 		skills: newPublished(src),
 		search: search.New(),
+		hist:   newHistories(cfg, opts, state),
 
 		sections: newSectionGuard(opts),
 	}
@@ -184,6 +198,9 @@ func (w *Worker) Register() error {
 		}
 	}
 	if err := w.registerSearch(); err != nil {
+		return err
+	}
+	if err := w.registerVersionFunctions(); err != nil {
 		return err
 	}
 	_, err := w.client.RegisterFunction(fnCacheSync, w.cacheSync, iii.RegisterFunctionOptions{
@@ -291,6 +308,7 @@ func (w *Worker) loadCache(ctx context.Context) error {
 		return sdkError(err)
 	}
 	w.skills.load(rows)
+	w.repairHistory(w.ctx())
 	return nil
 }
 
@@ -336,6 +354,19 @@ func (w *Worker) cacheSync(ctx context.Context, data json.RawMessage) (any, erro
 		return nil, nil
 	}
 	w.skills.putIfChanged(row)
+	// A body written straight into state becomes a version too.
+	// State is re-read under the id's history lock: a registration that
+	// landed after this event's read is not undone by its older body.
+	if err := w.hist.skills.Repair(row.ID, "recorded from a direct state write", func() (string, bool) {
+		raw, err := w.state.get(ctx, ev.Scope, ev.Key)
+		if err != nil || raw == nil {
+			return "", false
+		}
+		cur, err := registry.DecodeStoredSkill(raw)
+		return cur.Skill, err == nil
+	}); err != nil {
+		w.log.Warn("skill history: recording a direct state write failed", "id", row.ID, "err", err)
+	}
 	return nil, nil
 }
 

@@ -189,6 +189,32 @@ describe('publisher against bin/skills --standalone', () => {
     await pub.close()
   })
 
+  it('passes message and author into the history and moves labels', async () => {
+    const iii = client('versions-publisher')
+    const pub = createPublisher(iii, { logger: new MemoryLogger(), backoff: quick })
+    pub.skill('versioned/node', '# V1\n', { message: 'first cut', author: 'node-sdk' })
+    pub.prompt({ name: 'versioned-node', description: 'd', message: 'prompt v1' }, () => 'x')
+    assert.deepEqual(await pub.start(), { registered: true, rejected: [] })
+    pub.skill('versioned/node', '# V2\n', { message: 'second cut' })
+    await eventually(
+      async () => (await pub.skillVersions('versioned/node')).latest === 2,
+      () => 'the second version was not recorded',
+    )
+    const h = await pub.skillVersions('versioned/node')
+    assert.equal(h.versions[0]?.message, 'second cut')
+    assert.equal(h.versions[1]?.author, 'node-sdk')
+    assert.deepEqual(h.versions[0]?.labels, ['latest'])
+    const move = await pub.labelSkill('versioned/node', 'production', 1)
+    assert.deepEqual(move, { id: 'versioned/node', label: 'production', version: 1 })
+    assert.equal((await read(probe, 'iii://versioned/node@production')).text, '# V1\n')
+    assert.equal((await pub.labelSkill('versioned/node', 'production', 'latest')).previous, 1)
+    await assert.rejects(pub.labelSkill('versioned/node', 'latest', 1), /moved by the registry only/)
+    const ph = await pub.promptVersions('versioned-node')
+    assert.equal(ph.versions[0]?.message, 'prompt v1')
+    assert.equal((await pub.labelPrompt('versioned-node', 'stable', 1)).version, 1)
+    await pub.close()
+  })
+
   it('refuses to serve a bad prompt call without running the handler', async () => {
     const iii = client('strict-prompt')
     const pub = createPublisher(iii, { logger: new MemoryLogger(), backoff: quick })

@@ -156,6 +156,15 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _with_meta(payload: dict[str, Any], message: str | None, author: str | None) -> dict[str, Any]:
+    """Add a version's message and author to a register payload when given."""
+    if message:
+        payload["message"] = message
+    if author:
+        payload["author"] = author
+    return payload
+
+
 def _normalize_prompt_output(value: Any) -> Any:
     """Accept what the registry accepts (string, {messages: [...]}, {content: string})."""
     value = _jsonable(value)
@@ -288,17 +297,19 @@ class Publisher:
 
     # ------------------------------------------------------------------ content
 
-    def skill(self, id: str, markdown: str) -> None:
+    def skill(self, id: str, markdown: str, *, message: str | None = None, author: str | None = None) -> None:
         """Add a skill (``iii://{id}``), validated with the registry's rules.
 
         Registered by :meth:`start` (or right away when already started);
-        adding an id again replaces its body.
+        adding an id again replaces its body. ``message`` and ``author``
+        describe the version a changed body becomes in the registry's
+        history (unchanged content makes no version).
 
         Raises:
             InvalidContentError: the registry would refuse it (its exact message).
         """
         validate_skill(id, markdown)
-        self._add_item(("skill", id), {"id": id, "skill": markdown})
+        self._add_item(("skill", id), _with_meta({"id": id, "skill": markdown}, message, author))
 
     @overload
     def section(
@@ -361,6 +372,8 @@ class Publisher:
         *,
         args: type[BaseModel] | None = None,
         function_id: str | None = None,
+        message: str | None = None,
+        author: str | None = None,
     ) -> Callable[[Callable[P, R]], Prompt[P, R]]: ...
 
     @overload
@@ -372,6 +385,8 @@ class Publisher:
         *,
         args: type[BaseModel] | None = None,
         function_id: str | None = None,
+        message: str | None = None,
+        author: str | None = None,
     ) -> Prompt[P, R]: ...
 
     def prompt(
@@ -382,6 +397,8 @@ class Publisher:
         *,
         args: type[BaseModel] | None = None,
         function_id: str | None = None,
+        message: str | None = None,
+        author: str | None = None,
     ) -> Prompt[P, R] | Callable[[Callable[P, R]], Prompt[P, R]]:
         """Register a slash-command prompt and its handler function.
 
@@ -392,7 +409,9 @@ class Publisher:
         when there is no default). Arguments are checked before the handler
         runs (see :mod:`iii_skills.arguments`). The handler (sync or async)
         returns a string, ``{"content": ...}`` or ``{"messages": [...]}``.
-        The handler function id defaults to ``prompt::{name}``.
+        The handler function id defaults to ``prompt::{name}``. ``message``
+        and ``author`` describe the version a changed definition becomes in
+        the registry's history.
 
         Raises:
             InvalidContentError: the registry would refuse the prompt.
@@ -404,10 +423,10 @@ class Publisher:
         if handler is None:
 
             def decorate(fn: Callable[P, R]) -> Prompt[P, R]:
-                return self._add_prompt(name, description, fn, args, fid, localns)
+                return self._add_prompt(name, description, fn, args, fid, localns, message, author)
 
             return decorate
-        return self._add_prompt(name, description, handler, args, fid, localns)
+        return self._add_prompt(name, description, handler, args, fid, localns, message, author)
 
     def _add_prompt(
         self,
@@ -417,6 +436,8 @@ class Publisher:
         args: type[BaseModel] | None,
         function_id: str,
         localns: Mapping[str, Any],
+        message: str | None = None,
+        author: str | None = None,
     ) -> Prompt[P, R]:
         signature = derive_prompt_signature(name, handler, args, localns)
         validate_prompt(name, description, function_id, [a.name for a in signature.arguments])
@@ -434,12 +455,16 @@ class Publisher:
             self._prompt_names.add(name)
         self._add_item(
             ("prompt", name),
-            {
-                "name": name,
-                "description": description,
-                "function_id": function_id,
-                "arguments": [argument.to_wire() for argument in signature.arguments],
-            },
+            _with_meta(
+                {
+                    "name": name,
+                    "description": description,
+                    "function_id": function_id,
+                    "arguments": [argument.to_wire() for argument in signature.arguments],
+                },
+                message,
+                author,
+            ),
         )
         return Prompt(handler, name, description, function_id, signature.arguments)
 
@@ -602,6 +627,43 @@ class Publisher:
         with self._cond:
             self._gave_up_callbacks.append(callback)
         return callback
+
+    # ------------------------------------------------------------------ history
+
+    def label_skill(
+        self, id: str, label: str, version: int | str, *, admin_token: str | None = None
+    ) -> dict[str, Any]:
+        """Point ``label`` (production, staging, ...; never ``latest``) at a version of skill ``id``.
+
+        ``version`` is a version number or another label. ``admin_token`` is
+        needed for the registry's protected labels. Moving the registry's
+        serve label changes what every reader is served. Returns the
+        registry's answer ``{"id", "label", "version", "previous"?}``; a
+        refusal raises the client's error with the registry's message.
+        """
+        return self._move_label(m.FN_SKILLS_LABEL, {"id": id}, label, version, admin_token)
+
+    def label_prompt(
+        self, name: str, label: str, version: int | str, *, admin_token: str | None = None
+    ) -> dict[str, Any]:
+        """:meth:`label_skill` for prompt ``name``."""
+        return self._move_label(m.FN_PROMPTS_LABEL, {"name": name}, label, version, admin_token)
+
+    def skill_versions(self, id: str) -> dict[str, Any]:
+        """The kept versions of skill ``id``, newest first, and its labels."""
+        return cast(dict[str, Any], self._call(m.FN_SKILLS_VERSIONS, {"id": id}))
+
+    def prompt_versions(self, name: str) -> dict[str, Any]:
+        """The kept versions of prompt ``name``, newest first, and its labels."""
+        return cast(dict[str, Any], self._call(m.FN_PROMPTS_VERSIONS, {"name": name}))
+
+    def _move_label(
+        self, function_id: str, key: dict[str, Any], label: str, version: int | str, admin_token: str | None
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {**key, "label": label, "version": version}
+        if admin_token:
+            payload["admin_token"] = admin_token
+        return cast(dict[str, Any], self._call(function_id, payload))
 
     # ------------------------------------------------------------------ lifecycle
 

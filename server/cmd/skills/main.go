@@ -60,6 +60,10 @@ const usageCommands = `  skills [flags]                                         
   skills sp-tools [--format schema|openai|anthropic]      print the Skills Protocol tool definitions
   skills check [--format text|github|json] [--strict] [--url URL] PATH...
                                                           check folders of skills and skill files offline
+  skills versions [--prompt] ID                           list a skill's (or prompt's) versions and labels
+  skills diff [--prompt] ID FROM TO                       unified diff between two versions or labels
+  skills label [--prompt] ID LABEL VERSION                point a label at a version (--admin-token if protected)
+  skills rollback [--prompt] ID VERSION                   make a version's content the newest version again
 `
 
 // subcommands are the first arguments run dispatches on; anything else is a
@@ -124,10 +128,12 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	engineToken := fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token: with --standalone every worker must present it to the embedded engine (Authorization: Bearer, or ?token= in its URL); this worker presents it to the engine it dials (env "+engineTokenEnv+")")
 	sectionDepth := fs.Int("section-max-depth", worker.DefaultSectionMaxDepth, "How many section reads (iii://fn/…) may nest; a cycle is refused at once")
 	sectionBytes := fs.Int("section-max-bytes", worker.DefaultSectionMaxBytes, "Largest section output served; larger ones fail with \"section output too large (N bytes; max M)\"")
+	engineHosts := fs.String("engine-allow-host", "", "With --standalone: comma-separated Host names the engine socket answers to besides loopback names and the listen address (iii.example.com, *.example.com, *) (config engine_allow_host)")
 	allowOrigins := fs.String("engine-allow-origin", "", "With --standalone: comma-separated browser origins (https://app.example) allowed to open the engine socket besides loopback pages; clients that send no Origin are always allowed")
 	maxConns := fs.Int("engine-max-connections", engine.DefaultMaxConnections, "With --standalone: most sockets the embedded engine keeps open at once; more are refused with 503 until some close")
 	claimTimeout := fs.Duration("claim-timeout", DefaultClaimTimeout, "How long the worker keeps asking for function ids another worker holds before it exits non-zero (it is not ready until it owns all of them)")
 	pprofAddr := fs.String("pprof-addr", "", "Serve Go runtime profiles at http://ADDR/debug/pprof/ (loopback addresses only; empty disables)")
+	applyVersionFlags := versionFlags(fs)
 	var skillsFolders folderFlags
 	fs.Var(&skillsFolders, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; overrides config skills_folder)")
 	fs.Usage = func() {
@@ -155,6 +161,23 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		log.Warn("failed to load config, using defaults", "path", *configPath, "err", err)
 	} else {
 		log.Info("loaded config from " + *configPath)
+	}
+
+	hostsCfg, err := loadHostsConfig(*configPath)
+	if err != nil {
+		// Like the rest of the config: warn and go on; the listeners then
+		// answer loopback names only (403 names the setting).
+		log.Warn("host names of the config ignored", "path", *configPath, "err", err)
+	}
+	httpOpts, err := mcpLimits.withHosts(fs, mcpLimits.options(*mcpToken), hostsCfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "skills: %v\n", err)
+		return 2
+	}
+	engineAllowHosts, err := allowedHosts(fs, "engine-allow-host", *engineHosts, hostsCfg.EngineAllowHost, "engine_allow_host")
+	if err != nil {
+		fmt.Fprintf(stderr, "skills: %v\n", err)
+		return 2
 	}
 
 	if *pprofAddr != "" {
@@ -186,6 +209,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		// (AcceptSockets below): no client can race it for its ids.
 		eng, err = engine.New(engine.Config{Addr: addr, DataDir: *dataDir, Logger: log,
 			Token: *engineToken, AllowedOrigins: splitList(*allowOrigins), AllowedOriginsSetting: "--engine-allow-origin", MaxConnections: *maxConns,
+			AllowedHosts: engineAllowHosts, AllowedHostsSetting: "--engine-allow-host (config engine_allow_host)",
 			ScopedTokens: scoped, HoldSockets: !*engineOnly})
 		if err != nil {
 			log.Error("cannot open the embedded engine", "data", *dataDir, "err", err)
@@ -231,6 +255,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		// Cold loads read the embedded store directly (see ListState).
 		wopts.ListState = eng.ListState
 	}
+	applyVersionFlags(&wopts, eng)
 	w := worker.New(client, cfg, wopts)
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
@@ -256,6 +281,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	}
 	defer spStore.Close()
 	defer sp.Close()
+	sp.SetSkillHistory(w.SkillVersionBody) // describe_skill / read_skill_file `version` (docs/versions.md)
 	dir, stopFolders, err := startFolders(client, cat, cfg, skillsFolders, sp, log)
 	if err != nil {
 		log.Error("cannot serve the skills folders", "err", err)
@@ -307,7 +333,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	if *mcpAddr != "" {
 		tools := skillsmcp.Options{NoSkillTools: *mcpNoSkillTools, AllowSideEffects: *mcpAllowSideEffects || cfg.MCP.AllowSideEffects,
 			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
-		if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, mcpLimits.options(*mcpToken), view, tools, log, sp, *rpcPath); err != nil {
+		if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, httpOpts, view, tools, log, sp, *rpcPath, cat, w.Ready); err != nil {
 			log.Warn("HTTP endpoints (MCP, Skills Protocol) not started (the registry runs without them; choose another --mcp-addr)", "addr", *mcpAddr, "err", err)
 		} else {
 			defer stopMCP()

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/health"
 	"github.com/iii-skills/skills/server/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/skillsext"
@@ -42,9 +44,10 @@ const mcpTokenEnv = "SKILLS_MCP_TOKEN"
 // serves the skill:// catalog; tools carries the tool options
 // (NoSkillTools, AllowSideEffects and its setting's name). With rt set, the same listener serves the
 // Skills Protocol endpoint at rpcPath (and its tool definitions at
-// rpcPath/tools) behind the same guard.
+// rpcPath/tools) behind the same guard. With cat set, it also serves the
+// web page of that catalog at / (server/web).
 func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts skillsmcp.HTTPOptions, backend skillsmcp.Backend,
-	tools skillsmcp.Options, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string) (stop func(), err error) {
+	tools skillsmcp.Options, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string, cat *catalog.Catalog, ready health.Check) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
@@ -59,13 +62,17 @@ func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts ski
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath); err != nil {
+		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath, webPage(cat, client, log), ready); err != nil {
 			log.Error("MCP endpoint stopped", "err", err)
 		}
 	}()
 	log.Info(fmt.Sprintf("MCP endpoint http://%s%s", ln.Addr(), skillsmcp.Path), "auth", opts.Token != "")
+	logAllowedHosts(log, "the HTTP endpoint", opts.AllowedHosts)
 	if rt != nil && rpcPath != "" {
 		log.Info(fmt.Sprintf("Skills Protocol endpoint http://%s%s", ln.Addr(), rpcPath), "auth", opts.Token != "", "sandbox", sandboxState(rt))
+	}
+	if cat != nil {
+		log.Info(fmt.Sprintf("web page http://%s/", ln.Addr()), "auth", opts.Token != "")
 	}
 	if !httpguard.IsLoopbackAddr(ln.Addr().String()) && opts.Token == "" {
 		log.Warn("SECURITY: the MCP endpoint listens on a non-loopback address without a token: anyone who can reach "+
@@ -89,6 +96,17 @@ func mcpOptions(tools skillsmcp.Options, backend skillsmcp.Backend, log *slog.Lo
 	return tools
 }
 
+// engineConnected is the readiness of `skills mcp`: it serves what the
+// registry answers through the engine, so it is ready while connected.
+func engineConnected(client *iii.Client) health.Check {
+	return func() error {
+		if !client.Connected() {
+			return errors.New("not connected to the iii engine")
+		}
+		return nil
+	}
+}
+
 func runMCP(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("skills mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -102,7 +120,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", envOr("SKILLS_LOG", "info"), "Log level: debug, info, warn or error (logs go to stderr)")
 	noSkillTools := fs.Bool("no-skill-tools", false, "Leave out the list_skills and read_skill tools (for clients without resource support)")
 	allowSideEffects := fs.Bool("allow-side-effects", false, sideEffectsUsage)
-	configPath := fs.String("config", "./config.yaml", "Path to config.yaml (its mcp section; a missing file keeps the defaults)")
+	configPath := fs.String("config", "./config.yaml", "Path to config.yaml (its mcp section and mcp_allow_host; a missing file keeps the defaults)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage:\n  skills mcp --stdio [--url URL]\n  skills mcp --http ADDR [--url URL] [--token T]\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -125,6 +143,15 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	}
 	tools := skillsmcp.Options{NoSkillTools: *noSkillTools, AllowSideEffects: *allowSideEffects || cfg.MCP.AllowSideEffects,
 		AllowSideEffectsSetting: "--allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
+	hostsCfg, err := loadHostsConfig(*configPath)
+	if err != nil {
+		log.Warn("host names of the config ignored", "path", *configPath, "err", err)
+	}
+	httpOpts, err := limits.withHosts(fs, limits.options(*token), hostsCfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "skills mcp: %v\n", err)
+		return 2
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -146,7 +173,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	// The registry publishes its catalog over iii (skillsext.Register).
 	backend := &skillsext.Remote{Client: client}
 	if *httpAddr != "" {
-		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, limits.options(*token), backend, tools, log, nil, "")
+		stopHTTP, err := startMCPHTTP(ctx, client, *httpAddr, httpOpts, backend, tools, log, nil, "", nil, engineConnected(client))
 		if err != nil {
 			log.Error("cannot start the MCP endpoint", "addr", *httpAddr, "err", err)
 			return 1

@@ -23,6 +23,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/health"
 	"github.com/iii-skills/skills/server/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/sandbox"
@@ -186,16 +187,34 @@ func sandboxState(rt *skillsprotocol.Runtime) string {
 	return "bubblewrap (" + string(mode) + ")"
 }
 
-// serveHTTP serves /mcp and, when rt is set and rpcPath is not empty, the
-// Skills Protocol at rpcPath, until ctx ends.
-func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts skillsmcp.HTTPOptions, rt *skillsprotocol.Runtime, rpcPath string) error {
+// serveHTTP serves /mcp, the probes /healthz and /readyz (ready: nil is
+// always ready), with page set the web page at /, and, when rt is set and
+// rpcPath is not empty, the Skills Protocol at rpcPath, until ctx ends.
+func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts skillsmcp.HTTPOptions, rt *skillsprotocol.Runtime, rpcPath string,
+	page func(httpguard.Policy) (http.Handler, func()), ready health.Check) error {
 	mux := http.NewServeMux()
+	// Probes answer outside the door rules (see package health).
+	health.Mount(mux, ready)
+	opts.ListenAddr = ln.Addr().String()
 	mux.Handle(skillsmcp.Path, srv.HTTPHandler(opts))
+	if page != nil {
+		// The page applies the same Host, Origin and token rules itself
+		// (its sign-in form must be reachable without the token).
+		h, closePage := page(opts.Policy())
+		// Closing ends the page's event streams, which would otherwise
+		// hold the server's graceful shutdown until its deadline.
+		stopPage := context.AfterFunc(ctx, closePage)
+		defer func() {
+			if stopPage() {
+				closePage()
+			}
+		}()
+		mux.Handle("/", h)
+	}
 	if rt != nil && rpcPath != "" {
-		// Host is checked too: /rpc runs code, so a DNS-rebinding page must
-		// not reach it under a foreign name.
-		guard := httpguard.Policy{AllowedOrigins: opts.AllowedOrigins, OriginsSetting: opts.OriginsSetting, Token: opts.Token,
-			CheckHost: true, ListenAddr: ln.Addr().String()}
+		// The same door as /mcp: Origin, Host (against DNS rebinding; /rpc
+		// runs code) and token.
+		guard := opts.Policy()
 		mux.Handle(rpcPath, guard.Wrap(rt))
 		mux.Handle(strings.TrimSuffix(rpcPath, "/")+"/tools", guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defs, err := skillsprotocol.ToolDefinitions(r.URL.Query().Get("format"))

@@ -28,6 +28,8 @@ type sessionLimits struct {
 	idle          *time.Duration
 	origins       *string
 	originsFlagID string
+	hosts         *string
+	hostsFlag     string
 }
 
 func mcpSessionFlags(fs *flag.FlagSet, prefix string) sessionLimits {
@@ -39,7 +41,22 @@ func mcpSessionFlags(fs *flag.FlagSet, prefix string) sessionLimits {
 		origins: fs.String(prefix+"allow-origin", "",
 			"Comma-separated browser origins (https://app.example) allowed to use the HTTP endpoints (MCP, Skills Protocol) besides loopback pages; clients that send no Origin are always allowed"),
 		originsFlagID: "--" + prefix + "allow-origin",
+		hosts: fs.String(prefix+"allow-host", "",
+			"Comma-separated Host names the HTTP endpoints (MCP, Skills Protocol) answer to besides loopback names and the listen address: the public name a reverse proxy forwards (skills.example.com), *.example.com for every subdomain, * for any (config mcp_allow_host)"),
+		hostsFlag: prefix + "allow-host",
 	}
+}
+
+// withHosts resolves the Host names of the HTTP endpoints (the flag, else
+// the config key) into opts.
+func (l sessionLimits) withHosts(fs *flag.FlagSet, opts skillsmcp.HTTPOptions, cfg hostsConfig) (skillsmcp.HTTPOptions, error) {
+	hosts, err := allowedHosts(fs, l.hostsFlag, *l.hosts, cfg.MCPAllowHost, "mcp_allow_host")
+	if err != nil {
+		return opts, err
+	}
+	opts.AllowedHosts = hosts
+	opts.HostsSetting = "--" + l.hostsFlag + " (config mcp_allow_host)"
+	return opts, nil
 }
 
 func (l sessionLimits) options(token string) skillsmcp.HTTPOptions {

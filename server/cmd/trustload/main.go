@@ -16,9 +16,13 @@
 // leak of the load); the cold value is reported beside it. Exit status 1
 // when either check fails.
 //
-// kill9: concurrent writers call skills::register and state::set; the
-// server is killed with SIGKILL mid-load and restarted on the same data
-// directory, and every acknowledged write must read back. Exit status 1 if
+// kill9: concurrent writers call skills::register and state::set, and
+// each also registers new versions of a skill of its own and moves its
+// "stable" label onto them (skills::label); the server is killed with
+// SIGKILL mid-load and restarted on the same data directory, and every
+// acknowledged write must read back: each acknowledged version by its
+// number (iii://id@N) within retention (the last 45 of each skill), and
+// the label no older than its last acknowledged move. Exit status 1 if
 // any is missing.
 //
 // rpcmem: small /rpc requests that named big blobs (issue 20, attack 3);
@@ -190,7 +194,7 @@ func kill9(args []string) error {
 		if err != nil {
 			return fmt.Errorf("run %d: %w", run, err)
 		}
-		fmt.Printf("kill9 run %d: %d writers, %d acknowledged writes (skills::register + state::set), %d missing after restart\n",
+		fmt.Printf("kill9 run %d: %d writers, %d acknowledged writes (skills::register + state::set + versions + label moves), %d missing after restart\n",
 			run, *writers, acked, len(missing))
 		if len(missing) > 0 {
 			failed = append(failed, fmt.Errorf("run %d: %d acknowledged writes missing, e.g. %s", run, len(missing), missing[0]))
@@ -253,6 +257,25 @@ func kill9Run(bin string, writers int, writeFor time.Duration) (int, []string, e
 				mu.Lock()
 				acked = append(acked, write{"state", key, val})
 				mu.Unlock()
+				// A new version of the writer's own skill, then its label.
+				vid, vbody := fmt.Sprintf("kill9/versioned/w%d", w), fmt.Sprintf("# W%d\n\nversion body %d", w, n)
+				if _, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::register",
+					Data: js(map[string]string{"id": vid, "skill": vbody, "message": "n" + strconv.Itoa(n)}), Timeout: 5 * time.Second}); err != nil {
+					return
+				}
+				out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::label",
+					Data: js(map[string]any{"id": vid, "label": "stable", "version": "latest"}), Timeout: 5 * time.Second})
+				if err != nil {
+					return
+				}
+				var move struct{ Version int }
+				if json.Unmarshal(out, &move) != nil || move.Version < 1 {
+					return
+				}
+				mu.Lock()
+				acked = append(acked, write{"version", fmt.Sprintf("%s@%d", vid, move.Version), vbody},
+					write{"label", vid, strconv.Itoa(move.Version)})
+				mu.Unlock()
 			}
 		}()
 	}
@@ -270,8 +293,25 @@ func kill9Run(bin string, writers int, writeFor time.Duration) (int, []string, e
 		return 0, nil, err
 	}
 	defer c.Close()
+	// Retention keeps the last 50 versions of an id (and labelled ones):
+	// older acknowledged versions may be gone by design, so only the last
+	// 45 acknowledged ones of each skill are checked (a writer has at most
+	// one unacknowledged version in flight).
+	newest := map[string]int{}
+	for _, w := range acked {
+		if w.kind == "label" {
+			v, _ := strconv.Atoi(w.value)
+			newest[w.key] = max(newest[w.key], v)
+		}
+	}
 	var missing []string
 	for _, w := range acked {
+		if w.kind == "version" {
+			id, v, _ := strings.Cut(w.key, "@")
+			if n, _ := strconv.Atoi(v); n <= newest[id]-45 {
+				continue
+			}
+		}
 		switch w.kind {
 		case "skill":
 			out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skill::fetch",
@@ -279,6 +319,21 @@ func kill9Run(bin string, writers int, writeFor time.Duration) (int, []string, e
 			var text string
 			if err != nil || json.Unmarshal(out, &text) != nil || !strings.Contains(text, w.value) {
 				missing = append(missing, "skill "+w.key)
+			}
+		case "version":
+			out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::resources-read",
+				Data: js(map[string]string{"uri": "iii://" + w.key})})
+			var read struct{ Contents []struct{ Text string } }
+			if err != nil || json.Unmarshal(out, &read) != nil || len(read.Contents) != 1 || read.Contents[0].Text != w.value {
+				missing = append(missing, "version "+w.key)
+			}
+		case "label":
+			out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::versions",
+				Data: js(map[string]string{"id": w.key})})
+			var l struct{ Labels map[string]int }
+			want, _ := strconv.Atoi(w.value)
+			if err != nil || json.Unmarshal(out, &l) != nil || l.Labels["stable"] < want {
+				missing = append(missing, fmt.Sprintf("label stable of %s at %d or later", w.key, want))
 			}
 		case "state":
 			out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "state::get",

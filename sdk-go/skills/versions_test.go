@@ -1,0 +1,62 @@
+package skills_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/iii-skills/skills/sdk-go/skills"
+)
+
+// Message and author reach the registry's history, and labels move.
+func TestPublisherVersionsAndLabels(t *testing.T) {
+	srv := startServer(t, freePort(t), t.TempDir())
+	p := skills.NewPublisher(dial(t, srv.url), skills.WithLogger(quietLogger))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.Skill("versioned", "# V1\n", skills.WithMessage("first cut"), skills.WithAuthor("go-sdk")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := skills.Prompt(p, "vp", "Versioned prompt", func(context.Context, struct{}) (skills.PromptResult, error) {
+		return skills.Content("x"), nil
+	}, skills.WithMessage("prompt v1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Adding the id again after Start registers at once: a second version.
+	if err := p.Skill("versioned", "# V2\n", skills.WithMessage("second cut")); err != nil {
+		t.Fatal(err)
+	}
+	var h skills.History
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var err error
+		if h, err = p.SkillVersions(ctx, "versioned"); err == nil && h.Latest == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("second version not recorded: %+v %v", h, err)
+		}
+	}
+	if h.Versions[0].Message != "second cut" || h.Versions[1].Message != "first cut" || h.Versions[1].Author != "go-sdk" {
+		t.Fatalf("history %+v", h)
+	}
+	m, err := p.LabelSkill(ctx, "versioned", "production", "1", "")
+	if err != nil || m.Version != 1 || m.Label != "production" {
+		t.Fatalf("label: %+v %v", m, err)
+	}
+	if m, err = p.LabelSkill(ctx, "versioned", "staging", "production", ""); err != nil || m.Version != 1 {
+		t.Fatalf("label by label: %+v %v", m, err)
+	}
+	if _, err := p.LabelSkill(ctx, "versioned", "latest", "1", ""); err == nil {
+		t.Fatal("moving latest by hand was accepted")
+	}
+	ph, err := p.PromptVersions(ctx, "vp")
+	if err != nil || ph.Latest != 1 || ph.Versions[0].Message != "prompt v1" {
+		t.Fatalf("prompt history %+v %v", ph, err)
+	}
+	if m, err := p.LabelPrompt(ctx, "vp", "stable", "latest", ""); err != nil || m.Version != 1 {
+		t.Fatalf("prompt label: %+v %v", m, err)
+	}
+}

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/history"
+	"github.com/iii-skills/skills/server/worker"
+)
+
+// adminTokenEnv supplies --admin-token when the flag is not given.
+const adminTokenEnv = "SKILLS_ADMIN_TOKEN"
+
+// versionFlags declares the worker's history flags on fs; the returned
+// function applies them to the worker's options (with the embedded engine's
+// store as the history backend in standalone mode).
+func versionFlags(fs *flag.FlagSet) func(*worker.Options, *engine.Engine) {
+	serve := fs.String("serve-label", "", "Reads without a version selector serve this label where a skill or prompt has it, else the newest version (overrides config versions.serve_label)")
+	admin := fs.String("admin-token", os.Getenv(adminTokenEnv), "Token that unlocks moving protected labels (skills::label admin_token; env "+adminTokenEnv+")")
+	protected := fs.String("protected-labels", "", "Comma-separated labels that move only with --admin-token (overrides config versions.protected_labels)")
+	return func(o *worker.Options, eng *engine.Engine) {
+		o.ServeLabel, o.AdminToken = *serve, *admin
+		if *protected != "" {
+			o.ProtectedLabels = splitList(*protected)
+		}
+		if eng != nil {
+			// History joins the engine's group commit in-process.
+			o.History = history.StoreBackend(eng.StateStore())
+		}
+	}
+}
+
+// subcommand is the type of main.go's subcommands table.
+type subcommand = struct {
+	name string
+	run  func(args []string, stdout, stderr io.Writer) int
+}
+
+// The version subcommands join the table here, so main.go keeps one line
+// of usage per command and nothing else.
+func init() {
+	subcommands = append(subcommands, subcommand{"versions", runVersions}, subcommand{"diff", runDiff},
+		subcommand{"label", runLabel}, subcommand{"rollback", runRollback})
+}
+
+// versionCmd is what the version subcommands share: the engine flags, the
+// --prompt switch and positional arguments anywhere among the flags.
+type versionCmd struct {
+	name   string
+	fs     *flag.FlagSet
+	url    *string
+	token  *string
+	prompt *bool
+	asJSON *bool
+	wait   *time.Duration
+	stderr io.Writer
+}
+
+func newVersionCmd(name, usage string, stderr io.Writer) *versionCmd {
+	fs := flag.NewFlagSet("skills "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &versionCmd{name: name, fs: fs, stderr: stderr,
+		url:    fs.String("url", envOr("III_URL", iii.DefaultEngineURL), "WebSocket URL of the iii engine"),
+		token:  fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token the engine requires (env "+engineTokenEnv+")"),
+		prompt: fs.Bool("prompt", false, "Act on a prompt (by name) instead of a skill"),
+		asJSON: fs.Bool("json", false, "Print the function's JSON answer"),
+		wait:   fs.Duration("timeout", 30*time.Second, "How long to wait for the engine and the result"),
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: skills %s\n\nFlags:\n", usage)
+		fs.PrintDefaults()
+	}
+	return c
+}
+
+// parse reads flags and positional arguments in any order; want is the
+// number of positional arguments.
+func (c *versionCmd) parse(args []string, want int) ([]string, int) {
+	var pos []string
+	for {
+		if err := c.fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, 0
+			}
+			return nil, 2
+		}
+		args = c.fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if len(pos) != want {
+		fmt.Fprintf(c.stderr, "skills %s: expected %d argument(s), got %d (see skills %s --help)\n", c.name, want, len(pos), c.name)
+		return nil, 2
+	}
+	return pos, -1
+}
+
+// fn is the function id of op for a skill or a prompt.
+func (c *versionCmd) fn(op string) string {
+	if *c.prompt {
+		return "prompts::" + op
+	}
+	return "skills::" + op
+}
+
+// key is the payload key naming the skill or prompt.
+func (c *versionCmd) key() string {
+	if *c.prompt {
+		return "name"
+	}
+	return "id"
+}
+
+// call triggers fn with payload and returns the result.
+func (c *versionCmd) call(fn string, payload map[string]any) (json.RawMessage, int) {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "skills %s: %v\n", c.name, err)
+		return nil, 2
+	}
+	if err := probeEngine(*c.url); err != nil {
+		fmt.Fprintf(c.stderr, "skills %s: %v\n", c.name, err)
+		return nil, 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *c.wait)
+	defer cancel()
+	client := iii.RegisterWorker(*c.url, iii.WithName("skills-"+c.name),
+		iii.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), withEngineToken(*c.token))
+	defer client.Close()
+	if err := client.Connect(ctx); err != nil {
+		fmt.Fprintf(c.stderr, "skills %s: cannot reach the iii engine at %s: %v\n", c.name, *c.url, err)
+		return nil, 1
+	}
+	out, err := client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: body, Timeout: *c.wait})
+	if err != nil {
+		fmt.Fprintf(c.stderr, "skills %s: %s: %v\n", c.name, fn, err)
+		return nil, 1
+	}
+	return out, 0
+}
+
+// selectorArg turns a VERSION argument into the payload value: a number
+// when it is one, else a label.
+func selectorArg(s string) any {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	return s
+}
+
+func runVersions(args []string, stdout, stderr io.Writer) int {
+	c := newVersionCmd("versions", "versions [--prompt] ID", stderr)
+	pos, rc := c.parse(args, 1)
+	if rc >= 0 {
+		return rc
+	}
+	out, rc := c.call(c.fn("versions"), map[string]any{c.key(): pos[0]})
+	if rc != 0 {
+		return rc
+	}
+	if *c.asJSON {
+		fmt.Fprintln(stdout, prettyOrRaw(out))
+		return 0
+	}
+	var l history.Listing
+	if err := json.Unmarshal(out, &l); err != nil {
+		fmt.Fprintf(stderr, "skills versions: unexpected answer %s: %v\n", clip(string(out), 200), err)
+		return 1
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "VERSION\tREGISTERED_AT\tBYTES\tSHA256\tLABELS\tMESSAGE")
+	for _, v := range l.Versions {
+		msg := v.Message
+		if v.Author != "" {
+			msg = strings.TrimSpace(msg + " (" + v.Author + ")")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\n", v.Version, v.RegisteredAt, v.Bytes, clip(v.SHA256, 12), strings.Join(v.Labels, ","), msg)
+	}
+	_ = tw.Flush()
+	return 0
+}
+
+func runDiff(args []string, stdout, stderr io.Writer) int {
+	c := newVersionCmd("diff", "diff [--prompt] ID FROM TO   (versions or labels)", stderr)
+	pos, rc := c.parse(args, 3)
+	if rc >= 0 {
+		return rc
+	}
+	out, rc := c.call(c.fn("diff"), map[string]any{c.key(): pos[0], "from": selectorArg(pos[1]), "to": selectorArg(pos[2])})
+	if rc != 0 {
+		return rc
+	}
+	if *c.asJSON {
+		fmt.Fprintln(stdout, prettyOrRaw(out))
+		return 0
+	}
+	var d worker.DiffResult
+	if err := json.Unmarshal(out, &d); err != nil {
+		fmt.Fprintf(stderr, "skills diff: unexpected answer %s: %v\n", clip(string(out), 200), err)
+		return 1
+	}
+	if d.Diff == "" {
+		fmt.Fprintf(stderr, "%s: versions %d and %d are identical\n", d.ID, d.From, d.To)
+		return 0
+	}
+	fmt.Fprint(stdout, d.Diff)
+	return 0
+}
+
+func runLabel(args []string, stdout, stderr io.Writer) int {
+	c := newVersionCmd("label", "label [--prompt] [--admin-token T] ID LABEL VERSION", stderr)
+	admin := c.fs.String("admin-token", os.Getenv(adminTokenEnv), "Admin token, for a protected label (env "+adminTokenEnv+")")
+	pos, rc := c.parse(args, 3)
+	if rc >= 0 {
+		return rc
+	}
+	payload := map[string]any{c.key(): pos[0], "label": pos[1], "version": selectorArg(pos[2])}
+	if *admin != "" {
+		payload["admin_token"] = *admin
+	}
+	out, rc := c.call(c.fn("label"), payload)
+	if rc != 0 {
+		return rc
+	}
+	if *c.asJSON {
+		fmt.Fprintln(stdout, prettyOrRaw(out))
+		return 0
+	}
+	var m history.LabelMove
+	if err := json.Unmarshal(out, &m); err != nil {
+		fmt.Fprintf(stderr, "skills label: unexpected answer %s: %v\n", clip(string(out), 200), err)
+		return 1
+	}
+	was := "new label"
+	if m.Previous != 0 {
+		was = fmt.Sprintf("was %d", m.Previous)
+	}
+	fmt.Fprintf(stdout, "%s: %s → version %d (%s)\n", m.ID, m.Label, m.Version, was)
+	return 0
+}
+
+func runRollback(args []string, stdout, stderr io.Writer) int {
+	c := newVersionCmd("rollback", "rollback [--prompt] [--message M] [--author A] ID VERSION", stderr)
+	message := c.fs.String("message", "", "Message of the new version (default: rollback to version N)")
+	author := c.fs.String("author", "", "Author of the new version")
+	pos, rc := c.parse(args, 2)
+	if rc >= 0 {
+		return rc
+	}
+	payload := map[string]any{c.key(): pos[0], "version": selectorArg(pos[1])}
+	if *message != "" {
+		payload["message"] = *message
+	}
+	if *author != "" {
+		payload["author"] = *author
+	}
+	out, rc := c.call(c.fn("rollback"), payload)
+	if rc != 0 {
+		return rc
+	}
+	if *c.asJSON {
+		fmt.Fprintln(stdout, prettyOrRaw(out))
+		return 0
+	}
+	var r worker.RollbackResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		fmt.Fprintf(stderr, "skills rollback: unexpected answer %s: %v\n", clip(string(out), 200), err)
+		return 1
+	}
+	if !r.Created {
+		fmt.Fprintf(stdout, "%s: version %d already holds version %d's content; nothing changed\n", r.ID, r.Version, r.RolledBack)
+		return 0
+	}
+	fmt.Fprintf(stdout, "%s: version %d now holds version %d's content\n", r.ID, r.Version, r.RolledBack)
+	return 0
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iii-skills/skills/server/internal/testutil"
+)
+
+// The version subcommands against a real standalone registry process.
+func TestVersionSubcommands(t *testing.T) {
+	url := "ws://" + testutil.FreeAddr(t)
+	startSkills(t, "--standalone", "--url", url, "--data", t.TempDir(), "--mcp-addr", "",
+		"--protected-labels", "production", "--admin-token", "tok", "--serve-label", "production")
+	cli := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		rc := run(append(args, "--url", url), &out, &errb)
+		return out.String(), errb.String(), rc
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, _, rc := cli("trigger", "--function-id", "skills::list", "--timeout", "2s"); rc == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the registry did not come up")
+		}
+	}
+	for i, body := range []string{"# V1\nsame\n", "# V2\nsame\n"} {
+		payload := `{"id":"cli/x","skill":` + strings.ReplaceAll(`"`+body+`"`, "\n", `\n`) + `,"message":"m` + string(rune('1'+i)) + `","author":"me"}`
+		if _, errb, rc := cli("trigger", "--function-id", "skills::register", "--payload", payload); rc != 0 {
+			t.Fatal(errb)
+		}
+	}
+	out, errb, rc := cli("versions", "cli/x")
+	if rc != 0 || !strings.Contains(out, "VERSION") || !strings.Contains(out, "latest") || !strings.Contains(out, "m2 (me)") {
+		t.Fatalf("versions: rc %d\n%s%s", rc, out, errb)
+	}
+	out, errb, rc = cli("diff", "cli/x", "1", "latest")
+	if rc != 0 || out != "--- cli/x@1\n+++ cli/x@2\n@@ -1,2 +1,2 @@\n-# V1\n+# V2\n same\n" {
+		t.Fatalf("diff: rc %d\n%q%s", rc, out, errb)
+	}
+	_, errb, rc = cli("label", "--admin-token", "", "cli/x", "production", "1")
+	if rc != 1 || !strings.Contains(errb, "protected") {
+		t.Fatalf("protected label without token: rc %d %s", rc, errb)
+	}
+	out, errb, rc = cli("label", "--admin-token", "tok", "cli/x", "production", "1")
+	if rc != 0 || !strings.Contains(out, "production → version 1 (new label)") {
+		t.Fatalf("label: rc %d %s%s", rc, out, errb)
+	}
+	out, _, _ = cli("trigger", "--function-id", "skill::fetch", "--payload", `{"uri":"iii://cli/x"}`)
+	if !strings.Contains(out, "# V1") {
+		t.Fatalf("serve label not served: %s", out)
+	}
+	out, errb, rc = cli("rollback", "cli/x", "1", "--message", "back")
+	if rc != 0 || !strings.Contains(out, "version 3 now holds version 1's content") {
+		t.Fatalf("rollback: rc %d %s%s", rc, out, errb)
+	}
+	_, errb, rc = cli("versions", "cli/x", "extra")
+	if rc != 2 || !strings.Contains(errb, "expected 1 argument(s), got 2") {
+		t.Fatalf("extra argument: rc %d %s", rc, errb)
+	}
+	_, errb, rc = cli("diff", "cli/x", "1", "9")
+	if rc != 1 || !strings.Contains(errb, "skill cli/x has no version 9") {
+		t.Fatalf("unknown version: rc %d %s", rc, errb)
+	}
+}

@@ -1,0 +1,437 @@
+package deploytest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/testutil"
+)
+
+// repoRoot is the repository root (this package is server/internal/deploytest).
+var repoRoot = func() string {
+	wd, _ := os.Getwd()
+	return filepath.Clean(filepath.Join(wd, "..", "..", ".."))
+}()
+
+// tool finds a program; without it the test is "not run", or fails when
+// make test-deploy said the tools are installed.
+func tool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	for _, dir := range []string{"/usr/sbin", "/usr/bin", "/sbin"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return filepath.Join(dir, name)
+		}
+	}
+	if os.Getenv("DEPLOY_TESTS_REQUIRED") == "1" {
+		t.Fatalf("%s is not installed (make test-deploy installs it from Debian)", name)
+	}
+	t.Skipf("not run: %s is not installed (make test-deploy installs it)", name)
+	return ""
+}
+
+// skillsBinary is $SKILLS_BIN, else the binary built once into a temp dir.
+var builtSkills struct {
+	path string
+	err  error
+	done atomic.Bool
+}
+
+func skillsBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("SKILLS_BIN"); p != "" {
+		return p
+	}
+	if !builtSkills.done.Load() {
+		dir, err := os.MkdirTemp("", "deploytest-skills-")
+		if err == nil {
+			builtSkills.path = filepath.Join(dir, "skills")
+			cmd := exec.Command("go", "build", "-o", builtSkills.path, "./cmd/skills")
+			cmd.Dir = filepath.Join(repoRoot, "server")
+			if out, berr := cmd.CombinedOutput(); berr != nil {
+				err = fmt.Errorf("go build: %v\n%s", berr, out)
+			}
+		}
+		builtSkills.err = err
+		builtSkills.done.Store(true)
+	}
+	if builtSkills.err != nil {
+		t.Fatal(builtSkills.err)
+	}
+	return builtSkills.path
+}
+
+func readFile(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// replace replaces old in s (it must be there: the test follows the file).
+func replace(t *testing.T, s, old, new string) string {
+	t.Helper()
+	if !strings.Contains(s, old) {
+		t.Fatalf("the deployment file no longer contains %q; update the test with it", old)
+	}
+	return strings.ReplaceAll(s, old, new)
+}
+
+// The systemd unit passes `systemd-analyze verify` (with ExecStart pointed
+// at a real binary, the one thing verify needs on this machine) and keeps
+// the hardening the docs promise.
+func TestSystemdUnitVerifies(t *testing.T) {
+	analyze := tool(t, "systemd-analyze")
+	unit := readFile(t, "deploy/skills.service")
+	for _, want := range []string{"DynamicUser=yes", "StateDirectory=skills", "ProtectSystem=strict", "NoNewPrivileges=yes",
+		"--mcp-allow-host skills.example.com", "PrivateTmp=yes"} {
+		if !strings.Contains(unit, want) {
+			t.Errorf("deploy/skills.service lacks %s", want)
+		}
+	}
+	for _, breaks := range []string{"\nRestrictNamespaces=", "\nProtectKernelTunables=", "\nProtectHostname=", "\nPrivateUsers=", "\nProtectProc="} {
+		if strings.Contains(unit, breaks) {
+			t.Errorf("deploy/skills.service sets %s, which breaks the bubblewrap sandbox", strings.TrimSpace(breaks))
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "skills.service")
+	if err := os.WriteFile(path, []byte(replace(t, unit, "ExecStart=/usr/local/bin/skills", "ExecStart="+skillsBinary(t))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(analyze, "verify", path).CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+// The Caddyfile adapts, proxies to the registry and flushes at once.
+func TestCaddyfileAdapts(t *testing.T) {
+	caddy := tool(t, "caddy")
+	out, err := exec.Command(caddy, "adapt", "--config", filepath.Join(repoRoot, "deploy", "Caddyfile"), "--adapter", "caddyfile").Output()
+	if err != nil {
+		t.Fatalf("caddy adapt: %v", err)
+	}
+	for _, want := range []string{`"dial":"127.0.0.1:49135"`, `"flush_interval":-1`, `"skills.example.com"`, `"uri":"/readyz"`} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("adapted Caddyfile lacks %s: %s", want, out)
+		}
+	}
+}
+
+// selfSigned writes a certificate for skills.example.com and returns the
+// cert and key paths and a pool that trusts it.
+func selfSigned(t *testing.T, dir string) (certPath, keyPath string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "skills.example.com"},
+		DNSNames: []string{"skills.example.com"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	certPath, keyPath = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	_ = os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certPath, keyPath, pool
+}
+
+// start runs a process until the test ends (SIGTERM, then SIGKILL).
+func start(t *testing.T, name string, args ...string) *testutil.Buffer {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	out := &testutil.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = append(os.Environ(), "SKILLS_LOG=info")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("%s output:\n%s", filepath.Base(name), out.String())
+		}
+	})
+	return out
+}
+
+// eventually polls cond until it holds (the deadline only bounds a broken
+// setup; it is not a timing assertion).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The nginx example, run on 127.0.0.1 with a throwaway certificate in front
+// of a real registry, serves https://skills.example.com: the probes, /rpc,
+// and /mcp with its SSE stream unbuffered (a notification arrives while the
+// stream stays open). Port 80 redirects to https.
+func TestBehindNginx(t *testing.T) {
+	nginx := tool(t, "nginx")
+	bin := skillsBinary(t)
+	dir := t.TempDir()
+	engineAddr, httpAddr := testutil.FreeAddr(t), testutil.FreeAddr(t)
+	logs := start(t, bin, "--standalone", "--config", filepath.Join(dir, "none.yaml"), "--url", "ws://"+engineAddr, "--data", filepath.Join(dir, "data"),
+		"--mcp-addr", httpAddr, "--mcp-allow-host", "skills.example.com", "--mcp-token", "s3cret")
+	eventually(t, "the registry is ready at "+httpAddr, func() bool {
+		resp, err := http.Get("http://" + httpAddr + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+
+	certPath, keyPath, pool := selfSigned(t, dir)
+	tlsAddr, plainAddr := testutil.FreeAddr(t), testutil.FreeAddr(t)
+	site := readFile(t, "deploy/nginx.conf")
+	site = replace(t, site, "server 127.0.0.1:49135;", "server "+httpAddr+";")
+	site = replace(t, site, "    listen 443 ssl http2;\n", "    listen "+tlsAddr+" ssl http2;\n")
+	site = replace(t, site, "    listen [::]:443 ssl http2;\n", "")
+	site = replace(t, site, "    listen 80;\n", "    listen "+plainAddr+";\n")
+	site = replace(t, site, "    listen [::]:80;\n", "")
+	site = replace(t, site, "/etc/letsencrypt/live/skills.example.com/fullchain.pem", certPath)
+	site = replace(t, site, "/etc/letsencrypt/live/skills.example.com/privkey.pem", keyPath)
+	if err := os.WriteFile(filepath.Join(dir, "site.conf"), []byte(site), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;\n" // workers must read the temp dir
+	}
+	main := user + `pid nginx.pid;
+error_log error.log info;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path tmp-body; proxy_temp_path tmp-proxy; fastcgi_temp_path tmp-fcgi;
+    uwsgi_temp_path tmp-uwsgi; scgi_temp_path tmp-scgi;
+    include site.conf;
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(nginx, "-t", "-p", dir+"/", "-c", filepath.Join(dir, "nginx.conf")).CombinedOutput(); err != nil {
+		t.Fatalf("nginx -t: %v\n%s", err, out)
+	}
+	start(t, nginx, "-p", dir+"/", "-c", filepath.Join(dir, "nginx.conf"), "-g", "daemon off;")
+	eventually(t, "nginx listens on "+tlsAddr, func() bool {
+		c, err := net.Dial("tcp", tlsAddr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+
+	// https://skills.example.com resolves to nginx's port here. Every
+	// connection is closed when the test's deadline passes, so a proxy
+	// that holds a response back (buffering) fails the test instead of
+	// hanging it.
+	deadline, cancelDeadline := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancelDeadline()
+	var conns connSet
+	context.AfterFunc(deadline, conns.closeAll)
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		target := map[string]string{"skills.example.com:443": tlsAddr, "skills.example.com:80": plainAddr}[addr]
+		if target == "" {
+			return nil, fmt.Errorf("unexpected address %s", addr)
+		}
+		c, err := (&net.Dialer{}).DialContext(ctx, network, target)
+		if err == nil {
+			conns.add(c)
+		}
+		return c, err
+	}
+	transport := &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "skills.example.com"}}
+	client := &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	t.Cleanup(transport.CloseIdleConnections)
+	const base = "https://skills.example.com"
+
+	send := func(method, path, token, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v\nnginx error log:\n%s", method, path, err, readTail(dir))
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+
+	if resp, body := send(http.MethodGet, "/readyz", "", ""); resp.StatusCode != 200 || body != "ready\n" {
+		t.Errorf("/readyz through nginx: %d %q", resp.StatusCode, body)
+	}
+	if resp, body := send(http.MethodPost, "/rpc", "s3cret", `{"jsonrpc":"2.0","id":1,"method":"list_skills","params":{}}`); resp.StatusCode != 200 || !strings.Contains(body, `"result"`) {
+		t.Errorf("/rpc through nginx: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := send(http.MethodPost, "/rpc", "", `{"jsonrpc":"2.0","id":1,"method":"list_skills","params":{}}`); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/rpc through nginx without the token: %d, want 401", resp.StatusCode)
+	}
+	plain := &http.Client{Transport: &http.Transport{DialContext: dial},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if resp, err := plain.Get("http://skills.example.com/mcp"); err != nil || resp.StatusCode != http.StatusMovedPermanently ||
+		resp.Header.Get("Location") != "https://skills.example.com/mcp" {
+		t.Errorf("port 80: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+
+	// An MCP client through nginx: it lists, then hears of a skill
+	// registered meanwhile on its open SSE stream.
+	changed := make(chan struct{}, 16)
+	mcpClient := sdk.NewClient(&sdk.Implementation{Name: "deploytest", Version: "1"}, &sdk.ClientOptions{
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}})
+	ctx := deadline
+	cs, err := mcpClient.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{"s3cret", transport}}}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("MCP connect through nginx: %v\nregistry log:\n%s", err, logs.String())
+	}
+	defer cs.Close()
+	if _, err := cs.ListResources(ctx, nil); err != nil {
+		t.Fatalf("resources/list through nginx: %v", err)
+	}
+	publisher := iii.RegisterWorker("ws://"+engineAddr, iii.WithName("deploytest-publisher"))
+	defer publisher.Close()
+	if err := publisher.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Registering again until a notification arrives covers a stream that
+	// opens after the first registration; the deadline bounds a buffered
+	// (broken) proxy.
+	for i := 0; ; i++ {
+		data, _ := json.Marshal(map[string]string{"id": fmt.Sprintf("deploy-check-%d", i), "skill": "# Deploy check\n"})
+		if _, err := publisher.Trigger(ctx, iii.TriggerRequest{FunctionID: "skills::register", Data: data}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-changed:
+			return
+		case <-time.After(500 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatalf("no resources/list_changed reached the MCP client through nginx (is the SSE stream buffered?)\nnginx error log:\n%s", readTail(dir))
+		}
+	}
+}
+
+// connSet closes every connection it was given, at once.
+type connSet struct {
+	mu     sync.Mutex
+	conns  []net.Conn
+	closed bool
+}
+
+func (s *connSet) add(c net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		_ = c.Close()
+		return
+	}
+	s.conns = append(s.conns, c)
+}
+
+func (s *connSet) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for _, c := range s.conns {
+		_ = c.Close()
+	}
+}
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// readTail is the end of nginx's error log, for failure messages.
+func readTail(dir string) string {
+	f, err := os.Open(filepath.Join(dir, "error.log"))
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) > 40 {
+		lines = lines[len(lines)-40:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,35 @@
+package skillsprotocol
+
+import "github.com/iii-skills/skills/server/catalog"
+
+// SkillHistory returns the body of a version of a skill published over iii
+// (the registry's history, docs/versions.md): selector is a version number
+// ("3") or a label ("production"). ok is false when the skill has no such
+// version or label.
+type SkillHistory func(id, selector string) (body string, ok bool)
+
+// SetSkillHistory lets describe_skill and read_skill_file serve the
+// registry's versions of published skills: their `version` then also takes
+// a registry version number or label. Safe to call at any time.
+func (r *Runtime) SetSkillHistory(h SkillHistory) { r.history.Store(&h) }
+
+// historyView is version (a registry version or label) of the published
+// skill id, as a view; ok false when there is none.
+func (r *Runtime) historyView(id, version string) (skillView, bool) {
+	h := r.history.Load()
+	if h == nil {
+		return skillView{}, false
+	}
+	e, ok := r.cat.Get(id)
+	if !ok || e.Origin.Kind != catalog.OriginPublished {
+		return skillView{}, false
+	}
+	body, ok := (*h)(id, version)
+	if !ok {
+		return skillView{}, false
+	}
+	old := &catalog.Entry{ID: e.ID, Version: version, Kind: e.Kind, Body: catalog.Inline(body),
+		BodyDigest: catalog.DigestOfString(body), Origin: e.Origin, Modified: e.Modified}
+	old.SetSummary(body)
+	return viewOf(old), true
+}

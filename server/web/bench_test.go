@@ -1,0 +1,76 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/iii-skills/skills/server/catalog"
+)
+
+// tenThousand is a catalog of 10 000 skills in 100 namespaces.
+func tenThousand(b *testing.B) *Server {
+	entries := make([]*catalog.Entry, 0, 10000)
+	for i := range 10000 {
+		entries = append(entries, published(fmt.Sprintf("team-%02d/area-%d/skill-%05d", i%100, i%7, i),
+			fmt.Sprintf("# Skill %d\n\nDoes task number %d for the team, with a description long enough to look real.", i, i)))
+	}
+	s, _, _ := newTestServer(b, "", entries...)
+	return s
+}
+
+func benchPage(b *testing.B, target string) {
+	s := tenThousand(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:1"+target, nil))
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d", w.Code)
+		}
+	}
+	if per := b.Elapsed() / time.Duration(b.N); per > pageBudget {
+		b.Errorf("%s took %v per page, over the %v budget", target, per, pageBudget)
+	}
+}
+
+// pageBudget is the server time a page of a 10 000-skill catalog may take.
+const pageBudget = 200 * time.Millisecond
+
+// The catalog page of a 10 000-skill registry (target: ≤ 200 ms server time).
+func BenchmarkIndex10K(b *testing.B) { benchPage(b, "/") }
+
+// One namespace's last page.
+func BenchmarkIndexNamespace10K(b *testing.B) { benchPage(b, "/?ns=team-42&page=2") }
+
+// A search across 10 000 skills with the plain filter.
+func BenchmarkSearch10K(b *testing.B) { benchPage(b, "/?q=task+team") }
+
+// A skill page.
+func BenchmarkSkill10K(b *testing.B) { benchPage(b, "/skill/team-07/area-0/skill-00007") }
+
+// The catalog page right after a change (the tree order is rebuilt).
+func BenchmarkIndexAfterChange10K(b *testing.B) {
+	s := tenThousand(b)
+	src := s.cat.Source("published")
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		i++
+		if err := src.Put(published("team-00/area-0/skill-00000", fmt.Sprintf("# Skill 0\n\nVersion %d.", i))); err != nil {
+			b.Fatal(err)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:1/", nil))
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d", w.Code)
+		}
+	}
+	if per := b.Elapsed() / time.Duration(b.N); per > pageBudget {
+		b.Errorf("a page after a change took %v, over the %v budget", per, pageBudget)
+	}
+}

@@ -1,0 +1,461 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/history"
+	"github.com/iii-skills/skills/server/registry"
+)
+
+// Function ids of versions, labels and rollback (ours, not upstream's).
+const (
+	FnSkillsVersions  = "skills::versions"
+	FnSkillsLabel     = "skills::label"
+	FnSkillsRollback  = "skills::rollback"
+	FnSkillsDiff      = "skills::diff"
+	FnPromptsVersions = "prompts::versions"
+	FnPromptsLabel    = "prompts::label"
+	FnPromptsRollback = "prompts::rollback"
+	FnPromptsDiff     = "prompts::diff"
+)
+
+// maxMetaBytes bounds a version's message and author.
+const (
+	maxMessageBytes = 4096
+	maxAuthorBytes  = 256
+)
+
+// versionFunction is one function of the versions surface.
+type versionFunction struct {
+	id, description, request string
+	handler                  iii.Handler
+}
+
+func (w *Worker) versionFunctions() []versionFunction {
+	sel := `{"oneOf":[{"type":"integer","minimum":1},{"type":"string"}],"description":"a version number, or a label (latest, production, …)"}`
+	meta := `"message":{"type":"string","maxLength":4096},"author":{"type":"string","maxLength":256}`
+	return []versionFunction{
+		{FnSkillsVersions, "List a skill's kept versions, newest first, with their labels, and the label map.",
+			`{"type":"object","required":["id"],"properties":{"id":{"type":"string"}}}`, w.skillVersions},
+		{FnSkillsLabel, "Point a label (production, staging, …; not latest) at a version of a skill. Protected labels need admin_token.",
+			`{"type":"object","required":["id","label","version"],"properties":{"id":{"type":"string"},"label":{"type":"string"},"version":` + sel + `,"admin_token":{"type":"string"}}}`, w.skillLabel},
+		{FnSkillsRollback, "Register a version's body again as the skill's newest version (history is never rewritten).",
+			`{"type":"object","required":["id","version"],"properties":{"id":{"type":"string"},"version":` + sel + `,` + meta + `}}`, w.skillRollback},
+		{FnSkillsDiff, "Unified diff between two versions of a skill.",
+			`{"type":"object","required":["id","from","to"],"properties":{"id":{"type":"string"},"from":` + sel + `,"to":` + sel + `}}`, w.skillDiff},
+		{FnPromptsVersions, "List a prompt's kept versions, newest first, with their labels, and the label map.",
+			`{"type":"object","required":["name"],"properties":{"name":{"type":"string"}}}`, w.promptVersions},
+		{FnPromptsLabel, "Point a label (not latest) at a version of a prompt. Protected labels need admin_token.",
+			`{"type":"object","required":["name","label","version"],"properties":{"name":{"type":"string"},"label":{"type":"string"},"version":` + sel + `,"admin_token":{"type":"string"}}}`, w.promptLabel},
+		{FnPromptsRollback, "Register a version's definition again as the prompt's newest version.",
+			`{"type":"object","required":["name","version"],"properties":{"name":{"type":"string"},"version":` + sel + `,` + meta + `}}`, w.promptRollback},
+		{FnPromptsDiff, "Unified diff between two versions of a prompt's definition (JSON).",
+			`{"type":"object","required":["name","from","to"],"properties":{"name":{"type":"string"},"from":` + sel + `,"to":` + sel + `}}`, w.promptDiff},
+	}
+}
+
+func (w *Worker) registerVersionFunctions() error {
+	for _, f := range w.versionFunctions() {
+		_, err := w.client.RegisterFunction(f.id, f.handler, iii.RegisterFunctionOptions{
+			Description: f.description, RequestFormat: json.RawMessage(f.request)})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// payload is a decoded versions-function input.
+type payload struct {
+	fn     string
+	fields map[string]json.RawMessage
+}
+
+func decodePayload(fn string, raw json.RawMessage) (payload, error) {
+	p := payload{fn: fn}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(raw, &p.fields); err != nil || p.fields == nil {
+		return p, invalidArguments(fmt.Errorf("%s: the payload must be a JSON object", fn))
+	}
+	return p, nil
+}
+
+// str reads a string field; required ones must be present.
+func (p payload) str(name string, required bool, maxBytes int) (string, error) {
+	v, ok := p.fields[name]
+	if !ok || string(v) == "null" {
+		if required {
+			return "", invalidArguments(fmt.Errorf("%s: missing field `%s` (expected a string)", p.fn, name))
+		}
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", invalidArguments(fmt.Errorf("%s: field `%s` must be a string, got %s", p.fn, name, clip(v)))
+	}
+	if maxBytes > 0 && len(s) > maxBytes {
+		return "", invalidArguments(fmt.Errorf("%s: field `%s` is %d bytes, the limit is %d", p.fn, name, len(s), maxBytes))
+	}
+	return s, nil
+}
+
+// selector reads a version field: a version number (1 or more) or a label.
+func (p payload) selector(name string) (string, error) {
+	v, ok := p.fields[name]
+	if !ok || string(v) == "null" {
+		return "", invalidArguments(fmt.Errorf("%s: missing field `%s` (expected a version number or a label)", p.fn, name))
+	}
+	var n json.Number
+	if json.Unmarshal(v, &n) == nil && v[0] != '"' {
+		i, err := strconv.Atoi(n.String())
+		if err != nil || i < 1 {
+			return "", invalidArguments(fmt.Errorf("%s: field `%s` must be a version number of 1 or more, got %s", p.fn, name, clip(v)))
+		}
+		return strconv.Itoa(i), nil
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil || s == "" {
+		return "", invalidArguments(fmt.Errorf("%s: field `%s` must be a version number or a label, got %s", p.fn, name, clip(v)))
+	}
+	return s, nil
+}
+
+func clip(v json.RawMessage) string {
+	if len(v) > 64 {
+		return string(v[:64]) + "…"
+	}
+	return string(v)
+}
+
+// idOf reads and checks a skill id (field id) or prompt name (field name).
+func (p payload) idOf(skill bool) (string, error) {
+	if skill {
+		id, err := p.str("id", true, 0)
+		if err != nil {
+			return "", err
+		}
+		if err := registry.ValidateID(id); err != nil {
+			return "", invalidArguments(err)
+		}
+		return id, nil
+	}
+	name, err := p.str("name", true, 0)
+	if err != nil {
+		return "", err
+	}
+	if err := registry.ValidateName(name); err != nil {
+		return "", invalidArguments(err)
+	}
+	return name, nil
+}
+
+func (p payload) meta() (history.Meta, error) {
+	msg, err := p.str("message", false, maxMessageBytes)
+	if err != nil {
+		return history.Meta{}, err
+	}
+	author, err := p.str("author", false, maxAuthorBytes)
+	return history.Meta{Message: msg, Author: author}, err
+}
+
+// checkMeta bounds a registration's message and author.
+func checkMeta(fn, message, author string) error {
+	if len(message) > maxMessageBytes {
+		return invalidArguments(fmt.Errorf("%s: field `message` is %d bytes, the limit is %d", fn, len(message), maxMessageBytes))
+	}
+	if len(author) > maxAuthorBytes {
+		return invalidArguments(fmt.Errorf("%s: field `author` is %d bytes, the limit is %d", fn, len(author), maxAuthorBytes))
+	}
+	return nil
+}
+
+func (w *Worker) histOf(skill bool) *history.History {
+	if skill {
+		return w.hist.skills
+	}
+	return w.hist.prompts
+}
+
+func (w *Worker) versionsOf(fn string, skill bool, data json.RawMessage) (any, error) {
+	p, err := decodePayload(fn, data)
+	if err != nil {
+		return nil, err
+	}
+	id, err := p.idOf(skill)
+	if err != nil {
+		return nil, err
+	}
+	l, err := w.histOf(skill).Versions(id)
+	if err != nil {
+		return nil, historyError(err)
+	}
+	return l, nil
+}
+
+func (w *Worker) skillVersions(_ context.Context, data json.RawMessage) (any, error) {
+	return w.versionsOf(FnSkillsVersions, true, data)
+}
+
+func (w *Worker) promptVersions(_ context.Context, data json.RawMessage) (any, error) {
+	return w.versionsOf(FnPromptsVersions, false, data)
+}
+
+// label moves a label and, when it is the serve label and what is served
+// changed, announces the id as registered again.
+func (w *Worker) label(ctx context.Context, fn string, skill bool, data json.RawMessage) (any, error) {
+	p, err := decodePayload(fn, data)
+	if err != nil {
+		return nil, err
+	}
+	id, err := p.idOf(skill)
+	if err != nil {
+		return nil, err
+	}
+	label, err := p.str("label", true, 0)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := p.selector("version")
+	if err != nil {
+		return nil, err
+	}
+	token, err := p.str("admin_token", false, 0)
+	if err != nil {
+		return nil, err
+	}
+	h := w.histOf(skill)
+	if err := history.CheckLabel(label); err != nil {
+		return nil, historyError(err)
+	}
+	n, err := h.Resolve(id, sel)
+	if err != nil {
+		return nil, historyError(err)
+	}
+	before := h.Served(id, w.hist.serveLabel)
+	move, err := h.Label(id, label, n, token)
+	if err != nil {
+		return nil, historyError(err)
+	}
+	w.log.Info("label moved", "fn", fn, "id", id, "label", label, "version", n, "previous", move.Previous)
+	if label == w.hist.serveLabel && h.Served(id, w.hist.serveLabel) != before {
+		w.announce(ctx, skill, id)
+	}
+	return move, nil
+}
+
+// announce fires on-change register for id: what a read serves changed.
+func (w *Worker) announce(ctx context.Context, skill bool, id string) {
+	if skill {
+		w.index.Store(nil) // the index lists what is served
+		w.notify(ctx, w.skillSubs, registry.SkillChange{Op: registry.OpRegister, ID: id})
+		return
+	}
+	w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpRegister, Name: id})
+}
+
+func (w *Worker) skillLabel(ctx context.Context, data json.RawMessage) (any, error) {
+	return w.label(ctx, FnSkillsLabel, true, data)
+}
+
+func (w *Worker) promptLabel(ctx context.Context, data json.RawMessage) (any, error) {
+	return w.label(ctx, FnPromptsLabel, false, data)
+}
+
+// RollbackResult is the answer of skills::rollback and prompts::rollback.
+type RollbackResult struct {
+	ID         string `json:"id"`
+	Version    int    `json:"version"`     // the version now newest
+	Created    bool   `json:"created"`     // false: that content was the newest already
+	RolledBack int    `json:"rolled_back"` // the version whose content it holds
+}
+
+func (w *Worker) rollback(ctx context.Context, fn string, skill bool, data json.RawMessage) (any, error) {
+	p, err := decodePayload(fn, data)
+	if err != nil {
+		return nil, err
+	}
+	id, err := p.idOf(skill)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := p.selector("version")
+	if err != nil {
+		return nil, err
+	}
+	meta, err := p.meta()
+	if err != nil {
+		return nil, err
+	}
+	content, n, err := w.histOf(skill).Select(id, sel)
+	if err != nil {
+		return nil, historyError(err)
+	}
+	if meta.Message == "" {
+		meta.Message = fmt.Sprintf("rollback to version %d", n)
+	}
+	var v history.Version
+	var created bool
+	if skill {
+		_, v, created, err = w.putSkill(ctx, id, content, meta)
+	} else {
+		desc, fid, args, derr := decodePromptDefinition(content)
+		if derr != nil {
+			return nil, derr
+		}
+		_, v, created, err = w.putPrompt(ctx, id, desc, fid, args, meta)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return RollbackResult{ID: id, Version: v.Version, Created: created, RolledBack: n}, nil
+}
+
+func (w *Worker) skillRollback(ctx context.Context, data json.RawMessage) (any, error) {
+	return w.rollback(ctx, FnSkillsRollback, true, data)
+}
+
+func (w *Worker) promptRollback(ctx context.Context, data json.RawMessage) (any, error) {
+	return w.rollback(ctx, FnPromptsRollback, false, data)
+}
+
+// DiffResult is the answer of skills::diff and prompts::diff.
+type DiffResult struct {
+	ID   string `json:"id"`
+	From int    `json:"from"`
+	To   int    `json:"to"`
+	Diff string `json:"diff"` // unified diff; "" when both are equal
+}
+
+func (w *Worker) diff(fn string, skill bool, data json.RawMessage) (any, error) {
+	p, err := decodePayload(fn, data)
+	if err != nil {
+		return nil, err
+	}
+	id, err := p.idOf(skill)
+	if err != nil {
+		return nil, err
+	}
+	from, err := p.selector("from")
+	if err != nil {
+		return nil, err
+	}
+	to, err := p.selector("to")
+	if err != nil {
+		return nil, err
+	}
+	h := w.histOf(skill)
+	a, na, err := h.Select(id, from)
+	if err != nil {
+		return nil, historyError(err)
+	}
+	b, nb, err := h.Select(id, to)
+	if err != nil {
+		return nil, historyError(err)
+	}
+	if !skill { // one line per key: a readable diff of the definition
+		a, b = indentJSON(a), indentJSON(b)
+	}
+	name := func(n int) string { return id + registry.SelectorSep + strconv.Itoa(n) }
+	return DiffResult{ID: id, From: na, To: nb, Diff: history.Unified(name(na), name(nb), a, b)}, nil
+}
+
+func indentJSON(s string) string {
+	var out bytes.Buffer
+	if json.Indent(&out, []byte(s), "", "  ") != nil {
+		return s
+	}
+	return out.String() + "\n"
+}
+
+func (w *Worker) skillDiff(_ context.Context, data json.RawMessage) (any, error) {
+	return w.diff(FnSkillsDiff, true, data)
+}
+
+func (w *Worker) promptDiff(_ context.Context, data json.RawMessage) (any, error) {
+	return w.diff(FnPromptsDiff, false, data)
+}
+
+// putSkill stores body as skill id's served row and newest version (one
+// durable commit for both), updates the mirror and announces it.
+func (w *Worker) putSkill(ctx context.Context, id, body string, meta history.Meta) (registry.StoredSkill, history.Version, bool, error) {
+	row := registry.NewStoredSkill(id, body, time.Now())
+	v, created, err := w.hist.skills.Record(id, body, meta, func() error {
+		if err := w.state.setSkill(ctx, w.cfg.Scopes.Skills, row); err != nil {
+			return sdkError(err)
+		}
+		w.skills.put(row) // under the id's history lock: mirror order is write order
+		return nil
+	})
+	if err != nil {
+		return row, v, false, err
+	}
+	w.log.Info("skill registered", "id", row.ID, "bytes", len(row.Skill), "version", v.Version, "new_version", created)
+	w.log.Debug("skill body", "id", row.ID, "body", row.Skill)
+	w.notify(ctx, w.skillSubs, registry.SkillChange{Op: registry.OpRegister, ID: id})
+	return row, v, created, nil
+}
+
+// putPrompt is putSkill for a prompt.
+func (w *Worker) putPrompt(ctx context.Context, name, desc, fid string, args []registry.PromptArgument, meta history.Meta) (registry.StoredPrompt, history.Version, bool, error) {
+	row := registry.NewStoredPrompt(name, desc, fid, args, time.Now())
+	v, created, err := w.hist.prompts.Record(name, promptDefinition(desc, fid, args), meta, func() error {
+		return sdkError(w.state.set(ctx, w.cfg.Scopes.Prompts, name, row))
+	})
+	if err != nil {
+		return row, v, false, err
+	}
+	w.log.Info("prompt registered", "name", row.Name, "function_id", row.FunctionID, "version", v.Version, "new_version", created)
+	w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpRegister, Name: name})
+	return row, v, created, nil
+}
+
+// readSelected serves iii://{id}@{selector}.
+func (w *Worker) readSelected(id, selector string) (string, error) {
+	if err := registry.ValidateID(id); err != nil {
+		return "", invalidArguments(err)
+	}
+	body, _, err := w.hist.skills.Select(id, selector)
+	if err != nil {
+		return "", historyError(err)
+	}
+	return body, nil
+}
+
+// servedVersion returns the body the serve label pins for a published
+// skill, or ok false to serve the newest one.
+func (w *Worker) servedVersion(id string) (string, bool, error) {
+	n := w.hist.skills.Served(id, w.hist.serveLabel)
+	if n == 0 {
+		return "", false, nil
+	}
+	body, err := w.hist.skills.Content(id, n)
+	if err != nil {
+		return "", false, err
+	}
+	return body, true, nil
+}
+
+// SkillVersionBody returns the body of a version (number or label) of
+// skill id from the history, for the Skills Protocol's `version`.
+func (w *Worker) SkillVersionBody(id, selector string) (string, bool) {
+	body, _, err := w.hist.skills.Select(id, selector)
+	return body, err == nil
+}
+
+// splitSkillSelector is registry.SplitSelector with the worker's errors.
+func splitSkillSelector(id string) (string, string, bool, error) {
+	base, sel, ok, err := registry.SplitSelector(id)
+	if err != nil {
+		return "", "", false, invalidArguments(err)
+	}
+	return base, strings.TrimSpace(sel), ok, nil
+}

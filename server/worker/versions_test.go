@@ -1,0 +1,250 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/history"
+	"github.com/iii-skills/skills/server/registry"
+)
+
+// backends runs a test with history kept through state::* calls (a worker
+// against any engine) and straight in the engine's store (standalone).
+func backends(t *testing.T, run func(t *testing.T, opts ...func(*engine.Engine, *Options))) {
+	t.Run("state-calls", func(t *testing.T) { run(t) })
+	t.Run("engine-store", func(t *testing.T) {
+		run(t, func(e *engine.Engine, o *Options) { o.History = history.StoreBackend(e.StateStore()) })
+	})
+}
+
+func readURI(t *testing.T, s *stack, uri string) (string, error) {
+	t.Helper()
+	var out registry.ReadResult
+	if err := s.call(t, registry.FnSkillsResourcesRead, map[string]string{"uri": uri}, &out); err != nil {
+		return "", err
+	}
+	return out.Contents[0].Text, nil
+}
+
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	var inv *iii.InvocationError
+	if !errors.As(err, &inv) || inv.Code != code {
+		t.Fatalf("error %v, want code %s", err, code)
+	}
+}
+
+func TestVersionsOfSkills(t *testing.T) {
+	backends(t, func(t *testing.T, opts ...func(*engine.Engine, *Options)) {
+		s := startStack(t, t.TempDir(), opts...)
+		reg := func(body, msg string) {
+			s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "a/b", "skill": body, "message": msg, "author": "ci"}, nil)
+		}
+		reg("# One\n", "first")
+		reg("# One\n", "") // unchanged: no version
+		reg("# Two\n", "second")
+		var l history.Listing
+		s.mustCall(t, FnSkillsVersions, map[string]string{"id": "a/b"}, &l)
+		if l.Latest != 2 || len(l.Versions) != 2 || l.Versions[0].Message != "second" || l.Versions[1].Author != "ci" ||
+			l.Versions[0].Labels[0] != "latest" || l.Labels["latest"] != 2 || l.Versions[1].Bytes != 6 || len(l.Versions[1].SHA256) != 64 {
+			t.Fatalf("versions: %+v", l)
+		}
+		// Reads by selector, everywhere an iii:// URI is read.
+		for uri, want := range map[string]string{"iii://a/b@1": "# One\n", "iii://a/b@latest": "# Two\n", "iii://a/b": "# Two\n"} {
+			if got, err := readURI(t, s, uri); err != nil || got != want {
+				t.Fatalf("read %s = %q, %v", uri, got, err)
+			}
+		}
+		var fetched string
+		s.mustCall(t, registry.FnSkillFetch, map[string]string{"uri": "iii://a/b@1"}, &fetched)
+		if !strings.Contains(fetched, "# One") {
+			t.Fatalf("skill::fetch @1: %q", fetched)
+		}
+		_, err := readURI(t, s, "iii://a/b@7")
+		wantErr(t, err, "skill a/b has no version 7 (kept: 1-2)")
+		_, err = readURI(t, s, "iii://a/b@prod")
+		wantErr(t, err, `skill a/b has no label "prod" (labels: latest)`)
+		_, err = readURI(t, s, "iii://a/b@")
+		wantCode(t, err, registry.CodeInvalidArguments)
+		_, err = readURI(t, s, "iii://Bad@1")
+		wantCode(t, err, registry.CodeInvalidArguments)
+
+		// Labels, diff, rollback.
+		var move history.LabelMove
+		s.mustCall(t, FnSkillsLabel, map[string]any{"id": "a/b", "label": "production", "version": 1}, &move)
+		if move.Version != 1 || move.Previous != 0 {
+			t.Fatalf("label: %+v", move)
+		}
+		if got, _ := readURI(t, s, "iii://a/b@production"); got != "# One\n" {
+			t.Fatalf("read @production = %q", got)
+		}
+		wantCode(t, s.call(t, FnSkillsLabel, map[string]any{"id": "a/b", "label": "latest", "version": 1}, nil), registry.CodeInvalidArguments)
+		wantCode(t, s.call(t, FnSkillsLabel, map[string]any{"id": "a/b", "label": "x", "version": 0}, nil), registry.CodeInvalidArguments)
+		wantErr(t, s.call(t, FnSkillsLabel, map[string]any{"id": "a/b", "label": "x", "version": 9}, nil), "no version 9")
+		var d DiffResult
+		s.mustCall(t, FnSkillsDiff, map[string]any{"id": "a/b", "from": "production", "to": 2}, &d)
+		if d.Diff != "--- a/b@1\n+++ a/b@2\n@@ -1 +1 @@\n-# One\n+# Two\n" {
+			t.Fatalf("diff: %+v", d)
+		}
+		var rb RollbackResult
+		s.mustCall(t, FnSkillsRollback, map[string]any{"id": "a/b", "version": "production"}, &rb)
+		if rb.Version != 3 || !rb.Created || rb.RolledBack != 1 {
+			t.Fatalf("rollback: %+v", rb)
+		}
+		if got, _ := readURI(t, s, "iii://a/b"); got != "# One\n" {
+			t.Fatalf("after rollback: %q", got)
+		}
+		s.mustCall(t, FnSkillsVersions, map[string]string{"id": "a/b"}, &l)
+		if l.Latest != 3 || l.Versions[0].Message != "rollback to version 1" || len(l.Versions) != 3 {
+			t.Fatalf("after rollback: %+v", l)
+		}
+
+		// Unregister keeps history; a new register continues the numbering.
+		s.mustCall(t, registry.FnSkillsUnregister, map[string]string{"id": "a/b"}, nil)
+		if got, _ := readURI(t, s, "iii://a/b@2"); got != "# Two\n" {
+			t.Fatalf("history after unregister: %q", got)
+		}
+		_, err = readURI(t, s, "iii://a/b")
+		wantErr(t, err, "Skill not found: a/b")
+		reg("# Four\n", "")
+		s.mustCall(t, FnSkillsVersions, map[string]string{"id": "a/b"}, &l)
+		if l.Latest != 4 {
+			t.Fatalf("numbering after unregister: %+v", l)
+		}
+		wantErr(t, s.call(t, FnSkillsVersions, map[string]string{"id": "nope"}, nil), "skill nope has no versions")
+		wantCode(t, s.call(t, FnSkillsVersions, map[string]any{"id": 5}, nil), registry.CodeInvalidArguments)
+		wantCode(t, s.call(t, registry.FnSkillsRegister, map[string]any{"id": "m", "skill": "x", "message": strings.Repeat("m", 5000)}, nil), registry.CodeInvalidArguments)
+	})
+}
+
+func TestServeLabelAndProtectedLabels(t *testing.T) {
+	s := startStack(t, t.TempDir(), func(e *engine.Engine, o *Options) {
+		o.ServeLabel, o.ProtectedLabels, o.AdminToken = "production", []string{"production"}, "s3cret"
+	})
+	events := make(chan string, 16)
+	if _, err := s.caller.RegisterFunction("sub::skills", func(_ context.Context, data json.RawMessage) (any, error) {
+		var m map[string]any
+		_ = json.Unmarshal(data, &m)
+		events <- m["op"].(string) + " " + m["id"].(string)
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.caller.RegisterTrigger("sub-skills", registry.TriggerSkillsOnChange, "sub::skills", nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the subscription is bound", func() bool { return len(s.worker.skillSubs.Bindings()) == 1 })
+	next := func(want string) {
+		t.Helper()
+		select {
+		case got := <-events:
+			if got != want {
+				t.Fatalf("event %q, want %q", got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no event, want %q", want)
+		}
+	}
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "s", "skill": "v1"}, nil)
+	next("register s")
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "s", "skill": "v2"}, nil)
+	next("register s")
+	// No production label yet: the newest is served.
+	if got, _ := readURI(t, s, "iii://s"); got != "v2" {
+		t.Fatalf("served %q", got)
+	}
+	err := s.call(t, FnSkillsLabel, map[string]any{"id": "s", "label": "production", "version": 1}, nil)
+	wantErr(t, err, "protected")
+	wantCode(t, err, registry.CodeInvalidArguments)
+	s.mustCall(t, FnSkillsLabel, map[string]any{"id": "s", "label": "production", "version": 1, "admin_token": "s3cret"}, nil)
+	next("register s") // what is served changed
+	if got, _ := readURI(t, s, "iii://s"); got != "v1" {
+		t.Fatalf("served with production at 1: %q", got)
+	}
+	// A new version is staged, production still serves 1.
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "s", "skill": "v3"}, nil)
+	next("register s")
+	if got, _ := readURI(t, s, "iii://s"); got != "v1" {
+		t.Fatalf("served after staging v3: %q", got)
+	}
+	if got, _ := readURI(t, s, "iii://s@latest"); got != "v3" {
+		t.Fatalf("latest: %q", got)
+	}
+	// Unprotected labels move freely and serve nothing by themselves.
+	s.mustCall(t, FnSkillsLabel, map[string]any{"id": "s", "label": "staging", "version": 3}, nil)
+	s.mustCall(t, FnSkillsLabel, map[string]any{"id": "s", "label": "production", "version": "staging", "admin_token": "s3cret"}, nil)
+	next("register s")
+	if got, _ := readURI(t, s, "iii://s"); got != "v3" {
+		t.Fatalf("served after promotion: %q", got)
+	}
+}
+
+func TestVersionsOfPrompts(t *testing.T) {
+	s := startStack(t, t.TempDir())
+	reg := func(desc string) {
+		s.mustCall(t, registry.FnPromptsRegister, map[string]any{"name": "p", "description": desc, "function_id": "f::g", "message": desc}, nil)
+	}
+	reg("one")
+	reg("one")
+	reg("two")
+	var l history.Listing
+	s.mustCall(t, FnPromptsVersions, map[string]string{"name": "p"}, &l)
+	if l.Latest != 2 || len(l.Versions) != 2 || l.Versions[0].Message != "two" {
+		t.Fatalf("prompt versions: %+v", l)
+	}
+	var d DiffResult
+	s.mustCall(t, FnPromptsDiff, map[string]any{"name": "p", "from": 1, "to": 2}, &d)
+	if !strings.Contains(d.Diff, `-  "description": "one",`) || !strings.Contains(d.Diff, `+  "description": "two",`) {
+		t.Fatalf("prompt diff:\n%s", d.Diff)
+	}
+	s.mustCall(t, FnPromptsLabel, map[string]any{"name": "p", "label": "stable", "version": 1}, nil)
+	var rb RollbackResult
+	s.mustCall(t, FnPromptsRollback, map[string]any{"name": "p", "version": "stable"}, &rb)
+	if rb.Version != 3 || rb.RolledBack != 1 {
+		t.Fatalf("prompt rollback: %+v", rb)
+	}
+	raw, err := s.worker.state.get(context.Background(), "prompts", "p")
+	if err != nil || !strings.Contains(string(raw), `"description":"one"`) {
+		t.Fatalf("after rollback: %s %v", raw, err)
+	}
+	wantErr(t, s.call(t, FnPromptsVersions, map[string]string{"name": "nope"}, nil), "prompt nope has no versions")
+}
+
+func TestHistorySurvivesRestartAndRecordsOlderContent(t *testing.T) {
+	dir := t.TempDir()
+	s := startStack(t, dir)
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "k", "skill": "one"}, nil)
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "k", "skill": "two"}, nil)
+	s.mustCall(t, FnSkillsLabel, map[string]any{"id": "k", "label": "good", "version": 1}, nil)
+	// Written straight into state: history records it (state trigger).
+	row := registry.NewStoredSkill("k", "three", time.Now())
+	s.mustCall(t, "state::set", map[string]any{"scope": "skills", "key": "k", "value": row}, nil)
+	eventually(t, "a direct state write becomes a version", func() bool {
+		var l history.Listing
+		s.mustCall(t, FnSkillsVersions, map[string]string{"id": "k"}, &l)
+		return l.Latest == 3
+	})
+	// A skill stored before history existed: its row has no history yet.
+	old := registry.NewStoredSkill("legacy", "legacy body", time.Now())
+	s.mustCall(t, "state::set", map[string]any{"scope": "skills", "key": "legacy", "value": old}, nil)
+	s.stop()
+
+	s = startStack(t, dir)
+	var l history.Listing
+	eventually(t, "start-up records served content history lacks", func() bool {
+		return s.call(t, FnSkillsVersions, map[string]string{"id": "legacy"}, &l) == nil
+	})
+	s.mustCall(t, FnSkillsVersions, map[string]string{"id": "k"}, &l)
+	if l.Latest != 3 || l.Labels["good"] != 1 {
+		t.Fatalf("after restart: %+v", l)
+	}
+	if got, _ := readURI(t, s, "iii://k@good"); got != "one" {
+		t.Fatalf("label after restart: %q", got)
+	}
+}
