@@ -147,3 +147,54 @@ func encodeFiles(files map[string]string) []skillsprotocol.BundleFile {
 	}
 	return list
 }
+
+// skills::label and skills::rollback (and the prompt ones) change what an
+// id serves, as a register does: a team token may use them only in its
+// namespaces, and another team's served version is kept.
+func TestAttackScopedTokenCannotRollBackOrRelabelOtherTeams(t *testing.T) {
+	s := startSPServer(t, "engine_tokens:\n  - name: acme\n    token: "+scopeAcmeToken+"\n    namespaces: [acme]\n",
+		"--engine-token", scopeOperatorToken)
+	operator := connectWithToken(t, s.url, "operator", scopeOperatorToken)
+	acme := connectWithToken(t, s.url, "acme", scopeAcmeToken)
+	register := func(c *iii.Client, fn string, payload map[string]any) {
+		t.Helper()
+		if _, err := trigger(t, c, fn, payload); err != nil {
+			t.Fatalf("%s %v: %v", fn, payload, err)
+		}
+	}
+	for _, body := range []string{"# billing v1", "# billing v2"} {
+		register(operator, "skills::register", map[string]any{"id": "billing/x", "skill": body})
+		register(acme, "skills::register", map[string]any{"id": "acme/x", "skill": strings.Replace(body, "billing", "acme", 1)})
+	}
+	for _, desc := range []string{"billing v1", "billing v2"} {
+		register(operator, "prompts::register", map[string]any{"name": "billing-review", "description": desc, "function_id": "billing::review"})
+	}
+
+	for _, c := range []struct {
+		fn      string
+		payload map[string]any
+		want    string
+	}{
+		{"skills::rollback", map[string]any{"id": "billing/x", "version": 1}, `skill "billing/x"`},
+		{"skills::label", map[string]any{"id": "billing/x", "label": "production", "version": 1}, `skill "billing/x"`},
+		{"prompts::rollback", map[string]any{"name": "billing-review", "version": 1}, `prompt "billing-review"`},
+		{"prompts::label", map[string]any{"name": "billing-review", "label": "production", "version": 1}, `prompt "billing-review"`},
+	} {
+		_, err := trigger(t, acme, c.fn, c.payload)
+		wantForbidden(t, "acme calling "+c.fn, err, "forbidden: "+c.want+` is outside the namespaces of token "acme" (acme)`)
+	}
+	// In its own namespace the team rolls back and labels as before.
+	register(acme, "skills::rollback", map[string]any{"id": "acme/x", "version": 1})
+	register(acme, "skills::label", map[string]any{"id": "acme/x", "label": "production", "version": 1})
+
+	// billing's newest version is still the one served, and no rollback
+	// version was added.
+	out, err := trigger(t, operator, "skills::versions", map[string]any{"id": "billing/x"})
+	if err != nil || strings.Contains(string(out), "rollback") || !strings.Contains(string(out), `"version":2`) || strings.Contains(string(out), `"version":3`) {
+		t.Fatalf("billing/x versions after the attack: %s %v", out, err)
+	}
+	body, err := trigger(t, operator, "skill::fetch", map[string]any{"uri": "iii://billing/x"})
+	if err != nil || !strings.Contains(string(body), "billing v2") {
+		t.Fatalf("billing/x served after the attack: %s %v", body, err)
+	}
+}
