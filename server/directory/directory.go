@@ -180,7 +180,8 @@ func (d *Directory) Register() error {
 
 // SetCallerStamped tells the directory whether the engine stamps the
 // caller into invocation metadata (ours does; the skills binary finds out
-// with its probe). Only then is a caller's scoped token known.
+// with its probe): see scope.Stamped for which stamps are read before
+// and after. Downloads refuse a caller with a scoped token.
 func (d *Directory) SetCallerStamped(v bool) { d.stamped.Set(v) }
 
 // Close stops forwarding changes.

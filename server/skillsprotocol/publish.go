@@ -211,8 +211,8 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 // publisherMayName refuses a bundle name outside the namespaces of the
 // caller's scoped token: its iii id (acme.crm.sync → acme/crm/sync) must
 // be "<ns>" or "<ns>/…", the rule of the registry's skills. Callers
-// without a scoped token, and every caller on an engine not known to stamp
-// callers (where scoped tokens do not exist), may publish any name.
+// without a scoped token, and every caller on an engine known not to
+// stamp callers (where scoped tokens do not exist), may publish any name.
 func (r *Runtime) publisherMayName(ctx context.Context, name, id string) error {
 	c, ok := r.stamped.Caller(ctx)
 	if !ok || !c.Scoped() || scope.Namespaced(id, c.Namespaces) {

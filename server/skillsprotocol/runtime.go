@@ -177,8 +177,9 @@ type Runtime struct {
 
 // SetCallerStamped tells the runtime whether the engine stamps the caller
 // into invocation metadata (ours does; the skills binary finds out with
-// its probe, as for the registry worker). Only then is a publisher's
-// scoped token known, and its publishes bounded to its namespaces.
+// its probe, as for the registry worker): see scope.Stamped for which
+// stamps are read before and after. A publisher's scoped token bounds its
+// publishes to its namespaces.
 func (r *Runtime) SetCallerStamped(v bool) { r.stamped.Set(v) }
 
 // New returns a Runtime; it registers its catalog sources (published

@@ -308,8 +308,8 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	// Our engine stamps the caller on every invocation; the registry's
-	// ownership rules, the bundle publisher and downloads trust that stamp
-	// (and so know scoped tokens) only then, after every reconnect too.
+	// ownership rules, the bundle publisher and downloads trust the whole
+	// stamp only then (scope.Stamped), told again after every reconnect.
 	setStamped := func(v bool) {
 		w.SetCallerStamped(v)
 		sp.SetCallerStamped(v)
