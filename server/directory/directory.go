@@ -15,6 +15,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/fsource"
+	"github.com/iii-skills/skills/server/internal/scope"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -80,6 +81,9 @@ type Directory struct {
 
 	index atomic.Pointer[renderedIndex]
 	cache registryCache
+	// stamped: whether invocation metadata carries a caller the engine
+	// stamped (SetCallerStamped); downloads refuse scoped tokens.
+	stamped scope.Stamped
 
 	// Payloads for skillSubs / promptSubs, in order: an unbounded queue so
 	// the folder watcher never waits for subscribers.
@@ -173,6 +177,12 @@ func (d *Directory) Register() error {
 	d.startFanout()
 	return nil
 }
+
+// SetCallerStamped tells the directory whether the engine stamps the
+// caller into invocation metadata (ours does; the skills binary finds out
+// with its probe): see scope.Stamped for which stamps are read before
+// and after. Downloads refuse a caller with a scoped token.
+func (d *Directory) SetCallerStamped(v bool) { d.stamped.Set(v) }
 
 // Close stops forwarding changes.
 func (d *Directory) Close() {

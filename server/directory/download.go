@@ -36,6 +36,15 @@ type downloadResult struct {
 }
 
 func (d *Directory) download(ctx context.Context, data json.RawMessage) (any, error) {
+	// A download writes into the operator's skills folder, whose files are
+	// served with the operator's trust under whatever ids they declare
+	// (a skill.toml's bundle name, a prompt's name), not only under the
+	// namespace folder it lands in: no namespace bound can hold it, so a
+	// scoped token may not download at all.
+	if c, ok := d.stamped.Caller(ctx); ok && c.Scoped() {
+		return nil, c.Forbidden(fmt.Sprintf("token %q (scoped to %s) cannot call %s: a download writes into the operator's skills folder, served with the operator's trust under any id its files declare; scoped tokens publish with skills::register and skills::publish-bundle",
+			c.Token, strings.Join(c.Namespaces, ", "), FnSkillsDownload))
+	}
 	var raw struct {
 		Repo    *string `json:"repo"`
 		Skill   *string `json:"skill"`

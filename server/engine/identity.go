@@ -13,6 +13,7 @@ import (
 
 	"github.com/iii-skills/skills/sdk-go/wire"
 	"github.com/iii-skills/skills/server/httpguard"
+	"github.com/iii-skills/skills/server/internal/scope"
 )
 
 // ScopedToken is a per-publisher worker token: a connection that presents
@@ -69,49 +70,15 @@ func ValidateScopedTokens(tokens []ScopedToken, shared string) error {
 	return nil
 }
 
-// Namespaced reports whether id lies in one of namespaces: id is the
-// namespace itself or starts with it followed by a separator ("::" for
-// function and trigger type ids, "/" for skill ids, "-" or "_" for prompt
-// names). `acme` covers acme::sync, acme/crm, acme-review, not acmecorp::x.
-func Namespaced(id string, namespaces []string) bool {
-	for _, ns := range namespaces {
-		rest, ok := strings.CutPrefix(id, ns)
-		if !ok {
-			continue
-		}
-		if rest == "" || strings.HasPrefix(rest, "::") || rest[0] == '/' || rest[0] == '-' || rest[0] == '_' {
-			return true
-		}
-	}
-	return false
-}
+// Namespaced and NamespacedFunction are the namespace rule of scoped
+// tokens, shared with the registry worker and the Skills Protocol runtime.
+var (
+	Namespaced         = scope.Namespaced
+	NamespacedFunction = scope.NamespacedFunction
+)
 
-// PublisherPrivatePrefix is where the publisher SDKs put their internal
-// functions and trigger types (change subscriptions, watchers:
-// "iii-skills::<random>::…"); a scoped token may register there too, so
-// publishers work with their defaults. First owner wins still keeps each id
-// with its live owner.
-const PublisherPrivatePrefix = "iii-skills::"
-
-// NamespacedFunction reports whether a scoped token with namespaces may
-// register function (or trigger type) id: "<ns>::…", the publishers'
-// default prompt handler "prompt::<prompt name in ns>", or the publishers'
-// private "iii-skills::…".
-func NamespacedFunction(id string, namespaces []string) bool {
-	if strings.HasPrefix(id, PublisherPrivatePrefix) && len(id) > len(PublisherPrivatePrefix) {
-		return true
-	}
-	if name, ok := strings.CutPrefix(id, "prompt::"); ok && !strings.Contains(name, "::") && Namespaced(name, namespaces) {
-		return true
-	}
-	first, _, _ := strings.Cut(id, "::")
-	for _, ns := range namespaces {
-		if first == ns {
-			return true
-		}
-	}
-	return false
-}
+// PublisherPrivatePrefix: see scope.PublisherPrivatePrefix.
+const PublisherPrivatePrefix = scope.PublisherPrivatePrefix
 
 // authenticate applies the token rule of the worker socket and returns the
 // scoped token the connection presented (nil: full access). Without any
@@ -194,18 +161,15 @@ func (c *conn) forbiddenCall(functionID string) string {
 
 // CallerKey is the invocation metadata key the engine stamps on every
 // invocation it delivers: {"worker_id": the calling connection ("" when
-// the engine itself calls: trigger fires, queued jobs), "token": the name
-// of its scoped token ("" for full access), "namespaces": its namespaces}.
-// A key of that name sent by a client is replaced, so a function can trust
-// it on this engine (a worker can check by calling itself with a forged one).
-const CallerKey = "iii_caller"
+// the engine itself calls: trigger fires), "token": the name of its scoped
+// token ("" for full access), "namespaces": its namespaces}; a queued job
+// carries the identity of the connection that enqueued it. A key of that
+// name sent by a client is replaced, so a function can trust it on this
+// engine (a worker can check by calling itself with a forged one).
+const CallerKey = scope.CallerKey
 
 // Caller is the value of CallerKey.
-type Caller struct {
-	WorkerID   string   `json:"worker_id"`
-	Token      string   `json:"token"`
-	Namespaces []string `json:"namespaces,omitempty"`
-}
+type Caller = scope.Caller
 
 func callerOf(c *conn) Caller {
 	if c == nil {
@@ -223,12 +187,23 @@ func callerOf(c *conn) Caller {
 // duplicated key cannot smuggle a second value past the stamp); metadata
 // that is not an object is replaced, since there is nowhere to put the key.
 func stampCaller(metadata json.RawMessage, c *conn) json.RawMessage {
-	alone := engineStamp
-	if c != nil {
-		if alone = c.stamp; alone == nil { // a conn built outside handleWorker
-			alone = callerMetadata(c)
-		}
+	return stampWith(metadata, stampOf(c))
+}
+
+// stampOf is {"iii_caller": <c's identity>} (the engine's own, no caller,
+// for nil).
+func stampOf(c *conn) json.RawMessage {
+	if c == nil {
+		return engineStamp
 	}
+	if c.stamp == nil { // a conn built outside handleWorker
+		return callerMetadata(c)
+	}
+	return c.stamp
+}
+
+// stampWith returns metadata with CallerKey set from alone (a stampOf).
+func stampWith(metadata, alone json.RawMessage) json.RawMessage {
 	d := bytes.TrimSpace(metadata)
 	if len(d) == 0 || d[0] != '{' {
 		return alone

@@ -299,9 +299,18 @@ func (e *Engine) haltInvocations(c *conn) {
 // or stall a queue forever.
 const internalCallTimeout = 5 * time.Minute
 
-// invokeInternal calls a function on behalf of the engine (trigger fires,
-// queued jobs) and waits for its outcome. No _caller_worker_id is injected.
+// invokeInternal calls a function on behalf of the engine (trigger fires)
+// and waits for its outcome. No _caller_worker_id is injected.
 func (e *Engine) invokeInternal(ctx context.Context, functionID string, data, metadata json.RawMessage) invokeOutcome {
+	return e.invokeAs(ctx, nil, functionID, data, metadata)
+}
+
+// invokeAs is invokeInternal stamped with stamp (a stampOf; nil: the
+// engine's own call), for a queued job of a connection.
+func (e *Engine) invokeAs(ctx context.Context, stamp json.RawMessage, functionID string, data, metadata json.RawMessage) invokeOutcome {
+	if stamp == nil {
+		stamp = engineStamp
+	}
 	ctx, cancel := context.WithTimeout(ctx, internalCallTimeout)
 	defer cancel()
 	if len(data) == 0 {
@@ -325,7 +334,7 @@ func (e *Engine) invokeInternal(ctx context.Context, functionID string, data, me
 	if code, msg := e.addPending(p, nil); code != "" {
 		return invokeOutcome{err: &wire.ErrorBody{Code: code, Message: msg}}
 	}
-	owner.send(encodeInvoke(p.id, functionID, data, "", stampCaller(metadata, nil), "", ""))
+	owner.send(encodeInvoke(p.id, functionID, data, "", stampWith(metadata, stamp), "", ""))
 	select {
 	case out := <-p.waiter:
 		return out

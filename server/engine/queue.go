@@ -33,7 +33,11 @@ type job struct {
 	functionID string
 	data       json.RawMessage
 	metadata   json.RawMessage
-	fn         func() // engine work (trigger fires) instead of a function call
+	// stamp is who enqueued the job (stampOf): the job is delivered as
+	// that caller's, so a scoped token cannot shed its scope by queueing
+	// a call; nil for the engine's own jobs.
+	stamp json.RawMessage
+	fn    func() // engine work (trigger fires) instead of a function call
 }
 
 func newQueueSet(e *Engine) *queueSet {
@@ -62,7 +66,7 @@ func (e *Engine) enqueue(c *conn, m *wire.Message) {
 		reply(encodeError(m.InvocationID, m.FunctionID, wire.CodeEnqueueError, "enqueue action needs a non-empty `queue` name"))
 		return
 	}
-	j := job{receipt: uuid.NewString(), functionID: m.FunctionID, data: m.Data, metadata: m.Metadata}
+	j := job{receipt: uuid.NewString(), functionID: m.FunctionID, data: m.Data, metadata: m.Metadata, stamp: stampOf(c)}
 	if !e.queues.push(m.Action.Queue, j) {
 		reply(encodeError(m.InvocationID, m.FunctionID, wire.CodeEnqueueError, "the engine is shutting down"))
 		return
@@ -119,7 +123,7 @@ func (q *queueSet) run(name string, j job) {
 		j.fn()
 		return
 	}
-	out := q.e.invokeInternal(q.e.ctx, j.functionID, j.data, j.metadata)
+	out := q.e.invokeAs(q.e.ctx, j.stamp, j.functionID, j.data, j.metadata)
 	if out.err != nil {
 		q.e.log.Warn("queued job failed", "queue", name, "function_id", j.functionID,
 			"message_receipt_id", j.receipt, "code", out.err.Code, "message", out.err.Message)

@@ -310,27 +310,6 @@ func TestScopedTokenConfigIsValidated(t *testing.T) {
 	}
 }
 
-func TestNamespaced(t *testing.T) {
-	ns := []string{"acme"}
-	for id, want := range map[string]bool{
-		"acme": true, "acme::sync": true, "acme/crm": true, "acme-review": true, "acme_x": true,
-		"acmecorp::x": false, "acme:x": false, "billing::acme": false, "": false, "ac": false,
-	} {
-		if got := Namespaced(id, ns); got != want {
-			t.Errorf("Namespaced(%q) = %v; want %v", id, got, want)
-		}
-	}
-	for id, want := range map[string]bool{
-		"acme::sync": true, "acme": true, "prompt::acme-review": true, "prompt::acme": true, "iii-skills::1a2b::connected": true,
-		"acme-x::y": false, "acme/x": false, "prompt::billing-x": false, "prompt::acme::x": false, "iii-skills::": false,
-		"billing::acme": false, "skills::register": false,
-	} {
-		if got := NamespacedFunction(id, ns); got != want {
-			t.Errorf("NamespacedFunction(%q) = %v; want %v", id, got, want)
-		}
-	}
-}
-
 // However a payload spells its own _caller_worker_id, the function sees
 // exactly one: the engine's.
 func TestCallerWorkerIDCannotBeForged(t *testing.T) {
@@ -375,5 +354,29 @@ func TestCallerWorkerIDCannotBeForged(t *testing.T) {
 		if st.Caller != attacker.id {
 			t.Fatalf("payload %s decodes to caller %q", data, st.Caller)
 		}
+	}
+}
+
+// A queued job is delivered as the call of the connection that enqueued
+// it: a scoped token cannot shed its scope (and pass for the engine, which
+// has full access) by queueing a call to the registry.
+func TestQueuedJobKeepsTheCallersStamp(t *testing.T) {
+	e := scopedEngine(t)
+	operator := dialWorkerHeader(t, websocket.DefaultDialer, e.URL(), bearer("operator-token-0123"))
+	acme := dialWorkerHeader(t, websocket.DefaultDialer, e.URL(), bearer("acme-token-0123456789"))
+	operator.register("skills::register", nil)
+	seen := make(chan map[string]any, 1)
+	operator.serve(func(f frame) any {
+		c, _ := f.obj("metadata")[CallerKey].(map[string]any)
+		seen <- c
+		return "ok"
+	})
+	forged := `{"iii_caller":{"worker_id":"","token":""}}`
+	acme.sendRaw(websocket.TextMessage, []byte(`{"type":"invokefunction","invocation_id":"`+uuid.NewString()+
+		`","function_id":"skills::register","data":{"id":"billing/x"},"metadata":`+forged+`,"action":{"type":"enqueue","queue":"q"}}`))
+	acme.expect("invocationresult")
+	c := <-seen
+	if c["worker_id"] != acme.id || c["token"] != "acme" {
+		t.Fatalf("the queued job reached the function as caller %v; want the acme connection %s with token acme", c, acme.id)
 	}
 }

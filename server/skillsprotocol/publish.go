@@ -5,13 +5,16 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/internal/scope"
 )
 
 // PublishFunction is the iii function that publishes a bundle. Its id is
@@ -141,6 +144,11 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 		return PublishResult{}, err
 	}
 	m := e.Extra.(*Manifest)
+	// Before anything else answers (even "unchanged"), so a scoped token
+	// learns nothing about other teams' bundles.
+	if err := r.publisherMayName(ctx, m.Name, e.ID); err != nil {
+		return PublishResult{}, err
+	}
 	res := PublishResult{Name: m.Name, Version: m.Version, Kind: m.Kind, Files: len(files)}
 	key := m.Name + "@" + m.Version
 	if old, ok := r.pubs.records[key]; ok {
@@ -198,6 +206,22 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 	r.pubs.bytes += size
 	r.log.Info("skills protocol: bundle published", "name", m.Name, "version", m.Version, "files", len(files), "bytes", size)
 	return res, nil
+}
+
+// publisherMayName refuses a bundle name outside the namespaces of the
+// caller's scoped token: its iii id (acme.crm.sync → acme/crm/sync) must
+// be "<ns>" or "<ns>/…", the rule of the registry's skills. Callers
+// without a scoped token, and every caller on an engine known not to
+// stamp callers (where scoped tokens do not exist), may publish any name.
+func (r *Runtime) publisherMayName(ctx context.Context, name, id string) error {
+	c, ok := r.stamped.Caller(ctx)
+	if !ok || !c.Scoped() || scope.Namespaced(id, c.Namespaces) {
+		return nil
+	}
+	r.log.Warn("skills protocol: publish refused: the bundle name is outside the namespaces of the caller's token",
+		"name", name, "token", c.Token, "namespaces", c.Namespaces, "worker_id", c.WorkerID)
+	return c.Forbidden(fmt.Sprintf("bundle %s (iii id %s) is outside the namespaces of token %q (%s): a scoped token publishes only bundles named <namespace> or <namespace>.…",
+		name, id, c.Token, strings.Join(c.Namespaces, ", ")))
 }
 
 func displayVersion(v string) string {
@@ -410,6 +434,10 @@ func (r *Runtime) Register(client *iii.Client) error {
 			return nil, iii.NewInvocationError("invalid_payload", fmt.Sprintf("%s: payload must be {\"files\":[{\"path\",\"content\",\"encoding\"?}]}: %v", PublishFunction, err))
 		}
 		res, err := r.Publish(ctx, req)
+		var forbidden *iii.InvocationError
+		if errors.As(err, &forbidden) && forbidden.Code == scope.CodeForbidden {
+			return nil, err
+		}
 		if err != nil {
 			return nil, iii.NewInvocationError("invalid_bundle", fmt.Sprintf("%s: %v", PublishFunction, err))
 		}

@@ -15,6 +15,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/internal/scope"
 	"github.com/iii-skills/skills/server/sandbox"
 	"golang.org/x/sync/semaphore"
 )
@@ -169,7 +170,17 @@ type Runtime struct {
 	history atomic.Pointer[SkillHistory]
 	matMu   sync.Mutex
 	ownWork bool
+	// stamped: whether invocation metadata carries a caller the engine
+	// stamped (SetCallerStamped), which bounds scoped tokens' publishes.
+	stamped scope.Stamped
 }
+
+// SetCallerStamped tells the runtime whether the engine stamps the caller
+// into invocation metadata (ours does; the skills binary finds out with
+// its probe, as for the registry worker): see scope.Stamped for which
+// stamps are read before and after. A publisher's scoped token bounds its
+// publishes to its namespaces.
+func (r *Runtime) SetCallerStamped(v bool) { r.stamped.Set(v) }
 
 // New returns a Runtime; it registers its catalog sources (published
 // bundles, folder bundles) in opts.Catalog. The built-in guide is served

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/scope"
 )
 
 // Ownership: a skill id (and a prompt name) belongs to the connection that
@@ -21,29 +21,22 @@ import (
 // only publish skills and prompts in its namespaces.
 //
 // Who called comes from the engine: our engine stamps every invocation's
-// metadata with the caller (callerKey), replacing whatever a client sent
+// metadata with the caller (scope.CallerKey), replacing whatever a client sent
 // under that key, and the worker trusts the stamp only when it knows the
-// engine is ours (SetCallerStamped). Elsewhere it falls back to the
-// payload's _caller_worker_id, which the iii engine adds to every call:
-// ownership then holds as far as that engine overwrites a forged one, and
-// scoped tokens do not exist. Owners are kept in memory: after a registry
+// engine is ours (SetCallerStamped; before it knows, a stamp naming a
+// scoped token still bounds its caller, see scope.Stamped). Elsewhere it
+// falls back to the payload's _caller_worker_id, which the iii engine adds
+// to every call: ownership then holds as far as that engine overwrites a
+// forged one, and scoped tokens do not exist. Owners are kept in memory: after a registry
 // restart the first register of an id claims it again.
 
 // CodeForbidden answers a register or unregister of an id the caller does
 // not own, or outside its token's namespaces.
-const CodeForbidden = "FORBIDDEN"
+const CodeForbidden = scope.CodeForbidden
 
-// callerKey is the metadata key our engine stamps (engine.CallerKey; the
-// worker does not import the engine).
-const callerKey = "iii_caller"
-
-// caller is who made an invocation. An empty workerID is unknown (the
+// caller is who made an invocation. An empty WorkerID is unknown (the
 // engine itself, or an engine that names no caller).
-type caller struct {
-	WorkerID   string   `json:"worker_id"`
-	Token      string   `json:"token"`
-	Namespaces []string `json:"namespaces"`
-}
+type caller = scope.Caller
 
 type owner struct{ workerID, token string }
 
@@ -51,24 +44,17 @@ type owner struct{ workerID, token string }
 type ownership struct {
 	mu      sync.Mutex
 	owners  map[string]owner // key: kind + "\x00" + id
-	stamped atomic.Bool
+	stamped scope.Stamped
 }
 
 // SetCallerStamped tells the worker whether the engine stamps the caller
 // into invocation metadata (ours does; the skills binary finds out by
 // calling its own probe function with a forged caller).
-func (w *Worker) SetCallerStamped(v bool) { w.own.stamped.Store(v) }
+func (w *Worker) SetCallerStamped(v bool) { w.own.stamped.Set(v) }
 
 // callerOf reads the caller of the invocation behind ctx.
 func (w *Worker) callerOf(ctx context.Context, data json.RawMessage) caller {
-	if w.own.stamped.Load() {
-		var c caller
-		if meta, ok := iii.MetadataFromContext(ctx); ok {
-			var m map[string]json.RawMessage
-			if json.Unmarshal(meta, &m) == nil && m[callerKey] != nil {
-				_ = json.Unmarshal(m[callerKey], &c)
-			}
-		}
+	if c, ok := w.own.stamped.Caller(ctx); ok {
 		return c
 	}
 	// Only the key the engine writes, exactly (a map keeps keys as sent,
@@ -84,37 +70,6 @@ func (w *Worker) callerOf(ctx context.Context, data json.RawMessage) caller {
 	return c
 }
 
-// inNamespaces is engine.Namespaced: id is ns or ns followed by a
-// separator ("::", "/", "-", "_").
-func inNamespaces(id string, namespaces []string) bool {
-	for _, ns := range namespaces {
-		rest, ok := strings.CutPrefix(id, ns)
-		if ok && (rest == "" || strings.HasPrefix(rest, "::") || rest[0] == '/' || rest[0] == '-' || rest[0] == '_') {
-			return true
-		}
-	}
-	return false
-}
-
-// functionInNamespaces is engine.NamespacedFunction: "<ns>::…", the
-// publishers' default prompt handler "prompt::<name in ns>", or their
-// private "iii-skills::…".
-func functionInNamespaces(id string, namespaces []string) bool {
-	if strings.HasPrefix(id, "iii-skills::") && len(id) > len("iii-skills::") {
-		return true
-	}
-	if name, ok := strings.CutPrefix(id, "prompt::"); ok && !strings.Contains(name, "::") && inNamespaces(name, namespaces) {
-		return true
-	}
-	first, _, _ := strings.Cut(id, "::")
-	for _, ns := range namespaces {
-		if first == ns {
-			return true
-		}
-	}
-	return false
-}
-
 // claim checks that c may register or unregister the kind's id ("skill",
 // "prompt") and, on success, records c as its owner (release undoes that
 // after an unregister). what names extra ids the registration points at
@@ -122,7 +77,7 @@ func functionInNamespaces(id string, namespaces []string) bool {
 func (w *Worker) claim(ctx context.Context, kind, id string, c caller, extra ...string) error {
 	if c.Token != "" {
 		for i, x := range append([]string{id}, extra...) {
-			if i == 0 && !inNamespaces(x, c.Namespaces) || i > 0 && !functionInNamespaces(x, c.Namespaces) {
+			if i == 0 && !scope.Namespaced(x, c.Namespaces) || i > 0 && !scope.NamespacedFunction(x, c.Namespaces) {
 				what := kind
 				if i > 0 {
 					what = "function"
@@ -201,7 +156,7 @@ func (w *Worker) release(kind, id string) {
 func (w *Worker) workerAlive(ctx context.Context, workerID string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if w.own.stamped.Load() {
+	if w.own.stamped.Trusted() {
 		data, _ := json.Marshal(map[string]string{"worker_id": workerID})
 		out, err := w.client.Trigger(ctx, iii.TriggerRequest{FunctionID: "engine::workers::identity", Data: data})
 		if err != nil {

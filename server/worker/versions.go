@@ -220,6 +220,9 @@ func (w *Worker) label(ctx context.Context, fn string, skill bool, data json.Raw
 	if err != nil {
 		return nil, err
 	}
+	if err := w.mayChange(ctx, data, skill, id); err != nil {
+		return nil, err
+	}
 	label, err := p.str("label", true, 0)
 	if err != nil {
 		return nil, err
@@ -250,6 +253,17 @@ func (w *Worker) label(ctx context.Context, fn string, skill bool, data json.Raw
 		w.announce(ctx, skill, id)
 	}
 	return move, nil
+}
+
+// mayChange refuses a label move or rollback of an id outside the
+// namespaces of the caller's scoped token: both change what the id serves,
+// as a register does.
+func (w *Worker) mayChange(ctx context.Context, data json.RawMessage, skill bool, id string) error {
+	kind := "prompt"
+	if skill {
+		kind = "skill"
+	}
+	return w.callerOf(ctx, data).OutOfScope(kind, id)
 }
 
 // announce fires on-change register for id: what a read serves changed.
@@ -285,6 +299,9 @@ func (w *Worker) rollback(ctx context.Context, fn string, skill bool, data json.
 	}
 	id, err := p.idOf(skill)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.mayChange(ctx, data, skill, id); err != nil {
 		return nil, err
 	}
 	sel, err := p.selector("version")

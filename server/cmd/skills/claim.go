@@ -178,16 +178,21 @@ func workerNames(ctx context.Context, client *iii.Client) map[string]string {
 }
 
 // reclaimOnReconnect runs claimFunctions on every later connection (an
-// engine that restarted may have let another worker take the ids first)
-// and reports a failure on the returned channel.
-func reclaimOnReconnect(ctx context.Context, client *iii.Client, bound time.Duration, log *slog.Logger) <-chan error {
+// engine that restarted may have let another worker take the ids first),
+// hands what its probe found to setStamped (the engine may be another one
+// now) and reports a failure on the returned channel.
+func reclaimOnReconnect(ctx context.Context, client *iii.Client, bound time.Duration, log *slog.Logger, setStamped func(bool)) <-chan error {
 	failed := make(chan error, 1)
 	var seen atomic.Int32
 	client.OnConnect(func(cctx context.Context) {
 		if seen.Add(1) == 1 {
 			return // the connection claimFunctions has just checked
 		}
-		if _, err := claimFunctions(cctx, client, bound, log); err != nil && cctx.Err() == nil && ctx.Err() == nil {
+		res, err := claimFunctions(cctx, client, bound, log)
+		if err == nil {
+			setStamped(res.stampsCaller)
+		}
+		if err != nil && cctx.Err() == nil && ctx.Err() == nil {
 			select {
 			case failed <- err:
 			default:

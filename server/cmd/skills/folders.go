@@ -24,25 +24,26 @@ func (f *folderFlags) Set(v string) error {
 
 // startFolders opens the skills folders (flags win over config.yaml's
 // skills_folder), feeds them into cat and registers the iii-directory
-// surface on client. With no folder configured it does nothing and
-// returns a no-op stop.
+// surface on client (returned, to be told whether the engine stamps
+// callers). With no folder configured it does nothing and returns a nil
+// directory and a no-op stop.
 // Bundles that ask for secrets no grant gives them load and run without
 // them; sp reports them (log, and warnings of directory::skills::diagnostics).
-func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, flags []string, sp *skillsprotocol.Runtime, log *slog.Logger) (stop func(), err error) {
+func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, flags []string, sp *skillsprotocol.Runtime, log *slog.Logger) (dir *directory.Directory, stop func(), err error) {
 	folders := []string(cfg.SkillsFolder)
 	if len(flags) > 0 {
 		folders = flags
 	}
 	if len(folders) == 0 {
-		return func() {}, nil
+		return nil, func() {}, nil
 	}
 	set, err := fsource.Open(fsource.Options{Folders: folders, Catalog: cat, Logger: log, Watch: true,
 		Bundle:        func(b fsource.BundleDir, e *catalog.Entry) error { return skillsprotocol.CompleteEntry(b.Manifest, e) },
 		BundleWarning: sp.ReportUngranted})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	dir := directory.New(client, set, cat, directory.Config{
+	dir = directory.New(client, set, cat, directory.Config{
 		RegistryURL:      cfg.RegistryURL,
 		DownloadTimeout:  time.Duration(cfg.DownloadTimeoutMS) * time.Millisecond,
 		RegistryCacheTTL: time.Duration(cfg.RegistryCacheTTLMS) * time.Millisecond,
@@ -50,12 +51,12 @@ func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, f
 	}, directory.Options{Logger: log})
 	if err := dir.Register(); err != nil {
 		set.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	log.Info("iii-directory ready: 15 directory::* functions + 2 custom trigger types (+ " + directory.FnSkillsDiagnostics + ")")
 	for _, f := range set.Folders() {
 		log.Info("serving skills folder", "folder", f.Root, "skills", f.Skills, "prompts", f.Prompts, "skipped", f.Problems,
 			"diagnostics", "skills trigger --function-id "+directory.FnSkillsDiagnostics)
 	}
-	return func() { dir.Close(); set.Close() }, nil
+	return dir, func() { dir.Close(); set.Close() }, nil
 }

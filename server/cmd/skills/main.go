@@ -282,7 +282,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	defer spStore.Close()
 	defer sp.Close()
 	sp.SetSkillHistory(w.SkillVersionBody) // describe_skill / read_skill_file `version` (docs/versions.md)
-	stopFolders, err := startFolders(client, cat, cfg, skillsFolders, sp, log)
+	dir, stopFolders, err := startFolders(client, cat, cfg, skillsFolders, sp, log)
 	if err != nil {
 		log.Error("cannot serve the skills folders", "err", err)
 		return 1
@@ -308,8 +308,16 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	// Our engine stamps the caller on every invocation; the registry's
-	// ownership rules trust that stamp only then.
-	w.SetCallerStamped(claimed.stampsCaller)
+	// ownership rules, the bundle publisher and downloads trust the whole
+	// stamp only then (scope.Stamped), told again after every reconnect.
+	setStamped := func(v bool) {
+		w.SetCallerStamped(v)
+		sp.SetCallerStamped(v)
+		if dir != nil {
+			dir.SetCallerStamped(v)
+		}
+	}
+	setStamped(claimed.stampsCaller)
 	if eng != nil {
 		if err := eng.AcceptSockets(); err != nil {
 			log.Error("cannot open the embedded engine to other workers", "err", err)
@@ -317,7 +325,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	w.Start(ctx)
-	lost := reclaimOnReconnect(ctx, client, *claimTimeout, log)
+	lost := reclaimOnReconnect(ctx, client, *claimTimeout, log, setStamped)
 	log.Info("skills ready: 13 functions + skills::search / skill::search + 2 custom trigger types")
 	if *standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")

@@ -1,0 +1,161 @@
+// Package scope is what the engine, the registry worker and the Skills
+// Protocol runtime share about scoped engine tokens: the caller identity
+// our engine stamps into invocation metadata, the namespace rule an id of
+// a scoped token must follow, and the refusal when it does not. It sits
+// below all three, so the worker and the runtime do not import the engine.
+package scope
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+)
+
+// CallerKey is the invocation metadata key our engine stamps on every
+// invocation it delivers (see Caller). A key of that name sent by a client
+// is replaced, so a function can trust it on our engine.
+const CallerKey = "iii_caller"
+
+// CodeForbidden is the error code of a call a scoped token may not make.
+const CodeForbidden = "FORBIDDEN"
+
+// Caller is the value of CallerKey: the calling connection ("" when the
+// engine itself calls: trigger fires), the name of its scoped token (""
+// for full access) and the token's namespaces.
+type Caller struct {
+	WorkerID   string   `json:"worker_id"`
+	Token      string   `json:"token"`
+	Namespaces []string `json:"namespaces,omitempty"`
+}
+
+// Scoped reports whether the caller holds a scoped token.
+func (c Caller) Scoped() bool { return c.Token != "" }
+
+// OutOfScope refuses id (what names its kind: "skill", "bundle",
+// "function") when c holds a scoped token whose namespaces do not cover
+// it (Namespaced); nil when c may use it.
+func (c Caller) OutOfScope(what, id string) error {
+	if !c.Scoped() || Namespaced(id, c.Namespaces) {
+		return nil
+	}
+	return c.Forbidden(fmt.Sprintf("%s %q is outside the namespaces of token %q (%s)", what, id, c.Token, strings.Join(c.Namespaces, ", ")))
+}
+
+// Forbidden is a CodeForbidden invocation error "forbidden: <why>".
+func (c Caller) Forbidden(why string) error {
+	return iii.NewInvocationError(CodeForbidden, "forbidden: "+why)
+}
+
+// FromMetadata reads the stamped caller of an invocation's metadata (zero
+// when there is none).
+func FromMetadata(meta json.RawMessage) Caller {
+	var c Caller
+	var m map[string]json.RawMessage
+	if len(meta) > 0 && json.Unmarshal(meta, &m) == nil && m[CallerKey] != nil {
+		_ = json.Unmarshal(m[CallerKey], &c)
+	}
+	return c
+}
+
+// Stamped knows whether the engine stamps the caller (ours does; the skills
+// binary finds out with a probe once its functions are registered, which
+// is after other clients may already call them when it dials an engine of
+// its own). The zero value is "not known yet".
+type Stamped struct{ state atomic.Int32 }
+
+const (
+	stampUnknown int32 = iota
+	stampTrusted
+	stampAbsent
+)
+
+// Set records what the probe found.
+func (s *Stamped) Set(stamped bool) {
+	if stamped {
+		s.state.Store(stampTrusted)
+	} else {
+		s.state.Store(stampAbsent)
+	}
+}
+
+// Trusted reports whether the engine is known to stamp callers.
+func (s *Stamped) Trusted() bool { return s.state.Load() == stampTrusted }
+
+// Caller is the stamped caller of the invocation behind ctx; ok false
+// when there is none to go by. On an engine known to stamp, the whole
+// stamp. Before the probe has answered, only a stamp that names a scoped
+// token, without its worker id: on our engine it is the caller's real
+// scope, and anywhere else a client that forges one only bounds itself, so
+// the bound holds from the first call. On an engine known not to stamp,
+// nothing (scoped tokens exist only on ours).
+func (s *Stamped) Caller(ctx context.Context) (c Caller, ok bool) {
+	if s.state.Load() == stampAbsent {
+		return Caller{}, false
+	}
+	meta, _ := iii.MetadataFromContext(ctx)
+	return s.callerOf(meta)
+}
+
+// callerOf is Caller for an invocation's metadata.
+func (s *Stamped) callerOf(meta json.RawMessage) (c Caller, ok bool) {
+	state := s.state.Load()
+	if state == stampAbsent {
+		return Caller{}, false
+	}
+	c = FromMetadata(meta)
+	switch {
+	case state == stampTrusted:
+		return c, true
+	case c.Scoped():
+		return Caller{Token: c.Token, Namespaces: c.Namespaces}, true
+	}
+	return Caller{}, false
+}
+
+// Namespaced reports whether id lies in one of namespaces: id is the
+// namespace itself or starts with it followed by a separator ("::" for
+// function and trigger type ids, "/" for skill and bundle ids, "-" or "_"
+// for prompt names). `acme` covers acme::sync, acme/crm, acme-review, not
+// acmecorp::x.
+func Namespaced(id string, namespaces []string) bool {
+	for _, ns := range namespaces {
+		rest, ok := strings.CutPrefix(id, ns)
+		if !ok {
+			continue
+		}
+		if rest == "" || strings.HasPrefix(rest, "::") || rest[0] == '/' || rest[0] == '-' || rest[0] == '_' {
+			return true
+		}
+	}
+	return false
+}
+
+// PublisherPrivatePrefix is where the publisher SDKs put their internal
+// functions and trigger types (change subscriptions, watchers:
+// "iii-skills::<random>::…"); a scoped token may register there too, so
+// publishers work with their defaults.
+const PublisherPrivatePrefix = "iii-skills::"
+
+// NamespacedFunction reports whether a scoped token with namespaces may
+// register function (or trigger type) id: "<ns>::…", the publishers'
+// default prompt handler "prompt::<prompt name in ns>", or the publishers'
+// private "iii-skills::…".
+func NamespacedFunction(id string, namespaces []string) bool {
+	if strings.HasPrefix(id, PublisherPrivatePrefix) && len(id) > len(PublisherPrivatePrefix) {
+		return true
+	}
+	if name, ok := strings.CutPrefix(id, "prompt::"); ok && !strings.Contains(name, "::") && Namespaced(name, namespaces) {
+		return true
+	}
+	first, _, _ := strings.Cut(id, "::")
+	for _, ns := range namespaces {
+		if first == ns {
+			return true
+		}
+	}
+	return false
+}
