@@ -159,7 +159,7 @@ func TestURLWorkerRefusedItsFunctionsExitsNamingTheHolder(t *testing.T) {
 	if _, err := holder.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "engine::workers::identity", Data: json.RawMessage(`{}`), Timeout: 30 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	cmd, out := startSkills(t, "--url", url, "--mcp-addr", "", "--claim-timeout", "1s")
+	cmd, out := startSkills(t, "--url", url, "--data", t.TempDir(), "--mcp-addr", "", "--claim-timeout", "1s")
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var err error
@@ -192,7 +192,7 @@ func TestURLWorkerRefusedItsFunctionsExitsNamingTheHolder(t *testing.T) {
 func TestURLWorkerGetsItsFunctionsWhenTheHolderLeaves(t *testing.T) {
 	url := startEngine(t)
 	holder := squat(t, url, "squatter", "skills::list")
-	_, out := startSkills(t, "--url", url, "--mcp-addr", "", "--claim-timeout", "5m")
+	_, out := startSkills(t, "--url", url, "--data", t.TempDir(), "--mcp-addr", "", "--claim-timeout", "5m")
 	waitFor(t, out, "another worker holds a function of the registry; not ready")
 	_ = holder.Close()
 	waitFor(t, out, "skills ready")

@@ -149,7 +149,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	engineAddr, httpAddr := testutil.FreeAddr(t), testutil.FreeAddr(t)
 	engine, engLogs := startSkills(t, "--standalone", "--engine-only", "--url", "ws://"+engineAddr, "--data", t.TempDir(), "--mcp-addr", "")
 	waitListening(t, engineAddr, engLogs)
-	_, logs := startSkills(t, "--url", "ws://"+engineAddr, "--mcp-addr", httpAddr, "--mcp-token", "s3cret")
+	_, logs := startSkills(t, "--url", "ws://"+engineAddr, "--data", t.TempDir(), "--mcp-addr", httpAddr, "--mcp-token", "s3cret")
 	waitListening(t, httpAddr, logs)
 	base := "http://" + httpAddr
 	waitForStatus(t, base+"/readyz", http.StatusOK, "ready\n", logs)
