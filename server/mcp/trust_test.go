@@ -42,11 +42,15 @@ func (s *stack) withDirectory(folder string) {
 	}
 	t.Cleanup(dir.Close)
 	connect(t, cli)
-	eventually(t, 5*time.Second, func() bool {
-		out, err := s.pub.Trigger(s.ctx, iii.TriggerRequest{FunctionID: "engine::functions::info",
-			Data: json.RawMessage(`{"function_id":"` + directory.FnSkillsDownload + `"}`)})
-		return err == nil && strings.Contains(string(out), directory.FnSkillsDownload)
-	}, "directory functions registered")
+	// Every directory function the tests look for as a tool, so the MCP
+	// server started next lists them all (they register one by one).
+	for _, id := range []string{directory.FnSkillsDownload, "directory::registry::workers::list", "directory::registry::workers::info"} {
+		eventually(t, 5*time.Second, func() bool {
+			out, err := s.pub.Trigger(s.ctx, iii.TriggerRequest{FunctionID: "engine::functions::info",
+				Data: json.RawMessage(`{"function_id":"` + id + `"}`)})
+			return err == nil && strings.Contains(string(out), id)
+		}, id+" registered")
+	}
 }
 
 // dialTarget is a loopback listener standing in for the host an attacker
