@@ -164,8 +164,13 @@ func TestDiffIsEscapedAndStyled(t *testing.T) {
 	if c := hc.called("skills::diff"); len(c) != 1 || c[0] != `skills::diff {"from":1,"id":"a","to":"latest"}` {
 		t.Fatalf("diff calls %v", c)
 	}
-	for _, want := range []string{`<span class="d-del">-One.</span>`, `<span class="d-add">&#43;Two &lt;script&gt;alert(1)&lt;/script&gt;.</span>`,
-		`<span class="d-hunk">@@ -1,3 &#43;1,3 @@</span>`, `<span class="d-file">--- a@1</span>`, `<span class="d-ctx"> # A</span>`} {
+	for _, want := range []string{`<span class="d-del">-One.
+</span>`, `<span class="d-add">&#43;Two &lt;script&gt;alert(1)&lt;/script&gt;.
+</span>`,
+		`<span class="d-hunk">@@ -1,3 &#43;1,3 @@
+</span>`, `<span class="d-file">--- a@1
+</span>`, `<span class="d-ctx"> # A
+</span>`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("diff lacks %s", want)
 		}

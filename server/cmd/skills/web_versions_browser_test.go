@@ -44,7 +44,7 @@ func (s *browserStack) versions(t *testing.T) {
 	// The diff of 1 → 2 shows the changed line, escaped and styled.
 	s.run(t, chromedp.Click(chromedp.CSS(`tr[data-version="2"] td.links a[href*="from="]`)), chromedp.WaitVisible(chromedp.CSS(".diff-text .d-add")))
 	var diff struct{ Add, Del []string }
-	s.eval(t, `({Add: [...document.querySelectorAll(".d-add")].map(e => e.textContent), Del: [...document.querySelectorAll(".d-del")].map(e => e.textContent)})`, &diff)
+	s.eval(t, `({Add: [...document.querySelectorAll(".d-add")].map(e => e.textContent.trim()), Del: [...document.querySelectorAll(".d-del")].map(e => e.textContent.trim())})`, &diff)
 	if strings.Join(diff.Add, "|") != "+Step one: call the new endpoint." || strings.Join(diff.Del, "|") != "-Step one: call the old endpoint." {
 		t.Fatalf("diff lines: %+v", diff)
 	}
@@ -98,6 +98,14 @@ func (s *browserStack) versions(t *testing.T) {
 	if l := listing(); l.Labels["production"] != 0 {
 		t.Fatalf("a protected label moved without the admin token: %v", l.Labels)
 	}
+
+	// A prompt's page lists its versions and follows a new one live.
+	s.run(t, chromedp.Navigate(s.base+"/prompt/greet"), chromedp.WaitVisible(chromedp.CSS(`tr[data-version="1"]`)))
+	s.markPage(t)
+	s.trigger(t, "prompts::register", map[string]any{"name": "greet", "description": "Greet someone warmly by name.", "function_id": "webtest::greet",
+		"arguments": []map[string]any{{"name": "who", "description": "who to greet", "required": true}}, "message": "warmer"})
+	s.run(t, chromedp.WaitVisible(chromedp.Search(`//tr[@data-version="2"]/td[@class="msg" and text()="warmer"]`)))
+	s.assertNotReloaded(t)
 
 	// Without the token: refused, nothing changes.
 	jar := &cookieJar{}
