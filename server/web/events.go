@@ -49,7 +49,9 @@ func newHub(cat *catalog.Catalog, versions func(func(kind, id string)) func()) *
 		// A label move that changes nothing served is no catalog change:
 		// the registry's history tells the pages of those too.
 		cancelVersions = versions(func(kind, id string) {
-			h.broadcast(event{ID: id, Op: "versions", Kind: kind, Generation: cat.Generation(), versions: true})
+			// No catalog generation: this runs under the id's history lock,
+			// and the catalog's lock is not needed to say which id changed.
+			h.broadcast(event{ID: id, Op: "versions", Kind: kind, versions: true})
 		})
 	}
 	h.cancel = func() { cancelCat(); cancelVersions() }

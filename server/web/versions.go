@@ -12,6 +12,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/wire"
 	"github.com/iii-skills/skills/server/history"
 )
 
@@ -275,7 +276,7 @@ func isNoHistory(err error) bool {
 	if !errors.As(err, &ie) {
 		return false
 	}
-	return ie.Code == "function_not_found" || strings.HasSuffix(ie.Message, " has no versions")
+	return ie.Code == wire.CodeFunctionNotFound || strings.HasSuffix(ie.Message, " has no versions")
 }
 
 // registryWords is an iii error as the registry said it: its message,
