@@ -65,6 +65,11 @@ type Config struct {
 	AdminToken string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// OnChange, when set, is told the id whose versions or labels changed
+	// (a new version, a label move, a version dropped), after the change is
+	// durable. It runs with the id's lock held: it must not block or call
+	// back into History.
+	OnChange func(id string)
 }
 
 // Version is one immutable version's metadata.
@@ -286,6 +291,9 @@ func (h *History) setSummary(id string, s *summary) {
 	h.sums[id] = s
 	h.total += s.bytes()
 	h.mu.Unlock()
+	if h.cfg.OnChange != nil {
+		h.cfg.OnChange(id)
+	}
 }
 
 // Record makes content the id's next version unless it is the newest one

@@ -74,3 +74,27 @@ func BenchmarkIndexAfterChange10K(b *testing.B) {
 		b.Errorf("a page after a change took %v, over the %v budget", per, pageBudget)
 	}
 }
+
+// A published skill's page with 50 versions and a diff (the registry
+// answered by an in-memory fake: this is the page's own cost).
+func BenchmarkSkillVersions10K(b *testing.B) {
+	s := tenThousand(b)
+	hc := newHistoryCaller()
+	for n := 3; n <= 50; n++ {
+		hc.bodies[n] = fmt.Sprintf("# A\n\nVersion %d.\n", n)
+	}
+	s.opts.Caller = hc
+	target := "/skill/team-07/area-0/skill-00007?from=1&to=50"
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:1"+target, nil))
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d", w.Code)
+		}
+	}
+	if per := b.Elapsed() / time.Duration(b.N); per > pageBudget {
+		b.Errorf("%s took %v per page, over the %v budget", target, per, pageBudget)
+	}
+}

@@ -21,12 +21,18 @@
 //     request, and its token to every page when one is configured (a
 //     browser presents it once through the sign-in form, which keeps it in
 //     an HttpOnly SameSite=Strict cookie);
-//   - actions that change the catalog (unregistering a published skill)
-//     are same-origin POSTs carrying a CSRF token and the listener token,
-//     and call the same iii function a worker calls (skills::unregister).
+//   - actions that change the catalog (unregistering a published skill,
+//     moving a label, rolling back) are same-origin POSTs carrying a CSRF
+//     token and the listener token, and call the same iii functions a
+//     worker or the CLI calls (skills::unregister, skills::label,
+//     skills::rollback); the page sends the registry's admin token only
+//     when the operator gave it one (Options.AdminToken).
 //
 // The page reads the catalog in-process and everything else the way a
 // client would, over iii: prompts (prompts::mcp-list, prompts::mcp-get,
-// directory::prompts::*), diagnostics (directory::skills::diagnostics) and
-// workers (engine::workers::list).
+// directory::prompts::*), diagnostics (directory::skills::diagnostics),
+// workers (engine::workers::list) and the versions of published skills and
+// prompts (skills::versions, skills::diff, skill::fetch iii://id@N; see
+// versions.go). Version and label changes reach open pages through
+// Options.VersionChanges, fed in-process by the registry's history.
 package web

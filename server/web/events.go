@@ -15,7 +15,9 @@ import (
 type event struct {
 	ID         string `json:"id"`
 	Op         string `json:"op"`
+	Kind       string `json:"kind,omitempty"` // versions events: skill or prompt
 	Generation uint64 `json:"generation"`
+	versions   bool   // sent as a "versions" event, not a "change"
 }
 
 // hub fans the catalog's change stream out to every open event stream.
@@ -37,11 +39,22 @@ type stream struct {
 
 const streamBuffer = 64
 
-func newHub(cat *catalog.Catalog) *hub {
+func newHub(cat *catalog.Catalog, versions func(func(kind, id string)) func()) *hub {
 	h := &hub{subs: map[*stream]struct{}{}}
-	h.cancel = cat.Subscribe(func(c catalog.Change) {
+	cancelCat := cat.Subscribe(func(c catalog.Change) {
 		h.broadcast(event{ID: c.ID, Op: string(c.Op), Generation: c.Generation})
 	})
+	cancelVersions := func() {}
+	if versions != nil {
+		// A label move that changes nothing served is no catalog change:
+		// the registry's history tells the pages of those too.
+		cancelVersions = versions(func(kind, id string) {
+			// No catalog generation: this runs under the id's history lock,
+			// and the catalog's lock is not needed to say which id changed.
+			h.broadcast(event{ID: id, Op: "versions", Kind: kind, versions: true})
+		})
+	}
+	h.cancel = func() { cancelCat(); cancelVersions() }
 	return h
 }
 
@@ -107,6 +120,7 @@ func (h *hub) close() {
 const keepAlive = 25 * time.Second
 
 // events serves text/event-stream: "change" events {id, op, generation}
+// of the catalog, "versions" events {id, kind} of the registry's history
 // and "resync" when changes were missed.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
@@ -141,7 +155,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, ": keep-alive\n\n")
 		case ev := <-st.ch:
 			b, _ := json.Marshal(ev)
-			fmt.Fprintf(w, "event: change\ndata: %s\n\n", b)
+			name := "change"
+			if ev.versions {
+				name = "versions"
+			}
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
 			if s.hub.takeResync(st) {
 				fmt.Fprintf(w, "event: resync\ndata: {\"generation\":%d}\n\n", s.cat.Generation())
 			}

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-var funcs = template.FuncMap{}
+var funcs = template.FuncMap{"promptHref": promptHref}
 
 // trustedHTML marks goldmark's output (raw HTML off, links filtered) as
 // safe to insert.

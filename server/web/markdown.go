@@ -266,13 +266,7 @@ func rendered(href string) []byte {
 }
 
 // skillHref is the page of a skill; each id segment is escaped.
-func skillHref(id string) string {
-	segs := strings.Split(id, "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
-	}
-	return "/skill/" + strings.Join(segs, "/")
-}
+func skillHref(id string) string { return "/skill/" + escapePath(id) }
 
 // fileHref is the view of one file of a skill.
 func fileHref(id, file string) string {

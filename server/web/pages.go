@@ -306,6 +306,13 @@ type versionRow struct {
 	Current           bool
 }
 
+// oldVersionView says which older version the body shows.
+type oldVersionView struct {
+	Selector string
+	Version  int // 0 when the selector names no kept version
+	Newest   int
+}
+
 type holderRow struct {
 	Source string
 	Origin originView
@@ -321,8 +328,11 @@ type skillData struct {
 	RawFM       string
 	Files       []fileRow
 	File        *fileView
-	Versions    []versionRow
+	Versions    []versionRow // a bundle's versions (the catalog's)
 	Holders     []holderRow
+	History     *historyView // a published skill's versions (the registry's)
+	Folder      string       // a folder skill's file: its history is the folder's
+	Viewing     *oldVersionView
 	Published   bool
 	NeedToken   bool // the unregister form asks for the token
 	TokenNotSet bool // no token is configured: changes are off
@@ -333,7 +343,13 @@ type skillData struct {
 const maxTextView = 1 << 20
 
 func (s *Server) skill(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
+	s.showSkill(w, r, r.PathValue("id"), http.StatusOK, "")
+}
+
+// showSkill renders a skill's page. actionErr (with a non-200 status) says
+// why an action on its versions was refused; such a page is not live,
+// since its URL is the action's.
+func (s *Server) showSkill(w http.ResponseWriter, r *http.Request, id string, status int, actionErr string) {
 	e, ok := s.cat.Get(id)
 	if !ok {
 		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("No skill has the id %q. It may have been removed; the catalog lists every skill.", id))
@@ -370,10 +386,55 @@ func (s *Server) skill(w http.ResponseWriter, r *http.Request) {
 			d.Versions = append(d.Versions, versionRow{Version: v.Version, Modified: isoTime(v.Modified), Current: v == e})
 		}
 	}
+	published := false
 	for _, h := range s.cat.Holders(e.ID) {
 		d.Holders = append(d.Holders, holderRow{Source: h.SourceName(), Origin: originOf(h)})
+		published = published || h.Origin.Kind == catalog.OriginPublished
 	}
-	s.render(w, r, http.StatusOK, "skill", &page{Title: e.DisplayTitle(), Nav: "catalog", Live: "skill:" + e.ID, Data: d})
+	if e.Origin.Kind == catalog.OriginFolder {
+		d.Folder = e.Origin.Path
+	}
+	if published { // the registry keeps versions of published content only
+		d.History = s.loadHistory(r.Context(), r, kindSkill, e.ID)
+		d.History.ActionErr = actionErr
+		if sel := r.URL.Query().Get("version"); sel != "" {
+			s.showOldVersion(r.Context(), &d, e, sel)
+		}
+	}
+	live := "skill:" + e.ID
+	if actionErr != "" {
+		live = ""
+	}
+	s.render(w, r, status, "skill", &page{Title: e.DisplayTitle(), Nav: "catalog", Live: live, Data: d})
+}
+
+// showOldVersion puts version sel's rendered body in place of the newest.
+func (s *Server) showOldVersion(ctx context.Context, d *skillData, e *catalog.Entry, sel string) {
+	v := &oldVersionView{Selector: sel, Newest: d.History.Newest}
+	if n, err := strconv.Atoi(sel); err == nil {
+		v.Version = n
+	}
+	for _, l := range d.History.Labels {
+		if l.Name == sel {
+			v.Version = l.Version
+		}
+	}
+	for i := range d.History.Rows {
+		d.History.Rows[i].Selected = d.History.Rows[i].Version == v.Version
+	}
+	d.Viewing = v
+	d.Body = nil
+	body, err := s.oldVersion(ctx, e.ID, sel)
+	if err != nil {
+		d.BodyError = "Version " + sel + " could not be read: " + err.Error()
+		return
+	}
+	html, err := renderMarkdown(s.cat, e, body)
+	if err != nil {
+		d.BodyError = "Version " + sel + " could not be rendered: " + err.Error()
+		return
+	}
+	d.Body = trustedHTML(html)
 }
 
 func viewFile(e *catalog.Entry, path string) *fileView {
@@ -626,18 +687,7 @@ func (s *Server) workers(w http.ResponseWriter, r *http.Request) {
 // function a worker calls. It needs a same-origin form post with the CSRF
 // value, and the listener token (form field, cookie or bearer header).
 func (s *Server) unregister(w http.ResponseWriter, r *http.Request) {
-	if why := s.checkPost(r); why != "" {
-		s.fail(w, r, http.StatusForbidden, "Refused: "+why)
-		return
-	}
-	tok := s.opts.Guard.Token
-	if tok == "" {
-		s.fail(w, r, http.StatusForbidden, "Refused: changing the catalog from the web page needs a token, and none is set; "+
-			"start skills with "+s.opts.TokenSetting+" (or SKILLS_MCP_TOKEN) to allow it.")
-		return
-	}
-	if !s.hasToken(r) && !tokenEqual(r.PostFormValue("token"), tok) {
-		s.fail(w, r, http.StatusUnauthorized, "Refused: the token is missing or wrong; enter the "+s.opts.TokenSetting+" token to unregister a skill.")
+	if !s.actionAllowed(w, r, "unregister a skill") {
 		return
 	}
 	id := r.PostFormValue("id")

@@ -48,6 +48,22 @@ type Options struct {
 	// MaxStreams bounds the open live-update streams, one per open page
 	// (default 256); more get 503 and their pages work without live updates.
 	MaxStreams int
+	// VersionChanges, when set, subscribes to changes of the registry's
+	// versions and labels (worker.SubscribeVersions: kind "skill" or
+	// "prompt", and the id), so open pages refresh their versions lists,
+	// label moves that change nothing served included.
+	VersionChanges func(fn func(kind, id string)) (cancel func())
+	// ServeLabel is the registry's serve label (--serve-label), to mark
+	// the version reads without a selector serve.
+	ServeLabel string
+	// ProtectedLabels are the labels that move only with the admin token.
+	ProtectedLabels []string
+	// AdminToken is passed as admin_token on label moves made from the
+	// page. Empty (the default): the page holds no admin token and never
+	// sends one, so protected labels cannot be moved from it. Set only
+	// when the operator chose so (--web-admin-labels): anyone holding
+	// Guard.Token can then move them.
+	AdminToken string
 	Logger     *slog.Logger
 }
 
@@ -101,7 +117,7 @@ func New(opts Options) *Server {
 		s.search = FilterSearcher{Catalog: opts.Catalog}
 	}
 	s.tmpl = template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))
-	s.hub = newHub(opts.Catalog)
+	s.hub = newHub(opts.Catalog, opts.VersionChanges)
 	assets, _ := fs.Sub(files, "assets")
 	mux := http.NewServeMux()
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", assetHandler(assets)))
@@ -112,7 +128,11 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /diagnostics", s.authed(s.diagnostics))
 	mux.HandleFunc("GET /workers", s.authed(s.workers))
 	mux.HandleFunc("GET /events", s.authed(s.events))
-	mux.HandleFunc("POST /actions/unregister", s.unregister) // checks the token itself (form field, cookie or header)
+	mux.HandleFunc("GET /prompt/{name...}", s.authed(s.prompt))
+	// Actions check the token themselves (form field, cookie or header).
+	mux.HandleFunc("POST /actions/unregister", s.unregister)
+	mux.HandleFunc("POST /actions/label", s.moveLabel)
+	mux.HandleFunc("POST /actions/rollback", s.rollback)
 	mux.HandleFunc("GET /signin", s.signinForm)
 	mux.HandleFunc("POST /signin", s.signin)
 	mux.HandleFunc("/", s.notFound)

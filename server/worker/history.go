@@ -50,6 +50,8 @@ func (c VersionsConfig) check() error {
 type histories struct {
 	skills, prompts *history.History
 	serveLabel      string
+	protected       []string
+	feed            versionFeed // tells in-process pages (server/web) of changes
 	repairOnce      sync.Once
 }
 
@@ -69,15 +71,14 @@ func newHistories(cfg Config, opts Options, state stateStore) *histories {
 	if opts.ProtectedLabels != nil {
 		protected = opts.ProtectedLabels
 	}
+	hs := &histories{serveLabel: serve, protected: protected}
 	hc := func(scope, noun string) history.Config {
 		return history.Config{Scope: scope, Noun: noun, Retain: cfg.Versions.Retain, MaxBytes: cfg.Versions.MaxBytes,
-			Protected: protected, AdminToken: opts.AdminToken}
+			Protected: protected, AdminToken: opts.AdminToken, OnChange: func(id string) { hs.feed.publish(noun, id) }}
 	}
-	return &histories{
-		skills:     history.New(b, hc(cfg.Scopes.Skills, "skill")),
-		prompts:    history.New(b, hc(cfg.Scopes.Prompts, "prompt")),
-		serveLabel: serve,
-	}
+	hs.skills = history.New(b, hc(cfg.Scopes.Skills, "skill"))
+	hs.prompts = history.New(b, hc(cfg.Scopes.Prompts, "prompt"))
+	return hs
 }
 
 // stateBackend keeps history through the engine's state::* functions (a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -246,5 +247,39 @@ func TestHistorySurvivesRestartAndRecordsOlderContent(t *testing.T) {
 	}
 	if got, _ := readURI(t, s, "iii://k@good"); got != "one" {
 		t.Fatalf("label after restart: %q", got)
+	}
+}
+
+// TestSubscribeVersionsSeesEveryHistoryChange: the web page refreshes its
+// versions list from this feed, label moves that change nothing served
+// (and so fire no skills::on-change) included.
+func TestSubscribeVersionsSeesEveryHistoryChange(t *testing.T) {
+	s := startStack(t, t.TempDir(), func(_ *engine.Engine, o *Options) { o.ServeLabel = "production" })
+	var mu sync.Mutex
+	var got []string
+	cancel := s.worker.SubscribeVersions(func(kind, id string) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, kind+" "+id)
+	})
+	seen := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(got, ",")
+	}
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "a/b", "skill": "# One\n"}, nil)
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "a/b", "skill": "# One\n"}, nil) // unchanged: nothing
+	s.mustCall(t, FnSkillsLabel, map[string]any{"id": "a/b", "label": "staging", "version": 1}, nil)
+	s.mustCall(t, registry.FnPromptsRegister, map[string]any{"name": "p", "description": "P", "function_id": "x::y"}, nil)
+	if want := "skill a/b,skill a/b,prompt p"; seen() != want {
+		t.Fatalf("feed %q, want %q", seen(), want)
+	}
+	if s.worker.ServeLabel() != "production" {
+		t.Fatalf("serve label %q", s.worker.ServeLabel())
+	}
+	cancel()
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "a/b", "skill": "# Two\n"}, nil)
+	if want := "skill a/b,skill a/b,prompt p"; seen() != want {
+		t.Fatalf("after cancel: feed %q", seen())
 	}
 }

@@ -134,6 +134,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	claimTimeout := fs.Duration("claim-timeout", DefaultClaimTimeout, "How long the worker keeps asking for function ids another worker holds before it exits non-zero (it is not ready until it owns all of them)")
 	pprofAddr := fs.String("pprof-addr", "", "Serve Go runtime profiles at http://ADDR/debug/pprof/ (loopback addresses only; empty disables)")
 	applyVersionFlags := versionFlags(fs)
+	webAdmin := webAdminFlag(fs)
 	var skillsFolders folderFlags
 	fs.Var(&skillsFolders, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; overrides config skills_folder)")
 	fs.Usage = func() {
@@ -333,7 +334,14 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	if *mcpAddr != "" {
 		tools := skillsmcp.Options{NoSkillTools: *mcpNoSkillTools, AllowSideEffects: *mcpAllowSideEffects || cfg.MCP.AllowSideEffects,
 			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
-		if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, httpOpts, view, tools, log, sp, *rpcPath, cat, w.Ready); err != nil {
+		page := &webSource{cat: cat, w: w}
+		if *webAdmin {
+			page.adminToken = wopts.AdminToken
+			if page.adminToken == "" {
+				log.Warn("--web-admin-labels has no effect: no --admin-token (or " + adminTokenEnv + ") is set")
+			}
+		}
+		if stopMCP, err := startMCPHTTP(ctx, client, *mcpAddr, httpOpts, view, tools, log, sp, *rpcPath, page, w.Ready); err != nil {
 			log.Warn("HTTP endpoints (MCP, Skills Protocol) not started (the registry runs without them; choose another --mcp-addr)", "addr", *mcpAddr, "err", err)
 		} else {
 			defer stopMCP()

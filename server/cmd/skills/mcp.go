@@ -23,7 +23,6 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/health"
 	"github.com/iii-skills/skills/server/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
@@ -44,10 +43,10 @@ const mcpTokenEnv = "SKILLS_MCP_TOKEN"
 // serves the skill:// catalog; tools carries the tool options
 // (NoSkillTools, AllowSideEffects and its setting's name). With rt set, the same listener serves the
 // Skills Protocol endpoint at rpcPath (and its tool definitions at
-// rpcPath/tools) behind the same guard. With cat set, it also serves the
-// web page of that catalog at / (server/web).
+// rpcPath/tools) behind the same guard. With page set, it also serves the
+// web page of its catalog at / (server/web).
 func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts skillsmcp.HTTPOptions, backend skillsmcp.Backend,
-	tools skillsmcp.Options, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string, cat *catalog.Catalog, ready health.Check) (stop func(), err error) {
+	tools skillsmcp.Options, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string, page *webSource, ready health.Check) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
@@ -62,7 +61,7 @@ func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts ski
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath, webPage(cat, client, log), ready); err != nil {
+		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath, webPage(page, client, log), ready); err != nil {
 			log.Error("MCP endpoint stopped", "err", err)
 		}
 	}()
@@ -71,7 +70,7 @@ func startMCPHTTP(ctx context.Context, client *iii.Client, addr string, opts ski
 	if rt != nil && rpcPath != "" {
 		log.Info(fmt.Sprintf("Skills Protocol endpoint http://%s%s", ln.Addr(), rpcPath), "auth", opts.Token != "", "sandbox", sandboxState(rt))
 	}
-	if cat != nil {
+	if page != nil {
 		log.Info(fmt.Sprintf("web page http://%s/", ln.Addr()), "auth", opts.Token != "")
 	}
 	if !httpguard.IsLoopbackAddr(ln.Addr().String()) && opts.Token == "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"log/slog"
 	"net/http"
 
@@ -8,18 +9,41 @@ import (
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/httpguard"
 	"github.com/iii-skills/skills/server/web"
+	"github.com/iii-skills/skills/server/worker"
 )
 
-// webPage builds the web page of cat for the HTTP listener (nil when there
-// is no catalog in this process, as in `skills mcp`). Its iii calls go
-// through client, like any other client's.
-func webPage(cat *catalog.Catalog, client *iii.Client, log *slog.Logger) func(httpguard.Policy) (http.Handler, func()) {
-	if cat == nil {
+// webSource is what this process's web page shows: its catalog and the
+// registry worker whose versions and labels it follows (nil: no page, as
+// in `skills mcp`).
+type webSource struct {
+	cat *catalog.Catalog
+	w   *worker.Worker
+	// adminToken is the registry's --admin-token, given to the page only
+	// with --web-admin-labels (docs/web.md).
+	adminToken string
+}
+
+// webAdminFlag declares --web-admin-labels: whether the page may move
+// protected labels with the registry's admin token.
+func webAdminFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("web-admin-labels", false, "Let the web page move protected labels with --admin-token for anyone who holds --mcp-token (by default the page holds no admin token and the registry refuses protected labels moved from it)")
+}
+
+// webPage builds the web page for the HTTP listener (nil when there is no
+// catalog in this process). Its iii calls go through client, like any
+// other client's.
+func webPage(src *webSource, client *iii.Client, log *slog.Logger) func(httpguard.Policy) (http.Handler, func()) {
+	if src == nil || src.cat == nil {
 		return nil
 	}
 	return func(guard httpguard.Policy) (http.Handler, func()) {
-		page := web.New(web.Options{Catalog: cat, Caller: client, Searcher: web.FunctionSearcher{Caller: client},
-			Guard: guard, TokenSetting: "--mcp-token", Logger: log})
+		opts := web.Options{Catalog: src.cat, Caller: client, Searcher: web.FunctionSearcher{Caller: client},
+			Guard: guard, TokenSetting: "--mcp-token", Logger: log, AdminToken: src.adminToken}
+		if src.w != nil {
+			opts.VersionChanges = src.w.SubscribeVersions
+			opts.ServeLabel, opts.ProtectedLabels = src.w.ServeLabel(), src.w.ProtectedLabels()
+		}
+		page := web.New(opts)
 		return page, page.Close
 	}
 }

@@ -123,7 +123,7 @@ func startBrowserStack(t *testing.T) *browserStack {
 
 	engineAddr, httpAddr := testutil.FreeAddr(t), testutil.FreeAddr(t)
 	_, logs := startSkills(t, "--standalone", "--url", "ws://"+engineAddr, "--data", t.TempDir(), "--mcp-addr", httpAddr,
-		"--mcp-token", webToken, "--skills-folder", folder)
+		"--mcp-token", webToken, "--skills-folder", folder, "--protected-labels", "production", "--admin-token", "browser-test-admin")
 	waitListening(t, httpAddr, logs)
 	// The listener accepts before the line is logged: wait for it (the
 	// deadline only bounds a broken start).
@@ -467,6 +467,8 @@ func TestWebPageInBrowser(t *testing.T) {
 			t.Fatalf("live/fresh still served after unregister: %s", out)
 		}
 	})
+
+	t.Run("VersionsLabelsAndDiffs", func(t *testing.T) { s.versions(t) })
 
 	t.Run("PhoneWidthAndZoom", func(t *testing.T) {
 		// 390 CSS px is a phone; 1280 px at 400 % zoom is 320 CSS px.

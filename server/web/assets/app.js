@@ -19,7 +19,15 @@
     var old = document.getElementById("live");
     if (!fresh || !old) return;
     var focused = document.activeElement && old.contains(document.activeElement) ? document.activeElement.id : "";
+    // What the user typed or picked in a form survives the swap.
+    var typed = {};
+    var fields = old.querySelectorAll("input[id][data-edited], select[id][data-edited], textarea[id][data-edited]");
+    for (var i = 0; i < fields.length; i++) typed[fields[i].id] = fields[i].value;
     old.replaceWith(document.importNode(fresh, true));
+    for (var id in typed) {
+      var f = document.getElementById(id);
+      if (f) { f.value = typed[id]; f.dataset.edited = "1"; }
+    }
     if (doc.body && doc.body.dataset.generation) body.dataset.generation = doc.body.dataset.generation;
     if (doc.title) document.title = doc.title;
     if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
@@ -52,6 +60,19 @@
     return false;
   }
 
+  function edited(e) {
+    if (e.target && e.target.id && e.target.dataset) e.target.dataset.edited = "1";
+  }
+  document.addEventListener("input", edited);
+  document.addEventListener("change", edited);
+
+  // affectsVersions: a "versions" event (a new version or a label move)
+  // concerns a skill page or a prompt page of that id.
+  function affectsVersions(ev) {
+    var live = body.dataset.live || "";
+    return live === ev.kind + ":" + ev.id;
+  }
+
   if (window.EventSource && body.dataset.live) {
     var es = new EventSource("/events");
     es.addEventListener("hello", function (e) {
@@ -61,6 +82,10 @@
     es.addEventListener("change", function (e) {
       var d = JSON.parse(e.data);
       if (affects(d)) refresh((d.op === "remove" ? "Removed " : "Updated ") + d.id + ".");
+    });
+    es.addEventListener("versions", function (e) {
+      var d = JSON.parse(e.data);
+      if (affectsVersions(d)) refresh("The versions of " + d.id + " changed.");
     });
     es.addEventListener("resync", function () { refresh("The catalog changed."); });
   }
