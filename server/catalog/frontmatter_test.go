@@ -174,6 +174,9 @@ func TestParseFrontmatterErrorLines(t *testing.T) {
 		{"\ta: 1\n", "yaml: line 1: found character that cannot start any token"},
 		// Reader errors carry no mark: the line of the refused byte.
 		{"a: 1\nb: 2\nc: \x01\n", "yaml: line 3: control characters are not allowed"},
+		// Found at the end of the input: the last line, not the one after.
+		{"title: ok\ntags: [a,", "yaml: line 2: did not find expected node content"},
+		{"title: ok\ntags: [a,\n\n", "yaml: line 2: did not find expected node content"},
 		{"a: 1\nb: \xff\n", "yaml: line 2: invalid leading UTF-8 octet"},
 		// Not about a line: unchanged.
 		{"a: *nope\n", "yaml: unknown anchor 'nope' referenced"},

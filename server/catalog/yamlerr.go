@@ -70,20 +70,39 @@ func fixYAMLLine(raw string, err error) error {
 	if m[1] != "" {
 		line, _ = strconv.Atoi(m[1])
 	}
+	printed := line
 	switch {
 	case hasPrefixIn(yamlParserProblems, problem):
 		line++ // 0-based; no line printed means the first line
 	case hasPrefixIn(yamlReaderProblems, problem):
 		line = badCharLine(raw)
-	case line == 0 && !hasPrefixIn(yamlComposerProblems, problem):
+	case hasPrefixIn(yamlComposerProblems, problem):
+		return err
+	case line == 0:
 		line = 1 // a scanner mark on the first line is not printed
-	default:
-		return err // a scanner error's line is right
 	}
-	if line == 0 {
+	// A fault found at the end of the input (a list never closed) is
+	// marked after the last line, which is the closing "---" of the file:
+	// name the last line of the YAML instead.
+	if last := lastLine(raw); line > last && last > 0 {
+		line = last
+	}
+	if line == 0 || line == printed {
 		return err
 	}
 	return &yamlSyntaxError{line: line, problem: problem, err: err}
+}
+
+// lastLine is the 1-based number of the last line of raw that holds
+// anything but spaces.
+func lastLine(raw string) int {
+	lines := strings.Split(raw, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // yamlComposerProblems are yaml.v3's own messages after parsing, which
