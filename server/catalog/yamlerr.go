@@ -14,6 +14,7 @@ import (
 // line (or for reader errors, which have no mark). fixYAMLLine rewrites
 // the message so its line is 1-based in every case: the server's
 // diagnostics and skills check then name the line the fault is on.
+// TestParseFrontmatterErrorLines pins this against the yaml.v3 in go.mod.
 
 // yamlErrRe splits "yaml: [line N: ]problem".
 var yamlErrRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
