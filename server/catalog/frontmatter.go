@@ -137,7 +137,7 @@ func ParseFrontmatter(raw string) (Frontmatter, error) {
 	fm := Frontmatter{Present: true, Raw: raw}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(raw), &doc); err != nil {
-		return fm, fmt.Errorf("invalid frontmatter YAML: %w", err)
+		return fm, fmt.Errorf("invalid frontmatter YAML: %w", fixYAMLLine(raw, err))
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return fm, nil

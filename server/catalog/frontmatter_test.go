@@ -153,3 +153,42 @@ func FuzzFrontmatter(f *testing.F) {
 		}
 	})
 }
+
+// Syntax errors name the 1-based line of the YAML text the fault is on
+// (yaml.v3 alone prints parser errors 0-based and first-line ones without
+// a line).
+func TestParseFrontmatterErrorLines(t *testing.T) {
+	cases := []struct {
+		yaml string
+		want string // the message after "invalid frontmatter YAML: "
+	}{
+		{"name: x\ndescription: [unclosed\n", "yaml: line 2: did not find expected ',' or ']'"},
+		{"a: 1\nb: {c: 1\n", "yaml: line 2: did not find expected ',' or '}'"},
+		{"- a\nb: 1\n", "yaml: line 2: did not find expected '-' indicator"},
+		{"a: 1\n- b\n", "yaml: line 2: did not find expected key"},
+		{"a: 1\nb:\n  c: 1\n d: 2\n", "yaml: line 4: did not find expected key"},
+		{"a: 1\nb: !foo!x y\n", "yaml: line 2: found undefined tag handle"},
+		// Scanner errors: yaml.v3's line is right, or absent on line 1.
+		{"a: 1\n b: 2\n", "yaml: line 2: mapping values are not allowed in this context"},
+		{"a: b: c\n", "yaml: line 1: mapping values are not allowed in this context"},
+		{"\ta: 1\n", "yaml: line 1: found character that cannot start any token"},
+		// Reader errors carry no mark: the line of the refused byte.
+		{"a: 1\nb: 2\nc: \x01\n", "yaml: line 3: control characters are not allowed"},
+		// Found at the end of the input: the last line, not the one after.
+		{"title: ok\ntags: [a,", "yaml: line 2: did not find expected node content"},
+		{"title: ok\ntags: [a,\n\n", "yaml: line 2: did not find expected node content"},
+		{"a: 1\nb: \xff\n", "yaml: line 2: invalid leading UTF-8 octet"},
+		// Not about a line: unchanged.
+		{"a: *nope\n", "yaml: unknown anchor 'nope' referenced"},
+	}
+	for _, c := range cases {
+		_, err := catalog.ParseFrontmatter(c.yaml)
+		if err == nil {
+			t.Errorf("%q: accepted", c.yaml)
+			continue
+		}
+		if got := strings.TrimPrefix(err.Error(), "invalid frontmatter YAML: "); got != c.want {
+			t.Errorf("%q:\n got %s\nwant %s", c.yaml, got, c.want)
+		}
+	}
+}

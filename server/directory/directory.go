@@ -598,8 +598,8 @@ func (d *Directory) diagnostics(_ context.Context, data json.RawMessage) (any, e
 		Folders  []folderRow  `json:"folders"`
 		Skipped  []skippedRow `json:"skipped"`
 		Shadowed []shadowRow  `json:"shadowed"`
-		// Warnings: served, with a caveat (a bundle asking for a secret
-		// no grant gives it).
+		// Warnings: served, with a caveat (SKILL.md metadata that is not
+		// a map of strings, a bundle asking for a secret no grant gives it).
 		Warnings []skippedRow `json:"warnings"`
 	}{Folders: []folderRow{}, Skipped: []skippedRow{}, Shadowed: []shadowRow{}, Warnings: []skippedRow{}}
 	if d.set != nil {

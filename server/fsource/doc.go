@@ -12,7 +12,8 @@
 //   - A folder with a SKILL.md (below the root) is one Agent Skills skill
 //     whose id is the folder's path ("pdf-processing", "team/pdf"). Its
 //     frontmatter must pass ValidateAgentSkill (name equal to the folder
-//     name). Every file under it (scripts/, references/, assets/ and any
+//     name); metadata that is not a map of strings is only a warning.
+//     Every file under it (scripts/, references/, assets/ and any
 //     other, nested or binary) is one of its Files; none of them is
 //     scanned as a skill or prompt of its own.
 //   - A folder with a skill.toml is a Skills Protocol bundle, completed by
@@ -58,4 +59,7 @@
 //
 // Every skipped file is logged once per new reason ("skipped fs entry",
 // file, reason) and listed by Problems until it is fixed or removed.
+// What is served with a caveat (Agent Skills metadata that is not a map
+// of strings, Options.BundleWarning) is logged the same way ("served fs
+// entry with a warning") and listed by Warnings.
 package fsource

@@ -89,8 +89,9 @@ type folder struct {
 	units    map[string]*unit   // by path
 	byKey    map[string][]*unit // skills by skillKey, prompts by promptKey
 	problems map[string]string  // by path ("" for the folder itself)
-	// warnings: bundles served with a caveat (bundleWarning), by path.
-	warnings      map[string]string
+	// warnings: what is served with a caveat (Agent Skills metadata that
+	// is not a map of strings, a bundle's bundleWarning), by path.
+	warnings      map[string][]string
 	bundleWarning func(*catalog.Entry) string
 	exists        bool
 
@@ -104,7 +105,7 @@ type folder struct {
 func newFolder(configured, root string, index int, src *catalog.Source, bundle BundleReader, watch func(string)) *folder {
 	return &folder{
 		configured: configured, root: root, index: index, src: src, bundle: bundle, watch: watch,
-		units: map[string]*unit{}, byKey: map[string][]*unit{}, problems: map[string]string{}, warnings: map[string]string{},
+		units: map[string]*unit{}, byKey: map[string][]*unit{}, problems: map[string]string{}, warnings: map[string][]string{},
 		skills: map[string][]*catalog.Entry{}, prompts: map[string]*Prompt{},
 	}
 }
@@ -379,7 +380,7 @@ func (f *folder) runJobs() {
 			f.problems[p[0]] = p[1]
 		}
 		for _, w := range o.warnings {
-			f.warnings[w[0]] = w[1]
+			f.warnings[w[0]] = append(f.warnings[w[0]], w[1])
 		}
 		for _, u := range o.units {
 			f.add(u)
@@ -589,7 +590,8 @@ func (f *folder) loadSkillDir(o *scanOut, dir string) {
 	if !ok {
 		return
 	}
-	if err := ValidateAgentSkill(fm.Fields, path.Base(dir)); err != nil {
+	warnings, err := ValidateAgentSkill(fm.Fields, path.Base(dir))
+	if err != nil {
 		o.problem(main, err.Error())
 		return
 	}
@@ -603,6 +605,9 @@ func (f *folder) loadSkillDir(o *scanOut, dir string) {
 	}
 	desc, _ := fm.Fields.String("description")
 	e.Description, e.HasDescription = strings.TrimSpace(desc), true
+	for _, w := range warnings {
+		o.warnings = append(o.warnings, [2]string{main, w})
+	}
 	o.add(&unit{kind: unitSkillDir, path: dir, entry: e})
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/fsource"
+	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
 // write creates root/rel with content, making parent folders.
@@ -486,6 +487,40 @@ func TestBundleWarning(t *testing.T) {
 	ev := subscribe(s)
 	write(t, root, "sync/skill.toml", "version = \"1.0.0\"\n")
 	ev.wait(t, fsource.KindSkill, "sync", catalog.OpPut)
+	if w := s.Warnings(); len(w) != 0 {
+		t.Fatalf("warnings after the fix: %+v", w)
+	}
+}
+
+// A SKILL.md whose metadata is not a map of strings (here a null and a
+// map, as in published skills) is served, with one warning per value in
+// Warnings and the log; fixing it clears them.
+func TestMetadataWarningServesTheSkill(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "game/SKILL.md", "---\nname: game\ndescription: d\nmetadata:\n  related-skills:\n  requires: {bins: [uv]}\n  author: me\n---\n# Game\n")
+	cat := catalog.New()
+	var logs testutil.Buffer
+	s := open(t, fsource.Options{Folders: []string{root}, Catalog: cat, Watch: true,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	e, ok := cat.Get("game")
+	if !ok || len(s.Problems()) != 0 {
+		t.Fatalf("not served: problems %+v", s.Problems())
+	}
+	if v, _ := e.Frontmatter.Fields.Get("metadata"); v == nil {
+		t.Fatal("metadata not kept as written")
+	}
+	w := s.Warnings()
+	if len(w) != 2 || w[0].Path != "game/SKILL.md" || w[0].File != filepath.Join(root, "game/SKILL.md") ||
+		w[0].Reason != "frontmatter `metadata.related-skills` should be a string (Agent Skills: metadata maps strings to strings), got null; served as it is" ||
+		w[1].Reason != "frontmatter `metadata.requires` should be a string (Agent Skills: metadata maps strings to strings), got a map; served as it is" {
+		t.Fatalf("warnings %+v", w)
+	}
+	if got := strings.Count(logs.String(), "served fs entry with a warning"); got != 2 {
+		t.Fatalf("%d warning log lines, want 2:\n%s", got, logs.String())
+	}
+	ev := subscribe(s)
+	write(t, root, "game/SKILL.md", "---\nname: game\ndescription: d\nmetadata:\n  author: me\n---\n# Game\n")
+	ev.wait(t, fsource.KindSkill, "game", catalog.OpPut)
 	if w := s.Warnings(); len(w) != 0 {
 		t.Fatalf("warnings after the fix: %+v", w)
 	}

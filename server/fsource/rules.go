@@ -56,6 +56,10 @@ const (
 	fmtReadTooLarge     = "file %s is too large (%d bytes; max %d)"
 	fmtReadEmpty        = "file %s has empty body"
 	msgAgentNameMissing = "frontmatter missing `name` (Agent Skills: required, 1-64 characters)"
+
+	// Warnings: served all the same.
+	fmtMetadataNotMap = "frontmatter `metadata` should be a map of strings (Agent Skills), got %s; served as it is"
+	fmtMetadataValue  = "frontmatter `metadata.%s` should be a string (Agent Skills: metadata maps strings to strings), got %s; served as it is"
 )
 
 // isIgnored reports names that are never served and never reported:
@@ -96,57 +100,54 @@ func checkBody(body string) bool {
 // specification: name (required, 1-64 chars of a-z 0-9 '-', no leading,
 // trailing or doubled '-', equal to the folder name), description
 // (required, 1-1024 chars), license (string), compatibility (1-500 chars),
-// metadata (a map of strings), allowed-tools (a space-separated string or
-// a list of strings). Other keys are allowed and kept.
-func ValidateAgentSkill(fm catalog.Map, dirName string) error {
+// allowed-tools (a space-separated string or a list of strings). A broken
+// one of these is err: the skill is not served. Other keys are allowed
+// and kept.
+//
+// metadata should be a map of string keys to string values; a value that
+// is not (null, a number, a map) is returned in warnings and the skill is
+// served all the same: the spec's own validator (skills-ref validate)
+// does not check metadata values and turns them into strings, and harnesses
+// such as Claude Code load such skills, so refusing them would hide
+// skills every other client serves.
+func ValidateAgentSkill(fm catalog.Map, dirName string) (warnings []string, err error) {
 	raw, ok := fm.Get("name")
 	if !ok {
-		return fmt.Errorf("%s", msgAgentNameMissing)
+		return nil, fmt.Errorf("%s", msgAgentNameMissing)
 	}
 	name, ok := raw.(string)
 	if !ok {
-		return fmt.Errorf("frontmatter `name` must be a string, got %s", yamlType(raw))
+		return nil, fmt.Errorf("frontmatter `name` must be a string, got %s", yamlType(raw))
 	}
 	if err := ValidateSkillName(name); err != nil {
-		return err
+		return nil, err
 	}
 	if name != dirName {
-		return fmt.Errorf("frontmatter name %s must equal the folder name %s", rules.RustQuote(name), rules.RustQuote(dirName))
+		return nil, fmt.Errorf("frontmatter name %s must equal the folder name %s", rules.RustQuote(name), rules.RustQuote(dirName))
 	}
 	raw, ok = fm.Get("description")
 	if !ok {
-		return fmt.Errorf("frontmatter missing `description` (Agent Skills: required, 1-%d characters)", maxSkillDescChars)
+		return nil, fmt.Errorf("frontmatter missing `description` (Agent Skills: required, 1-%d characters)", maxSkillDescChars)
 	}
 	desc, ok := raw.(string)
 	if !ok {
-		return fmt.Errorf("frontmatter `description` must be a string, got %s", yamlType(raw))
+		return nil, fmt.Errorf("frontmatter `description` must be a string, got %s", yamlType(raw))
 	}
 	if n := utf8.RuneCountInString(strings.TrimSpace(desc)); n == 0 || utf8.RuneCountInString(desc) > maxSkillDescChars {
-		return fmt.Errorf("frontmatter `description` must be 1-%d characters, got %d", maxSkillDescChars, utf8.RuneCountInString(desc))
+		return nil, fmt.Errorf("frontmatter `description` must be 1-%d characters, got %d", maxSkillDescChars, utf8.RuneCountInString(desc))
 	}
 	if raw, ok := fm.Get("license"); ok {
 		if _, ok := raw.(string); !ok {
-			return fmt.Errorf("frontmatter `license` must be a string, got %s", yamlType(raw))
+			return nil, fmt.Errorf("frontmatter `license` must be a string, got %s", yamlType(raw))
 		}
 	}
 	if raw, ok := fm.Get("compatibility"); ok {
 		s, ok := raw.(string)
 		if !ok {
-			return fmt.Errorf("frontmatter `compatibility` must be a string, got %s", yamlType(raw))
+			return nil, fmt.Errorf("frontmatter `compatibility` must be a string, got %s", yamlType(raw))
 		}
 		if n := utf8.RuneCountInString(s); n == 0 || n > maxCompatibilityChars {
-			return fmt.Errorf("frontmatter `compatibility` must be 1-%d characters, got %d", maxCompatibilityChars, n)
-		}
-	}
-	if raw, ok := fm.Get("metadata"); ok {
-		m, ok := raw.(catalog.Map)
-		if !ok {
-			return fmt.Errorf("frontmatter `metadata` must be a map of strings, got %s", yamlType(raw))
-		}
-		for _, f := range m {
-			if _, ok := f.Value.(string); !ok {
-				return fmt.Errorf("frontmatter `metadata.%s` must be a string, got %s", f.Key, yamlType(f.Value))
-			}
+			return nil, fmt.Errorf("frontmatter `compatibility` must be 1-%d characters, got %d", maxCompatibilityChars, n)
 		}
 	}
 	if raw, ok := fm.Get("allowed-tools"); ok {
@@ -155,14 +156,35 @@ func ValidateAgentSkill(fm catalog.Map, dirName string) error {
 		case []any:
 			for i, t := range v {
 				if _, ok := t.(string); !ok {
-					return fmt.Errorf("frontmatter `allowed-tools[%d]` must be a string, got %s", i, yamlType(t))
+					return nil, fmt.Errorf("frontmatter `allowed-tools[%d]` must be a string, got %s", i, yamlType(t))
 				}
 			}
 		default:
-			return fmt.Errorf("frontmatter `allowed-tools` must be a string or a list of strings, got %s", yamlType(raw))
+			return nil, fmt.Errorf("frontmatter `allowed-tools` must be a string or a list of strings, got %s", yamlType(raw))
 		}
 	}
-	return nil
+	return metadataWarnings(fm), nil
+}
+
+// metadataWarnings lists what in the frontmatter's metadata is not the
+// map of string keys to string values the Agent Skills specification
+// describes, one message per value.
+func metadataWarnings(fm catalog.Map) []string {
+	raw, ok := fm.Get("metadata")
+	if !ok {
+		return nil
+	}
+	m, ok := raw.(catalog.Map)
+	if !ok {
+		return []string{fmt.Sprintf(fmtMetadataNotMap, yamlType(raw))}
+	}
+	var out []string
+	for _, f := range m {
+		if _, ok := f.Value.(string); !ok {
+			out = append(out, fmt.Sprintf(fmtMetadataValue, f.Key, yamlType(f.Value)))
+		}
+	}
+	return out
 }
 
 // ValidateSkillName applies the Agent Skills name rules.

@@ -14,8 +14,8 @@ import (
 
 // The Agent Skills rules (agentskills.io/specification): name 1-64 of
 // a-z 0-9 '-', no leading, trailing or doubled '-', equal to the folder;
-// description 1-1024; compatibility 1-500; metadata a map of strings;
-// allowed-tools a string or a list of strings.
+// description 1-1024; compatibility 1-500; allowed-tools a string or a
+// list of strings.
 func TestValidateAgentSkill(t *testing.T) {
 	long := func(n int) string { return strings.Repeat("a", n) }
 	for _, c := range []struct {
@@ -51,11 +51,6 @@ func TestValidateAgentSkill(t *testing.T) {
 		{"compatibility empty", "name: pdf\ndescription: d\ncompatibility: ''", "pdf", "frontmatter `compatibility` must be 1-500 characters, got 0"},
 		{"compatibility of 501", "name: pdf\ndescription: d\ncompatibility: " + long(501), "pdf", "frontmatter `compatibility` must be 1-500 characters, got 501"},
 
-		{"metadata not a map", "name: pdf\ndescription: d\nmetadata: [a]", "pdf", "frontmatter `metadata` must be a map of strings, got a list"},
-		{"metadata number", "name: pdf\ndescription: d\nmetadata: {author: me, version: 1}", "pdf", "frontmatter `metadata.version` must be a string, got a number"},
-		{"metadata null", "name: pdf\ndescription: d\nmetadata: {author: ~}", "pdf", "frontmatter `metadata.author` must be a string, got null"},
-		{"metadata nested", "name: pdf\ndescription: d\nmetadata: {author: {n: me}}", "pdf", "frontmatter `metadata.author` must be a string, got a map"},
-
 		{"allowed-tools number", "name: pdf\ndescription: d\nallowed-tools: 5", "pdf", "frontmatter `allowed-tools` must be a string or a list of strings, got a number"},
 		{"allowed-tools map", "name: pdf\ndescription: d\nallowed-tools: {a: b}", "pdf", "frontmatter `allowed-tools` must be a string or a list of strings, got a map"},
 		{"allowed-tools list item", "name: pdf\ndescription: d\nallowed-tools: [Read, 2]", "pdf", "frontmatter `allowed-tools[1]` must be a string, got a number"},
@@ -66,11 +61,42 @@ func TestValidateAgentSkill(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := ""
-			if err := fsource.ValidateAgentSkill(fm.Fields, c.dir); err != nil {
+			warnings, err := fsource.ValidateAgentSkill(fm.Fields, c.dir)
+			if err != nil {
 				got = err.Error()
 			}
-			if got != c.want {
-				t.Fatalf("got  %q\nwant %q", got, c.want)
+			if got != c.want || len(warnings) != 0 {
+				t.Fatalf("got  %q (warnings %q)\nwant %q", got, warnings, c.want)
+			}
+		})
+	}
+}
+
+// metadata should map strings to strings (Agent Skills), but a value that
+// does not is a warning, one per value, and the skill is valid: skills-ref
+// validate accepts it, and harnesses load it.
+func TestValidateAgentSkillMetadataWarnings(t *testing.T) {
+	for _, c := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"strings", "metadata: {author: me, version: \"1\"}", nil},
+		{"not a map", "metadata: [a]", []string{"frontmatter `metadata` should be a map of strings (Agent Skills), got a list; served as it is"}},
+		{"null", "metadata:", []string{"frontmatter `metadata` should be a map of strings (Agent Skills), got null; served as it is"}},
+		{"values", "metadata: {author: ~, version: 1, ok: x, requires: {bins: [uv]}}", []string{
+			"frontmatter `metadata.author` should be a string (Agent Skills: metadata maps strings to strings), got null; served as it is",
+			"frontmatter `metadata.version` should be a string (Agent Skills: metadata maps strings to strings), got a number; served as it is",
+			"frontmatter `metadata.requires` should be a string (Agent Skills: metadata maps strings to strings), got a map; served as it is",
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fm, err := catalog.ParseFrontmatter("name: pdf\ndescription: d\n" + c.yaml)
+			if err != nil {
+				t.Fatal(err)
+			}
+			warnings, err := fsource.ValidateAgentSkill(fm.Fields, "pdf")
+			if err != nil || strings.Join(warnings, "\n") != strings.Join(c.want, "\n") {
+				t.Fatalf("err %v, warnings\n%s\nwant\n%s", err, strings.Join(warnings, "\n"), strings.Join(c.want, "\n"))
 			}
 		})
 	}

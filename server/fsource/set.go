@@ -262,18 +262,39 @@ func (s *Set) scan(f *folder, scope string) []Event {
 			oldProblems[p] = r
 		}
 	}
+	oldWarnings := map[string]bool{}
+	for p, rs := range f.warnings {
+		if within(p, scope) {
+			for _, r := range rs {
+				oldWarnings[p+"\x00"+r] = true
+			}
+		}
+	}
 	touched := f.rescan(scope)
 	events := s.apply(f, touched)
-	var fresh []Problem
+	var fresh, freshWarnings []Problem
 	for p, r := range f.problems {
 		if within(p, scope) && oldProblems[p] != r {
 			fresh = append(fresh, Problem{Folder: f.root, Path: p, File: f.abs(p), Reason: r})
 		}
 	}
+	for p, rs := range f.warnings {
+		for _, r := range rs {
+			if within(p, scope) && !oldWarnings[p+"\x00"+r] {
+				freshWarnings = append(freshWarnings, Problem{Folder: f.root, Path: p, File: f.abs(p), Reason: r})
+			}
+		}
+	}
 	s.mu.Unlock()
-	slices.SortFunc(fresh, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
+	byPath := func(a, b Problem) int { return strings.Compare(a.Path, b.Path) }
+	slices.SortFunc(fresh, byPath)
 	for _, p := range fresh {
 		s.log.Warn("skipped fs entry", "file", p.File, "reason", p.Reason)
+	}
+	// Served, but worth fixing: logged once per new caveat.
+	slices.SortStableFunc(freshWarnings, byPath)
+	for _, p := range freshWarnings {
+		s.log.Warn("served fs entry with a warning", "file", p.File, "reason", p.Reason)
 	}
 	return events
 }
@@ -696,18 +717,22 @@ func (s *Set) Problems() []Problem {
 	return out
 }
 
-// Warnings lists what is served with a caveat (Options.BundleWarning), by
-// folder order then path.
+// Warnings lists what is served with a caveat (SKILL.md metadata that is
+// not a map of strings, Options.BundleWarning), by folder order then path,
+// one Problem per caveat.
 func (s *Set) Warnings() []Problem {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []Problem
 	for _, f := range s.folders {
 		start := len(out)
-		for p, r := range f.warnings {
-			out = append(out, Problem{Folder: f.root, Path: p, File: f.abs(p), Reason: r})
+		for p, rs := range f.warnings {
+			for _, r := range rs {
+				out = append(out, Problem{Folder: f.root, Path: p, File: f.abs(p), Reason: r})
+			}
 		}
-		slices.SortFunc(out[start:], func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
+		// Stable: a file's caveats stay in the order they were found.
+		slices.SortStableFunc(out[start:], func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
 	}
 	return out
 }

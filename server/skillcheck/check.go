@@ -4,10 +4,11 @@
 // YAML, skill.toml manifests through skillsprotocol) and published-skill
 // source files (skills::register payloads and markdown bodies, with the
 // registry's validators). On top of what the server refuses, it follows
-// every link of every served markdown file: relative links must name
-// files that exist, iii:// links skills in the checked set (or on a server,
-// through Options.Remote), and section URIs must stay out of the hidden
-// namespaces. Ids served by more than one folder are reported with the
+// every link of every served markdown file: relative links should name
+// files that exist (a warning, an error with Options.Strict: the server
+// serves the skill either way), iii:// links must name skills in the
+// checked set (or on a server, through Options.Remote), and section URIs
+// must stay out of the hidden namespaces. Ids served by more than one folder are reported with the
 // folder that wins.
 //
 // It is the engine of `skills check`; the command formats Report.
@@ -84,6 +85,9 @@ type Options struct {
 	Dir string
 	// Remote, when set, resolves iii:// links outside the checked set.
 	Remote Remote
+	// Strict reports relative links to files that do not exist as errors
+	// (else warnings: the server serves the skill either way).
+	Strict bool
 }
 
 // checker gathers findings and what the checked set serves.
@@ -221,6 +225,13 @@ func (c *checker) checkFolders(folders []string) (skills, prompts int, err error
 			line = problemLine(p.File, p.Reason)
 		}
 		c.add(Error, p.File, line, "folder", p.Reason)
+	}
+	// Served all the same (metadata that is not a map of strings): the
+	// server lists these under diagnostics warnings.
+	for _, p := range set.Warnings() {
+		if c.keep(p.Folder, p.File) {
+			c.add(Warning, p.File, problemLine(p.File, p.Reason), "folder", p.Reason)
+		}
 	}
 	// The catalog decides precedence for the server; ask it who wins.
 	shadowed := cat.Shadowed()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,8 +70,89 @@ func TestSingleSkillFolder(t *testing.T) {
 			t.Errorf("finding outside the skill: %v", f)
 		}
 	}
-	if rep.Errors != 3 {
-		t.Errorf("errors %d, want 3 (missing file, unknown skill, hidden section):\n%v", rep.Errors, rep.Findings)
+	if rep.Errors != 2 || rep.Warnings != 2 {
+		t.Errorf("errors %d, warnings %d; want 2 (unknown skill, hidden section) and 2 (missing file, a link out of the skill):\n%v",
+			rep.Errors, rep.Warnings, rep.Findings)
+	}
+}
+
+// A relative link to a file that does not exist is a warning (the server
+// serves the skill either way), an error under Strict; a link that leaves
+// the skill folder stays a warning.
+func TestStrictDeadLinks(t *testing.T) {
+	sev := func(rep Report) string {
+		var out []string
+		for _, f := range rep.Findings {
+			if f.Rule == "link" {
+				out = append(out, fmt.Sprintf("%s:%d %s", f.File, f.Line, f.Severity))
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	dead := filepath.Join("broken", "dead-links", "SKILL.md")
+	guide := filepath.Join("broken", "dead-links", "references", "guide.md")
+	if got, want := sev(check(t, Options{Paths: []string{"broken/dead-links"}})), dead+":7 warning "+guide+":3 warning"; got != want {
+		t.Errorf("default: %s, want %s", got, want)
+	}
+	if got, want := sev(check(t, Options{Paths: []string{"broken/dead-links"}, Strict: true})), dead+":7 error "+guide+":3 warning"; got != want {
+		t.Errorf("strict: %s, want %s", got, want)
+	}
+}
+
+// SKILL.md metadata that is not a map of strings: the skill is served
+// (counted), each value is a warning at the line of its key, also under
+// Strict (the server serves it; --strict only fails the exit status).
+func TestMetadataWarnings(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		rep := check(t, Options{Paths: []string{"broken/odd-metadata"}, Strict: strict})
+		var got []string
+		for _, f := range rep.Findings {
+			got = append(got, f.String())
+		}
+		want := []string{
+			filepath.Join("broken", "odd-metadata", "SKILL.md") + ":6: warning: frontmatter `metadata.related-skills` should be a string (Agent Skills: metadata maps strings to strings), got null; served as it is",
+			filepath.Join("broken", "odd-metadata", "SKILL.md") + ":7: warning: frontmatter `metadata.requires` should be a string (Agent Skills: metadata maps strings to strings), got a map; served as it is",
+		}
+		if rep.Skills != 1 || rep.Errors != 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("strict %v: skills %d errors %d\n%s\nwant\n%s", strict, rep.Skills, rep.Errors, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// YAML syntax errors are reported at the file line the fault is on (the
+// frontmatter's line n is the file's line n+1), in folders and in
+// published bodies.
+func TestYAMLErrorLines(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"flow/SKILL.md":   "---\nname: flow\ndescription: [unclosed list\n---\n# Flow\n",
+		"indent/SKILL.md": "---\nname: indent\ndescription: d\nmetadata:\n  author: me\n version: 1\n---\n# Indent\n",
+		"first/SKILL.md":  "---\nname: a: b\ndescription: d\n---\n# First\n",
+		"published.md":    "---\ntitle: ok\ntags: [a,\n---\n# Published\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, "skills", filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "skills", name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(filepath.Join(dir, "skills", "published.md"), filepath.Join(dir, "published.md")); err != nil {
+		t.Fatal(err)
+	}
+	rep := check(t, Options{Dir: dir, Paths: []string{"skills", "published.md"}})
+	got := map[string]int{}
+	for _, f := range rep.Findings {
+		got[f.File] = f.Line
+	}
+	want := map[string]int{
+		filepath.Join("skills", "flow", "SKILL.md"):   3, // description: [unclosed list
+		filepath.Join("skills", "indent", "SKILL.md"): 6, //  version: 1
+		filepath.Join("skills", "first", "SKILL.md"):  2, // name: a: b
+		"published.md": 3, // tags: [a,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("lines %v, want %v\n%v", got, want, rep.Findings)
 	}
 }
 

@@ -56,13 +56,31 @@ func problemLine(file, reason string) int {
 	if !ok {
 		return 1
 	}
-	for i, l := range strings.Split(yamlText, "\n") {
-		if strings.HasPrefix(l, key+":") {
-			return i + 2
+	lines := strings.Split(yamlText, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, key+":") {
+			continue
 		}
+		// metadata.KEY: the line of KEY in the block below, when the map
+		// is written as a block.
+		if sub := subKeyRe.FindStringSubmatch(reason); sub != nil && sub[1] == key {
+			for j := i + 1; j < len(lines) && (lines[j] == "" || lines[j][0] == ' ' || lines[j][0] == '\t' || lines[j][0] == '#'); j++ {
+				t := strings.TrimLeft(lines[j], " \t")
+				for _, q := range []string{"", `"`, "'"} {
+					if strings.HasPrefix(t, q+sub[2]+q+":") {
+						return j + 2
+					}
+				}
+			}
+		}
+		return i + 2
 	}
 	return 1
 }
+
+// subKeyRe finds a nested key a folder-rule message is about
+// ("frontmatter `metadata.author` should be…").
+var subKeyRe = regexp.MustCompile("frontmatter `([a-z-]+)\\.([^`]+)`")
 
 // manifestLine places a skill.toml problem: the TOML parser's line, or the
 // line that sets the key the reason names.

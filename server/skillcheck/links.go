@@ -76,9 +76,11 @@ func (c *checker) checkTarget(d doc, line int, target string) {
 	}
 }
 
-// checkRelative: a relative link must name a file or folder that exists;
-// in a skill folder it should stay inside it (harnesses read a skill's
-// files through the skill, nothing else).
+// checkRelative: a relative link should name a file or folder that exists
+// (a warning, an error under Options.Strict: the server serves the skill
+// either way, and a harness that follows the link finds nothing); in a
+// skill folder it should stay inside it (harnesses read a skill's files
+// through the skill, nothing else).
 func (c *checker) checkRelative(d doc, line int, target string) {
 	if d.atLine > 0 {
 		return // a published body has no folder to resolve against
@@ -100,7 +102,11 @@ func (c *checker) checkRelative(d doc, line int, target string) {
 	}
 	abs = filepath.Join(filepath.Dir(d.file), filepath.FromSlash(p))
 	if _, err := os.Stat(abs); err != nil {
-		c.add(Error, d.file, line, "link", fmt.Sprintf("link %s: no such file (looked for %s)", target, c.rel(abs)))
+		sev := Warning
+		if c.opts.Strict {
+			sev = Error
+		}
+		c.add(sev, d.file, line, "link", fmt.Sprintf("link %s: no such file (looked for %s)", target, c.rel(abs)))
 		return
 	}
 	if d.skillDir != "" && !within(abs, d.skillDir) {

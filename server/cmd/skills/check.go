@@ -23,7 +23,7 @@ earlier wins), a .md skill body a worker publishes (id: the file name without .m
 or a .json skills::register payload (or a list of them). It reports what the
 server would not serve (Agent Skills frontmatter, iii id rules, size caps,
 frontmatter YAML, skill.toml manifests), relative links to files that do not
-exist, iii:// links to skills outside the checked set (or, with --url, not on that
+exist (warnings; errors with --strict), iii:// links to skills outside the checked set (or, with --url, not on that
 registry), section URIs into hidden namespaces, and ids served by more than one
 folder with the folder that wins.
 
@@ -84,7 +84,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("skills check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	format := fs.String("format", "text", "output: text (FILE:LINE: severity: message), github (workflow annotations) or json")
-	strict := fs.Bool("strict", false, "exit non-zero on warnings too")
+	strict := fs.Bool("strict", false, "exit non-zero on warnings too, and report relative links to missing files as errors")
 	engineURL := fs.String("url", "", "WebSocket URL of an iii engine with the registry: iii:// links and sections outside the checked set are looked up there")
 	timeout := fs.Duration("timeout", 30*time.Second, "with --url: how long to wait for the engine and each answer")
 	engineToken := fs.String("engine-token", "", "with --url: worker token the engine requires (env "+engineTokenEnv+")")
@@ -111,7 +111,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	ctx := context.Background()
-	opts := skillcheck.Options{Paths: paths}
+	opts := skillcheck.Options{Paths: paths, Strict: *strict}
 	if *engineURL != "" {
 		if *engineToken == "" {
 			*engineToken = envOr(engineTokenEnv, "")
