@@ -105,7 +105,7 @@ func (w *Worker) claim(ctx context.Context, kind, id string, c caller, extra ...
 			return nil
 		}
 		w.own.mu.Unlock()
-		alive, err := w.workerAlive(ctx, o.workerID)
+		alive, err := w.ownerStillAlive(ctx, o.workerID)
 		if err != nil {
 			return iii.NewInvocationError(CodeForbidden, fmt.Sprintf(
 				"%s %q belongs to another worker (%s) and the engine could not say whether it is still connected: %v; try again",
@@ -188,4 +188,28 @@ func (w *Worker) workerAlive(ctx context.Context, workerID string) (bool, error)
 		}
 	}
 	return false, nil
+}
+
+// ownerGrace is how long a contested claim waits for the owner's
+// connection to go: a publisher that restarts, or `skills trigger` run
+// twice in a row, dials again while the engine may not yet have seen the
+// old socket close.
+var ownerGrace = 2 * time.Second
+
+// ownerStillAlive reports whether workerID is still connected after
+// ownerGrace, asking the engine again every 50 ms; it returns as soon as
+// the owner is gone.
+func (w *Worker) ownerStillAlive(ctx context.Context, workerID string) (bool, error) {
+	deadline := time.Now().Add(ownerGrace)
+	for {
+		alive, err := w.workerAlive(ctx, workerID)
+		if err != nil || !alive || time.Now().After(deadline) {
+			return alive, err
+		}
+		select {
+		case <-ctx.Done():
+			return true, nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -14,6 +14,9 @@ import (
 	"github.com/iii-skills/skills/server/registry"
 )
 
+// The refusals below would each wait the full grace for a live owner.
+func init() { ownerGrace = 100 * time.Millisecond }
+
 // Issue 20 item 9 and scoped tokens, over real sockets: another
 // connection's register or unregister of an id is refused and nothing
 // stored is lost; a publisher that restarts (new connection, old one gone)
