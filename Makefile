@@ -56,8 +56,13 @@ test:
 ## test-go: every Go test but the interop ones (with its test count)
 # The interop tests (server/internal/interop) run once, in test-interop, with
 # the official clients installed.
+# go test -json through tools/gotestsummary: the plain go test output (failing
+# tests in full) plus a count of tests, which plain go test does not print.
 test-go:
-	$(GO) test -count=1 $$($(GO) list $(GO_PKGS) | grep -v '/server/internal/interop')
+	@mkdir -p $(BIN)
+	cd tools && $(GO) build -o $(BIN)/gotestsummary ./gotestsummary
+	set -o pipefail; $(GO) test -count=1 -json $$($(GO) list $(GO_PKGS) | grep -v '/server/internal/interop') 2>&1 \
+		| $(BIN)/gotestsummary
 
 ## bench: Go benchmarks (ops/s, p50/p99 latency, bytes)
 bench: bench-go $(BENCH_TARGETS)
