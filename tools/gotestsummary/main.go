@@ -29,8 +29,12 @@ type event struct {
 	Output  string
 }
 
-// ranSpecs matches Ginkgo's suite summary, "Ran 147 of 150 Specs in 3.2 seconds".
-var ranSpecs = regexp.MustCompile(`^Ran (\d+) of \d+ Specs? in `)
+// ranSpecs matches Ginkgo's suite summary, "Ran 147 of 150 Specs in 3.2 seconds",
+// once its terminal colours (ansi) are taken out.
+var (
+	ranSpecs = regexp.MustCompile(`^Ran (\d+) of \d+ Specs? in `)
+	ansi     = regexp.MustCompile("\x1b\\[[0-9;]*m")
+)
 
 type counts struct {
 	passed, failed, skipped, specs, packages int
@@ -67,7 +71,7 @@ func summarize(in io.Reader, out io.Writer) counts {
 			fmt.Fprintln(out, line)
 			continue
 		}
-		if m := ranSpecs.FindStringSubmatch(strings.TrimSpace(e.Output)); m != nil {
+		if m := ranSpecs.FindStringSubmatch(strings.TrimSpace(ansi.ReplaceAllString(e.Output, ""))); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			c.specs += n
 		}

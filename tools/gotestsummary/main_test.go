@@ -15,7 +15,7 @@ broken.go:3:1: syntax error
 {"Action":"output","Package":"example.com/a","Test":"TestA","Output":"=== RUN   TestA\n"}
 {"Action":"output","Package":"example.com/a","Test":"TestA","Output":"noise of a passing test\n"}
 {"Action":"pass","Package":"example.com/a","Test":"TestA"}
-{"Action":"output","Package":"example.com/a","Test":"TestSuite","Output":"Ran 12 of 13 Specs in 0.5 seconds\n"}
+{"Action":"output","Package":"example.com/a","Test":"TestSuite","Output":"\u001b[1mRan 12 of 13 Specs in 0.5 seconds\u001b[0m\n"}
 {"Action":"pass","Package":"example.com/a","Test":"TestSuite"}
 {"Action":"skip","Package":"example.com/a","Test":"TestSkipped"}
 {"Action":"output","Package":"example.com/a","Output":"PASS\n"}
