@@ -56,13 +56,19 @@ test:
 ## test-go: every Go test but the interop ones (with its test count)
 # The interop tests (server/internal/interop) run once, in test-interop, with
 # the official clients installed.
-# go test -json through tools/gotestsummary: the plain go test output (failing
-# tests in full) plus a count of tests, which plain go test does not print.
-test-go:
+# Every Go suite of `make test` runs `go test -json … 2>&1 | $(GOTESTSUMMARY)`
+# (with set -o pipefail): the plain go test output (failing tests in full) plus
+# a count of tests, which plain go test does not print (tools/gotestsummary).
+GOTESTSUMMARY := $(BIN)/gotestsummary
+
+.PHONY: gotestsummary
+gotestsummary:
 	@mkdir -p $(BIN)
-	cd tools && $(GO) build -o $(BIN)/gotestsummary ./gotestsummary
+	cd tools && $(GO) build -o $(GOTESTSUMMARY) ./gotestsummary
+
+test-go: gotestsummary
 	set -o pipefail; $(GO) test -count=1 -json $$($(GO) list $(GO_PKGS) | grep -v '/server/internal/interop') 2>&1 \
-		| $(BIN)/gotestsummary
+		| $(GOTESTSUMMARY)
 
 ## bench: Go benchmarks (ops/s, p50/p99 latency, bytes)
 bench: bench-go $(BENCH_TARGETS)
