@@ -2,7 +2,7 @@
 // `go test` prints (one line per package, and the whole output of every test
 // that failed) followed by the counts plain `go test` does not give:
 //
-//	go test: 812 tests passed, 0 failed, 3 skipped (147 Ginkgo specs) in 41 packages
+//	go test: 445 tests passed, 0 failed, 3 skipped (303 Ginkgo specs) in 30 packages
 //
 // `make test-go` pipes into it so that the `make test` line of the Go suite
 // shows its own test count. Lines on stdin that are not test events (build
@@ -42,8 +42,19 @@ type counts struct {
 
 func main() {
 	c := summarize(os.Stdin, os.Stdout)
-	fmt.Fprintf(os.Stdout, "go test: %d tests passed, %d failed, %d skipped (%d Ginkgo specs) in %d packages\n",
-		c.passed, c.failed, c.skipped, c.specs, c.packages)
+	fmt.Fprintln(os.Stdout, c.line())
+}
+
+// line is the summary, the one line `make test` shows for a Go suite.
+func (c counts) line() string {
+	s := fmt.Sprintf("go test: %d tests passed, %d failed, %d skipped", c.passed, c.failed, c.skipped)
+	if c.specs > 0 {
+		s += fmt.Sprintf(" (%d Ginkgo specs)", c.specs)
+	}
+	if c.packages == 1 {
+		return s + " in 1 package"
+	}
+	return s + fmt.Sprintf(" in %d packages", c.packages)
 }
 
 // summarize copies what a reader of a failing run needs from in to out and

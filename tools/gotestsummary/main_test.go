@@ -38,6 +38,12 @@ func TestSummarize(t *testing.T) {
 	if want := (counts{passed: 2, failed: 1, skipped: 1, specs: 12, packages: 2}); c != want {
 		t.Errorf("counts = %+v, want %+v", c, want)
 	}
+	if got, want := c.line(), "go test: 2 tests passed, 1 failed, 1 skipped (12 Ginkgo specs) in 2 packages"; got != want {
+		t.Errorf("line = %q, want %q", got, want)
+	}
+	if got, want := (counts{passed: 3, packages: 1}).line(), "go test: 3 tests passed, 0 failed, 0 skipped in 1 package"; got != want {
+		t.Errorf("line = %q, want %q", got, want)
+	}
 	got := out.String()
 	for _, want := range []string{"syntax error", "ok  \texample.com/a", "want 1, got 2", "--- FAIL: TestB",
 		"panic: test timed out", "FAIL\texample.com/b", "[no test files]"} {
