@@ -27,7 +27,7 @@ deploy-deps:
 			$$SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends $$missing; \
 	fi
 
-test-deploy: build deploy-deps
-	DEPLOY_TESTS_REQUIRED=1 SKILLS_BIN=$(BIN)/skills $(GO) test -count=1 ./server/internal/deploytest/
+test-deploy: build deploy-deps gotestsummary
+	set -o pipefail; DEPLOY_TESTS_REQUIRED=1 SKILLS_BIN=$(BIN)/skills $(GO) test -count=1 -json ./server/internal/deploytest/ 2>&1 | $(GOTESTSUMMARY)
 
 TEST_TARGETS += test-deploy

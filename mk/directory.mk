@@ -5,7 +5,6 @@
 #                                on a folder it controls; against another engine:
 #                                III_URL=ws://host:port CONFORMANCE_SKILLS_FOLDER=/srv/skills make conformance-directory
 #   make bench-directory         cold load, index read, edit-to-subscriber latency, RSS (10 000 skills)
-#   make run SKILLS_FOLDER=examples/skills   the standalone registry serving that folder
 #   make directory-deps          apt-get install git when git or git-http-backend is missing
 #                                (server/directory's download-from-git test serves a repository
 #                                through git-http-backend; under make it fails instead of skipping)

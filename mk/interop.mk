@@ -15,7 +15,7 @@ $(INTEROP_DIR)/node/node_modules/.deps-stamp: $(INTEROP_DIR)/node/package.json $
 	@touch $@
 
 # The Python side runs on the project virtualenv (mk/python.mk), which pins iii-sdk.
-test-interop: interop-deps venv
-	INTEROP_REQUIRED=1 $(GO) test -count=1 ./$(INTEROP_DIR)/...
+test-interop: interop-deps venv gotestsummary
+	set -o pipefail; INTEROP_REQUIRED=1 $(GO) test -count=1 -json ./$(INTEROP_DIR)/... 2>&1 | $(GOTESTSUMMARY)
 
 TEST_TARGETS += test-interop

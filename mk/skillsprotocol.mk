@@ -4,6 +4,8 @@
 # run in CI and are never skipped there. Included by the root Makefile.
 #
 #   make sandbox-deps     apt-get install bubblewrap python3 util-linux when missing
+#   make conformance-skillsprotocol  the skills-protocol conformance group over HTTP (part of
+#                         `make conformance`)
 
 .PHONY: sandbox-deps
 

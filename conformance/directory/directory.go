@@ -13,7 +13,7 @@ import (
 	"github.com/iii-skills/skills/conformance/harness"
 )
 
-// Upstream iii-directory v0.5 strings (reference/directory.md §1), kept
+// Upstream iii-directory v0.5 strings (docs/reference/directory.md §1), kept
 // here verbatim so the suite checks any implementation against them.
 var descriptions = map[string]string{
 	"directory::skills::list":                      "List filesystem-backed skills (id, body length, modified_at) from skills_folder.",

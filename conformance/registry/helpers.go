@@ -25,7 +25,7 @@ const IndexHeader = "# Skills\n\nRead each skill's resource for orientation on w
 const SectionSep = "\n\n---\n\n"
 
 // EngineInjected are payload keys the engine adds to invocation data
-// (engine-protocol.md §3.1); they are not part of the registry's payloads.
+// (docs/reference/engine-protocol.md §3.1); they are not part of the registry's payloads.
 var EngineInjected = []string{"_caller_worker_id"}
 
 // eventLimit bounds waits for on-change events (upstream waits 3000–5000 ms).

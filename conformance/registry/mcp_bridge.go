@@ -93,7 +93,7 @@ var _ = group.Describe("MCP bridge surface (checklist I)", Label("mcp_bridge"), 
 	})
 })
 
-// hardFloor is the bridge's always-hidden prefix list (skills-worker.md §1.0).
+// hardFloor is the bridge's always-hidden prefix list (docs/reference/skills-worker.md §1.0).
 var hardFloor = []string{"engine::", "state::", "stream::", "iii.", "iii::", "mcp::", "a2a::", "skills::", "prompts::"}
 
 func isHardFloored(id string) bool {

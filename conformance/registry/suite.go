@@ -1,6 +1,6 @@
 // Package registry is the black-box conformance group of the skills
 // registry (upstream `skills` worker v0.2.2): every engine-backed upstream
-// BDD scenario (checklist B–I of skills-worker.md §5) plus the additional
+// BDD scenario (checklist B–I of docs/reference/skills-worker.md §5) plus the additional
 // checks J1–J18 that need an engine. It speaks only the iii worker protocol
 // to an engine URL, so it checks any implementation behind an iii engine.
 //

@@ -43,7 +43,7 @@ func (f frame) has(key string) bool {
 // fakeEngine is a small iii engine over a real socket: it answers the
 // handshake, records every frame per connection, and routes invocations and
 // trigger bindings between its connections the way the real engine does
-// (engine-protocol §3, §4). Tests can intercept frames with hook.
+// (docs/reference/engine-protocol.md §3, §4). Tests can intercept frames with hook.
 type fakeEngine struct {
 	t   testing.TB
 	srv *httptest.Server

@@ -28,7 +28,7 @@ const (
 
 // Message is one protocol frame. The protocol is a tagged union; a single flat
 // struct decodes any frame in one pass and each type uses the subset of fields
-// the reference (engine-protocol §2) lists for it. Fields that the protocol
+// the reference (docs/reference/engine-protocol.md §2) lists for it. Fields that the protocol
 // requires to be present even when empty (invokefunction.data,
 // registertrigger.config) are RawMessage values that senders always fill.
 type Message struct {
@@ -102,7 +102,7 @@ type Action struct {
 	Queue string     `json:"queue,omitempty"`
 }
 
-// Wire error codes shared by the engine and SDKs (engine-protocol §3.3).
+// Wire error codes shared by the engine and SDKs (docs/reference/engine-protocol.md §3.3).
 const (
 	CodeFunctionNotFound       = "function_not_found"
 	CodeInvocationStopped      = "invocation_stopped"

@@ -225,7 +225,7 @@ func (d *Directory) functionsInfo(ctx context.Context, data json.RawMessage) (an
 }
 
 // howTo finds the how-to guide and the related skills of a function among
-// the folder skills (directory.md §1.5): frontmatter `type: how-to` with
+// the folder skills (docs/reference/directory.md §1.5): frontmatter `type: how-to` with
 // `functions: [...]` or `function_id:` naming it, else a body linking
 // iii://fn/<path>; related skills name it in frontmatter or mention the
 // fn URI or the literal id in their body.

@@ -29,7 +29,7 @@ const (
 	DefaultRegistryCacheTTL = 60000
 )
 
-// Descriptions, verbatim from iii-directory v0.5 (directory.md §1).
+// Descriptions, verbatim from iii-directory v0.5 (docs/reference/directory.md §1).
 const (
 	DescSkillsList      = "List filesystem-backed skills (id, body length, modified_at) from skills_folder."
 	DescSkillsFetch     = "Fetches the content of one or more skill resources. Each entry may be either a full iii:// URI or a bare skill path (the id returned by directory::skills::list, e.g. \"directory/skills/list\") which is auto-prefixed with iii://. Batch with `uris` when helpful."
@@ -51,7 +51,7 @@ const (
 	DescPromptsOnChange = "Fires after every successful directory::skills::download that wrote at least one prompt markdown file, and when a prompt in skills_folder is created, edited, renamed or deleted."
 )
 
-// Errors, verbatim (directory.md §1).
+// Errors, verbatim (docs/reference/directory.md §1).
 const (
 	fmtSkillNotFound   = "Skill not found: %s"
 	msgPromptName      = "name must be non-empty"

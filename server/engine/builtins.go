@@ -32,7 +32,7 @@ type builtin struct {
 // asyncDone receives an asynchronous built-in's outcome.
 type asyncDone func(result json.RawMessage, err *wire.ErrorBody)
 
-// Error codes of the engine::* built-ins (engine-protocol §3.3).
+// Error codes of the engine::* built-ins (docs/reference/engine-protocol.md §3.3).
 const (
 	codeNotFound         = "NOT_FOUND"
 	codeInvalidArguments = "INVALID_ARGUMENTS"

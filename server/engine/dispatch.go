@@ -55,7 +55,7 @@ func (e *Engine) handleFrame(c *conn, mt int, data []byte) {
 			"type", string(m.Type), "missing", missing, "frame", preview(data))
 		if missing == "data" && validUUID(m.InvocationID) {
 			// The real engine drops such a frame and the caller times
-			// out (reference §10.13); naming the problem costs nothing.
+			// out (docs/reference/engine-protocol.md §10.13); naming the problem costs nothing.
 			c.send(encodeError(m.InvocationID, m.FunctionID, wire.CodeInvalidRequest,
 				`invokefunction has no "data" key; send "data": null for a call without a payload`))
 		}
@@ -142,7 +142,7 @@ func missingField(m *wire.Message) string {
 }
 
 // validUUID reports whether s is a UUID in its 36-character text form, the
-// only invocation_id the real engine decodes (reference §2.3, §10.14).
+// only invocation_id the real engine decodes (docs/reference/engine-protocol.md §2.3, §10.14).
 func validUUID(s string) bool {
 	if len(s) != 36 {
 		return false
@@ -184,8 +184,9 @@ func (e *Engine) reattach(c *conn, m *wire.Message) {
 	e.cleanup(old)
 }
 
-// cleanup removes everything a finished connection owned (engine-protocol
-// §1.8). It runs once per connection; concurrent callers wait for it.
+// cleanup removes everything a finished connection owned
+// (docs/reference/engine-protocol.md §1.8). It runs once per connection;
+// concurrent callers wait for it.
 func (e *Engine) cleanup(c *conn) {
 	c.cleanupOnce.Do(func() {
 		// Functions go first, so that once a caller has been told

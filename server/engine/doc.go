@@ -9,7 +9,7 @@
 // hand (`skills --standalone`), so it carries this engine, the way an
 // application carries SQLite beside Postgres. A deployment that outgrows one
 // machine points the same worker at a real engine instead; everything here
-// follows the real engine's wire behaviour (reference/engine-protocol.md) so
+// follows the real engine's wire behaviour (docs/reference/engine-protocol.md) so
 // that switching is invisible to workers.
 //
 // # What it does
@@ -113,7 +113,7 @@
 // recovered. As in the real engine, an invokefunction without a "data" key
 // is not routed (the caller gets invalid_request naming the key when it
 // sent an invocation_id) and an invocation_id that is not a UUID makes its
-// frame dropped (reference §2.3, §10.13–14). A registertrigger without
+// frame dropped (docs/reference/engine-protocol.md §2.3, §10.13–14). A registertrigger without
 // "config" is taken as {}, because the Python and Node SDKs omit empty keys.
 //
 // Functions live in one namespace ("default"), and only the current

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The engine's own trigger types besides state (engine-protocol §4.6).
+// The engine's own trigger types besides state (docs/reference/engine-protocol.md §4.6).
 const (
 	functionsAvailableType = "engine::functions-available"
 	workersAvailableType   = "engine::workers-available"

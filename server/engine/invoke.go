@@ -90,7 +90,7 @@ func reservedFunction(id string) bool {
 }
 
 // encodeRejected builds the registrationrejected frame for a function id
-// (§2.13); ownerID is "" when the engine itself owns the id or the
+// (docs/reference/engine-protocol.md §2.13); ownerID is "" when the engine itself owns the id or the
 // connection's scoped token does not cover it. reason, when set, says why
 // in "description" (our addition; other clients ignore it).
 func encodeRejected(functionID, ownerID, reason string) []byte {
@@ -121,7 +121,7 @@ func (e *Engine) unregisterFunction(c *conn, id string) {
 	}
 }
 
-// handleInvoke routes an invokefunction frame from worker c (§3).
+// handleInvoke routes an invokefunction frame from worker c (docs/reference/engine-protocol.md §3).
 func (e *Engine) handleInvoke(c *conn, m *wire.Message) {
 	if m.Action != nil && m.Action.Type == wire.ActionEnqueue {
 		e.enqueue(c, m)
@@ -422,7 +422,7 @@ func (e *Engine) execBuiltin(c *conn, b *builtin, data json.RawMessage, done asy
 
 var jsonNull = json.RawMessage("null")
 
-// injectCaller adds "_caller_worker_id" to an object payload (§3.1); other
+// injectCaller adds "_caller_worker_id" to an object payload (docs/reference/engine-protocol.md §3.1); other
 // payloads are returned unchanged. The common case splices bytes instead of
 // decoding the payload.
 func injectCaller(data json.RawMessage, workerID string) json.RawMessage {

@@ -12,7 +12,7 @@ import (
 	"github.com/iii-skills/skills/server/store"
 )
 
-// The state trigger type (engine-protocol §5.5) and its event names.
+// The state trigger type (docs/reference/engine-protocol.md §5.5) and its event names.
 const (
 	stateTriggerType        = "state"
 	stateTriggerDescription = "State change trigger: fires on state::set, state::update and state::delete"
@@ -22,7 +22,7 @@ const (
 	eventDeleted            = "state:deleted"
 )
 
-// State error codes (engine-protocol §3.3).
+// State error codes (docs/reference/engine-protocol.md §3.3).
 const (
 	codeSetError        = "SET_ERROR"
 	codeGetError        = "GET_ERROR"

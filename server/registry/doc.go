@@ -63,4 +63,9 @@
 // [NewReadResult], [Templates], [NewMCPPromptList], [PromptGetResult]), with
 // fields in alphabetical key order so they encode byte-for-byte like the
 // upstream serde_json output.
+//
+// # Upstream facts
+//
+// A bare § in this package (comments and test names) is a section of
+// docs/reference/skills-worker.md, the upstream behaviour it reproduces.
 package registry

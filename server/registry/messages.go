@@ -11,7 +11,7 @@ package registry
 
 import "github.com/iii-skills/skills/sdk-go/rules"
 
-// Validation messages (§1.0 of the reference), from sdk-go/rules.
+// Validation messages (docs/reference/skills-worker.md §1.0), from sdk-go/rules.
 const (
 	MsgIDEmpty           = rules.MsgIDEmpty
 	FmtIDEdgeSlash       = rules.FmtIDEdgeSlash
@@ -36,7 +36,7 @@ const (
 // wrong (see the package doc).
 const CodeInvalidArguments = rules.CodeInvalidArguments
 
-// URI parsing messages (§2.1). Every %s is the URI exactly as given.
+// URI parsing messages (docs/reference/skills-worker.md §2.1). Every %s is the URI exactly as given.
 const (
 	FmtURIScheme        = "Resource URI must start with iii://: %s"
 	FmtURIEmptyID       = "Empty resource id: %s"
@@ -46,7 +46,7 @@ const (
 	FmtURISectionSegment = rules.FmtSectionSegment
 )
 
-// Read-path messages (§2.2, §1.13, §3).
+// Read-path messages (docs/reference/skills-worker.md §2.2, §1.13, §3).
 const (
 	FmtSkillNotFound  = "Skill not found: %s"
 	FmtPromptNotFound = "Prompt not found: %s"
@@ -63,7 +63,7 @@ const (
 	FmtDecodePrompt = "decode stored prompt %s: %w"
 )
 
-// Fetch messages (§2.6, §7).
+// Fetch messages (docs/reference/skills-worker.md §2.6, §7).
 const (
 	MsgFetchNoInput = "Provide uri or a non-empty uris array"
 	// FmtFetchInvalidURI: the trimmed entry.
@@ -72,12 +72,12 @@ const (
 	FetchSectionSeparator = "\n\n---\n\n"
 )
 
-// Output normalization messages (§2.7).
+// Output normalization messages (docs/reference/skills-worker.md §2.7).
 const (
 	MsgPromptUnsupportedShape = "prompt handler returned unsupported shape; expected string, { content }, or { messages: [...] }"
 )
 
-// Index rendering text (§2.3).
+// Index rendering text (docs/reference/skills-worker.md §2.3).
 const (
 	// IndexHeader is the exact v0.2.2 header, including the blank line
 	// after the paragraph.
@@ -94,7 +94,7 @@ const (
 	IndexTruncationMark = "..."
 )
 
-// MCP envelope strings (§1.4, §1.6).
+// MCP envelope strings (docs/reference/skills-worker.md §1.4, §1.6).
 const (
 	MimeMarkdown = "text/markdown"
 	MimeJSON     = "application/json"
@@ -111,7 +111,7 @@ const (
 	SectionTemplateDescription = "Trigger the function at `function_path` (each '/' becomes '::') with empty input and serve its output. e.g. `iii://fn/scope/echo` triggers `scope::echo`."
 )
 
-// Function ids, trigger type ids and their descriptions (§1.1–§1.14), so
+// Function ids, trigger type ids and their descriptions (docs/reference/skills-worker.md §1.1–§1.14), so
 // the worker registers exactly the upstream surface.
 const (
 	FnSkillsRegister           = "skills::register"

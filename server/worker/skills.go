@@ -221,7 +221,7 @@ func (w *Worker) resourcesRead(ctx context.Context, data json.RawMessage) (any, 
 	return registry.NewReadResult(uri, mime, text), nil
 }
 
-// read resolves one iii:// URI to its text and MIME type (reference §2.2).
+// read resolves one iii:// URI to its text and MIME type (docs/reference/skills-worker.md §2.2).
 func (w *Worker) read(ctx context.Context, uri string) (text, mime string, err error) {
 	target, err := registry.ParseURI(uri)
 	if err != nil {

@@ -13,7 +13,7 @@
 // The suite needs Node ≥ 22 (fs.globSync); the `node` package in this project provides
 // one when the machine's node is older.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -115,9 +115,10 @@ function readChecks(dir) {
 const server = await startStandalone({ token: '' })
 let worker
 let code = 1
+let out
 try {
   worker = await publishFixtures(server.engineURL)
-  const out = mkdtempSync(join(tmpdir(), 'mcp-conformance-'))
+  out = mkdtempSync(join(tmpdir(), 'mcp-conformance-'))
   // Asynchronous on purpose: the fixture worker in this process must keep answering.
   const run = await new Promise((resolve, reject) => {
     const child = spawn(node22(), [suite, 'server', '--url', server.endpoint, '--suite', 'all', '--expected-failures', baseline, '-o', out],
@@ -157,10 +158,13 @@ try {
   code = run.status ?? 1
   const clean = [...scenarios.values()].filter((s) => s.failed === 0 && s.warnings === 0).length
   console.log(code === 0
-    ? `MCP conformance: ${clean} of ${scenarios.size} scenarios clean; the others are the expected ones of conformance-baseline.yml (results in ${out})`
+    ? `MCP conformance: ${clean} of ${scenarios.size} scenarios clean; the others are the expected ones of conformance-baseline.yml`
     : `MCP conformance: unexpected results, exit ${code} (results in ${out}; CONFORMANCE_VERBOSE=1 shows the suite's output)\n${run.stderr}`)
 } finally {
   await worker?.shutdown()
   await server.stop()
+  // The suite's results are read above; a failing run keeps them for a look
+  // (the path is printed), a passing one leaves nothing behind in the temp dir.
+  if (out && code === 0 && !process.env.CONFORMANCE_KEEP) rmSync(out, { recursive: true, force: true })
 }
 process.exit(code)

@@ -1,5 +1,5 @@
-# Trust boundaries (issue 12): fuzzing, the hostile-load soak and the kill -9
-# durability check. Included by the root Makefile.
+# Stress: fuzzing, the hostile-load soak, the /rpc memory attacks and the kill -9
+# durability check (issue 12; load generator tools/loadtest). Included by the root Makefile.
 #
 #   make fuzz        each fuzz target below for FUZZTIME (default 30s); their seed
 #                    corpora already run in `make test` (go test runs Fuzz seeds)
@@ -27,7 +27,7 @@ SOAK_BASELINE ?= 30s
 SOAK_HOG_REDIAL ?=
 SOAK_PPROF ?=
 RPCMEM_MAX_MIB ?= 400
-TRUSTLOAD := $(BIN)/trustload
+LOADTEST := $(BIN)/loadtest
 
 FUZZ_TARGETS := \
 	./server/registry:FuzzParseURI \
@@ -54,7 +54,7 @@ FUZZ_TARGETS := \
 	./server/skillsprotocol:FuzzBuildEntry \
 	./server/skillsprotocol:FuzzRPCParams
 
-.PHONY: fuzz soak test-kill9 trustload rpcmem
+.PHONY: fuzz soak test-kill9 loadtest rpcmem
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -63,18 +63,18 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg; \
 	done
 
-trustload:
+loadtest:
 	@mkdir -p $(BIN)
-	cd server && $(GO) build -o $(TRUSTLOAD) ./cmd/trustload
+	cd tools && $(GO) build -o $(LOADTEST) ./loadtest
 
-soak: build trustload
-	$(TRUSTLOAD) soak --skills $(BIN)/skills --clients $(SOAK_CLIENTS) --baseline $(SOAK_BASELINE) --duration $(SOAK_DURATION) \
+soak: build loadtest
+	$(LOADTEST) soak --skills $(BIN)/skills --clients $(SOAK_CLIENTS) --baseline $(SOAK_BASELINE) --duration $(SOAK_DURATION) \
 		$(if $(SOAK_HOG_REDIAL),--hog-redial) $(if $(SOAK_PPROF),--pprof-dir $(SOAK_PPROF))
 
-rpcmem: build trustload sandbox-deps
-	TRUSTLOAD_SKILLS_LOG=error $(TRUSTLOAD) rpcmem --skills $(BIN)/skills --max-peak-mib $(RPCMEM_MAX_MIB)
+rpcmem: build loadtest sandbox-deps
+	LOADTEST_SKILLS_LOG=error $(LOADTEST) rpcmem --skills $(BIN)/skills --max-peak-mib $(RPCMEM_MAX_MIB)
 
-test-kill9: build trustload
-	$(TRUSTLOAD) kill9 --skills $(BIN)/skills --writers 64 --runs 3
+test-kill9: build loadtest
+	$(LOADTEST) kill9 --skills $(BIN)/skills --writers 64 --runs 3
 
 TEST_TARGETS += test-kill9

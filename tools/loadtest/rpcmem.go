@@ -22,7 +22,7 @@ import (
 )
 
 func rpcmem(args []string) error {
-	fs := flag.NewFlagSet("trustload rpcmem", flag.ContinueOnError)
+	fs := flag.NewFlagSet("loadtest rpcmem", flag.ContinueOnError)
 	bin := fs.String("skills", "bin/skills", "the skills binary")
 	blobMiB := fs.Int("blob-mib", 8, "size of the blob the attacks name (MiB; the server's blob cap is 8)")
 	copies := fs.Int("copies", 200, "how many times run_code names the blob in input_blobs")
@@ -98,7 +98,7 @@ func rpcmemAttack(bin string, blobMiB int, name string, body func(blobID string)
 	if err != nil {
 		return 0, err
 	}
-	dataDir, err := os.MkdirTemp("", "trustload-rpcmem-")
+	dataDir, err := os.MkdirTemp("", "loadtest-rpcmem-")
 	if err != nil {
 		return 0, err
 	}

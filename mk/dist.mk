@@ -1,4 +1,4 @@
-# What a user installs and runs (issue 17): SDK artifacts, the real-engine interop
+# Distribution (issue 17): the SDK artifacts a user installs, the real-engine interop
 # target, and the prerequisites that make each target work alone on a fresh clone.
 # Included by the root Makefile.
 #
@@ -11,6 +11,8 @@
 #                           must resolve, and stopping one must leave the others registered
 #   make interop-upstream   opt-in, not part of `make test`: the real iii engine and upstream's
 #                           skills worker from ../shared/peers (PEERS=…); "not run" without them
+#   make test-python-matrix  the Python tests against the oldest and newest supported iii-sdk
+#                           ($(PY_MATRIX), each in its own .venv-iii-VERSION)
 
 # The publisher suite needs every driver: the Python one lives in the virtualenv.
 conformance-publishers: venv node-build

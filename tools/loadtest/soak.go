@@ -47,7 +47,7 @@ func soak(args []string) error {
 	pprofDir := fs.String("pprof-dir", "", "if set, run the server with --pprof-addr and save its heap and goroutine profiles (warm and after the load) here")
 	_ = fs.Parse(args)
 
-	dir, err := os.MkdirTemp("", "trustload-soak-")
+	dir, err := os.MkdirTemp("", "loadtest-soak-")
 	if err != nil {
 		return err
 	}
@@ -335,7 +335,7 @@ func (s *server) saveProfiles(dir, tag string) {
 		"allocs-" + tag + ".pb.gz":  "/debug/pprof/allocs",
 	} {
 		if err := download("http://"+s.pprofAddr+path, filepath.Join(dir, name)); err != nil {
-			fmt.Fprintln(os.Stderr, "trustload: profile:", err)
+			fmt.Fprintln(os.Stderr, "loadtest: profile:", err)
 		}
 	}
 }
@@ -349,7 +349,7 @@ func (s *server) saveCPUProfile(dir, name string, d time.Duration) {
 	}
 	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", s.pprofAddr, int(d.Seconds()))
 	if err := download(url, filepath.Join(dir, name)); err != nil {
-		fmt.Fprintln(os.Stderr, "trustload: profile:", err)
+		fmt.Fprintln(os.Stderr, "loadtest: profile:", err)
 	}
 }
 

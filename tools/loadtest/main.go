@@ -1,10 +1,10 @@
-// Command trustload runs the hostile-load checks of issue 12 against a real
+// Command loadtest runs the hostile-load checks of issue 12 against a real
 // `skills --standalone` process that it starts itself on a free loopback
 // port with a fresh data directory:
 //
-//	trustload soak  --skills bin/skills [--clients 1000] [--hogs 3] [--baseline 30s] [--duration 60s] [--hog-redial] [--pprof-dir DIR]
-//	trustload kill9 --skills bin/skills [--writers 64] [--runs 3] [--write-for 3s]
-//	trustload rpcmem --skills bin/skills [--copies 200] [--batch 60] [--max-peak-mib N]
+//	loadtest soak  --skills bin/skills [--clients 1000] [--hogs 3] [--baseline 30s] [--duration 60s] [--hog-redial] [--pprof-dir DIR]
+//	loadtest kill9 --skills bin/skills [--writers 64] [--runs 3] [--write-for 3s]
+//	loadtest rpcmem --skills bin/skills [--copies 200] [--batch 60] [--max-peak-mib N]
 //
 // soak: well-behaved clients fetch a 256 KiB skill in a loop, first alone
 // (--baseline), then while hostile clients send the same fetches and never
@@ -56,7 +56,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: trustload soak|kill9|rpcmem --skills PATH [flags]")
+		fmt.Fprintln(os.Stderr, "usage: loadtest soak|kill9|rpcmem --skills PATH [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -71,7 +71,7 @@ func main() {
 		err = fmt.Errorf("unknown mode %q (want soak, kill9 or rpcmem)", os.Args[1])
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "trustload:", err)
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
 	}
 }
@@ -96,7 +96,7 @@ func freeAddr() (string, error) {
 // extra flags are appended (a later flag wins, e.g. --mcp-addr).
 func start(bin, addr, dataDir, pprofAddr string, extra ...string) (*server, error) {
 	url := "ws://" + addr
-	args := []string{"--standalone", "--url", url, "--data", dataDir, "--mcp-addr", "", "--log-level", envOr("TRUSTLOAD_SKILLS_LOG", "warn")}
+	args := []string{"--standalone", "--url", url, "--data", dataDir, "--mcp-addr", "", "--log-level", envOr("LOADTEST_SKILLS_LOG", "warn")}
 	if pprofAddr != "" {
 		args = append(args, "--pprof-addr", pprofAddr)
 	}
@@ -170,7 +170,7 @@ func (s *server) rssKB() int64 {
 }
 
 func connect(url string, timeout time.Duration) (*iii.Client, error) {
-	c := iii.RegisterWorker(url, iii.WithName("trustload"), iii.WithLogger(quiet), iii.WithInvocationTimeout(30*time.Second))
+	c := iii.RegisterWorker(url, iii.WithName("loadtest"), iii.WithLogger(quiet), iii.WithInvocationTimeout(30*time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := c.Connect(ctx); err != nil {
@@ -211,7 +211,7 @@ type write struct {
 }
 
 func kill9Run(bin string, writers int, writeFor time.Duration) (int, []string, error) {
-	dir, err := os.MkdirTemp("", "trustload-kill9-")
+	dir, err := os.MkdirTemp("", "loadtest-kill9-")
 	if err != nil {
 		return 0, nil, err
 	}

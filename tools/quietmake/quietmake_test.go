@@ -27,7 +27,7 @@ func quietMake(t *testing.T, targets ...string) (string, int) {
 			t.Fatalf("scripts/quiet-make needs %s: %v", tool, err)
 		}
 	}
-	script, err := filepath.Abs("../../../scripts/quiet-make")
+	script, err := filepath.Abs("../../scripts/quiet-make")
 	if err != nil {
 		t.Fatal(err)
 	}
