@@ -121,7 +121,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		cctx, cancel := context.WithTimeout(ctx, *timeout)
-		client := iii.RegisterWorker(*engineURL, iii.WithName("skills-check"),
+		client := iii.RegisterWorker(*engineURL, iii.WithName("skills-check"), iii.WithAnonymous(),
 			iii.WithLogger(slog.New(slog.DiscardHandler)), withEngineToken(*engineToken))
 		err := client.Connect(cctx)
 		cancel()

@@ -61,7 +61,7 @@ func runSearch(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	client := iii.RegisterWorker(*engineURL, iii.WithName("skills-search"),
+	client := iii.RegisterWorker(*engineURL, iii.WithName("skills-search"), iii.WithAnonymous(),
 		iii.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), withEngineToken(*engineToken))
 	defer client.Close()
 	if err := client.Connect(ctx); err != nil {

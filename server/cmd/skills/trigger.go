@@ -107,7 +107,7 @@ func runTrigger(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	client := iii.RegisterWorker(*engineURL, iii.WithName("skills-trigger"),
+	client := iii.RegisterWorker(*engineURL, iii.WithName("skills-trigger"), iii.WithAnonymous(),
 		iii.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), withEngineToken(*engineToken))
 	defer client.Close()
 	if err := client.Connect(ctx); err != nil {

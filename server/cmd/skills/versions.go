@@ -116,7 +116,7 @@ func (c *versionCmd) call(fn string, payload map[string]any) (json.RawMessage, i
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *c.wait)
 	defer cancel()
-	client := iii.RegisterWorker(*c.url, iii.WithName("skills-"+c.name),
+	client := iii.RegisterWorker(*c.url, iii.WithName("skills-"+c.name), iii.WithAnonymous(),
 		iii.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), withEngineToken(*c.token))
 	defer client.Close()
 	if err := client.Connect(ctx); err != nil {
