@@ -56,9 +56,9 @@ func TestMistypedFlagOrCommandGetsASuggestion(t *testing.T) {
 // starts anything: exit 2 and the problem on stderr.
 func TestBadConfigStopsTheStart(t *testing.T) {
 	for yaml, want := range map[string]string{
-		"skill_folder: ./skills\n":                "config.yaml:1: unknown key skill_folder; did you mean skills_folder?",
-		"workers:\n  - name: iii-state\n":         "this looks like the iii engine's config (top-level workers:), not a skills config",
-		"scopes: [unclosed\n":                     "is not valid YAML",
+		"skill_folder: ./skills\n":                 "config.yaml:1: unknown key skill_folder; did you mean skills_folder?",
+		"workers:\n  - name: iii-state\n":          "this looks like the iii engine's config (top-level workers:), not a skills config",
+		"scopes: [unclosed\n":                      "is not valid YAML",
 		"skills_protocol:\n  cgroups: sometimes\n": `skills_protocol.cgroups "sometimes"`,
 	} {
 		path := filepath.Join(t.TempDir(), "config.yaml")
