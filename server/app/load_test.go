@@ -203,3 +203,14 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+// The config.yaml at the root of the repo (what `make run` reads) loads.
+func TestTheShippedConfigLoads(t *testing.T) {
+	cfg, err := Load(filepath.Join("..", "..", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
