@@ -97,3 +97,25 @@ func TestTriggerIsQuietOnTheServer(t *testing.T) {
 		t.Errorf("the server logged the trigger calls:\n%s", logs.String())
 	}
 }
+
+// `skills mcp` refuses a bad config it was pointed at with --config, but
+// skips (with a warning) a ./config.yaml that is not a skills config: its
+// working directory is whatever project the MCP client runs in.
+func TestMCPSkipsAForeignDefaultConfig(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("workers:\n  - name: iii-state\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"mcp", "--stdio", "--url", "ws://" + testutil.FreeAddr(t), "--connect-timeout", "200ms"}
+	var errb bytes.Buffer
+	if rc := run(append(args, "--config", filepath.Join(dir, "config.yaml")), io.Discard, &errb); rc != 2 ||
+		!strings.Contains(errb.String(), "this looks like the iii engine's config") {
+		t.Errorf("--config naming the engine's config: rc %d, %s", rc, errb.String())
+	}
+	t.Chdir(dir)
+	errb.Reset()
+	rc := run(args, io.Discard, &errb)
+	if rc == 2 || !strings.Contains(errb.String(), "is not a skills config; using the defaults") || !strings.Contains(errb.String(), "cannot reach the iii engine") {
+		t.Errorf("default ./config.yaml of another program: rc %d, %s", rc, errb.String())
+	}
+}

@@ -63,11 +63,19 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := newLogger(stderr, *logLevel)
-	// The same file as the server's, refused on the same grounds.
+	// The same file as the server's, refused on the same grounds when
+	// named with --config. The default ./config.yaml is the working
+	// directory's, which for `skills mcp` is often whatever project an MCP
+	// client runs in: a file there that is not a skills config is skipped
+	// with a warning, so the client's server still starts.
 	cfg, err := app.Load(*configPath)
 	if err != nil && !errors.Is(err, app.ErrNoFile) {
-		fmt.Fprintf(stderr, "skills mcp: %v\n", err)
-		return 2
+		if flagGiven(fs, "config") {
+			fmt.Fprintf(stderr, "skills mcp: %v\n", err)
+			return 2
+		}
+		log.Warn("skills mcp: ./config.yaml is not a skills config; using the defaults (name one with --config)", "err", err)
+		cfg = app.DefaultConfig()
 	}
 	tools := skillsmcp.Options{NoSkillTools: *noSkillTools, AllowSideEffects: *allowSideEffects || cfg.Registry.MCP.AllowSideEffects,
 		AllowSideEffectsSetting: "--allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
