@@ -8,6 +8,10 @@
 //	skills search [--limit N] [--namespace NS] QUERY... rank the registry's skills
 //	skills mcp --stdio | --http ADDR [--url URL] serve the registry over MCP
 //	skills sp-tools [--format F]                 print the Skills Protocol tool definitions
+//	skills help [COMMAND]                        usage of skills or of one command (stdout)
+//
+// This file only dispatches: the server itself is assembled by package
+// server/app (Config, Load, Start); each subcommand lives in its own file.
 package main
 
 import (
