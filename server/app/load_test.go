@@ -214,3 +214,23 @@ func TestTheShippedConfigLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The environment wins over the file; a flag wins over both.
+func TestEnvironmentBetweenFileAndFlags(t *testing.T) {
+	t.Setenv(EnvMCPToken, "from-env")
+	t.Setenv(EnvLogLevel, "debug")
+	cfg, err := Load(writeConfig(t, "mcp_token: from-file\nlog_level: warn\nengine_token: file-engine-token\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ApplyEnv()
+	fs := flag.NewFlagSet("skills", flag.ContinueOnError)
+	cfg.AddFlags(fs)
+	if err := fs.Parse([]string{"--log-level", "error"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.HTTP.Token != "from-env" || cfg.LogLevel != "error" || cfg.Engine.Token != "file-engine-token" {
+		t.Errorf("token %q, log level %q, engine token %q; want from-env, error (the flag), file-engine-token",
+			cfg.HTTP.Token, cfg.LogLevel, cfg.Engine.Token)
+	}
+}
