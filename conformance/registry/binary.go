@@ -61,7 +61,7 @@ var _ = group.Describe("the skills binary (checklist J15, J17, strict fetch)", L
 		Expect(m).To(HaveLen(5))
 	})
 
-	DescribeTable("J15 config: scopes come from config.yaml; a bad file means all defaults", Label("J15"),
+	DescribeTable("J15 config: scopes come from config.yaml; a missing file means all defaults", Label("J15"),
 		func(ctx SpecContext, config string, wantSkills, wantPrompts string) {
 			var cfg []byte
 			if config != "<missing>" {
@@ -86,10 +86,26 @@ var _ = group.Describe("the skills binary (checklist J15, J17, strict fetch)", L
 		},
 		Entry("custom scopes", "scopes:\n  skills: custom-skills\n  prompts: custom-prompts\n", "custom-skills", "custom-prompts"),
 		Entry("partial file: defaults for the missing keys", "scopes:\n  skills: custom-skills\n", "custom-skills", "prompts"),
-		Entry("unknown keys are ignored", "scopes:\n  skills: custom-skills\nsomething_else: 1\n", "custom-skills", "prompts"),
 		Entry("missing file", "<missing>", "skills", "prompts"),
-		Entry("malformed YAML", "scopes: [unclosed\n  skills: custom-skills\n", "skills", "prompts"),
-		Entry("a wrongly typed field rejects the whole file", "scopes:\n  skills: custom-skills\nstate_timeout_ms: \"x\"\n", "skills", "prompts"),
+	)
+
+	// Upstream v0.2.2 ignores unknown keys and runs on the defaults after a
+	// bad file; this server refuses to start instead, naming the problem
+	// (issue 21), so a typo never silently changes what it serves.
+	DescribeTable("J15 config: a bad config file stops the start and names the problem", Label("J15"),
+		func(ctx SpecContext, config, want string) {
+			srv, err := harness.StartServer(ctx, harness.ServerOptions{Bin: target.Bin, Dir: scratch,
+				Name: fmt.Sprintf("badconfig-%s-%d", u, CurrentSpecReport().LeafNodeLocation.LineNumber), Config: []byte(config)})
+			if srv != nil {
+				srv.Stop()
+			}
+			Expect(err).To(MatchError(And(ContainSubstring("did not come up"), ContainSubstring(want))))
+		},
+		Entry("an unknown key, with the key meant", "scopes:\n  skills: custom-skills\nskill_folder: ./skills\n",
+			"config.yaml:3: unknown key skill_folder; did you mean skills_folder?"),
+		Entry("malformed YAML", "scopes: [unclosed\n  skills: custom-skills\n", "is not valid YAML: line"),
+		Entry("a wrongly typed field", "scopes:\n  skills: custom-skills\nstate_timeout_ms: \"x\"\n", "line 3: cannot unmarshal"),
+		Entry("the iii engine's own config", "workers:\n  - name: iii-state\n", "this looks like the iii engine's config"),
 	)
 
 	It("J17 section and prompt handlers time out after state_timeout_ms", Label("J17"), func(ctx SpecContext) {

@@ -101,11 +101,18 @@ type options struct {
 	pingInterval      time.Duration
 	idleTimeout       time.Duration
 	netDial           func(ctx context.Context, network, addr string) (net.Conn, error)
+	anonymous         bool
 }
 
 // WithName sets the worker name sent in engine::workers::register. Default:
 // env III_WORKER_NAME, else "hostname:pid".
 func WithName(name string) Option { return func(o *options) { o.name = name } }
+
+// WithAnonymous makes the client skip engine::workers::register: it does
+// not announce a name or runtime. For one-shot callers such as a CLI call,
+// which an engine then lists without a name and logs only at debug level
+// instead of a "worker joined" / "worker left" pair per call.
+func WithAnonymous() Option { return func(o *options) { o.anonymous = true } }
 
 // WithDescription sets the worker description sent in engine::workers::register.
 func WithDescription(d string) Option { return func(o *options) { o.description = d } }
@@ -621,22 +628,24 @@ func (c *Client) replayLocked() [][]byte {
 	if c.workerID != "" {
 		out = append(out, wire.EncodeMessage(&wire.Message{Type: wire.TypeReattach, PreviousWorkerID: c.workerID, ReattachToken: c.reattachToken}))
 	}
-	hello := map[string]any{
-		"name":    c.opts.name,
-		"pid":     os.Getpid(),
-		"runtime": "go",
-		"version": Version,
-		"os":      runtime.GOOS + " " + runtime.GOARCH,
+	if !c.opts.anonymous {
+		hello := map[string]any{
+			"name":    c.opts.name,
+			"pid":     os.Getpid(),
+			"runtime": "go",
+			"version": Version,
+			"os":      runtime.GOOS + " " + runtime.GOARCH,
+		}
+		if c.opts.description != "" {
+			hello["description"] = c.opts.description
+		}
+		out = append(out, wire.EncodeMessage(&wire.Message{
+			Type:       wire.TypeInvokeFunction,
+			FunctionID: "engine::workers::register",
+			Data:       mustMarshal(hello),
+			Action:     VoidAction(),
+		}))
 	}
-	if c.opts.description != "" {
-		hello["description"] = c.opts.description
-	}
-	out = append(out, wire.EncodeMessage(&wire.Message{
-		Type:       wire.TypeInvokeFunction,
-		FunctionID: "engine::workers::register",
-		Data:       mustMarshal(hello),
-		Action:     VoidAction(),
-	}))
 	for _, e := range sortedBySeq(c.triggerTypes) {
 		out = append(out, e.frame)
 	}

@@ -1259,3 +1259,22 @@ func TestTraceContextPropagates(t *testing.T) {
 		t.Errorf("outside a handler: %q %q", tp, bg)
 	}
 }
+
+// WithAnonymous leaves out the hello: the first frame is the client's
+// first registration (or call).
+func TestAnonymousClientSendsNoHello(t *testing.T) {
+	e := newFakeEngine(t)
+	c := newTestClient(t, e, WithName("cli"), WithAnonymous())
+	if _, err := c.RegisterFunction("svc::a", echo); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := contextWithLimit()
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fc := e.waitConn(t)
+	if first := fc.next(t); first.Type != wire.TypeRegisterFunction || first.ID != "svc::a" {
+		t.Fatalf("first frame = %s, want registerfunction svc::a (no hello)", first.raw)
+	}
+}

@@ -102,20 +102,29 @@ func LoadConfig(path string) (Config, error) {
 	if err := yaml.Unmarshal(raw, &cfg); err != nil {
 		return DefaultConfig(), fmt.Errorf("parse %s: %w", path, err)
 	}
-	if cfg.Scopes.Skills == "" || cfg.Scopes.Prompts == "" {
-		return DefaultConfig(), errors.New("scopes.skills and scopes.prompts must be non-empty strings")
-	}
-	if cfg.StateTimeoutMS <= 0 {
-		return DefaultConfig(), fmt.Errorf("state_timeout_ms must be a positive number of milliseconds, got %d", cfg.StateTimeoutMS)
-	}
-	if cfg.DownloadTimeoutMS <= 0 {
-		return DefaultConfig(), fmt.Errorf("download_timeout_ms must be a positive number of milliseconds, got %d", cfg.DownloadTimeoutMS)
-	}
-	if cfg.RegistryCacheTTLMS < 0 {
-		return DefaultConfig(), fmt.Errorf("registry_cache_ttl_ms must be 0 (no cache) or a positive number of milliseconds, got %d", cfg.RegistryCacheTTLMS)
-	}
-	if err := cfg.Versions.check(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return DefaultConfig(), err
 	}
 	return cfg, nil
+}
+
+// Validate checks the values LoadConfig refuses: empty scope names,
+// non-positive timeouts, a negative cache TTL and bad versions settings.
+func (c Config) Validate() error {
+	if c.Scopes.Skills == "" || c.Scopes.Prompts == "" {
+		return errors.New("scopes.skills and scopes.prompts must be non-empty strings")
+	}
+	if c.StateTimeoutMS <= 0 {
+		return fmt.Errorf("state_timeout_ms must be a positive number of milliseconds, got %d", c.StateTimeoutMS)
+	}
+	if c.DownloadTimeoutMS <= 0 {
+		return fmt.Errorf("download_timeout_ms must be a positive number of milliseconds, got %d", c.DownloadTimeoutMS)
+	}
+	if c.RegistryCacheTTLMS < 0 {
+		return fmt.Errorf("registry_cache_ttl_ms must be 0 (no cache) or a positive number of milliseconds, got %d", c.RegistryCacheTTLMS)
+	}
+	if err := c.Versions.check(); err != nil {
+		return err
+	}
+	return nil
 }

@@ -82,7 +82,7 @@ func (r *checkRemote) HasFunction(ctx context.Context, id string) (bool, error) 
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("skills check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	format := fs.String("format", "text", "output: text (FILE:LINE: severity: message), github (workflow annotations) or json")
 	strict := fs.Bool("strict", false, "exit non-zero on warnings too, and report relative links to missing files as errors")
 	engineURL := fs.String("url", "", "WebSocket URL of an iii engine with the registry: iii:// links and sections outside the checked set are looked up there")
@@ -97,7 +97,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			fs.PrintDefaults()
 			return 0
 		}
-		fmt.Fprintln(stderr, "skills check: see skills check --help")
+		fmt.Fprintln(stderr, flagError(fs, err))
 		return 2
 	}
 	switch *format {
@@ -121,7 +121,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		cctx, cancel := context.WithTimeout(ctx, *timeout)
-		client := iii.RegisterWorker(*engineURL, iii.WithName("skills-check"),
+		client := iii.RegisterWorker(*engineURL, iii.WithName("skills-check"), iii.WithAnonymous(),
 			iii.WithLogger(slog.New(slog.DiscardHandler)), withEngineToken(*engineToken))
 		err := client.Connect(cctx)
 		cancel()

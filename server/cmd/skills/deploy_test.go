@@ -192,26 +192,20 @@ func dialStatusT(t *testing.T, wsURL, host string) int {
 	return resp.StatusCode
 }
 
-// A config whose host keys do not parse is reported and ignored, like the
-// rest of a bad config: the registry starts and answers loopback names only.
-func TestMalformedHostConfigIsIgnored(t *testing.T) {
+// A config whose host keys do not parse stops the start with exit code 2
+// naming the key and its line (issue 21: it used to be reported and
+// ignored, the registry answering loopback names only).
+func TestMalformedHostConfigIsRefused(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(cfg, []byte("mcp_allow_host: {skills.example.com: yes}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	httpAddr := testutil.FreeAddr(t)
-	cmd := skillsCommand("--config", cfg, "--standalone", "--url", "ws://"+testutil.FreeAddr(t), "--data", t.TempDir(), "--mcp-addr", httpAddr)
-	logs := &testutil.Buffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	cmd := skillsCommand("--config", cfg, "--standalone", "--url", "ws://"+testutil.FreeAddr(t), "--data", t.TempDir(), "--mcp-addr", testutil.FreeAddr(t))
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); err == nil || code != 2 {
+		t.Fatalf("exit %d (%v), want 2; output %s", code, err, out)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	waitListening(t, httpAddr, logs)
-	if !strings.Contains(logs.String(), "host names of the config ignored") {
-		t.Errorf("no warning about the host keys; logs:\n%s", logs.String())
-	}
-	if status, _ := do(t, http.MethodPost, "http://"+httpAddr+"/mcp", "skills.example.com", mcpInitialize); status != http.StatusForbidden {
-		t.Errorf("/mcp under an unlisted name: %d, want 403", status)
+	if !strings.Contains(string(out), cfg+": line 1: expected a host name or a list of host names") {
+		t.Errorf("the error does not name the file, line and what was expected: %s", out)
 	}
 }

@@ -20,7 +20,6 @@ import (
 // registry behind --url, printed as a ranked list (or JSON with --json).
 func runSearch(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("skills search", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	limit := fs.Int("limit", worker.DefaultSearchLimit, fmt.Sprintf("Most results (1 to %d)", worker.MaxSearchLimit))
 	namespace := fs.String("namespace", "", "Only skills with this id or under it (\"iii\" keeps iii and iii/…)")
 	asJSON := fs.Bool("json", false, "Print skills::search's JSON answer")
@@ -28,17 +27,14 @@ func runSearch(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 30*time.Second, "How long to wait for the engine and the result")
 	engineToken := fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token the engine requires (env "+engineTokenEnv+")")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: skills search [flags] QUERY...")
+		fmt.Fprintln(fs.Output(), "Usage: skills search [flags] QUERY...")
 		fs.PrintDefaults()
 	}
 	// Flags may come before, between or after the words of the query.
 	var words []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
+		if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+			return code
 		}
 		if fs.NArg() == 0 {
 			break
@@ -65,7 +61,7 @@ func runSearch(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	client := iii.RegisterWorker(*engineURL, iii.WithName("skills-search"),
+	client := iii.RegisterWorker(*engineURL, iii.WithName("skills-search"), iii.WithAnonymous(),
 		iii.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), withEngineToken(*engineToken))
 	defer client.Close()
 	if err := client.Connect(ctx); err != nil {

@@ -2,27 +2,24 @@ package main
 
 import (
 	"flag"
-	"net/http"
-	"strings"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/app"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 )
 
-// engineTokenEnv supplies --engine-token when the flag is not given.
-const engineTokenEnv = "III_ENGINE_TOKEN"
+// Environment variables that supply a flag's value when it is not given.
+const (
+	engineTokenEnv = app.EnvEngineToken
+	mcpTokenEnv    = app.EnvMCPToken
+)
 
 // withEngineToken presents the worker token at connect (no-op when empty).
-func withEngineToken(token string) iii.Option {
-	if token == "" {
-		return iii.WithHeaders(nil) // no headers: the client's default
-	}
-	return iii.WithHeaders(http.Header{"Authorization": {"Bearer " + token}})
-}
+func withEngineToken(token string) iii.Option { return app.WithEngineToken(token) }
 
-// sessionLimits are the HTTP endpoint flags shared by `skills --standalone`
-// (prefix "mcp-") and `skills mcp` (no prefix).
+// sessionLimits are the HTTP endpoint flags of `skills mcp` (the server's
+// own, prefixed mcp-, are app.Config.AddFlags').
 type sessionLimits struct {
 	max           *int
 	idle          *time.Duration
@@ -49,8 +46,8 @@ func mcpSessionFlags(fs *flag.FlagSet, prefix string) sessionLimits {
 
 // withHosts resolves the Host names of the HTTP endpoints (the flag, else
 // the config key) into opts.
-func (l sessionLimits) withHosts(fs *flag.FlagSet, opts skillsmcp.HTTPOptions, cfg hostsConfig) (skillsmcp.HTTPOptions, error) {
-	hosts, err := allowedHosts(fs, l.hostsFlag, *l.hosts, cfg.MCPAllowHost, "mcp_allow_host")
+func (l sessionLimits) withHosts(fs *flag.FlagSet, opts skillsmcp.HTTPOptions, fromConfig []string) (skillsmcp.HTTPOptions, error) {
+	hosts, err := allowedHosts(fs, l.hostsFlag, *l.hosts, fromConfig, "mcp_allow_host")
 	if err != nil {
 		return opts, err
 	}
@@ -65,12 +62,4 @@ func (l sessionLimits) options(token string) skillsmcp.HTTPOptions {
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func splitList(s string) []string { return app.SplitList(s) }

@@ -30,38 +30,6 @@ func writeConfig(t *testing.T, yaml string) string {
 	return p
 }
 
-func TestLoadScopedTokens(t *testing.T) {
-	t.Setenv("ACME_TEST_TOKEN", "acme-token-from-env-01")
-	got, err := loadScopedTokens(writeConfig(t, `
-engine_tokens:
-  - name: acme
-    token_env: ACME_TEST_TOKEN
-    namespaces: [acme]
-  - name: billing
-    token: billing-token-0123456
-    namespaces: [billing, invoices]
-`), "")
-	if err != nil || len(got) != 2 || got[0].Token != "acme-token-from-env-01" || got[1].Namespaces[1] != "invoices" {
-		t.Fatalf("tokens = %+v, %v", got, err)
-	}
-	for yaml, want := range map[string]string{
-		"engine_tokens: acme": "expected a list of {name, token or token_env, namespaces}",
-		"engine_tokens: [{name: a, token: 0123456789abcdef, token_env: X, namespaces: [a]}]": "set token or token_env, not both",
-		"engine_tokens: [{name: a, token_env: SKILLS_TEST_UNSET_VAR, namespaces: [a]}]":      "SKILLS_TEST_UNSET_VAR is empty or unset",
-		"engine_tokens: [{name: a, token: short, namespaces: [a]}]":                          "at least 16 characters",
-	} {
-		if _, err := loadScopedTokens(writeConfig(t, yaml), ""); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err %v; want %q", yaml, err, want)
-		}
-	}
-	// A missing or malformed file keeps the defaults, like every other key.
-	for _, p := range []string{filepath.Join(t.TempDir(), "none.yaml"), writeConfig(t, "scopes: [")} {
-		if got, err := loadScopedTokens(p, ""); err != nil || got != nil {
-			t.Errorf("%s: %+v, %v; want none", p, got, err)
-		}
-	}
-}
-
 // skills --standalone with engine_tokens: a team token connects, publishes
 // its own skill and is refused another team's; a bad entry stops the start.
 func TestStandaloneScopedTokens(t *testing.T) {

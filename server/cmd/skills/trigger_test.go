@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net"
@@ -10,20 +11,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/app"
 )
 
+// startEngine starts an embedded engine alone (no registry) and returns
+// its URL.
 func startEngine(t *testing.T) string {
 	t.Helper()
-	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg := app.DefaultConfig()
+	cfg.Engine.Standalone, cfg.Engine.Only, cfg.Engine.URL, cfg.Engine.DataDir = true, true, "ws://127.0.0.1:0", t.TempDir()
+	cfg.HTTP.Addr, cfg.Logger = "", slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := app.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := eng.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close() })
-	return eng.URL()
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv.EngineURL
 }
 
 // A payload over the kernel's per-argument limit (~128 KiB) goes through
@@ -82,7 +85,8 @@ func TestTriggerWithoutEngineSaysNothingListens(t *testing.T) {
 
 func TestHelpListsEverySubcommand(t *testing.T) {
 	var errb bytes.Buffer
-	if rc := run([]string{"--help"}, io.Discard, &errb); rc != 0 {
+	// Help goes to stdout (issue 21; it used to go to stderr).
+	if rc := run([]string{"--help"}, &errb, io.Discard); rc != 0 {
 		t.Fatalf("rc %d", rc)
 	}
 	help := errb.String()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,32 +14,12 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/engine"
 	"github.com/iii-skills/skills/server/history"
 	"github.com/iii-skills/skills/server/worker"
 )
 
 // adminTokenEnv supplies --admin-token when the flag is not given.
 const adminTokenEnv = "SKILLS_ADMIN_TOKEN"
-
-// versionFlags declares the worker's history flags on fs; the returned
-// function applies them to the worker's options (with the embedded engine's
-// store as the history backend in standalone mode).
-func versionFlags(fs *flag.FlagSet) func(*worker.Options, *engine.Engine) {
-	serve := fs.String("serve-label", "", "Reads without a version selector serve this label where a skill or prompt has it, else the newest version (overrides config versions.serve_label)")
-	admin := fs.String("admin-token", os.Getenv(adminTokenEnv), "Token that unlocks moving protected labels (skills::label admin_token; env "+adminTokenEnv+")")
-	protected := fs.String("protected-labels", "", "Comma-separated labels that move only with --admin-token (overrides config versions.protected_labels)")
-	return func(o *worker.Options, eng *engine.Engine) {
-		o.ServeLabel, o.AdminToken = *serve, *admin
-		if *protected != "" {
-			o.ProtectedLabels = splitList(*protected)
-		}
-		if eng != nil {
-			// History joins the engine's group commit in-process.
-			o.History = history.StoreBackend(eng.StateStore())
-		}
-	}
-}
 
 // subcommand is the type of main.go's subcommands table.
 type subcommand = struct {
@@ -65,13 +44,14 @@ type versionCmd struct {
 	prompt *bool
 	asJSON *bool
 	wait   *time.Duration
+	stdout io.Writer
 	stderr io.Writer
 }
 
-func newVersionCmd(name, usage string, stderr io.Writer) *versionCmd {
+func newVersionCmd(name, usage string, stdout, stderr io.Writer) *versionCmd {
 	fs := flag.NewFlagSet("skills "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	c := &versionCmd{name: name, fs: fs, stderr: stderr,
+	c := &versionCmd{name: name, fs: fs, stdout: stdout, stderr: stderr,
 		url:    fs.String("url", envOr("III_URL", iii.DefaultEngineURL), "WebSocket URL of the iii engine"),
 		token:  fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token the engine requires (env "+engineTokenEnv+")"),
 		prompt: fs.Bool("prompt", false, "Act on a prompt (by name) instead of a skill"),
@@ -79,7 +59,7 @@ func newVersionCmd(name, usage string, stderr io.Writer) *versionCmd {
 		wait:   fs.Duration("timeout", 30*time.Second, "How long to wait for the engine and the result"),
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: skills %s\n\nFlags:\n", usage)
+		fmt.Fprintf(fs.Output(), "Usage: skills %s\n\nFlags:\n", usage)
 		fs.PrintDefaults()
 	}
 	return c
@@ -90,11 +70,8 @@ func newVersionCmd(name, usage string, stderr io.Writer) *versionCmd {
 func (c *versionCmd) parse(args []string, want int) ([]string, int) {
 	var pos []string
 	for {
-		if err := c.fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, 0
-			}
-			return nil, 2
+		if code, ok := parseFlags(c.fs, args, c.stdout, c.stderr); !ok {
+			return nil, code
 		}
 		args = c.fs.Args()
 		if len(args) == 0 {
@@ -139,7 +116,7 @@ func (c *versionCmd) call(fn string, payload map[string]any) (json.RawMessage, i
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *c.wait)
 	defer cancel()
-	client := iii.RegisterWorker(*c.url, iii.WithName("skills-"+c.name),
+	client := iii.RegisterWorker(*c.url, iii.WithName("skills-"+c.name), iii.WithAnonymous(),
 		iii.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), withEngineToken(*c.token))
 	defer client.Close()
 	if err := client.Connect(ctx); err != nil {
@@ -164,7 +141,7 @@ func selectorArg(s string) any {
 }
 
 func runVersions(args []string, stdout, stderr io.Writer) int {
-	c := newVersionCmd("versions", "versions [--prompt] ID", stderr)
+	c := newVersionCmd("versions", "versions [--prompt] ID", stdout, stderr)
 	pos, rc := c.parse(args, 1)
 	if rc >= 0 {
 		return rc
@@ -196,7 +173,7 @@ func runVersions(args []string, stdout, stderr io.Writer) int {
 }
 
 func runDiff(args []string, stdout, stderr io.Writer) int {
-	c := newVersionCmd("diff", "diff [--prompt] ID FROM TO   (versions or labels)", stderr)
+	c := newVersionCmd("diff", "diff [--prompt] ID FROM TO   (versions or labels)", stdout, stderr)
 	pos, rc := c.parse(args, 3)
 	if rc >= 0 {
 		return rc
@@ -223,7 +200,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 }
 
 func runLabel(args []string, stdout, stderr io.Writer) int {
-	c := newVersionCmd("label", "label [--prompt] [--admin-token T] ID LABEL VERSION", stderr)
+	c := newVersionCmd("label", "label [--prompt] [--admin-token T] ID LABEL VERSION", stdout, stderr)
 	admin := c.fs.String("admin-token", os.Getenv(adminTokenEnv), "Admin token, for a protected label (env "+adminTokenEnv+")")
 	pos, rc := c.parse(args, 3)
 	if rc >= 0 {
@@ -255,7 +232,7 @@ func runLabel(args []string, stdout, stderr io.Writer) int {
 }
 
 func runRollback(args []string, stdout, stderr io.Writer) int {
-	c := newVersionCmd("rollback", "rollback [--prompt] [--message M] [--author A] ID VERSION", stderr)
+	c := newVersionCmd("rollback", "rollback [--prompt] [--message M] [--author A] ID VERSION", stdout, stderr)
 	message := c.fs.String("message", "", "Message of the new version (default: rollback to version N)")
 	author := c.fs.String("author", "", "Author of the new version")
 	pos, rc := c.parse(args, 2)

@@ -1,7 +1,6 @@
-package main
+package app
 
 import (
-	"flag"
 	"log/slog"
 	"net/http"
 
@@ -21,12 +20,6 @@ type webSource struct {
 	// adminToken is the registry's --admin-token, given to the page only
 	// with --web-admin-labels (docs/web.md).
 	adminToken string
-}
-
-// webAdminFlag declares --web-admin-labels: whether the page may move
-// protected labels with the registry's admin token.
-func webAdminFlag(fs *flag.FlagSet) *bool {
-	return fs.Bool("web-admin-labels", false, "Let the web page move protected labels with --admin-token for anyone who holds --mcp-token (by default the page holds no admin token and the registry refuses protected labels moved from it)")
 }
 
 // webPage builds the web page for the HTTP listener (nil when there is no

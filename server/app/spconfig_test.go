@@ -1,8 +1,6 @@
-package main
+package app
 
 import (
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +14,6 @@ import (
 // The skills_protocol section of config.yaml reaches the runtime's
 // sandbox, and bad values are refused at start with the key named.
 func TestSkillsProtocolConfig(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	build := func(yaml string) error {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "config.yaml")
@@ -25,7 +22,11 @@ func TestSkillsProtocolConfig(t *testing.T) {
 		}
 		client := iii.New("ws://127.0.0.1:1", iii.WithLogger(quiet)) // never connects
 		defer client.Close()
-		rt, st, err := newSkillsProtocol(client, catalog.New(), "", path, t.TempDir(), quiet)
+		cfg, err := Load(path)
+		if err != nil {
+			return err
+		}
+		rt, st, err := newSkillsProtocol(client, catalog.New(), cfg.SkillsProtocol, cfg.in(), t.TempDir(), quiet)
 		if err != nil {
 			return err
 		}

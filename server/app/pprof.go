@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -13,12 +13,8 @@ import (
 // be a loopback address: profiles reveal memory contents and cost CPU, so
 // they are never offered to the network. It returns a stop function.
 func startPprof(addr string, log *slog.Logger) (func(), error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("--pprof-addr %q: want host:port on a loopback address (e.g. 127.0.0.1:6060): %w", addr, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("--pprof-addr %q: want a loopback host (127.0.0.1, ::1 or localhost), got %q", addr, host)
+	if err := checkPprofAddr(addr); err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -34,4 +30,16 @@ func startPprof(addr string, log *slog.Logger) (func(), error) {
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("serving runtime profiles", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
 	return func() { _ = srv.Close() }, nil
+}
+
+// checkPprofAddr accepts host:port on a loopback host only.
+func checkPprofAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--pprof-addr %q: want host:port on a loopback address (e.g. 127.0.0.1:6060): %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--pprof-addr %q: want a loopback host (127.0.0.1, ::1 or localhost), got %q", addr, host)
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"log/slog"
@@ -12,28 +12,15 @@ import (
 	"github.com/iii-skills/skills/server/worker"
 )
 
-// folderFlags collects repeated --skills-folder values.
-type folderFlags []string
-
-func (f *folderFlags) String() string { return "" }
-
-func (f *folderFlags) Set(v string) error {
-	*f = append(*f, v)
-	return nil
-}
-
-// startFolders opens the skills folders (flags win over config.yaml's
-// skills_folder), feeds them into cat and registers the iii-directory
+// startFolders opens the skills folders (skills_folder, or --skills-folder),
+// feeds them into cat and registers the iii-directory
 // surface on client (returned, to be told whether the engine stamps
 // callers). With no folder configured it does nothing and returns a nil
 // directory and a no-op stop.
 // Bundles that ask for secrets no grant gives them load and run without
 // them; sp reports them (log, and warnings of directory::skills::diagnostics).
-func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, flags []string, sp *skillsprotocol.Runtime, log *slog.Logger) (dir *directory.Directory, stop func(), err error) {
+func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, sp *skillsprotocol.Runtime, log *slog.Logger) (dir *directory.Directory, stop func(), err error) {
 	folders := []string(cfg.SkillsFolder)
-	if len(flags) > 0 {
-		folders = flags
-	}
 	if len(folders) == 0 {
 		return nil, func() {}, nil
 	}
