@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,30 +30,7 @@ func BenchmarkSearch10K(b *testing.B) {
 	for i := range clients {
 		clients[i] = dial(b, skills.url)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	for _, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				id := "w" + strconv.Itoa(i/100) + "/s" + strconv.Itoa(i)
-				if err := call(c, registry.FnSkillsRegister, map[string]string{"id": id, "skill": bodies[i%len(bodies)]}); err != nil {
-					failed.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err, _ := failed.Load().(error); err != nil {
-		b.Fatal(err)
-	}
+	parallelRegister(b, clients, n, nestedID, func(i int) string { return bodies[i%len(bodies)] })
 	// The index follows the catalog's changes in order: once a skill
 	// registered last is found, every earlier one is indexed.
 	c := clients[0]

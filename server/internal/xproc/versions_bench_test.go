@@ -35,7 +35,7 @@ func BenchmarkRegisterVersion(b *testing.B) {
 			for i := range clients {
 				clients[i] = dial(b, skills.url)
 			}
-			parallelRegister(b, clients, ids, func(i int) string { return body2K(i) })
+			parallelRegister(b, clients, ids, versionedID, body2K)
 			var seq atomic.Int64
 			ops := make([]func() error, writers)
 			for i, c := range clients {
@@ -56,9 +56,9 @@ func BenchmarkRegisterVersion(b *testing.B) {
 	}
 }
 
-// parallelRegister registers ids v/s0…v/s{n-1} with body(i), one writer per
-// client.
-func parallelRegister(b *testing.B, clients []*iii.Client, n int, body func(i int) string) {
+// parallelRegister registers skills id(0)…id(n-1) with body(i), one writer
+// per client, each taking the next index until all n are done.
+func parallelRegister(b *testing.B, clients []*iii.Client, n int, id, body func(i int) string) {
 	b.Helper()
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -72,7 +72,7 @@ func parallelRegister(b *testing.B, clients []*iii.Client, n int, body func(i in
 				if i >= n {
 					return
 				}
-				if err := call(c, registry.FnSkillsRegister, map[string]string{"id": "v/s" + strconv.Itoa(i), "skill": body(i)}); err != nil {
+				if err := call(c, registry.FnSkillsRegister, map[string]string{"id": id(i), "skill": body(i)}); err != nil {
 					failed.Store(err)
 					return
 				}
@@ -138,7 +138,7 @@ func BenchmarkHistoryMemory10Kx10(b *testing.B) {
 		clients[i] = dial(b, skills.url)
 	}
 	round := func(r int) {
-		parallelRegister(b, clients, n, func(i int) string { return body2K(r*n + i) })
+		parallelRegister(b, clients, n, versionedID, func(i int) string { return body2K(r*n + i) })
 	}
 	round(0)
 	before := settledRSS(b, pid)
@@ -162,3 +162,8 @@ func BenchmarkHistoryMemory10Kx10(b *testing.B) {
 		b.ReportMetric(bodies/(1<<20), "bodies_MiB")
 	})
 }
+
+// versionedID and nestedID name the i-th skill of a benchmark.
+func versionedID(i int) string { return "v/s" + strconv.Itoa(i) }
+
+func nestedID(i int) string { return "w" + strconv.Itoa(i/100) + "/s" + strconv.Itoa(i) }

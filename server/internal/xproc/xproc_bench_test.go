@@ -319,30 +319,7 @@ func BenchmarkMemory10K(b *testing.B) {
 	}
 	// The baseline includes the 64 connections: the growth is the skills.
 	before := settledRSS(b, pid)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	for _, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				id := "w" + strconv.Itoa(i/100) + "/s" + strconv.Itoa(i)
-				if err := call(c, registry.FnSkillsRegister, map[string]string{"id": id, "skill": body2K(i)}); err != nil {
-					failed.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err, _ := failed.Load().(error); err != nil {
-		b.Fatal(err)
-	}
+	parallelRegister(b, clients, n, nestedID, body2K)
 	if err := call(clients[0], registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}); err != nil {
 		b.Fatal(err)
 	}
