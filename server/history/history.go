@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/iii-skills/skills/sdk-go/wire"
+	"github.com/iii-skills/skills/server/store"
 )
 
 // Defaults of Config.
@@ -294,11 +295,32 @@ func (h *History) setSummary(id string, s *summary) {
 // content now is and whether it was created. commit runs in every case;
 // an error from it or from history is returned.
 func (h *History) Record(id, content string, meta Meta, commit func() error) (Version, bool, error) {
+	var joint func([]Write) error
+	if commit != nil {
+		joint = func([]Write) error { return commit() }
+	}
+	return h.record(id, content, meta, joint, false)
+}
+
+// Write is a history record for RecordWith's commit to store.
+type Write = store.Write
+
+// RecordWith is Record for a caller that stores its served row and
+// history's records in one transaction: commit gets the records of a new
+// version (none when content is the newest already) and must make them
+// durable together with its own write, or fail. History then writes
+// nothing itself (apart from dropping versions retention let go), so a
+// new version costs one commit, and a crash leaves all or nothing.
+func (h *History) RecordWith(id, content string, meta Meta, commit func(extra []Write) error) (Version, bool, error) {
+	return h.record(id, content, meta, commit, true)
+}
+
+func (h *History) record(id, content string, meta Meta, commit func([]Write) error, joint bool) (Version, bool, error) {
 	if err := h.load(); err != nil {
 		return Version{}, false, err
 	}
 	unlock := h.lock(id)
-	v, created, err := h.record(id, content, meta, commit)
+	v, created, err := h.recordLocked(id, content, meta, commit, joint)
 	unlock()
 	if err == nil && created {
 		h.evict(id)
@@ -306,14 +328,14 @@ func (h *History) Record(id, content string, meta Meta, commit func() error) (Ve
 	return v, created, err
 }
 
-func (h *History) record(id, content string, meta Meta, commit func() error) (Version, bool, error) {
+func (h *History) recordLocked(id, content string, meta Meta, commit func([]Write) error, joint bool) (Version, bool, error) {
 	digest := Digest(content)
 	h.mu.RLock()
 	s := h.sums[id]
 	h.mu.RUnlock()
 	if s != nil && s.digest == digest {
 		if commit != nil {
-			if err := commit(); err != nil {
+			if err := commit(nil); err != nil {
 				return Version{}, false, err
 			}
 		}
@@ -338,21 +360,29 @@ func (h *History) record(id, content string, meta Meta, commit func() error) (Ve
 	if err != nil {
 		return Version{}, false, err
 	}
-	// The three writes go out together and meet in one group commit.
-	var wg sync.WaitGroup
-	var errRow, errHead, errCommit error
-	wg.Add(2)
-	go func() { defer wg.Done(); errRow = h.b.Set(h.contents, contentKey(key), row) }()
-	go func() { defer wg.Done(); errHead = h.b.Set(h.heads, id, headRaw) }()
-	if commit != nil {
-		errCommit = commit()
-	}
-	wg.Wait()
-	if err := errors.Join(errRow, errHead); err != nil {
-		return Version{}, false, fmt.Errorf("record version %d of %s %s: %w", v.Version, h.cfg.Noun, id, err)
-	}
-	if errCommit != nil {
-		return Version{}, false, errCommit
+	if joint {
+		// One transaction holds the caller's row, the content and the head.
+		if err := commit([]Write{{Scope: h.contents, Key: contentKey(key), Value: row}, {Scope: h.heads, Key: id, Value: headRaw}}); err != nil {
+			return Version{}, false, err
+		}
+	} else {
+		// The three writes go out together and usually meet in one group
+		// commit (not always: see RecordWith).
+		var wg sync.WaitGroup
+		var errRow, errHead, errCommit error
+		wg.Add(2)
+		go func() { defer wg.Done(); errRow = h.b.Set(h.contents, contentKey(key), row) }()
+		go func() { defer wg.Done(); errHead = h.b.Set(h.heads, id, headRaw) }()
+		if commit != nil {
+			errCommit = commit(nil)
+		}
+		wg.Wait()
+		if err := errors.Join(errRow, errHead); err != nil {
+			return Version{}, false, fmt.Errorf("record version %d of %s %s: %w", v.Version, h.cfg.Noun, id, err)
+		}
+		if errCommit != nil {
+			return Version{}, false, errCommit
+		}
 	}
 	for _, k := range dropped {
 		_ = h.b.Delete(h.contents, contentKey(k)) // a leftover row is harmless
@@ -816,7 +846,7 @@ func (h *History) Repair(id, message string, current func() (content string, ok 
 	if !ok {
 		return nil
 	}
-	_, _, err = h.record(id, content, Meta{Message: message}, nil)
+	_, _, err = h.recordLocked(id, content, Meta{Message: message}, nil, false)
 	return err
 }
 

@@ -451,3 +451,47 @@ func TestOpensFilesOfOtherPageSizes(t *testing.T) {
 		t.Fatalf("sc/c holds %d bytes, want the %d written", len(v), len(big))
 	}
 }
+
+func TestSetGroupAsyncCommitsTogether(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		mustSet(t, s, "rows", "a", `"old"`)
+		type res struct {
+			olds []json.RawMessage
+			err  error
+		}
+		ch := make(chan res, 1)
+		group := func(w ...Write) res {
+			s.SetGroupAsync(w, func(olds []json.RawMessage, err error) { ch <- res{olds, err} })
+			return <-ch
+		}
+		// Concurrent single writes share batches with the group.
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := s.Set("other", fmt.Sprint(i), json.RawMessage(`1`)); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		r := group(Write{"rows", "a", json.RawMessage(`"new"`)}, Write{"hist", "a", json.RawMessage(`{"n":1}`)})
+		wg.Wait()
+		if r.err != nil || len(r.olds) != 2 || string(r.olds[0]) != `"old"` || r.olds[1] != nil {
+			t.Fatalf("SetGroupAsync = %+v; want olds [\"old\", nil]", r)
+		}
+		if got := listStrings(t, s, "rows") + listStrings(t, s, "hist"); got != `["new"][{"n":1}]` {
+			t.Fatalf("after the group: %s", got)
+		}
+		if r := group(Write{"rows", "", json.RawMessage(`1`)}); !errors.Is(r.err, ErrInvalid) {
+			t.Fatalf("group with an empty key = %+v; want ErrInvalid", r)
+		}
+		if r := group(); r.err != nil || r.olds != nil {
+			t.Fatalf("empty group = %+v", r)
+		}
+		_ = s.Close()
+		if r := group(Write{"rows", "b", json.RawMessage(`1`)}); !errors.Is(r.err, ErrClosed) {
+			t.Fatalf("group after Close = %+v", r)
+		}
+	})
+}

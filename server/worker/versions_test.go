@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,14 @@ func backends(t *testing.T, run func(t *testing.T, opts ...func(*engine.Engine, 
 	t.Run("state-calls", func(t *testing.T) { run(t) })
 	t.Run("engine-store", func(t *testing.T) {
 		run(t, func(e *engine.Engine, o *Options) { o.History = history.StoreBackend(e.StateStore()) })
+	})
+	// What the standalone binary runs: the served row and a new version's
+	// records in one store transaction.
+	t.Run("engine-store-joint", func(t *testing.T) {
+		run(t, func(e *engine.Engine, o *Options) {
+			o.History = history.StoreBackend(e.StateStore())
+			o.SetStateWith = e.SetStateWith
+		})
 	})
 }
 
@@ -246,5 +255,92 @@ func TestHistorySurvivesRestartAndRecordsOlderContent(t *testing.T) {
 	}
 	if got, _ := readURI(t, s, "iii://k@good"); got != "one" {
 		t.Fatalf("label after restart: %q", got)
+	}
+}
+
+// TestJointWriteFiresStateTriggersLikeStateSet: in standalone mode a
+// registration stores its row and history in one transaction without a
+// state::set frame; other state bindings on the skills scope still see
+// state:created / state:updated with the old and new rows, and history
+// holds every version.
+func TestJointWriteFiresStateTriggersLikeStateSet(t *testing.T) {
+	s := startStack(t, t.TempDir(), func(e *engine.Engine, o *Options) {
+		o.History = history.StoreBackend(e.StateStore())
+		o.SetStateWith = e.SetStateWith
+	})
+	type event struct {
+		EventType string          `json:"event_type"`
+		Key       string          `json:"key"`
+		OldValue  json.RawMessage `json:"old_value"`
+		NewValue  json.RawMessage `json:"new_value"`
+	}
+	events := make(chan event, 64)
+	if _, err := s.caller.RegisterFunction("test::watch", func(_ context.Context, data json.RawMessage) (any, error) {
+		var ev event
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return nil, err
+		}
+		events <- ev
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.caller.RegisterTrigger("watch-skills", "state", "test::watch", json.RawMessage(`{"scope":"skills"}`)); err != nil {
+		t.Fatal(err)
+	}
+	// The binding is live once a probe registration reaches it.
+	for i := 0; ; i++ {
+		s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "w/probe", "skill": fmt.Sprintf("# probe %d\n", i)}, nil)
+		select {
+		case <-events:
+		case <-time.After(100 * time.Millisecond):
+			if i < 100 {
+				continue
+			}
+			t.Fatal("the state binding never fired")
+		}
+		break
+	}
+	next := func() event {
+		t.Helper()
+		for {
+			select {
+			case ev := <-events:
+				if ev.Key == "a/b" {
+					return ev
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no state event for a/b")
+			}
+		}
+	}
+	row := func(raw json.RawMessage) string {
+		var r registry.StoredSkill
+		if len(raw) == 0 || string(raw) == "null" {
+			return "null"
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatalf("row %s: %v", raw, err)
+		}
+		return r.Skill
+	}
+	for i, step := range []struct{ body, typ, old string }{
+		{"# One\n", "state:created", "null"},
+		{"# Two\n", "state:updated", "# One\n"},
+		{"# Two\n", "state:updated", "# Two\n"}, // unchanged content: the row is still written, like upstream
+	} {
+		s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "a/b", "skill": step.body}, nil)
+		ev := next()
+		if ev.EventType != step.typ || row(ev.OldValue) != step.old || row(ev.NewValue) != step.body {
+			t.Fatalf("step %d: event %s old %q new %q; want %s old %q new %q", i, ev.EventType, row(ev.OldValue), row(ev.NewValue), step.typ, step.old, step.body)
+		}
+	}
+	var l history.Listing
+	s.mustCall(t, FnSkillsVersions, map[string]string{"id": "a/b"}, &l)
+	if l.Latest != 2 || len(l.Versions) != 2 {
+		t.Fatalf("versions after the joint writes: %+v", l)
+	}
+	if got, err := readURI(t, s, "iii://a/b@1"); err != nil || got != "# One\n" {
+		t.Fatalf("iii://a/b@1 = %q, %v", got, err)
 	}
 }

@@ -38,6 +38,8 @@ func versionFlags(fs *flag.FlagSet) func(*worker.Options, *engine.Engine) {
 		if eng != nil {
 			// History joins the engine's group commit in-process.
 			o.History = history.StoreBackend(eng.StateStore())
+			// A new version and its served row: one store transaction.
+			o.SetStateWith = eng.SetStateWith
 		}
 	}
 }
