@@ -619,6 +619,41 @@ func (h *History) Served(id, label string) int {
 	return 0
 }
 
+// LabelVersion is the version label points at for id (even the newest)
+// and when that version was registered; 0 when id has no such label.
+func (h *History) LabelVersion(id, label string) (int, time.Time) {
+	if label == "" || h.load() != nil {
+		return 0, time.Time{}
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	s := h.sums[id]
+	if s == nil {
+		return 0, time.Time{}
+	}
+	n, ok := s.labels[label]
+	if label == LatestLabel {
+		n, ok = s.latest, true
+	}
+	if !ok {
+		return 0, time.Time{}
+	}
+	for _, k := range s.kept {
+		if int(k.n) == n {
+			return n, time.Unix(0, k.at).UTC()
+		}
+	}
+	return n, time.Time{}
+}
+
+// Locked runs fn with id's lock held: fn sees no registration (Record's
+// commit runs under it) or label move of id half done.
+func (h *History) Locked(id string, fn func()) {
+	unlock := h.lock(id)
+	defer unlock()
+	fn()
+}
+
 // Content returns the content of version n of id.
 func (h *History) Content(id string, n int) (string, error) {
 	if err := h.load(); err != nil {

@@ -157,7 +157,7 @@ func (w *Worker) listSkills(ctx context.Context, data json.RawMessage) (any, err
 	for _, e := range entries {
 		row := skillListRow{ID: e.ID, Origin: originOf(e), Bytes: int(e.Body.Size())}
 		if row.Origin == nil {
-			row.RegisteredAt = rowOf(e).RegisteredAt
+			row.RegisteredAt = servedAt(e)
 		} else if !e.Modified.IsZero() { // unknown: "", like iii-directory's modified_at
 			row.RegisteredAt = registry.Timestamp(e.Modified)
 		}

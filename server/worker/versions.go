@@ -249,6 +249,10 @@ func (w *Worker) label(ctx context.Context, fn string, skill bool, data json.Raw
 		return nil, historyError(err)
 	}
 	w.log.Info("label moved", "fn", fn, "id", id, "label", label, "version", n, "previous", move.Previous)
+	if skill && label == w.hist.serveLabel {
+		// Listings, the index, search and MCP describe what is served.
+		h.Locked(id, func() { w.skills.repin(id) })
+	}
 	if label == w.hist.serveLabel && h.Served(id, w.hist.serveLabel) != before {
 		w.announce(ctx, skill, id)
 	}

@@ -344,3 +344,89 @@ func TestJointWriteFiresStateTriggersLikeStateSet(t *testing.T) {
 		t.Fatalf("iii://a/b@1 = %q, %v", got, err)
 	}
 }
+
+// TestServeLabelListsWhatIsServed: with serve_label set, a label pointing
+// at v1 while v2 exists makes every surface describe v1: skills::list,
+// skills::resources-list, the iii://skills index, search, the catalog the
+// MCP surfaces read, and reads; moving the label moves all of them, also
+// after a restart (the cold load).
+func TestServeLabelListsWhatIsServed(t *testing.T) {
+	backends(t, func(t *testing.T, opts ...func(*engine.Engine, *Options)) {
+		dir := t.TempDir()
+		opts = append(opts, func(_ *engine.Engine, o *Options) { o.ServeLabel = "production" })
+		s := startStack(t, dir, opts...)
+		v1 := "# Alpha mail\n\nAlpha retries for outgoing mail.\n"
+		v2 := "# Bravo mail\n\nBravo queueing for outgoing mail, with a much longer description.\n"
+		s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "a/b", "skill": v1}, nil)
+		s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "a/b", "skill": v2}, nil)
+		s.mustCall(t, FnSkillsLabel, map[string]any{"id": "a/b", "label": "production", "version": 1}, nil)
+		var l history.Listing
+		s.mustCall(t, FnSkillsVersions, map[string]string{"id": "a/b"}, &l)
+		v1At := l.Versions[1].RegisteredAt
+		checkServes(t, s, v1, "Alpha", "Bravo", v1At)
+
+		// A new version at the id is staged: production still serves v1.
+		v3 := "# Charlie mail\n\nCharlie batching for outgoing mail.\n"
+		s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "a/b", "skill": v3}, nil)
+		checkServes(t, s, v1, "Alpha", "Charlie", v1At)
+
+		// After a restart the cold load pins v1 again.
+		s.stop()
+		s = startStack(t, dir, opts...)
+		eventually(t, "the published mirror is loaded", s.worker.skills.isReady)
+		checkServes(t, s, v1, "Alpha", "Charlie", v1At)
+
+		// Promoting v3 moves every surface to it.
+		s.mustCall(t, FnSkillsLabel, map[string]any{"id": "a/b", "label": "production", "version": 3}, nil)
+		checkServes(t, s, v3, "Charlie", "Alpha", "")
+	})
+}
+
+// checkServes asserts that every surface describes body for a/b: word is
+// in its description, gone is not, and skills::list shows body's size
+// (and at, when given, as registered_at).
+func checkServes(t *testing.T, s *stack, body, word, gone, at string) {
+	t.Helper()
+	if got, err := readURI(t, s, "iii://a/b"); err != nil || got != body {
+		t.Fatalf("iii://a/b = %q, %v; want %q", got, err, body)
+	}
+	var fetched string
+	s.mustCall(t, registry.FnSkillFetch, map[string]string{"uri": "iii://a/b"}, &fetched)
+	if !strings.Contains(fetched, word) || strings.Contains(fetched, gone) {
+		t.Fatalf("skill::fetch iii://a/b = %q; want %q, not %q", fetched, word, gone)
+	}
+	var list registry.SkillList
+	s.mustCall(t, registry.FnSkillsList, nil, &list)
+	if len(list.Skills) != 1 || list.Skills[0].Bytes != len(body) || (at != "" && list.Skills[0].RegisteredAt != at) {
+		t.Fatalf("skills::list = %+v; want %d bytes registered at %q", list.Skills, len(body), at)
+	}
+	index, err := readURI(t, s, registry.IndexURI)
+	if err != nil || !strings.Contains(index, word) || strings.Contains(index, gone) {
+		t.Fatalf("index = %q, %v; want %q, not %q", index, err, word, gone)
+	}
+	var res struct {
+		Resources []map[string]any `json:"resources"`
+	}
+	s.mustCall(t, registry.FnSkillsResourcesList, nil, &res)
+	if r := fmt.Sprint(res.Resources[1]); !strings.Contains(r, word) || strings.Contains(r, gone) {
+		t.Fatalf("resources-list a/b = %v; want %q, not %q", res.Resources[1], word, gone)
+	}
+	e, ok := s.worker.Catalog().Get("a/b") // what MCP and the Skills Protocol read
+	if got, _ := e.Body.String(); !ok || got != body {
+		t.Fatalf("catalog a/b = %q; want %q", got, body)
+	}
+	search := func(q string) int {
+		var out SearchOutput
+		s.mustCall(t, FnSkillsSearch, map[string]string{"query": q}, &out)
+		n := 0
+		for _, r := range out.Results {
+			if r.ID == "a/b" && !out.LowConfidence {
+				n++
+			}
+		}
+		return n
+	}
+	eventually(t, "search finds "+word+" and not "+gone, func() bool {
+		return search(strings.ToLower(word)) == 1 && search(strings.ToLower(gone)) == 0
+	})
+}

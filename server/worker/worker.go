@@ -156,6 +156,11 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 		}
 	}
 	state := stateStore{client: client, timeout: cfg.StateTimeout(), local: opts.ListState}
+	hist := newHistories(cfg, opts, state)
+	skills := newPublished(src)
+	if hist.serveLabel != "" {
+		skills.serve = hist.servedSkill
+	}
 	return &Worker{
 		client: client,
 		cfg:    cfg,
@@ -163,9 +168,9 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 		log:    log,
 		state:  state,
 		cat:    cat,
-		skills: newPublished(src),
+		skills: skills,
 		search: search.New(),
-		hist:   newHistories(cfg, opts, state),
+		hist:   hist,
 
 		sections: newSectionGuard(opts),
 	}
