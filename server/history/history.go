@@ -646,6 +646,25 @@ func (h *History) LabelVersion(id, label string) (int, time.Time) {
 	return n, time.Time{}
 }
 
+// Numbers lists the kept version numbers of id, newest first, from
+// memory (no store read); nil when id has no history.
+func (h *History) Numbers(id string) []int {
+	if h.load() != nil {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	s := h.sums[id]
+	if s == nil {
+		return nil
+	}
+	out := make([]int, 0, len(s.kept))
+	for i := len(s.kept) - 1; i >= 0; i-- {
+		out = append(out, int(s.kept[i].n))
+	}
+	return out
+}
+
 // Locked runs fn with id's lock held: fn sees no registration (Record's
 // commit runs under it) or label move of id half done.
 func (h *History) Locked(id string, fn func()) {

@@ -505,6 +505,18 @@ func (w *Worker) SkillVersionBody(id, selector string) (string, bool) {
 	return body, err == nil
 }
 
+// SkillVersionNumbers lists the kept registry versions of skill id,
+// newest first, as the selectors that read them ("3", "2", …), for the
+// Skills Protocol's describe_skill `versions`.
+func (w *Worker) SkillVersionNumbers(id string) []string {
+	nums := w.hist.skills.Numbers(id)
+	out := make([]string, len(nums))
+	for i, n := range nums {
+		out[i] = strconv.Itoa(n)
+	}
+	return out
+}
+
 // splitSkillSelector is registry.SplitSelector with the worker's errors.
 func splitSkillSelector(id string) (string, string, bool, error) {
 	base, sel, ok, err := registry.SplitSelector(id)

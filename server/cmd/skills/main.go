@@ -281,7 +281,9 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	}
 	defer spStore.Close()
 	defer sp.Close()
-	sp.SetSkillHistory(w.SkillVersionBody) // describe_skill / read_skill_file `version` (docs/versions.md)
+	sp.SetSkillHistory(w.SkillVersionBody)        // describe_skill / read_skill_file `version` (docs/versions.md)
+	sp.SetSkillVersionList(w.SkillVersionNumbers) // … and describe_skill `versions`
+	view.SetVersions(w.SkillVersionBody)          // skill://<id>@<version>/SKILL.md
 	dir, stopFolders, err := startFolders(client, cat, cfg, skillsFolders, sp, log)
 	if err != nil {
 		log.Error("cannot serve the skills folders", "err", err)
