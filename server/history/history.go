@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/iii-skills/skills/sdk-go/wire"
 	"github.com/iii-skills/skills/server/store"
@@ -192,7 +193,12 @@ func contentKey(k uint64) string {
 }
 
 // Digest is the sha256 of content, as stored and compared.
-func Digest(content string) [sha256.Size]byte { return sha256.Sum256([]byte(content)) }
+//
+// It hashes content's bytes in place: []byte(content) copied every body
+// once more per registration, unchanged ones included (sha256 only reads).
+func Digest(content string) [sha256.Size]byte {
+	return sha256.Sum256(unsafe.Slice(unsafe.StringData(content), len(content)))
+}
 
 // load reads every head once (the summaries).
 func (h *History) load() error {
@@ -341,10 +347,15 @@ func (h *History) recordLocked(id, content string, meta Meta, commit func([]Writ
 		}
 		return Version{Version: s.latest, SHA256: hex.EncodeToString(digest[:])}, false, nil
 	}
-	hd, err := h.getHead(id)
-	if err != nil {
-		return Version{}, false, err
+	var hd *head
+	if s != nil || !joint {
+		var err error
+		if hd, err = h.getHead(id); err != nil {
+			return Version{}, false, err
+		}
 	}
+	// A joint caller keeps history in its own store, where every head was
+	// loaded into a summary: an id without one has no head to read.
 	if hd == nil {
 		hd = &head{ID: id}
 	}
