@@ -74,7 +74,7 @@ func (w *Worker) served(ctx context.Context) ([]*catalog.Entry, error) {
 	byID := map[string]*catalog.Entry{}
 	for _, r := range raw {
 		if s, err := registry.DecodeStoredSkill(r); err == nil {
-			byID[s.ID] = entryOf(s)
+			byID[s.ID] = w.skills.entryFor(s) // what a read serves (the serve label)
 		}
 	}
 	for _, e := range w.listed() {
