@@ -430,3 +430,32 @@ func checkServes(t *testing.T, s *stack, body, word, gone, at string) {
 		return search(strings.ToLower(word)) == 1 && search(strings.ToLower(gone)) == 0
 	})
 }
+
+// TestServeLabelListsServedPrompts: prompts::list and prompts::mcp-list
+// describe the definition the serve label pins, as prompts::mcp-get
+// serves it.
+func TestServeLabelListsServedPrompts(t *testing.T) {
+	s := startStack(t, t.TempDir(), func(e *engine.Engine, o *Options) {
+		o.History = history.StoreBackend(e.StateStore())
+		o.SetStateWith = e.SetStateWith
+		o.ServeLabel = "production"
+	})
+	for _, desc := range []string{"first definition", "second definition"} {
+		s.mustCall(t, registry.FnPromptsRegister, map[string]any{"name": "p", "description": desc, "function_id": "f::g"}, nil)
+	}
+	lists := func() (list registry.PromptList, mcp string) {
+		var b json.RawMessage
+		s.mustCall(t, registry.FnPromptsList, nil, &list)
+		s.mustCall(t, registry.FnPromptsMCPList, nil, &b)
+		return list, string(b)
+	}
+	var l history.Listing
+	s.mustCall(t, FnPromptsVersions, map[string]string{"name": "p"}, &l)
+	if list, mcp := lists(); strings.Contains(mcp, "first") || !strings.Contains(mcp, "second definition") || list.Prompts[0].RegisteredAt == l.Versions[1].RegisteredAt {
+		t.Fatalf("without a production label the newest is listed: %+v %s", list, mcp)
+	}
+	s.mustCall(t, FnPromptsLabel, map[string]any{"name": "p", "label": "production", "version": 1}, nil)
+	if list, mcp := lists(); strings.Contains(mcp, "second") || !strings.Contains(mcp, "first definition") || list.Prompts[0].RegisteredAt != l.Versions[1].RegisteredAt {
+		t.Fatalf("with production at 1 (registered %s): %+v %s", l.Versions[1].RegisteredAt, list, mcp)
+	}
+}
