@@ -254,6 +254,22 @@ func summaryOf(hd *head) *summary {
 	return s
 }
 
+// head rebuilds the stored head of id from its summary.
+func (s *summary) head(id string) *head {
+	hd := &head{ID: id, Latest: s.latest, SHA256: hex.EncodeToString(s.digest[:]),
+		Versions: make([]headVersion, len(s.kept), len(s.kept)+1)}
+	for i, k := range s.kept {
+		hd.Versions[i] = headVersion{N: int(k.n), Key: k.key, Bytes: int(k.bytes), At: k.at}
+	}
+	if len(s.labels) > 0 {
+		hd.Labels = make(map[string]int, len(s.labels))
+		for k, v := range s.labels {
+			hd.Labels[k] = v
+		}
+	}
+	return hd
+}
+
 func (s *summary) bytes() int64 {
 	var n int64
 	for _, k := range s.kept {
@@ -345,14 +361,20 @@ func (h *History) recordLocked(id, content string, meta Meta, commit func([]Writ
 		return Version{Version: s.latest, SHA256: hex.EncodeToString(digest[:])}, false, nil
 	}
 	var hd *head
-	if s != nil || !joint {
+	switch {
+	case joint && s != nil:
+		// A joint caller keeps history in its own store, where every
+		// head was loaded into a summary, and heads change only under
+		// the id's lock (held): the summary is the head, without a read
+		// and a decode of up to Retain versions.
+		hd = s.head(id)
+	case !joint:
 		var err error
 		if hd, err = h.getHead(id); err != nil {
 			return Version{}, false, err
 		}
 	}
-	// A joint caller keeps history in its own store, where every head was
-	// loaded into a summary: an id without one has no head to read.
+	// (A joint caller's id without a summary has no head.)
 	if hd == nil {
 		hd = &head{ID: id}
 	}
@@ -366,10 +388,17 @@ func (h *History) recordLocked(id, content string, meta Meta, commit func([]Writ
 	row := encodeContentRow(id, v, content)
 	headRaw := encodeHead(hd)
 	if joint {
-		// One transaction holds the caller's row, the content and the head.
-		if err := commit([]Write{{Scope: h.contents, Key: contentKey(key), Value: row}, {Scope: h.heads, Key: id, Value: headRaw}}); err != nil {
+		// One transaction holds the caller's row, the content, the head
+		// and the removal of the versions retention let go.
+		writes := make([]Write, 0, 2+len(dropped))
+		writes = append(writes, Write{Scope: h.contents, Key: contentKey(key), Value: row}, Write{Scope: h.heads, Key: id, Value: headRaw})
+		for _, k := range dropped {
+			writes = append(writes, Write{Scope: h.contents, Key: contentKey(k), Delete: true})
+		}
+		if err := commit(writes); err != nil {
 			return Version{}, false, err
 		}
+		dropped = nil
 	} else {
 		// The three writes go out together and usually meet in one group
 		// commit (not always: see RecordWith).

@@ -481,15 +481,17 @@ func (s *Store) SetAsyncOwned(scope, key string, value json.RawMessage, done fun
 	}
 }
 
-// Write is one write of SetGroupAsync.
+// Write is one write of SetGroupAsync: Value stored under Scope/Key, or
+// the key removed when Delete is set.
 type Write struct {
 	Scope, Key string
 	Value      json.RawMessage
+	Delete     bool
 }
 
-// SetGroupAsync stores every write in one transaction: they become
-// durable together, or (on a failed commit) none does. done gets the
-// previous value of each write, in order. Like SetAsyncOwned, the values
+// SetGroupAsync stores every write (and removes every Delete) in one
+// transaction: they become durable together, or (on a failed commit) none
+// does. done gets the previous value of each write, in order. Like SetAsyncOwned, the values
 // must be valid JSON and are handed over (not checked, not copied). A
 // registration that records a version uses it so the served row and its
 // history wait for one fsync, not two group commits.
@@ -503,6 +505,10 @@ func (s *Store) SetGroupAsync(writes []Write, done func(olds []json.RawMessage, 
 		if err := validate(w.Scope, w.Key); err != nil {
 			done(nil, err)
 			return
+		}
+		if w.Delete {
+			g.group[i] = &op{kind: opDelete, scope: w.Scope, key: w.Key}
+			continue
 		}
 		v := w.Value
 		if s.db == nil {

@@ -475,7 +475,7 @@ func TestSetGroupAsyncCommitsTogether(t *testing.T) {
 				}
 			}()
 		}
-		r := group(Write{"rows", "a", json.RawMessage(`"new"`)}, Write{"hist", "a", json.RawMessage(`{"n":1}`)})
+		r := group(Write{Scope: "rows", Key: "a", Value: json.RawMessage(`"new"`)}, Write{Scope: "hist", Key: "a", Value: json.RawMessage(`{"n":1}`)})
 		wg.Wait()
 		if r.err != nil || len(r.olds) != 2 || string(r.olds[0]) != `"old"` || r.olds[1] != nil {
 			t.Fatalf("SetGroupAsync = %+v; want olds [\"old\", nil]", r)
@@ -483,14 +483,21 @@ func TestSetGroupAsyncCommitsTogether(t *testing.T) {
 		if got := listStrings(t, s, "rows") + listStrings(t, s, "hist"); got != `["new"][{"n":1}]` {
 			t.Fatalf("after the group: %s", got)
 		}
-		if r := group(Write{"rows", "", json.RawMessage(`1`)}); !errors.Is(r.err, ErrInvalid) {
+		r = group(Write{Scope: "hist", Key: "b", Value: json.RawMessage(`2`)}, Write{Scope: "hist", Key: "a", Delete: true})
+		if r.err != nil || r.olds[1] == nil || string(r.olds[1]) != `{"n":1}` {
+			t.Fatalf("group with a delete = %+v", r)
+		}
+		if got := listStrings(t, s, "hist"); got != `[2]` {
+			t.Fatalf("after the delete: %s", got)
+		}
+		if r := group(Write{Scope: "rows", Value: json.RawMessage(`1`)}); !errors.Is(r.err, ErrInvalid) {
 			t.Fatalf("group with an empty key = %+v; want ErrInvalid", r)
 		}
 		if r := group(); r.err != nil || r.olds != nil {
 			t.Fatalf("empty group = %+v", r)
 		}
 		_ = s.Close()
-		if r := group(Write{"rows", "b", json.RawMessage(`1`)}); !errors.Is(r.err, ErrClosed) {
+		if r := group(Write{Scope: "rows", Key: "b", Value: json.RawMessage(`1`)}); !errors.Is(r.err, ErrClosed) {
 			t.Fatalf("group after Close = %+v", r)
 		}
 	})
