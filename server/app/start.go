@@ -158,6 +158,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		wopts.ListState = eng.ListState
 		// History joins the engine's group commit in-process.
 		wopts.History = history.StoreBackend(eng.StateStore())
+		// A new version and its served row: one store transaction.
+		wopts.SetStateWith = eng.SetStateWith
 	}
 	w := worker.New(client, cfg.Registry.Config, wopts)
 	s.Worker = w
@@ -181,7 +183,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.defer_(func() { _ = spStore.Close() })
 	s.defer_(func() { _ = sp.Close() })
-	sp.SetSkillHistory(w.SkillVersionBody) // describe_skill / read_skill_file `version` (docs/versions.md)
+	sp.SetSkillHistory(w.SkillVersionBody)        // describe_skill / read_skill_file `version` (docs/versions.md)
+	sp.SetSkillVersionList(w.SkillVersionNumbers) // … and describe_skill `versions`
+	view.SetVersions(w.SkillVersionBody)          // skill://<id>@<version>/SKILL.md
 	dir, stopFolders, err := startFolders(client, cat, cfg.Registry.Config, sp, log)
 	if err != nil {
 		log.Error("cannot serve the skills folders", "err", err)

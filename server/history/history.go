@@ -18,8 +18,10 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/iii-skills/skills/sdk-go/wire"
+	"github.com/iii-skills/skills/server/store"
 )
 
 // Defaults of Config.
@@ -196,7 +198,12 @@ func contentKey(k uint64) string {
 }
 
 // Digest is the sha256 of content, as stored and compared.
-func Digest(content string) [sha256.Size]byte { return sha256.Sum256([]byte(content)) }
+//
+// It hashes content's bytes in place: []byte(content) copied every body
+// once more per registration, unchanged ones included (sha256 only reads).
+func Digest(content string) [sha256.Size]byte {
+	return sha256.Sum256(unsafe.Slice(unsafe.StringData(content), len(content)))
+}
 
 // load reads every head once (the summaries).
 func (h *History) load() error {
@@ -252,6 +259,22 @@ func summaryOf(hd *head) *summary {
 	return s
 }
 
+// head rebuilds the stored head of id from its summary.
+func (s *summary) head(id string) *head {
+	hd := &head{ID: id, Latest: s.latest, SHA256: hex.EncodeToString(s.digest[:]),
+		Versions: make([]headVersion, len(s.kept), len(s.kept)+1)}
+	for i, k := range s.kept {
+		hd.Versions[i] = headVersion{N: int(k.n), Key: k.key, Bytes: int(k.bytes), At: k.at}
+	}
+	if len(s.labels) > 0 {
+		hd.Labels = make(map[string]int, len(s.labels))
+		for k, v := range s.labels {
+			hd.Labels[k] = v
+		}
+	}
+	return hd
+}
+
 func (s *summary) bytes() int64 {
 	var n int64
 	for _, k := range s.kept {
@@ -276,10 +299,7 @@ func (h *History) getHead(id string) (*head, error) {
 }
 
 func (h *History) putHead(hd *head) error {
-	raw, err := json.Marshal(hd)
-	if err != nil {
-		return err
-	}
+	raw := encodeHead(hd)
 	return h.b.Set(h.heads, hd.ID, raw)
 }
 
@@ -302,11 +322,32 @@ func (h *History) setSummary(id string, s *summary) {
 // content now is and whether it was created. commit runs in every case;
 // an error from it or from history is returned.
 func (h *History) Record(id, content string, meta Meta, commit func() error) (Version, bool, error) {
+	var joint func([]Write) error
+	if commit != nil {
+		joint = func([]Write) error { return commit() }
+	}
+	return h.record(id, content, meta, joint, false)
+}
+
+// Write is a history record for RecordWith's commit to store.
+type Write = store.Write
+
+// RecordWith is Record for a caller that stores its served row and
+// history's records in one transaction: commit gets the records of a new
+// version (none when content is the newest already) and must make them
+// durable together with its own write, or fail. History then writes
+// nothing itself (apart from dropping versions retention let go), so a
+// new version costs one commit, and a crash leaves all or nothing.
+func (h *History) RecordWith(id, content string, meta Meta, commit func(extra []Write) error) (Version, bool, error) {
+	return h.record(id, content, meta, commit, true)
+}
+
+func (h *History) record(id, content string, meta Meta, commit func([]Write) error, joint bool) (Version, bool, error) {
 	if err := h.load(); err != nil {
 		return Version{}, false, err
 	}
 	unlock := h.lock(id)
-	v, created, err := h.record(id, content, meta, commit)
+	v, created, err := h.recordLocked(id, content, meta, commit, joint)
 	unlock()
 	if err == nil && created {
 		h.evict(id)
@@ -314,23 +355,34 @@ func (h *History) Record(id, content string, meta Meta, commit func() error) (Ve
 	return v, created, err
 }
 
-func (h *History) record(id, content string, meta Meta, commit func() error) (Version, bool, error) {
+func (h *History) recordLocked(id, content string, meta Meta, commit func([]Write) error, joint bool) (Version, bool, error) {
 	digest := Digest(content)
 	h.mu.RLock()
 	s := h.sums[id]
 	h.mu.RUnlock()
 	if s != nil && s.digest == digest {
 		if commit != nil {
-			if err := commit(); err != nil {
+			if err := commit(nil); err != nil {
 				return Version{}, false, err
 			}
 		}
 		return Version{Version: s.latest, SHA256: hex.EncodeToString(digest[:])}, false, nil
 	}
-	hd, err := h.getHead(id)
-	if err != nil {
-		return Version{}, false, err
+	var hd *head
+	switch {
+	case joint && s != nil:
+		// A joint caller keeps history in its own store, where every
+		// head was loaded into a summary, and heads change only under
+		// the id's lock (held): the summary is the head, without a read
+		// and a decode of up to Retain versions.
+		hd = s.head(id)
+	case !joint:
+		var err error
+		if hd, err = h.getHead(id); err != nil {
+			return Version{}, false, err
+		}
 	}
+	// (A joint caller's id without a summary has no head.)
 	if hd == nil {
 		hd = &head{ID: id}
 	}
@@ -342,25 +394,37 @@ func (h *History) record(id, content string, meta Meta, commit func() error) (Ve
 	hd.Latest, hd.SHA256 = v.Version, v.SHA256
 	dropped := h.retain(hd)
 	row := encodeContentRow(id, v, content)
-	headRaw, err := json.Marshal(hd)
-	if err != nil {
-		return Version{}, false, err
-	}
-	// The three writes go out together and meet in one group commit.
-	var wg sync.WaitGroup
-	var errRow, errHead, errCommit error
-	wg.Add(2)
-	go func() { defer wg.Done(); errRow = h.b.Set(h.contents, contentKey(key), row) }()
-	go func() { defer wg.Done(); errHead = h.b.Set(h.heads, id, headRaw) }()
-	if commit != nil {
-		errCommit = commit()
-	}
-	wg.Wait()
-	if err := errors.Join(errRow, errHead); err != nil {
-		return Version{}, false, fmt.Errorf("record version %d of %s %s: %w", v.Version, h.cfg.Noun, id, err)
-	}
-	if errCommit != nil {
-		return Version{}, false, errCommit
+	headRaw := encodeHead(hd)
+	if joint {
+		// One transaction holds the caller's row, the content, the head
+		// and the removal of the versions retention let go.
+		writes := make([]Write, 0, 2+len(dropped))
+		writes = append(writes, Write{Scope: h.contents, Key: contentKey(key), Value: row}, Write{Scope: h.heads, Key: id, Value: headRaw})
+		for _, k := range dropped {
+			writes = append(writes, Write{Scope: h.contents, Key: contentKey(k), Delete: true})
+		}
+		if err := commit(writes); err != nil {
+			return Version{}, false, err
+		}
+		dropped = nil
+	} else {
+		// The three writes go out together and usually meet in one group
+		// commit (not always: see RecordWith).
+		var wg sync.WaitGroup
+		var errRow, errHead, errCommit error
+		wg.Add(2)
+		go func() { defer wg.Done(); errRow = h.b.Set(h.contents, contentKey(key), row) }()
+		go func() { defer wg.Done(); errHead = h.b.Set(h.heads, id, headRaw) }()
+		if commit != nil {
+			errCommit = commit(nil)
+		}
+		wg.Wait()
+		if err := errors.Join(errRow, errHead); err != nil {
+			return Version{}, false, fmt.Errorf("record version %d of %s %s: %w", v.Version, h.cfg.Noun, id, err)
+		}
+		if errCommit != nil {
+			return Version{}, false, errCommit
+		}
 	}
 	for _, k := range dropped {
 		_ = h.b.Delete(h.contents, contentKey(k)) // a leftover row is harmless
@@ -597,6 +661,60 @@ func (h *History) Served(id, label string) int {
 	return 0
 }
 
+// LabelVersion is the version label points at for id (even the newest)
+// and when that version was registered; 0 when id has no such label.
+func (h *History) LabelVersion(id, label string) (int, time.Time) {
+	if label == "" || h.load() != nil {
+		return 0, time.Time{}
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	s := h.sums[id]
+	if s == nil {
+		return 0, time.Time{}
+	}
+	n, ok := s.labels[label]
+	if label == LatestLabel {
+		n, ok = s.latest, true
+	}
+	if !ok {
+		return 0, time.Time{}
+	}
+	for _, k := range s.kept {
+		if int(k.n) == n {
+			return n, time.Unix(0, k.at).UTC()
+		}
+	}
+	return n, time.Time{}
+}
+
+// Numbers lists the kept version numbers of id, newest first, from
+// memory (no store read); nil when id has no history.
+func (h *History) Numbers(id string) []int {
+	if h.load() != nil {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	s := h.sums[id]
+	if s == nil {
+		return nil
+	}
+	out := make([]int, 0, len(s.kept))
+	for i := len(s.kept) - 1; i >= 0; i-- {
+		out = append(out, int(s.kept[i].n))
+	}
+	return out
+}
+
+// Locked runs fn with id's lock held: fn sees no registration (Record's
+// commit runs under it) or label move of id half done.
+func (h *History) Locked(id string, fn func()) {
+	unlock := h.lock(id)
+	defer unlock()
+	fn()
+}
+
 // Content returns the content of version n of id.
 func (h *History) Content(id string, n int) (string, error) {
 	if err := h.load(); err != nil {
@@ -669,6 +787,57 @@ func (h *History) row(id string, n int, key uint64) (contentRow, error) {
 // encodeContentRow writes a content row's JSON directly: encoding/json
 // would scan and escape the content once more (and for HTML, which nobody
 // reads it as) on every new version.
+// encodeHead renders hd as json.Marshal does (labels in key order),
+// without reflection: every new version rewrites its id's head.
+func encodeHead(hd *head) json.RawMessage {
+	b := make([]byte, 0, 96+len(hd.ID)+48*len(hd.Versions)+24*len(hd.Labels))
+	b = append(b, `{"id":`...)
+	b = wire.AppendJSONString(b, hd.ID)
+	b = append(b, `,"latest":`...)
+	b = strconv.AppendInt(b, int64(hd.Latest), 10)
+	b = append(b, `,"sha256":`...)
+	b = wire.AppendJSONString(b, hd.SHA256)
+	if len(hd.Labels) > 0 {
+		names := make([]string, 0, len(hd.Labels))
+		for k := range hd.Labels {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		b = append(b, `,"labels":{`...)
+		for i, k := range names {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = wire.AppendJSONString(b, k)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(hd.Labels[k]), 10)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `,"versions":`...)
+	if hd.Versions == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, v := range hd.Versions {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"n":`...)
+			b = strconv.AppendInt(b, int64(v.N), 10)
+			b = append(b, `,"key":`...)
+			b = strconv.AppendUint(b, v.Key, 10)
+			b = append(b, `,"bytes":`...)
+			b = strconv.AppendInt(b, int64(v.Bytes), 10)
+			b = append(b, `,"at":`...)
+			b = strconv.AppendInt(b, v.At, 10)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
 func encodeContentRow(id string, v Version, content string) json.RawMessage {
 	b := make([]byte, 0, len(content)+len(content)/16+len(v.Message)+len(v.Author)+len(id)+192)
 	b = append(b, `{"id":`...)
@@ -824,7 +993,7 @@ func (h *History) Repair(id, message string, current func() (content string, ok 
 	if !ok {
 		return nil
 	}
-	_, _, err = h.record(id, content, Meta{Message: message}, nil)
+	_, _, err = h.recordLocked(id, content, Meta{Message: message}, nil, false)
 	return err
 }
 

@@ -3,6 +3,7 @@ package history
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -284,5 +285,85 @@ func TestUnquoteMatchesEncodingJSON(t *testing.T) {
 		if _, ok := unquote([]byte(bad)); ok {
 			t.Errorf("unquote(%s) accepted", bad)
 		}
+	}
+}
+
+// encodeHead writes what json.Marshal writes, byte for byte.
+func TestEncodeHeadMatchesJSON(t *testing.T) {
+	for _, hd := range []*head{
+		{ID: "a"},
+		{ID: "a/b", Latest: 3, SHA256: "ab", Versions: []headVersion{{N: 1, Key: 7, Bytes: 10, At: -1}, {N: 3, Key: 1 << 40, Bytes: 0, At: 1764100000000000000}}},
+		{ID: "x\"<&>\u2028é", Latest: 1, Labels: map[string]int{"zeta": 1, "alpha": 1, "prod.v2": 1}, Versions: []headVersion{}},
+	} {
+		want, err := json.Marshal(hd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back head
+		if got := encodeHead(hd); json.Unmarshal(got, &back) != nil || back.ID != hd.ID || len(back.Labels) != len(hd.Labels) {
+			t.Fatalf("encodeHead(%+v) = %s does not decode back", hd, got)
+		}
+		if got := string(encodeHead(hd)); got != string(want) && !strings.ContainsAny(hd.ID, "<&>\u2028") {
+			t.Fatalf("encodeHead = %s\njson.Marshal = %s", got, want)
+		}
+	}
+}
+
+// RecordWith hands the served row's writer every record of a new version
+// (content, head, and the removal of versions retention drops) for one
+// transaction, and writes nothing itself; labelled versions stay.
+func TestRecordWithOneTransaction(t *testing.T) {
+	h, st := newMem(t, Config{Retain: 2})
+	commits := 0
+	record := func(content string) Version {
+		t.Helper()
+		v, _, err := h.RecordWith("a", content, Meta{}, func(extra []Write) error {
+			commits++
+			writes := append([]Write{{Scope: "skills", Key: "a", Value: json.RawMessage(`"` + content + `"`)}}, extra...)
+			done := make(chan error, 1)
+			st.SetGroupAsync(writes, func(_ []json.RawMessage, err error) { done <- err })
+			return <-done
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	record("one")
+	if _, err := h.Label("a", "stable", 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"two", "three", "four"} {
+		record(c)
+	}
+	if v := record("four"); v.Version != 4 || commits != 5 {
+		t.Fatalf("unchanged content: %+v after %d commits", v, commits)
+	}
+	keys, err := st.Keys("skills.versions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := h.Versions("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []int
+	for _, v := range l.Versions {
+		kept = append(kept, v.Version)
+	}
+	// Retain 2 plus the labelled version 1; version 2's row went with version 4's commit.
+	if len(keys) != 3 || fmt.Sprint(kept) != "[4 3 1]" {
+		t.Fatalf("content rows %v, versions %v; want 3 rows, [4 3 1]", keys, kept)
+	}
+	// The head rebuilt from memory is the stored one.
+	stored, err := h.getHead("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.RLock()
+	rebuilt := h.sums["a"].head("a")
+	h.mu.RUnlock()
+	if string(encodeHead(stored)) != string(encodeHead(rebuilt)) {
+		t.Fatalf("head in memory %s, stored %s", encodeHead(rebuilt), encodeHead(stored))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
 
@@ -30,7 +31,10 @@ var ErrNoSuchFile = errors.New("no such skill file")
 // frontmatter JSON, the dynamic flag, the size and the digest are computed
 // once per change, on first use; reads only look them up.
 type view struct {
-	entry  *catalog.Entry
+	entry *catalog.Entry
+	// path is the skill path served when it is not entry.ID: a registry
+	// version of a published skill, <id>@<version> (versions.go).
+	path   string
 	folder *Skill // a folder skill's Skill, built once (nil for published)
 	// Published skills: what the synthesized SKILL.md derives from the
 	// entry, or why the body could not be read. Computed on first use, not
@@ -53,6 +57,9 @@ func (sv *view) skill() Skill {
 	e := sv.entry
 	name, desc := publishedName(e)
 	s := Skill{Path: e.ID, Name: name, Description: desc, Origin: originOf(e)}
+	if sv.path != "" {
+		s.Path = sv.path
+	}
 	sv.digest.Do(sv.computeDigest)
 	if sv.problem != "" {
 		s.Frontmatter = []byte("{}")
@@ -87,6 +94,9 @@ type View struct {
 	wmu      sync.Mutex
 	watchers map[int]func(string)
 	nextW    int
+
+	// versions reads registry versions of published skills (versions.go).
+	versions atomic.Pointer[VersionReader]
 }
 
 // NewView builds the view of c and follows its changes until Close.
@@ -169,13 +179,23 @@ func (v *View) ListSkills(_ context.Context, after string, limit int) ([]Skill, 
 
 // Skill returns the skill at path.
 func (v *View) Skill(_ context.Context, p string) (Skill, bool, error) {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	sv, ok := v.byID[p]
+	sv, ok := v.lookup(p)
 	if !ok {
 		return Skill{}, false, nil
 	}
 	return sv.skill(), true, nil
+}
+
+// lookup is the view of the skill at path p: a served skill, or a
+// registry version of a published one (<id>@<version>).
+func (v *View) lookup(p string) (*view, bool) {
+	v.mu.RLock()
+	sv, ok := v.byID[p]
+	v.mu.RUnlock()
+	if ok {
+		return sv, true
+	}
+	return v.versionView(p)
 }
 
 // ReadFile returns the bytes of one file of the skill at path.
@@ -187,9 +207,7 @@ func (v *View) ReadFile(_ context.Context, p, file string) ([]byte, error) {
 // readFile is ReadFile with the digest of the bytes returned (known
 // already: computed once per change), which names the version served.
 func (v *View) readFile(p, file string) ([]byte, catalog.Digest, error) {
-	v.mu.RLock()
-	sv, ok := v.byID[p]
-	v.mu.RUnlock()
+	sv, ok := v.lookup(p)
 	if !ok {
 		return nil, catalog.Digest{}, ErrNoSuchFile
 	}

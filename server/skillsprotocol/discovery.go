@@ -111,7 +111,7 @@ func (r *Runtime) versionsOf(id string) []string {
 	for _, e := range vs {
 		out = append(out, viewOf(e).version)
 	}
-	return out
+	return append(out, r.registryVersions(id, out)...)
 }
 
 type listParams struct {

@@ -1,6 +1,7 @@
 package skillsprotocol_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -26,11 +27,22 @@ func TestRegistryVersionsOfPublishedSkills(t *testing.T) {
 		b, ok := old[sel]
 		return b, ok && id == "hist/skill"
 	})
+	e.rt.SetSkillVersionList(func(id string) []string {
+		if id != "hist/skill" {
+			return nil
+		}
+		return []string{"1"}
+	})
 	name := sp.IDToName("hist/skill")
 	var d map[string]any
 	e.ok("describe_skill", map[string]any{"name": name, "version": "1", "detail": "full"}, &d)
 	if d["version"] != "1" || d["instructions"] != old["1"] {
 		t.Fatalf("describe version 1: %v", d)
+	}
+	// `versions` lists what describe_skill and read_skill_file accept: the
+	// served content, then the registry's versions.
+	if got := fmt.Sprint(d["versions"]); got != "[0.0.0 1]" {
+		t.Fatalf("versions = %s; want [0.0.0 1]", got)
 	}
 	var f map[string]any
 	e.ok("read_skill_file", map[string]any{"name": name, "version": "production", "path": "SKILL.md"}, &f)

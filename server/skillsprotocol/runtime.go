@@ -168,8 +168,10 @@ type Runtime struct {
 	listCache atomic.Pointer[listCache]
 	// history serves registry versions of published skills (history.go).
 	history atomic.Pointer[SkillHistory]
-	matMu   sync.Mutex
-	ownWork bool
+	// historyList lists those versions for describe_skill (history.go).
+	historyList atomic.Pointer[SkillVersionList]
+	matMu       sync.Mutex
+	ownWork     bool
 	// stamped: whether invocation metadata carries a caller the engine
 	// stamped (SetCallerStamped), which bounds scoped tokens' publishes.
 	stamped scope.Stamped

@@ -110,6 +110,7 @@ const (
 	opSet opKind = iota
 	opDelete
 	opUpdate
+	opGroup // several sets committed in one transaction (SetGroupAsync)
 )
 
 type op struct {
@@ -118,6 +119,7 @@ type op struct {
 	key   string
 	value []byte
 	fn    UpdateFunc
+	group []*op // the sets of an opGroup
 
 	// results, valid after done is closed
 	old     []byte
@@ -479,6 +481,79 @@ func (s *Store) SetAsyncOwned(scope, key string, value json.RawMessage, done fun
 	}
 }
 
+// Write is one write of SetGroupAsync: Value stored under Scope/Key, or
+// the key removed when Delete is set.
+type Write struct {
+	Scope, Key string
+	Value      json.RawMessage
+	Delete     bool
+}
+
+// SetGroupAsync stores every write (and removes every Delete) in one
+// transaction: they become durable together, or (on a failed commit) none
+// does. done gets the previous value of each write, in order. Like SetAsyncOwned, the values
+// must be valid JSON and are handed over (not checked, not copied). A
+// registration that records a version uses it so the served row and its
+// history wait for one fsync, not two group commits.
+func (s *Store) SetGroupAsync(writes []Write, done func(olds []json.RawMessage, err error)) {
+	if len(writes) == 0 {
+		done(nil, nil)
+		return
+	}
+	g := &op{kind: opGroup, group: make([]*op, len(writes))}
+	for i, w := range writes {
+		if err := validate(w.Scope, w.Key); err != nil {
+			done(nil, err)
+			return
+		}
+		if w.Delete {
+			g.group[i] = &op{kind: opDelete, scope: w.Scope, key: w.Key}
+			continue
+		}
+		v := w.Value
+		if s.db == nil {
+			v = bytes.Clone(v)
+		}
+		g.group[i] = &op{kind: opSet, scope: w.Scope, key: w.Key, value: v}
+	}
+	g.cb = func(g *op) {
+		olds := make([]json.RawMessage, len(g.group))
+		for i, o := range g.group {
+			olds[i] = o.old
+		}
+		done(olds, g.err)
+	}
+	if err := s.enqueue(g); err != nil {
+		done(nil, err)
+	}
+}
+
+// flatten replaces the batch's groups by their writes (the same slice
+// when there is no group).
+func flatten(batch []*op) []*op {
+	n, groups := 0, false
+	for _, o := range batch {
+		if o.kind == opGroup {
+			n += len(o.group)
+			groups = true
+		} else {
+			n++
+		}
+	}
+	if !groups {
+		return batch
+	}
+	flat := make([]*op, 0, n)
+	for _, o := range batch {
+		if o.kind == opGroup {
+			flat = append(flat, o.group...)
+		} else {
+			flat = append(flat, o)
+		}
+	}
+	return flat
+}
+
 // DeleteAsync is Delete without waiting; done follows SetAsync's rules.
 func (s *Store) DeleteAsync(scope, key string, done func(old json.RawMessage, existed bool, err error)) {
 	if err := validate(scope, key); err != nil {
@@ -650,7 +725,8 @@ func (s *Store) stage(batch []*op, lookup lookupFunc) map[string]uint64 {
 	return seqs
 }
 
-func (s *Store) commit(batch []*op) {
+func (s *Store) commit(groups []*op) {
+	batch := flatten(groups)
 	var err error
 	var seqs map[string]uint64
 	if s.db == nil {
@@ -705,7 +781,21 @@ func (s *Store) commit(batch []*op) {
 		if o.kind == opUpdate && o.newVal != nil {
 			o.newVal = bytes.Clone(o.newVal)
 		}
-		o.finish()
+		if o.cb != nil || o.done != nil { // not a write of a group
+			o.finish()
+		}
+	}
+	for _, g := range groups {
+		if g.kind != opGroup {
+			continue
+		}
+		for _, o := range g.group {
+			if o.err != nil {
+				g.err = o.err
+				break
+			}
+		}
+		g.finish()
 	}
 }
 

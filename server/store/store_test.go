@@ -451,3 +451,54 @@ func TestOpensFilesOfOtherPageSizes(t *testing.T) {
 		t.Fatalf("sc/c holds %d bytes, want the %d written", len(v), len(big))
 	}
 }
+
+func TestSetGroupAsyncCommitsTogether(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		mustSet(t, s, "rows", "a", `"old"`)
+		type res struct {
+			olds []json.RawMessage
+			err  error
+		}
+		ch := make(chan res, 1)
+		group := func(w ...Write) res {
+			s.SetGroupAsync(w, func(olds []json.RawMessage, err error) { ch <- res{olds, err} })
+			return <-ch
+		}
+		// Concurrent single writes share batches with the group.
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := s.Set("other", fmt.Sprint(i), json.RawMessage(`1`)); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		r := group(Write{Scope: "rows", Key: "a", Value: json.RawMessage(`"new"`)}, Write{Scope: "hist", Key: "a", Value: json.RawMessage(`{"n":1}`)})
+		wg.Wait()
+		if r.err != nil || len(r.olds) != 2 || string(r.olds[0]) != `"old"` || r.olds[1] != nil {
+			t.Fatalf("SetGroupAsync = %+v; want olds [\"old\", nil]", r)
+		}
+		if got := listStrings(t, s, "rows") + listStrings(t, s, "hist"); got != `["new"][{"n":1}]` {
+			t.Fatalf("after the group: %s", got)
+		}
+		r = group(Write{Scope: "hist", Key: "b", Value: json.RawMessage(`2`)}, Write{Scope: "hist", Key: "a", Delete: true})
+		if r.err != nil || r.olds[1] == nil || string(r.olds[1]) != `{"n":1}` {
+			t.Fatalf("group with a delete = %+v", r)
+		}
+		if got := listStrings(t, s, "hist"); got != `[2]` {
+			t.Fatalf("after the delete: %s", got)
+		}
+		if r := group(Write{Scope: "rows", Value: json.RawMessage(`1`)}); !errors.Is(r.err, ErrInvalid) {
+			t.Fatalf("group with an empty key = %+v; want ErrInvalid", r)
+		}
+		if r := group(); r.err != nil || r.olds != nil {
+			t.Fatalf("empty group = %+v", r)
+		}
+		_ = s.Close()
+		if r := group(Write{Scope: "rows", Key: "b", Value: json.RawMessage(`1`)}); !errors.Is(r.err, ErrClosed) {
+			t.Fatalf("group after Close = %+v", r)
+		}
+	})
+}

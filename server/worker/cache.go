@@ -26,6 +26,10 @@ const PublishedSource = "published"
 // back to state, exactly like upstream.
 type published struct {
 	src *catalog.Source
+	// serve, when set (a serve label is configured), returns the content
+	// a read of row's id serves when that is not row itself: the serve
+	// label's version (see pinnedEntry).
+	serve func(row registry.StoredSkill) (body string, at time.Time, ok bool)
 
 	mu    sync.Mutex
 	ready bool
@@ -84,8 +88,41 @@ func entryOf(s registry.StoredSkill) *catalog.Entry {
 	return e
 }
 
+// pinnedMeta marks an entry that serves an older version than its state
+// row (the serve label's, docs/versions.md): listings, the index, search
+// and MCP describe what is served, while the mirror still compares state
+// rows with the row kept here.
+type pinnedMeta struct {
+	row registry.StoredSkill
+}
+
+// entryFor is the catalog entry of state row s: the served version's
+// content when the serve label pins another one, else s itself.
+func (c *published) entryFor(s registry.StoredSkill) *catalog.Entry {
+	if c.serve != nil {
+		if body, at, ok := c.serve(s); ok {
+			e := entryOf(registry.StoredSkill{ID: s.ID, RegisteredAt: registry.Timestamp(at), Skill: body})
+			e.Modified, e.Extra = at, pinnedMeta{row: s}
+			return e
+		}
+	}
+	return entryOf(s)
+}
+
+// servedAt is the registered_at a listing shows for a published entry:
+// that of the content it serves.
+func servedAt(e *catalog.Entry) string {
+	if _, ok := e.Extra.(pinnedMeta); ok {
+		return registry.Timestamp(e.Modified)
+	}
+	return rowOf(e).RegisteredAt
+}
+
 // rowOf is the state row an entry of the published source came from.
 func rowOf(e *catalog.Entry) registry.StoredSkill {
+	if p, ok := e.Extra.(pinnedMeta); ok {
+		return p.row
+	}
 	at := registry.Timestamp(e.Modified)
 	if m, ok := e.Extra.(publishedMeta); ok {
 		at = m.registeredAt
@@ -134,11 +171,11 @@ func (c *published) load(raw []json.RawMessage) {
 	// change events for them.
 	entries := make([]*catalog.Entry, 0, len(rows))
 	for _, s := range rows {
-		if cur, ok := c.src.Get(s.ID, ""); ok && rowOf(cur) == s {
+		if cur, ok := c.src.Get(s.ID, ""); ok && c.current(cur, s) {
 			entries = append(entries, cur)
 			continue
 		}
-		entries = append(entries, entryOf(s))
+		entries = append(entries, c.entryFor(s))
 	}
 	_ = c.src.Replace(entries) // ids were validated above
 	c.ready = true
@@ -159,7 +196,7 @@ func (c *published) isReady() bool {
 }
 
 func (c *published) put(s registry.StoredSkill) {
-	e := entryOf(s) // parse outside the lock
+	e := c.entryFor(s) // parse outside the lock
 	c.mu.Lock()
 	_ = c.src.Put(e) // the id was validated by the caller
 	if c.loading {
@@ -171,13 +208,39 @@ func (c *published) put(s registry.StoredSkill) {
 // putIfChanged puts s unless the mirror already holds that exact row: the
 // state events of the worker's own writes arrive after it stored them.
 func (c *published) putIfChanged(s registry.StoredSkill) {
-	if cur, ok := c.src.Get(s.ID, ""); ok && rowOf(cur) == s {
+	if cur, ok := c.src.Get(s.ID, ""); ok && c.current(cur, s) {
 		return
 	}
 	if registry.ValidateID(s.ID) != nil {
 		return
 	}
 	c.put(s)
+}
+
+// current reports whether cur is the entry state row s makes: the same
+// row, serving the same content.
+func (c *published) current(cur *catalog.Entry, s registry.StoredSkill) bool {
+	if rowOf(cur) != s {
+		return false
+	}
+	_, pinned := cur.Extra.(pinnedMeta)
+	if c.serve == nil {
+		return !pinned
+	}
+	body, _, ok := c.serve(s)
+	if !ok {
+		return !pinned
+	}
+	return pinned && cur.BodyDigest == catalog.DigestOfString(body)
+}
+
+// repin rebuilds id's entry from its state row after the serve label
+// moved. Callers hold id's history lock, as registrations do when they
+// put, so no newer row is overwritten.
+func (c *published) repin(id string) {
+	if cur, ok := c.src.Get(id, ""); ok {
+		c.put(rowOf(cur))
+	}
 }
 
 func (c *published) remove(id string) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/iii-skills/skills/server/history"
 	"github.com/iii-skills/skills/server/registry"
@@ -79,6 +80,22 @@ func newHistories(cfg Config, opts Options, state stateStore) *histories {
 	hs.skills = history.New(b, hc(cfg.Scopes.Skills, "skill"))
 	hs.prompts = history.New(b, hc(cfg.Scopes.Prompts, "prompt"))
 	return hs
+}
+
+// servedSkill is the content a read of row's id serves when the serve
+// label pins a version whose content is not row's: that version's body
+// and registration time. ok is false when row itself is served (no such
+// label, or it points at row's content).
+func (hs *histories) servedSkill(row registry.StoredSkill) (string, time.Time, bool) {
+	n, at := hs.skills.LabelVersion(row.ID, hs.serveLabel)
+	if n == 0 {
+		return "", time.Time{}, false
+	}
+	body, err := hs.skills.Content(row.ID, n)
+	if err != nil || body == row.Skill {
+		return "", time.Time{}, false
+	}
+	return body, at, true
 }
 
 // stateBackend keeps history through the engine's state::* functions (a

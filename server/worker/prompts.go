@@ -75,6 +75,31 @@ func (w *Worker) storedPrompts(ctx context.Context) ([]registry.StoredPrompt, er
 	return rows, nil
 }
 
+// servedPrompts is rows as a read serves them: where the serve label pins
+// another version of a prompt's definition, that definition and time.
+func (w *Worker) servedPrompts(rows []registry.StoredPrompt) []registry.StoredPrompt {
+	if w.hist.serveLabel == "" {
+		return rows
+	}
+	for i, p := range rows {
+		n, at := w.hist.prompts.LabelVersion(p.Name, w.hist.serveLabel)
+		if n == 0 {
+			continue
+		}
+		content, err := w.hist.prompts.Content(p.Name, n)
+		if err != nil || content == promptDefinition(p.Description, p.FunctionID, p.Arguments) {
+			continue
+		}
+		desc, fid, args, err := decodePromptDefinition(content)
+		if err != nil {
+			continue
+		}
+		rows[i].Description, rows[i].FunctionID, rows[i].Arguments = desc, fid, args
+		rows[i].RegisteredAt = registry.Timestamp(at)
+	}
+	return rows
+}
+
 func (w *Worker) listPrompts(ctx context.Context, data json.RawMessage) (any, error) {
 	if err := registry.DecodeEmptyInput(data, "ListPromptsInput"); err != nil {
 		return nil, invalidArguments(err)
@@ -83,7 +108,7 @@ func (w *Worker) listPrompts(ctx context.Context, data json.RawMessage) (any, er
 	if err != nil {
 		return nil, err
 	}
-	return registry.NewPromptList(rows), nil
+	return registry.NewPromptList(w.servedPrompts(rows)), nil
 }
 
 func (w *Worker) mcpListPrompts(ctx context.Context, data json.RawMessage) (any, error) {
@@ -95,7 +120,7 @@ func (w *Worker) mcpListPrompts(ctx context.Context, data json.RawMessage) (any,
 		w.log.Warn("prompts::mcp-list: listing prompts failed", "err", err)
 		rows = nil // upstream swallows it: an empty list
 	}
-	return registry.NewMCPPromptList(rows), nil
+	return registry.NewMCPPromptList(w.servedPrompts(rows)), nil
 }
 
 func (w *Worker) mcpGetPrompt(ctx context.Context, data json.RawMessage) (any, error) {

@@ -74,7 +74,7 @@ func (w *Worker) served(ctx context.Context) ([]*catalog.Entry, error) {
 	byID := map[string]*catalog.Entry{}
 	for _, r := range raw {
 		if s, err := registry.DecodeStoredSkill(r); err == nil {
-			byID[s.ID] = entryOf(s)
+			byID[s.ID] = w.skills.entryFor(s) // what a read serves (the serve label)
 		}
 	}
 	for _, e := range w.listed() {
@@ -157,7 +157,7 @@ func (w *Worker) listSkills(ctx context.Context, data json.RawMessage) (any, err
 	for _, e := range entries {
 		row := skillListRow{ID: e.ID, Origin: originOf(e), Bytes: int(e.Body.Size())}
 		if row.Origin == nil {
-			row.RegisteredAt = rowOf(e).RegisteredAt
+			row.RegisteredAt = servedAt(e)
 		} else if !e.Modified.IsZero() { // unknown: "", like iii-directory's modified_at
 			row.RegisteredAt = registry.Timestamp(e.Modified)
 		}

@@ -63,6 +63,19 @@ func (s stateStore) setSkill(ctx context.Context, scope string, row registry.Sto
 	return err
 }
 
+// setRaw stores value (valid JSON) under scope/key through state::set.
+func (s stateStore) setRaw(ctx context.Context, scope, key string, value json.RawMessage) error {
+	b := make([]byte, 0, len(value)+len(scope)+len(key)+32)
+	b = append(b, `{"scope":`...)
+	b = wire.AppendJSONString(b, scope)
+	b = append(b, `,"key":`...)
+	b = wire.AppendJSONString(b, key)
+	b = append(b, `,"value":`...)
+	b = append(b, value...)
+	_, err := s.trigger(ctx, "state::set", append(b, '}'))
+	return err
+}
+
 // skillSetPayload is the state::set input {scope, key, value} storing row.
 func skillSetPayload(scope string, row registry.StoredSkill) json.RawMessage {
 	b := make([]byte, 0, len(row.Skill)+len(row.Skill)/16+len(scope)+2*len(row.ID)+96)
@@ -70,14 +83,21 @@ func skillSetPayload(scope string, row registry.StoredSkill) json.RawMessage {
 	b = wire.AppendJSONString(b, scope)
 	b = append(b, `,"key":`...)
 	b = wire.AppendJSONString(b, row.ID)
-	// registry.StoredSkill's keys, in its field order.
-	b = append(b, `,"value":{"id":`...)
+	b = append(b, `,"value":`...)
+	b = appendSkillRow(b, row)
+	return append(b, '}')
+}
+
+// appendSkillRow appends row as JSON: registry.StoredSkill's keys, in its
+// field order.
+func appendSkillRow(b []byte, row registry.StoredSkill) []byte {
+	b = append(b, `{"id":`...)
 	b = wire.AppendJSONString(b, row.ID)
 	b = append(b, `,"registered_at":`...)
 	b = wire.AppendJSONString(b, row.RegisteredAt)
 	b = append(b, `,"skill":`...)
 	b = wire.AppendJSONString(b, row.Skill)
-	return append(b, "}}"...)
+	return append(b, '}')
 }
 
 // delete removes key and returns the previous value (nil when there was none).

@@ -249,6 +249,10 @@ func (w *Worker) label(ctx context.Context, fn string, skill bool, data json.Raw
 		return nil, historyError(err)
 	}
 	w.log.Info("label moved", "fn", fn, "id", id, "label", label, "version", n, "previous", move.Previous)
+	if skill && label == w.hist.serveLabel {
+		// Listings, the index, search and MCP describe what is served.
+		h.Locked(id, func() { w.skills.repin(id) })
+	}
 	if label == w.hist.serveLabel && h.Served(id, w.hist.serveLabel) != before {
 		w.announce(ctx, skill, id)
 	}
@@ -405,13 +409,27 @@ func (w *Worker) promptDiff(_ context.Context, data json.RawMessage) (any, error
 // durable commit for both), updates the mirror and announces it.
 func (w *Worker) putSkill(ctx context.Context, id, body string, meta history.Meta) (registry.StoredSkill, history.Version, bool, error) {
 	row := registry.NewStoredSkill(id, body, time.Now())
-	v, created, err := w.hist.skills.Record(id, body, meta, func() error {
-		if err := w.state.setSkill(ctx, w.cfg.Scopes.Skills, row); err != nil {
-			return sdkError(err)
-		}
-		w.skills.put(row) // under the id's history lock: mirror order is write order
-		return nil
-	})
+	var v history.Version
+	var created bool
+	var err error
+	if w.opts.SetStateWith != nil {
+		value := appendSkillRow(make([]byte, 0, len(body)+len(body)/16+2*len(id)+64), row)
+		v, created, err = w.hist.skills.RecordWith(id, body, meta, func(extra []history.Write) error {
+			if err := w.setStateWith(w.cfg.Scopes.Skills, id, value, extra); err != nil {
+				return err
+			}
+			w.skills.put(row) // under the id's history lock: mirror order is write order
+			return nil
+		})
+	} else {
+		v, created, err = w.hist.skills.Record(id, body, meta, func() error {
+			if err := w.state.setSkill(ctx, w.cfg.Scopes.Skills, row); err != nil {
+				return sdkError(err)
+			}
+			w.skills.put(row) // under the id's history lock: mirror order is write order
+			return nil
+		})
+	}
 	if err != nil {
 		return row, v, false, err
 	}
@@ -424,15 +442,34 @@ func (w *Worker) putSkill(ctx context.Context, id, body string, meta history.Met
 // putPrompt is putSkill for a prompt.
 func (w *Worker) putPrompt(ctx context.Context, name, desc, fid string, args []registry.PromptArgument, meta history.Meta) (registry.StoredPrompt, history.Version, bool, error) {
 	row := registry.NewStoredPrompt(name, desc, fid, args, time.Now())
-	v, created, err := w.hist.prompts.Record(name, promptDefinition(desc, fid, args), meta, func() error {
-		return sdkError(w.state.set(ctx, w.cfg.Scopes.Prompts, name, row))
-	})
+	value, err := json.Marshal(row)
+	if err != nil {
+		return row, history.Version{}, false, fmt.Errorf("encode prompt %s: %w", name, err)
+	}
+	def := promptDefinition(desc, fid, args)
+	var v history.Version
+	var created bool
+	if w.opts.SetStateWith != nil {
+		v, created, err = w.hist.prompts.RecordWith(name, def, meta, func(extra []history.Write) error {
+			return w.setStateWith(w.cfg.Scopes.Prompts, name, value, extra)
+		})
+	} else {
+		v, created, err = w.hist.prompts.Record(name, def, meta, func() error {
+			return sdkError(w.state.setRaw(ctx, w.cfg.Scopes.Prompts, name, value))
+		})
+	}
 	if err != nil {
 		return row, v, false, err
 	}
 	w.log.Info("prompt registered", "name", row.Name, "function_id", row.FunctionID, "version", v.Version, "new_version", created)
 	w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpRegister, Name: name})
 	return row, v, created, nil
+}
+
+// setStateWith is Options.SetStateWith as this worker's connection: the
+// served row and a new version's history records in one transaction.
+func (w *Worker) setStateWith(scope, key string, value json.RawMessage, extra []history.Write) error {
+	return w.opts.SetStateWith(w.client.WorkerID(), scope, key, value, extra)
 }
 
 // readSelected serves iii://{id}@{selector}.
@@ -466,6 +503,18 @@ func (w *Worker) servedVersion(id string) (string, bool, error) {
 func (w *Worker) SkillVersionBody(id, selector string) (string, bool) {
 	body, _, err := w.hist.skills.Select(id, selector)
 	return body, err == nil
+}
+
+// SkillVersionNumbers lists the kept registry versions of skill id,
+// newest first, as the selectors that read them ("3", "2", …), for the
+// Skills Protocol's describe_skill `versions`.
+func (w *Worker) SkillVersionNumbers(id string) []string {
+	nums := w.hist.skills.Numbers(id)
+	out := make([]string, len(nums))
+	for i, n := range nums {
+		out[i] = strconv.Itoa(n)
+	}
+	return out
 }
 
 // splitSkillSelector is registry.SplitSelector with the worker's errors.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,14 @@ func backends(t *testing.T, run func(t *testing.T, opts ...func(*engine.Engine, 
 	t.Run("state-calls", func(t *testing.T) { run(t) })
 	t.Run("engine-store", func(t *testing.T) {
 		run(t, func(e *engine.Engine, o *Options) { o.History = history.StoreBackend(e.StateStore()) })
+	})
+	// What the standalone binary runs: the served row and a new version's
+	// records in one store transaction.
+	t.Run("engine-store-joint", func(t *testing.T) {
+		run(t, func(e *engine.Engine, o *Options) {
+			o.History = history.StoreBackend(e.StateStore())
+			o.SetStateWith = e.SetStateWith
+		})
 	})
 }
 
@@ -281,5 +290,207 @@ func TestSubscribeVersionsSeesEveryHistoryChange(t *testing.T) {
 	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "a/b", "skill": "# Two\n"}, nil)
 	if want := "skill a/b,skill a/b,prompt p"; seen() != want {
 		t.Fatalf("after cancel: feed %q", seen())
+	}
+}
+
+// TestJointWriteFiresStateTriggersLikeStateSet: in standalone mode a
+// registration stores its row and history in one transaction without a
+// state::set frame; other state bindings on the skills scope still see
+// state:created / state:updated with the old and new rows, and history
+// holds every version.
+func TestJointWriteFiresStateTriggersLikeStateSet(t *testing.T) {
+	s := startStack(t, t.TempDir(), func(e *engine.Engine, o *Options) {
+		o.History = history.StoreBackend(e.StateStore())
+		o.SetStateWith = e.SetStateWith
+	})
+	type event struct {
+		EventType string          `json:"event_type"`
+		Key       string          `json:"key"`
+		OldValue  json.RawMessage `json:"old_value"`
+		NewValue  json.RawMessage `json:"new_value"`
+	}
+	events := make(chan event, 64)
+	if _, err := s.caller.RegisterFunction("test::watch", func(_ context.Context, data json.RawMessage) (any, error) {
+		var ev event
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return nil, err
+		}
+		events <- ev
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.caller.RegisterTrigger("watch-skills", "state", "test::watch", json.RawMessage(`{"scope":"skills"}`)); err != nil {
+		t.Fatal(err)
+	}
+	// The binding is live once a probe registration reaches it.
+	for i := 0; ; i++ {
+		s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "w/probe", "skill": fmt.Sprintf("# probe %d\n", i)}, nil)
+		select {
+		case <-events:
+		case <-time.After(100 * time.Millisecond):
+			if i < 100 {
+				continue
+			}
+			t.Fatal("the state binding never fired")
+		}
+		break
+	}
+	next := func() event {
+		t.Helper()
+		for {
+			select {
+			case ev := <-events:
+				if ev.Key == "a/b" {
+					return ev
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no state event for a/b")
+			}
+		}
+	}
+	row := func(raw json.RawMessage) string {
+		var r registry.StoredSkill
+		if len(raw) == 0 || string(raw) == "null" {
+			return "null"
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatalf("row %s: %v", raw, err)
+		}
+		return r.Skill
+	}
+	for i, step := range []struct{ body, typ, old string }{
+		{"# One\n", "state:created", "null"},
+		{"# Two\n", "state:updated", "# One\n"},
+		{"# Two\n", "state:updated", "# Two\n"}, // unchanged content: the row is still written, like upstream
+	} {
+		s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "a/b", "skill": step.body}, nil)
+		ev := next()
+		if ev.EventType != step.typ || row(ev.OldValue) != step.old || row(ev.NewValue) != step.body {
+			t.Fatalf("step %d: event %s old %q new %q; want %s old %q new %q", i, ev.EventType, row(ev.OldValue), row(ev.NewValue), step.typ, step.old, step.body)
+		}
+	}
+	var l history.Listing
+	s.mustCall(t, FnSkillsVersions, map[string]string{"id": "a/b"}, &l)
+	if l.Latest != 2 || len(l.Versions) != 2 {
+		t.Fatalf("versions after the joint writes: %+v", l)
+	}
+	if got, err := readURI(t, s, "iii://a/b@1"); err != nil || got != "# One\n" {
+		t.Fatalf("iii://a/b@1 = %q, %v", got, err)
+	}
+}
+
+// TestServeLabelListsWhatIsServed: with serve_label set, a label pointing
+// at v1 while v2 exists makes every surface describe v1: skills::list,
+// skills::resources-list, the iii://skills index, search, the catalog the
+// MCP surfaces read, and reads; moving the label moves all of them, also
+// after a restart (the cold load).
+func TestServeLabelListsWhatIsServed(t *testing.T) {
+	backends(t, func(t *testing.T, opts ...func(*engine.Engine, *Options)) {
+		dir := t.TempDir()
+		opts = append(opts, func(_ *engine.Engine, o *Options) { o.ServeLabel = "production" })
+		s := startStack(t, dir, opts...)
+		v1 := "# Alpha mail\n\nAlpha retries for outgoing mail.\n"
+		v2 := "# Bravo mail\n\nBravo queueing for outgoing mail, with a much longer description.\n"
+		s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "a/b", "skill": v1}, nil)
+		s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "a/b", "skill": v2}, nil)
+		s.mustCall(t, FnSkillsLabel, map[string]any{"id": "a/b", "label": "production", "version": 1}, nil)
+		var l history.Listing
+		s.mustCall(t, FnSkillsVersions, map[string]string{"id": "a/b"}, &l)
+		v1At := l.Versions[1].RegisteredAt
+		checkServes(t, s, v1, "Alpha", "Bravo", v1At)
+
+		// A new version at the id is staged: production still serves v1.
+		v3 := "# Charlie mail\n\nCharlie batching for outgoing mail.\n"
+		s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "a/b", "skill": v3}, nil)
+		checkServes(t, s, v1, "Alpha", "Charlie", v1At)
+
+		// After a restart the cold load pins v1 again.
+		s.stop()
+		s = startStack(t, dir, opts...)
+		eventually(t, "the published mirror is loaded", s.worker.skills.isReady)
+		checkServes(t, s, v1, "Alpha", "Charlie", v1At)
+
+		// Promoting v3 moves every surface to it.
+		s.mustCall(t, FnSkillsLabel, map[string]any{"id": "a/b", "label": "production", "version": 3}, nil)
+		checkServes(t, s, v3, "Charlie", "Alpha", "")
+	})
+}
+
+// checkServes asserts that every surface describes body for a/b: word is
+// in its description, gone is not, and skills::list shows body's size
+// (and at, when given, as registered_at).
+func checkServes(t *testing.T, s *stack, body, word, gone, at string) {
+	t.Helper()
+	if got, err := readURI(t, s, "iii://a/b"); err != nil || got != body {
+		t.Fatalf("iii://a/b = %q, %v; want %q", got, err, body)
+	}
+	var fetched string
+	s.mustCall(t, registry.FnSkillFetch, map[string]string{"uri": "iii://a/b"}, &fetched)
+	if !strings.Contains(fetched, word) || strings.Contains(fetched, gone) {
+		t.Fatalf("skill::fetch iii://a/b = %q; want %q, not %q", fetched, word, gone)
+	}
+	var list registry.SkillList
+	s.mustCall(t, registry.FnSkillsList, nil, &list)
+	if len(list.Skills) != 1 || list.Skills[0].Bytes != len(body) || (at != "" && list.Skills[0].RegisteredAt != at) {
+		t.Fatalf("skills::list = %+v; want %d bytes registered at %q", list.Skills, len(body), at)
+	}
+	index, err := readURI(t, s, registry.IndexURI)
+	if err != nil || !strings.Contains(index, word) || strings.Contains(index, gone) {
+		t.Fatalf("index = %q, %v; want %q, not %q", index, err, word, gone)
+	}
+	var res struct {
+		Resources []map[string]any `json:"resources"`
+	}
+	s.mustCall(t, registry.FnSkillsResourcesList, nil, &res)
+	if r := fmt.Sprint(res.Resources[1]); !strings.Contains(r, word) || strings.Contains(r, gone) {
+		t.Fatalf("resources-list a/b = %v; want %q, not %q", res.Resources[1], word, gone)
+	}
+	e, ok := s.worker.Catalog().Get("a/b") // what MCP and the Skills Protocol read
+	if got, _ := e.Body.String(); !ok || got != body {
+		t.Fatalf("catalog a/b = %q; want %q", got, body)
+	}
+	search := func(q string) int {
+		var out SearchOutput
+		s.mustCall(t, FnSkillsSearch, map[string]string{"query": q}, &out)
+		n := 0
+		for _, r := range out.Results {
+			if r.ID == "a/b" && !out.LowConfidence {
+				n++
+			}
+		}
+		return n
+	}
+	eventually(t, "search finds "+word+" and not "+gone, func() bool {
+		return search(strings.ToLower(word)) == 1 && search(strings.ToLower(gone)) == 0
+	})
+}
+
+// TestServeLabelListsServedPrompts: prompts::list and prompts::mcp-list
+// describe the definition the serve label pins, as prompts::mcp-get
+// serves it.
+func TestServeLabelListsServedPrompts(t *testing.T) {
+	s := startStack(t, t.TempDir(), func(e *engine.Engine, o *Options) {
+		o.History = history.StoreBackend(e.StateStore())
+		o.SetStateWith = e.SetStateWith
+		o.ServeLabel = "production"
+	})
+	for _, desc := range []string{"first definition", "second definition"} {
+		s.mustCall(t, registry.FnPromptsRegister, map[string]any{"name": "p", "description": desc, "function_id": "f::g"}, nil)
+	}
+	lists := func() (list registry.PromptList, mcp string) {
+		var b json.RawMessage
+		s.mustCall(t, registry.FnPromptsList, nil, &list)
+		s.mustCall(t, registry.FnPromptsMCPList, nil, &b)
+		return list, string(b)
+	}
+	var l history.Listing
+	s.mustCall(t, FnPromptsVersions, map[string]string{"name": "p"}, &l)
+	if list, mcp := lists(); strings.Contains(mcp, "first") || !strings.Contains(mcp, "second definition") || list.Prompts[0].RegisteredAt == l.Versions[1].RegisteredAt {
+		t.Fatalf("without a production label the newest is listed: %+v %s", list, mcp)
+	}
+	s.mustCall(t, FnPromptsLabel, map[string]any{"name": "p", "label": "production", "version": 1}, nil)
+	if list, mcp := lists(); strings.Contains(mcp, "second") || !strings.Contains(mcp, "first definition") || list.Prompts[0].RegisteredAt != l.Versions[1].RegisteredAt {
+		t.Fatalf("with production at 1 (registered %s): %+v %s", l.Versions[1].RegisteredAt, list, mcp)
 	}
 }

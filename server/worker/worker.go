@@ -80,6 +80,13 @@ type Options struct {
 	// process passes its engine's store (history.StoreBackend). Nil keeps
 	// them through state::* calls, like every other write.
 	History history.Backend
+	// SetStateWith, when set, is state::set made by the worker's own
+	// connection plus extra records in the same store transaction (the
+	// standalone process passes engine.Engine.SetStateWith, with History
+	// on the same store): a registration that creates a version then
+	// waits for one commit, not two. Nil: state::set beside history's own
+	// writes.
+	SetStateWith func(writerID, scope, key string, value json.RawMessage, extra []history.Write) error
 	// ServeLabel overrides config versions.serve_label (--serve-label).
 	ServeLabel string
 	// AdminToken unlocks protected labels (--admin-token).
@@ -149,6 +156,11 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 		}
 	}
 	state := stateStore{client: client, timeout: cfg.StateTimeout(), local: opts.ListState}
+	hist := newHistories(cfg, opts, state)
+	skills := newPublished(src)
+	if hist.serveLabel != "" {
+		skills.serve = hist.servedSkill
+	}
 	return &Worker{
 		client: client,
 		cfg:    cfg,
@@ -156,9 +168,9 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 		log:    log,
 		state:  state,
 		cat:    cat,
-		skills: newPublished(src),
+		skills: skills,
 		search: search.New(),
-		hist:   newHistories(cfg, opts, state),
+		hist:   hist,
 
 		sections: newSectionGuard(opts),
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -29,8 +30,16 @@ func TestVersionSubcommands(t *testing.T) {
 	}
 	for i, body := range []string{"# V1\nsame\n", "# V2\nsame\n"} {
 		payload := `{"id":"cli/x","skill":` + strings.ReplaceAll(`"`+body+`"`, "\n", `\n`) + `,"message":"m` + string(rune('1'+i)) + `","author":"me"}`
-		if _, errb, rc := cli("trigger", "--function-id", "skills::register", "--payload", payload); rc != 0 {
-			t.Fatal(errb)
+		// Each `skills trigger` is a new worker: the id stays the previous
+		// one's until the engine has seen that connection close.
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			_, errb, rc := cli("trigger", "--function-id", "skills::register", "--payload", payload)
+			if rc == 0 {
+				break
+			}
+			if !strings.Contains(errb, "belongs to another worker") || time.Now().After(deadline) {
+				t.Fatal(errb)
+			}
 		}
 	}
 	out, errb, rc := cli("versions", "cli/x")
@@ -52,6 +61,33 @@ func TestVersionSubcommands(t *testing.T) {
 	out, _, _ = cli("trigger", "--function-id", "skill::fetch", "--payload", `{"uri":"iii://cli/x"}`)
 	if !strings.Contains(out, "# V1") {
 		t.Fatalf("serve label not served: %s", out)
+	}
+	// What is listed is what is served: the index and the MCP Skills
+	// extension's catalog describe V1 while V2 is the newest.
+	out, _, _ = cli("trigger", "--function-id", "skill::fetch", "--payload", `{"uri":"iii://skills"}`)
+	if !strings.Contains(out, "V1") || strings.Contains(out, "V2") {
+		t.Fatalf("index with production at 1: %s", out)
+	}
+	// skill://cli/x@N/SKILL.md reads version N through the MCP Skills
+	// extension's view; skill://cli/x/SKILL.md is the served one (V1).
+	digest := func(path string) string {
+		t.Helper()
+		out, errb, rc := cli("trigger", "--function-id", "skills::catalog-get", "--payload", `{"path":"`+path+`"}`)
+		var got struct {
+			Skill *struct {
+				Path  string `json:"path"`
+				Files []struct {
+					SHA256 string `json:"sha256"`
+				} `json:"files"`
+			} `json:"skill"`
+		}
+		if rc != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Skill == nil || got.Skill.Path != path || len(got.Skill.Files) != 1 {
+			t.Fatalf("skills::catalog-get %s: rc %d %s%s", path, rc, out, errb)
+		}
+		return got.Skill.Files[0].SHA256
+	}
+	if served, v1, v2 := digest("cli/x"), digest("cli/x@1"), digest("cli/x@production"); served != v1 || v1 != v2 || v1 == digest("cli/x@2") {
+		t.Fatalf("skill:// digests: served %s, @1 %s, @production %s, @2 %s", served, v1, v2, digest("cli/x@2"))
 	}
 	out, errb, rc = cli("rollback", "cli/x", "1", "--message", "back")
 	if rc != 0 || !strings.Contains(out, "version 3 now holds version 1's content") {

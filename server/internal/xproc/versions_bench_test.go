@@ -39,13 +39,19 @@ func BenchmarkRegisterVersion(b *testing.B) {
 			var seq atomic.Int64
 			ops := make([]func() error, writers)
 			for i, c := range clients {
+				// A writer registers the ids it owns (parallelRegister gave
+				// client i the ids i, i+writers, …): another worker's id is
+				// refused while its owner is connected.
+				k := 0
 				ops[i] = func() error {
 					n := int(seq.Add(1))
-					body := body2K(n % ids)
+					id := i + writers*(k%(ids/writers))
+					k++
+					body := body2K(id)
 					if changed {
-						body = body2K(n) // a header no earlier call had
+						body = body2K(ids + n) // a header no earlier call had
 					}
-					return call(c, registry.FnSkillsRegister, map[string]string{"id": "v/s" + strconv.Itoa(n%ids), "skill": body})
+					return call(c, registry.FnSkillsRegister, map[string]string{"id": "v/s" + strconv.Itoa(id), "skill": body})
 				}
 			}
 			pid := strconv.Itoa(skills.cmd.Process.Pid)
@@ -57,21 +63,18 @@ func BenchmarkRegisterVersion(b *testing.B) {
 }
 
 // parallelRegister registers skills id(0)…id(n-1) with body(i), one writer
-// per client, each taking the next index until all n are done.
+// per client; client c registers the indexes c, c+len(clients), … (the
+// registry keeps an id to the worker that registered it while it is
+// connected, so a re-registration must come from the same client).
 func parallelRegister(b *testing.B, clients []*iii.Client, n int, id, body func(i int) string) {
 	b.Helper()
-	var next atomic.Int64
 	var wg sync.WaitGroup
 	var failed atomic.Value
-	for _, c := range clients {
+	for ci, c := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
+			for i := ci; i < n; i += len(clients) {
 				if err := call(c, registry.FnSkillsRegister, map[string]string{"id": id(i), "skill": body(i)}); err != nil {
 					failed.Store(err)
 					return
