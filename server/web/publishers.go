@@ -145,6 +145,7 @@ func (p *publisherLookup) publishedBy(kind historyKind, id string) (text, worker
 // shortID is the first 8 characters of a worker id (a UUID for ours),
 // enough to tell workers apart on a page; the full id is in the tooltip.
 func shortID(id string) string {
+	id = cleanName(id) // from the engine, but an id is text like a name
 	if r := []rune(id); len(r) > 8 {
 		return string(r[:8])
 	}
