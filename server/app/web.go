@@ -35,6 +35,7 @@ func webPage(src *webSource, client *iii.Client, log *slog.Logger) func(httpguar
 		if src.w != nil {
 			opts.VersionChanges = src.w.SubscribeVersions
 			opts.ServeLabel, opts.ProtectedLabels = src.w.ServeLabel(), src.w.ProtectedLabels()
+			opts.Publishers = src.w
 		}
 		page := web.New(opts)
 		return page, page.Close

@@ -4,20 +4,30 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/iii-skills/skills/server/catalog"
 )
 
-// tenThousand is a catalog of 10 000 skills in 100 namespaces.
+// tenThousand is a catalog of 10 000 skills in 100 namespaces, published
+// by 50 workers (every row names its publisher).
 func tenThousand(b *testing.B) *Server {
 	entries := make([]*catalog.Entry, 0, 10000)
-	for i := range 10000 {
-		entries = append(entries, published(fmt.Sprintf("team-%02d/area-%d/skill-%05d", i%100, i%7, i),
-			fmt.Sprintf("# Skill %d\n\nDoes task number %d for the team, with a description long enough to look real.", i, i)))
+	pubs := fakePublishers{}
+	var workers []string
+	for i := range 50 {
+		workers = append(workers, fmt.Sprintf(`{"id":"worker-%02d-0000","name":"publisher-%02d"}`, i, i))
 	}
-	s, _, _ := newTestServer(b, "", entries...)
+	for i := range 10000 {
+		id := fmt.Sprintf("team-%02d/area-%d/skill-%05d", i%100, i%7, i)
+		entries = append(entries, published(id,
+			fmt.Sprintf("# Skill %d\n\nDoes task number %d for the team, with a description long enough to look real.", i, i)))
+		pubs["skill "+id] = [2]string{fmt.Sprintf("worker-%02d-0000", i%50), ""}
+	}
+	s, _, fc := newTestServerWith(b, "", pubs, entries...)
+	fc.answers["engine::workers::list"] = `{"workers":[` + strings.Join(workers, ",") + `]}`
 	return s
 }
 

@@ -73,6 +73,7 @@ type skillRow struct {
 
 type originView struct {
 	Kind, Text string
+	WorkerID   string // a published skill's publisher, when known
 }
 
 type group struct {
@@ -159,6 +160,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 		d.Next = indexHref(q, ns, d.Page+1)
 	}
 	now := time.Now()
+	pubs := s.publishers(r.Context())
 	for _, e := range entries[lo:hi] {
 		parent := parentNS(e.ID)
 		if q != "" {
@@ -168,7 +170,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 			d.Groups = append(d.Groups, group{Namespace: parent})
 		}
 		g := &d.Groups[len(d.Groups)-1]
-		g.Skills = append(g.Skills, rowOf(e, now))
+		g.Skills = append(g.Skills, rowOf(e, now, pubs))
 	}
 	title := "Catalog"
 	if q != "" {
@@ -201,9 +203,9 @@ type treeCache struct {
 	entries []*catalog.Entry
 }
 
-func rowOf(e *catalog.Entry, now time.Time) skillRow {
+func rowOf(e *catalog.Entry, now time.Time, pubs *publisherLookup) skillRow {
 	return skillRow{ID: e.ID, Href: skillHref(e.ID), Title: e.DisplayTitle(), Description: clip(e.Description, 280),
-		Origin: originOf(e), Size: humanSize(entrySize(e)), Age: age(e.Modified, now), Modified: isoTime(e.Modified),
+		Origin: originOf(e, pubs), Size: humanSize(entrySize(e)), Age: age(e.Modified, now), Modified: isoTime(e.Modified),
 		Files: len(e.Files), Version: e.Version}
 }
 
@@ -216,10 +218,15 @@ func entrySize(e *catalog.Entry) int64 {
 	return e.TotalSize()
 }
 
-func originOf(e *catalog.Entry) originView {
+// originOf says where a skill comes from; for a published one, which worker
+// published it when pubs knows.
+func originOf(e *catalog.Entry, pubs *publisherLookup) originView {
 	o := e.Origin
 	switch o.Kind {
 	case catalog.OriginPublished:
+		if text, workerID := pubs.publishedBy(kindSkill, e.ID); text != "" {
+			return originView{Kind: "published", Text: text, WorkerID: workerID}
+		}
 		return originView{Kind: "published", Text: "published by a worker (skills::register)"}
 	case catalog.OriginFolder:
 		return originView{Kind: "folder", Text: "folder " + o.Source + " · " + o.Path}
@@ -355,7 +362,8 @@ func (s *Server) showSkill(w http.ResponseWriter, r *http.Request, id string, st
 		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("No skill has the id %q. It may have been removed; the catalog lists every skill.", id))
 		return
 	}
-	d := skillData{Row: rowOf(e, time.Now()), Kind: string(e.Kind), Published: e.Origin.Kind == catalog.OriginPublished,
+	pubs := s.publishers(r.Context())
+	d := skillData{Row: rowOf(e, time.Now(), pubs), Kind: string(e.Kind), Published: e.Origin.Kind == catalog.OriginPublished,
 		URIs:        []string{"iii://" + e.ID, "skill://" + e.ID + "/SKILL.md"},
 		TokenNotSet: s.opts.Guard.Token == "", Setting: s.opts.TokenSetting}
 	d.NeedToken = !d.TokenNotSet
@@ -388,7 +396,7 @@ func (s *Server) showSkill(w http.ResponseWriter, r *http.Request, id string, st
 	}
 	published := false
 	for _, h := range s.cat.Holders(e.ID) {
-		d.Holders = append(d.Holders, holderRow{Source: h.SourceName(), Origin: originOf(h)})
+		d.Holders = append(d.Holders, holderRow{Source: h.SourceName(), Origin: originOf(h, pubs)})
 		published = published || h.Origin.Kind == catalog.OriginPublished
 	}
 	if e.Origin.Kind == catalog.OriginFolder {
@@ -482,6 +490,9 @@ type promptArg struct {
 type promptRow struct {
 	Name, Description, Source string
 	Args                      []promptArg
+	// Publisher says which worker registered the prompt ("" when not
+	// known); PublisherID is that worker's full id.
+	Publisher, PublisherID string
 }
 
 type promptResult struct {
@@ -520,8 +531,10 @@ func (s *Server) promptList(ctx context.Context) promptsData {
 	if err := s.call(ctx, "prompts::mcp-list", nil, &reg); err != nil {
 		d.Errors = append(d.Errors, err.Error())
 	}
+	pubs := s.publishers(ctx)
 	for _, p := range reg.Prompts {
 		row := promptRow{Name: p.Name, Description: p.Description, Source: "registered"}
+		row.Publisher, row.PublisherID = pubs.publishedBy(kindPrompt, p.Name)
 		for _, a := range p.Arguments {
 			row.Args = append(row.Args, promptArg{Name: a.Name, Description: a.Description, Required: a.Required})
 		}

@@ -64,6 +64,10 @@ type Options struct {
 	// when the operator chose so (--web-admin-labels): anyone holding
 	// Guard.Token can then move them.
 	AdminToken string
+	// Publishers says which worker published a skill or prompt
+	// (worker.Worker); the page names it through engine::workers::list.
+	// Nil: published skills say only that a worker published them.
+	Publishers Publishers
 	Logger     *slog.Logger
 }
 
@@ -77,6 +81,9 @@ type Server struct {
 	hub    *hub
 	csp    string
 	tree   atomic.Pointer[treeCache]
+	names  workerNames
+	// unsubNames ends the subscriptions that mark the names stale.
+	unsubNames func()
 }
 
 //go:embed assets templates
@@ -118,6 +125,16 @@ func New(opts Options) *Server {
 	}
 	s.tmpl = template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))
 	s.hub = newHub(opts.Catalog, opts.VersionChanges)
+	s.unsubNames = func() {}
+	if opts.Publishers != nil {
+		// A publish may come from a worker the cached names do not hold yet.
+		unsubCat := opts.Catalog.Subscribe(func(catalog.Change) { s.names.stale.Store(true) })
+		unsubVersions := func() {}
+		if opts.VersionChanges != nil { // prompts change no catalog entry
+			unsubVersions = opts.VersionChanges(func(string, string) { s.names.stale.Store(true) })
+		}
+		s.unsubNames = func() { unsubCat(); unsubVersions() }
+	}
 	assets, _ := fs.Sub(files, "assets")
 	mux := http.NewServeMux()
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", assetHandler(assets)))
@@ -141,7 +158,7 @@ func New(opts Options) *Server {
 }
 
 // Close stops the change subscription and ends open event streams.
-func (s *Server) Close() { s.hub.close() }
+func (s *Server) Close() { s.unsubNames(); s.hub.close() }
 
 // ServeHTTP applies the listener's Host and Origin rules and the security
 // headers, then routes.

@@ -42,6 +42,13 @@ func published(id, body string) *catalog.Entry {
 
 func newTestServer(t testing.TB, token string, entries ...*catalog.Entry) (*Server, *catalog.Source, *fakeCaller) {
 	t.Helper()
+	return newTestServerWith(t, token, nil, entries...)
+}
+
+// newTestServerWith is newTestServer with more options: pubs says who
+// published what.
+func newTestServerWith(t testing.TB, token string, pubs Publishers, entries ...*catalog.Entry) (*Server, *catalog.Source, *fakeCaller) {
+	t.Helper()
 	cat := catalog.New()
 	src, err := cat.AddSource("published", catalog.RankPublished)
 	if err != nil {
@@ -53,7 +60,7 @@ func newTestServer(t testing.TB, token string, entries ...*catalog.Entry) (*Serv
 		}
 	}
 	fc := &fakeCaller{answers: map[string]string{"skills::unregister": `{"id":"x","removed":true}`}}
-	s := New(Options{Catalog: cat, Caller: fc, Guard: httpguard.Policy{Token: token, CheckHost: true, ListenAddr: "127.0.0.1:1"}})
+	s := New(Options{Catalog: cat, Caller: fc, Publishers: pubs, Guard: httpguard.Policy{Token: token, CheckHost: true, ListenAddr: "127.0.0.1:1"}})
 	t.Cleanup(s.Close)
 	return s, src, fc
 }

@@ -175,6 +175,9 @@ func TestScopedTokenPublishesOnlyItsOwnSkillsAndPrompts(t *testing.T) {
 	// Another connection of the same token (a second replica of the team's
 	// publisher) may update the team's skill.
 	mustCallAs(t, acme2, registry.FnSkillsRegister, map[string]string{"id": "acme/crm", "skill": "# acme v2"})
+	if id, tok, ok := s.worker.PublisherOf("skill", "acme/crm"); !ok || id != acme2.WorkerID() || tok != "acme" {
+		t.Fatalf("PublisherOf(acme/crm) = %q, %q, %v; want %q with token acme", id, tok, ok, acme2.WorkerID())
+	}
 	if got := skillBody(t, s, "billing/invoices"); !strings.HasSuffix(got, "\n# billing") {
 		t.Fatalf("billing's skill reads %q", got)
 	}
@@ -222,5 +225,29 @@ func TestRacingRegistrationsOfANewIDHaveOneOwner(t *testing.T) {
 	}
 	if got, want := skillBody(t, s, "contested/doc"), <-bodies; !strings.HasSuffix(got, "\n"+want) {
 		t.Fatalf("the skill reads %q; want the winner's %q", got, want)
+	}
+}
+
+func TestPublisherOfNamesTheRegisteringConnection(t *testing.T) {
+	s := startStack(t, "")
+	s.worker.SetCallerStamped(true)
+	pub := connectAs(t, s, "publisher")
+	if _, _, ok := s.worker.PublisherOf("skill", "team/doc"); ok {
+		t.Fatal("an unpublished skill has a publisher")
+	}
+	mustCallAs(t, pub, registry.FnSkillsRegister, map[string]string{"id": "team/doc", "skill": "# doc"})
+	mustCallAs(t, pub, registry.FnPromptsRegister, map[string]any{"name": "team-review", "description": "d", "function_id": "team::render"})
+	for _, k := range []struct{ kind, id string }{{"skill", "team/doc"}, {"prompt", "team-review"}} {
+		id, tok, ok := s.worker.PublisherOf(k.kind, k.id)
+		if !ok || id != pub.WorkerID() || tok != "" {
+			t.Fatalf("PublisherOf(%s, %s) = %q, %q, %v; want %q", k.kind, k.id, id, tok, ok, pub.WorkerID())
+		}
+	}
+	if _, _, ok := s.worker.PublisherOf("prompt", "team/doc"); ok {
+		t.Fatal("a skill id answered as a prompt's")
+	}
+	mustCallAs(t, pub, registry.FnSkillsUnregister, map[string]string{"id": "team/doc"})
+	if _, _, ok := s.worker.PublisherOf("skill", "team/doc"); ok {
+		t.Fatal("an unregistered skill still has a publisher")
 	}
 }

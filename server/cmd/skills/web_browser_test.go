@@ -283,6 +283,12 @@ func TestWebPageInBrowser(t *testing.T) {
 		if origins["pdf-processing"] != "folder" || origins["iii/getting-started"] != "folder" || origins["resend/email/send"] != "published" {
 			t.Fatalf("cards and origins: %v", origins)
 		}
+		// The page names the worker that published the skill (issue 25).
+		var by string
+		s.eval(t, `document.querySelector('li.card[data-id="resend/email/send"] .src').textContent`, &by)
+		if !strings.HasPrefix(by, "published by browser-test-publisher (") {
+			t.Fatalf("the published skill's origin reads %q; want it to name browser-test-publisher", by)
+		}
 		var ns []string
 		s.eval(t, `[...document.querySelectorAll(".namespaces a")].map(a => a.textContent)`, &ns)
 		if strings.Join(ns, ",") != "iii/,resend/" {
