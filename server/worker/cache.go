@@ -168,23 +168,28 @@ func (c *published) put(s registry.StoredSkill) {
 	c.mu.Unlock()
 }
 
-// putIfChanged puts s unless the mirror already holds that exact row: the
-// state events of the worker's own writes arrive after it stored them.
-func (c *published) putIfChanged(s registry.StoredSkill) {
+// putIfChanged puts s unless the mirror already holds that exact row (the
+// state events of the worker's own writes arrive after it stored them) and
+// reports whether it did.
+func (c *published) putIfChanged(s registry.StoredSkill) bool {
 	if cur, ok := c.src.Get(s.ID, ""); ok && rowOf(cur) == s {
-		return
+		return false
 	}
 	if registry.ValidateID(s.ID) != nil {
-		return
+		return false
 	}
 	c.put(s)
+	return true
 }
 
-func (c *published) remove(id string) {
+// remove drops id and reports whether the mirror held it.
+func (c *published) remove(id string) bool {
 	c.mu.Lock()
+	_, had := c.src.Get(id, "")
 	c.src.Remove(id)
 	if c.loading {
 		c.journal = append(c.journal, cacheOp{id: id, remove: true})
 	}
 	c.mu.Unlock()
+	return had
 }

@@ -70,8 +70,10 @@ func newHistories(cfg Config, opts Options, state stateStore) *histories {
 		protected = opts.ProtectedLabels
 	}
 	hc := func(scope, noun string) history.Config {
+		// Through state::*, other registry instances may share the
+		// backend (engines on one Redis).
 		return history.Config{Scope: scope, Noun: noun, Retain: cfg.Versions.Retain, MaxBytes: cfg.Versions.MaxBytes,
-			Protected: protected, AdminToken: opts.AdminToken}
+			Protected: protected, AdminToken: opts.AdminToken, SharedBackend: opts.History == nil}
 	}
 	return &histories{
 		skills:     history.New(b, hc(cfg.Scopes.Skills, "skill")),
