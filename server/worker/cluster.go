@@ -113,11 +113,13 @@ func (c *coherence) advance(from, to int64) {
 	}
 }
 
-// upToDate reports whether every change up to gen has been applied.
+// upToDate reports whether every change up to gen has been applied. A
+// counter behind what was applied means state was reset (a Redis that
+// restarted empty): that is a difference too.
 func (c *coherence) upToDate(gen int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.known && c.applied >= gen
+	return c.known && c.applied == gen
 }
 
 // reset starts from gen, read before a full re-list.
