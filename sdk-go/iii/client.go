@@ -101,6 +101,19 @@ type options struct {
 	pingInterval      time.Duration
 	idleTimeout       time.Duration
 	netDial           func(ctx context.Context, network, addr string) (net.Conn, error)
+	resultHold        time.Duration
+}
+
+// WithResultHold makes every invocation result leave no sooner than d
+// after its invokefunction arrived. The real iii engine (0.23) records an
+// invocation as pending only after it has sent it to the worker, so a
+// result that comes back within that window finds no caller and the call
+// is never answered (docs/upstream-engine-race.md). A handler that takes
+// longer than d pays nothing; a faster one waits in its own goroutine,
+// never holding up other invocations. Zero (the default) sends at once,
+// which is right for engines without the race (our embedded engine).
+func WithResultHold(d time.Duration) Option {
+	return func(o *options) { o.resultHold = max(d, 0) }
 }
 
 // WithName sets the worker name sent in engine::workers::register. Default:
