@@ -75,6 +75,8 @@ type coherence struct {
 	// hops are changes applied out of order: from → to, waiting for
 	// applied to reach from.
 	hops map[int64]int64
+	// suspect is a generation a check found not yet applied (0: none).
+	suspect int64
 	// prompts holds a digest of each stored prompt row, so a change that
 	// arrives twice (a message and a reconcile) is announced once.
 	prompts map[string][sha256.Size]byte
@@ -126,8 +128,28 @@ func (c *coherence) upToDate(gen int64) bool {
 func (c *coherence) reset(gen int64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.known, c.applied = ok, gen
+	c.known, c.applied, c.suspect = ok, gen, 0
 	clear(c.hops)
+}
+
+// gapPersists reports whether changes up to gen are missing and were
+// already missing at the previous check (or state was reset, or nothing
+// is known yet); otherwise it remembers gen for the next check.
+func (c *coherence) gapPersists(gen int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case !c.known || gen < c.applied:
+		return true
+	case gen == c.applied:
+		c.suspect = 0
+		return false
+	case c.suspect != 0 && c.applied < c.suspect:
+		return true
+	default:
+		c.suspect = gen
+		return false
+	}
 }
 
 func (c *coherence) forget() {
@@ -370,13 +392,18 @@ func (w *Worker) Reconcile(ctx context.Context) error {
 	return err
 }
 
-// reconcile is Reconcile, reporting whether it re-listed.
+// reconcile is Reconcile, reporting whether it re-listed. A gap between
+// the generation and what was applied is re-listed only when it is still
+// open one check later: this instance's own writes and messages in flight
+// close theirs within milliseconds, and a busy registry must not re-list
+// the whole catalog every period because of them. A generation behind
+// what was applied (state reset) is re-listed at once.
 func (w *Worker) reconcile(ctx context.Context) (relisted bool, err error) {
 	gen, err := w.readGeneration(ctx)
 	if err != nil {
 		return false, fmt.Errorf("read the generation: %w", sdkError(err))
 	}
-	if w.coh.upToDate(gen) {
+	if !w.coh.gapPersists(gen) {
 		return false, nil
 	}
 	w.log.Info("cluster: changes were missed; re-listing", "generation", gen)

@@ -202,3 +202,41 @@ func TestClusterReconcileRepairsLostBroadcasts(t *testing.T) {
 	default:
 	}
 }
+
+// BenchmarkReconcileUnchanged10K is the periodic reconcile of a registry
+// holding 10 000 skills when nothing changed: one state::get of the
+// generation, however large the catalog.
+func BenchmarkReconcileUnchanged10K(b *testing.B) {
+	s := startStack(b, b.TempDir(), func(_ *engine.Engine, o *Options) { o.ReconcileInterval = time.Hour })
+	loadSkills(b, s, 10000)
+	ctx := context.Background()
+	gen, err := s.worker.readGeneration(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	eventually(b, "the registry applied every change", func() bool { return s.worker.coh.upToDate(gen) })
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		relisted, err := s.worker.reconcile(ctx)
+		if err != nil || relisted {
+			b.Fatalf("reconcile: relisted %v, %v", relisted, err)
+		}
+	}
+}
+
+// BenchmarkReconcileMissed10K is the same reconcile after a missed change:
+// a full re-list of 10 000 skills (and the prompts), for comparison.
+func BenchmarkReconcileMissed10K(b *testing.B) {
+	s := startStack(b, b.TempDir(), func(_ *engine.Engine, o *Options) { o.ReconcileInterval = time.Hour })
+	loadSkills(b, s, 10000)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.worker.coh.forget()
+		if relisted, err := s.worker.reconcile(ctx); err != nil || !relisted {
+			b.Fatalf("reconcile: relisted %v, %v", relisted, err)
+		}
+	}
+}
