@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ import (
 // the engines share one state store, like real engines on one Redis.
 // With sharedBus they also share pubsub; without, every broadcast is lost
 // and only the reconcile carries changes across.
-func twoNodes(t *testing.T, sharedBus bool, opts ...func(*engine.Engine, *Options)) (a, b *stack) {
+func twoNodes(t testing.TB, sharedBus bool, opts ...func(*engine.Engine, *Options)) (a, b *stack) {
 	t.Helper()
 	st := store.OpenMemory()
 	t.Cleanup(func() { _ = st.Close() })
@@ -33,7 +34,7 @@ func twoNodes(t *testing.T, sharedBus bool, opts ...func(*engine.Engine, *Option
 
 // subscribe binds skills::on-change and prompts::on-change on s's caller
 // and returns the events as "skill register x", "prompt unregister p".
-func subscribe(t *testing.T, s *stack, name string) <-chan string {
+func subscribe(t testing.TB, s *stack, name string) <-chan string {
 	t.Helper()
 	events := make(chan string, 64)
 	for _, kind := range []string{"skill", "prompt"} {
@@ -59,7 +60,7 @@ func subscribe(t *testing.T, s *stack, name string) <-chan string {
 	return events
 }
 
-func expectEvent(t *testing.T, events <-chan string, want string) {
+func expectEvent(t testing.TB, events <-chan string, want string) {
 	t.Helper()
 	select {
 	case got := <-events:
@@ -239,4 +240,25 @@ func BenchmarkReconcileMissed10K(b *testing.B) {
 			b.Fatalf("reconcile: relisted %v, %v", relisted, err)
 		}
 	}
+}
+
+// BenchmarkClusterPropagation is write on a → applied on b and announced
+// to b's subscriber, for two embedded engines sharing state and pubsub in
+// process (the real-engine figure is clustertest's BenchmarkPropagation).
+func BenchmarkClusterPropagation(b *testing.B) {
+	a, bn := twoNodes(b, true)
+	events := subscribe(b, bn, "b")
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("p/%d", i)
+		t0 := time.Now()
+		a.mustCall(b, registry.FnSkillsRegister, map[string]string{"id": id, "skill": "# p\n"}, nil)
+		expectEvent(b, events, "skill register "+id)
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
