@@ -160,6 +160,8 @@ type cluster struct {
 	redisAddr string
 	redis     *proc
 	nodes     [2]*node
+	// registryArgs are extra flags of every registry.
+	registryArgs []string
 }
 
 type node struct {
@@ -174,9 +176,9 @@ type node struct {
 
 func (n *node) url() string { return "ws://" + n.engineAddr }
 
-func newCluster(t testing.TB) *cluster {
+func newCluster(t testing.TB, registryArgs ...string) *cluster {
 	t.Helper()
-	c := &cluster{t: t, dir: t.TempDir(),
+	c := &cluster{t: t, dir: t.TempDir(), registryArgs: registryArgs,
 		iiiBin:    program(t, "III_BIN", "iii"),
 		redisBin:  program(t, "REDIS_SERVER", "redis-server"),
 		skillsBin: skillsBinary(t),
@@ -252,8 +254,9 @@ func (c *cluster) startEngine(n *node) {
 }
 
 func (c *cluster) startRegistry(n *node) {
-	n.registry = start(c.t, "registry "+n.name, c.dir, nil, c.skillsBin, "--url", n.url(),
-		"--config", filepath.Join(c.dir, "none.yaml"), "--data", n.dataDir, "--mcp-addr", n.mcpAddr)
+	args := append([]string{"--url", n.url(), "--config", filepath.Join(c.dir, "none.yaml"), "--data", n.dataDir,
+		"--mcp-addr", n.mcpAddr}, c.registryArgs...)
+	n.registry = start(c.t, "registry "+n.name, c.dir, nil, c.skillsBin, args...)
 	eventually(c.t, "registry "+n.name+" is ready", func() bool {
 		resp, err := http.Get("http://" + n.mcpAddr + "/readyz")
 		if err != nil {
@@ -547,4 +550,24 @@ func BenchmarkPropagation(b *testing.B) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkLostCalls runs 64 callers on each node for 5 s with and without
+// the registry's result hold, and reports calls/s and calls never answered.
+// Run it once: -bench LostCalls -benchtime 1x.
+func BenchmarkLostCalls(b *testing.B) {
+	for _, hold := range []string{"0s", "1ms"} {
+		b.Run("hold="+hold, func(b *testing.B) {
+			c := newCluster(b, "--result-hold", hold)
+			c.nodes[0].mustCall(b, "skills::register", map[string]string{"id": "cluster/one", "skill": "# one\n\nbody\n"}, nil)
+			eventually(b, "b serves it", func() bool { return c.nodes[1].fetch("iii://cluster/one") != "" })
+			const d = 5 * time.Second
+			b.ResetTimer()
+			lost, failed, total := hammer(b, c, 64, d)
+			b.StopTimer()
+			b.ReportMetric(float64(total)/d.Seconds(), "calls/s")
+			b.ReportMetric(float64(lost), "lost")
+			b.ReportMetric(float64(failed), "failed")
+		})
+	}
 }
