@@ -1289,3 +1289,25 @@ func TestResultHoldDelaysFastResultsOnly(t *testing.T) {
 		t.Fatalf("results arrived %v after the invocations; the hold is %v", el, hold)
 	}
 }
+
+// WithResultResend: each result goes out twice, the copy identical.
+func TestResultResendSendsACopy(t *testing.T) {
+	e := newFakeEngine(t)
+	c := newTestClient(t, e, WithResultResend(10*time.Millisecond))
+	if _, err := c.RegisterFunction("t::fast", func(context.Context, json.RawMessage) (any, error) { return 1, nil }); err != nil {
+		t.Fatal(err)
+	}
+	fc := connect(t, e, c)
+	id := uuid.NewString()
+	fc.send(wire.Message{Type: wire.TypeInvokeFunction, InvocationID: id, FunctionID: "t::fast", Data: json.RawMessage(`{}`)})
+	var copies []string
+	fc.waitFor(t, "the result and its copy", func(f frame) bool {
+		if f.Type == wire.TypeInvocationResult && f.InvocationID == id {
+			copies = append(copies, string(f.raw))
+		}
+		return len(copies) == 2
+	})
+	if copies[0] != copies[1] {
+		t.Fatalf("the copy differs:\n%s\n%s", copies[0], copies[1])
+	}
+}

@@ -200,7 +200,11 @@ func (c *Client) handleInvoke(cn *wsConn, m wire.Message) {
 			time.Sleep(wait)
 		}
 	}
-	cn.send(wire.EncodeMessage(&reply))
+	frame := wire.EncodeMessage(&reply)
+	cn.send(frame)
+	if d := c.opts.resultResend; d > 0 {
+		time.AfterFunc(d, func() { cn.send(frame) }) // a closed connection drops it
+	}
 }
 
 // encodeResult encodes a handler's result. Strings, the usual result of a

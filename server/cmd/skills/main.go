@@ -114,7 +114,8 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	engineURL := fs.String("url", iii.DefaultEngineURL, "WebSocket URL of the iii engine")
 	manifest := fs.Bool("manifest", false, "Output the module manifest as JSON and exit")
 	standalone := fs.Bool("standalone", false, "Start an embedded iii engine on the --url address and run the worker against it")
-	resultHold := fs.Duration("result-hold", time.Millisecond, "Against an external engine, send each function result no sooner than this after its call arrived (iii 0.23 loses faster results: docs/upstream-engine-race.md); 0 disables")
+	resultHold := fs.Duration("result-hold", 0, "Against an external engine, send each function result no sooner than this after its call arrived (iii 0.23 loses faster results: docs/upstream-engine-race.md); 0 disables")
+	resultResend := fs.Duration("result-resend", 50*time.Millisecond, "Against an external engine, send each function result again this long after the first (iii 0.23 drops a result that beat its bookkeeping and drops the copy of one it delivered: docs/upstream-engine-race.md); 0 disables")
 	engineOnly := fs.Bool("engine-only", false, "With --standalone: run only the embedded engine, without the registry worker (to host another registry, e.g. upstream's)")
 	dataDir := fs.String("data", ".data", "Directory of durable state: the embedded engine's (with --standalone) and the Skills Protocol store (blobs, published bundles) of the worker")
 	strictFetch := fs.Bool("strict-fetch", false, "Reject bare skill paths in skill::fetch, exactly like upstream v0.2.2")
@@ -240,7 +241,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		// dial the socket.
 		opts = append(opts, iii.WithNetDialer(eng.DialContext))
 	} else {
-		opts = append(opts, iii.WithResultHold(*resultHold))
+		opts = append(opts, iii.WithResultHold(*resultHold), iii.WithResultResend(*resultResend))
 	}
 	// New, not RegisterWorker: the first handshake already carries every
 	// function and trigger type, so no caller ever sees a half-registered
