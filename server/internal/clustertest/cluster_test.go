@@ -10,7 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -539,9 +539,11 @@ func hammer(t testing.TB, c *cluster, callers int, d time.Duration) (lost, faile
 }
 
 // BenchmarkPropagation measures write on a → visible on b (b's registry
-// has applied it and fired skills::on-change to b's subscriber).
+// has applied it and fired skills::on-change to b's subscriber): from the
+// start of the register call (p50/p99) and from its answer (after-ack),
+// beside the register call itself (write).
 func BenchmarkPropagation(b *testing.B) {
-	c := newCluster(b)
+	c := newCluster(b, strings.Fields(os.Getenv("CLUSTER_REGISTRY_ARGS"))...)
 	a, bn := c.nodes[0], c.nodes[1]
 	events := bn.subscribe(b)
 	eventually(b, "b's subscriber is bound", func() bool {
@@ -553,42 +555,26 @@ func BenchmarkPropagation(b *testing.B) {
 			return false
 		}
 	})
-	var lat []time.Duration
+	var total, after, write []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		id := fmt.Sprintf("bench/p%d", i)
 		t0 := time.Now()
 		a.mustCall(b, "skills::register", map[string]string{"id": id, "skill": "# p\n"}, nil)
+		t1 := time.Now()
 		waitEvent(b, events, "skill register "+id)
-		lat = append(lat, time.Since(t0))
+		total, after, write = append(total, time.Since(t0)), append(after, time.Since(t1)), append(write, t1.Sub(t0))
 	}
 	b.StopTimer()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
-}
-
-// BenchmarkLostCalls runs 64 callers on each node for 5 s with the
-// registry's mitigations of the engine race off, a result hold, and a
-// result resend, and reports calls/s and calls never answered.
-// Run it once: -bench LostCalls -benchtime 1x.
-func BenchmarkLostCalls(b *testing.B) {
-	for _, m := range []struct{ name, hold, resend string }{
-		{"none", "0s", "0s"}, {"hold=1ms", "1ms", "0s"}, {"hold=5ms", "5ms", "0s"}, {"resend=50ms", "0s", "50ms"},
-	} {
-		b.Run(m.name, func(b *testing.B) {
-			c := newCluster(b, "--result-hold", m.hold, "--result-resend", m.resend)
-			c.nodes[0].mustCall(b, "skills::register", map[string]string{"id": "cluster/one", "skill": "# one\n\nbody\n"}, nil)
-			eventually(b, "b serves it", func() bool { return c.nodes[1].fetch("iii://cluster/one") != "" })
-			const d = 5 * time.Second
-			b.ResetTimer()
-			lost, failed, total := hammer(b, c, 64, d)
-			b.StopTimer()
-			b.ReportMetric(float64(total)/d.Seconds(), "calls/s")
-			b.ReportMetric(float64(lost), "lost")
-			b.ReportMetric(float64(failed), "failed")
-		})
+	pct := func(d []time.Duration, p int) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)*p/100].Microseconds()) / 1000
 	}
+	b.ReportMetric(pct(total, 50), "p50-ms")
+	b.ReportMetric(pct(total, 99), "p99-ms")
+	b.ReportMetric(pct(after, 50), "after-ack-p50-ms")
+	b.ReportMetric(pct(after, 99), "after-ack-p99-ms")
+	b.ReportMetric(pct(write, 50), "write-p50-ms")
 }
 
 // drain empties ch of notifications from earlier writes.
