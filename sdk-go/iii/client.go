@@ -102,6 +102,33 @@ type options struct {
 	idleTimeout       time.Duration
 	netDial           func(ctx context.Context, network, addr string) (net.Conn, error)
 	anonymous         bool
+	resultHold        time.Duration
+	resultResend      time.Duration
+}
+
+// WithResultHold makes every invocation result leave no sooner than d
+// after its invokefunction arrived. The real iii engine (0.23) records an
+// invocation as pending only after it has sent it to the worker, so a
+// result that comes back within that window finds no caller and the call
+// is never answered (docs/upstream-engine-race.md). A handler that takes
+// longer than d pays nothing; a faster one waits in its own goroutine,
+// never holding up other invocations. Zero (the default) sends at once,
+// which is right for engines without the race (our embedded engine).
+func WithResultHold(d time.Duration) Option {
+	return func(o *options) { o.resultHold = max(d, 0) }
+}
+
+// WithResultResend sends every invocation result a second time, d after
+// the first, on the same connection. Against the real iii engine (0.23) a
+// result that beat the engine's bookkeeping is dropped
+// (docs/upstream-engine-race.md); by the time the copy arrives the engine
+// expects it, and delivers it. When the first one was delivered, the engine
+// finds no caller for the copy and drops it (a debug log line), so callers
+// see each result once. It costs one extra frame per call and no latency.
+// Zero (the default) sends once. Never use it against an engine that
+// treats a second result as an error.
+func WithResultResend(d time.Duration) Option {
+	return func(o *options) { o.resultResend = max(d, 0) }
 }
 
 // WithName sets the worker name sent in engine::workers::register. Default:

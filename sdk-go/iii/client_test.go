@@ -1278,3 +1278,55 @@ func TestAnonymousClientSendsNoHello(t *testing.T) {
 		t.Fatalf("first frame = %s, want registerfunction svc::a (no hello)", first.raw)
 	}
 }
+
+// WithResultHold: a fast handler's result leaves no sooner than the hold
+// after its invocation arrived (the real engine's race window), and other
+// invocations are not held up behind it.
+func TestResultHoldDelaysFastResultsOnly(t *testing.T) {
+	const hold = 150 * time.Millisecond
+	e := newFakeEngine(t)
+	c := newTestClient(t, e, WithResultHold(hold))
+	if _, err := c.RegisterFunction("t::fast", func(context.Context, json.RawMessage) (any, error) { return 1, nil }); err != nil {
+		t.Fatal(err)
+	}
+	fc := connect(t, e, c)
+	start := time.Now()
+	ids := []string{uuid.NewString(), uuid.NewString()}
+	for _, id := range ids {
+		fc.send(wire.Message{Type: wire.TypeInvokeFunction, InvocationID: id, FunctionID: "t::fast", Data: json.RawMessage(`{}`)})
+	}
+	// Both results, in whichever order they come.
+	got := map[string]bool{}
+	fc.waitFor(t, "both held results", func(f frame) bool {
+		if f.Type == wire.TypeInvocationResult && string(f.Result) == "1" {
+			got[f.InvocationID] = true
+		}
+		return got[ids[0]] && got[ids[1]]
+	})
+	// A lower bound only: the hold guarantees it whatever the machine's load.
+	if el := time.Since(start); el < hold {
+		t.Fatalf("results arrived %v after the invocations; the hold is %v", el, hold)
+	}
+}
+
+// WithResultResend: each result goes out twice, the copy identical.
+func TestResultResendSendsACopy(t *testing.T) {
+	e := newFakeEngine(t)
+	c := newTestClient(t, e, WithResultResend(10*time.Millisecond))
+	if _, err := c.RegisterFunction("t::fast", func(context.Context, json.RawMessage) (any, error) { return 1, nil }); err != nil {
+		t.Fatal(err)
+	}
+	fc := connect(t, e, c)
+	id := uuid.NewString()
+	fc.send(wire.Message{Type: wire.TypeInvokeFunction, InvocationID: id, FunctionID: "t::fast", Data: json.RawMessage(`{}`)})
+	var copies []string
+	fc.waitFor(t, "the result and its copy", func(f frame) bool {
+		if f.Type == wire.TypeInvocationResult && f.InvocationID == id {
+			copies = append(copies, string(f.raw))
+		}
+		return len(copies) == 2
+	})
+	if copies[0] != copies[1] {
+		t.Fatalf("the copy differs:\n%s\n%s", copies[0], copies[1])
+	}
+}

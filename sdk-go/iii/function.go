@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"time"
 
 	"github.com/iii-skills/skills/sdk-go/wire"
 	"github.com/invopop/jsonschema"
@@ -159,6 +160,10 @@ func InvocationIDFromContext(ctx context.Context) string {
 
 // handleInvoke serves one inbound invokefunction and answers it.
 func (c *Client) handleInvoke(cn *wsConn, m wire.Message) {
+	var arrived time.Time
+	if c.opts.resultHold > 0 {
+		arrived = time.Now()
+	}
 	c.mu.Lock()
 	e := c.functions[m.FunctionID]
 	c.mu.Unlock()
@@ -190,7 +195,16 @@ func (c *Client) handleInvoke(cn *wsConn, m wire.Message) {
 		return // nobody to answer (the engine always sends an id; tolerate its absence)
 	}
 	reply.FunctionID = m.FunctionID
-	cn.send(wire.EncodeMessage(&reply))
+	if hold := c.opts.resultHold; hold > 0 {
+		if wait := hold - time.Since(arrived); wait > 0 {
+			time.Sleep(wait)
+		}
+	}
+	frame := wire.EncodeMessage(&reply)
+	cn.send(frame)
+	if d := c.opts.resultResend; d > 0 {
+		time.AfterFunc(d, func() { cn.send(frame) }) // a closed connection drops it
+	}
 }
 
 // encodeResult encodes a handler's result. Strings, the usual result of a

@@ -14,6 +14,10 @@ import (
 	"github.com/iii-skills/skills/server/engine"
 )
 
+// DefaultResultResend is how long after a result the worker sends it
+// again against an external engine (docs/upstream-engine-race.md).
+const DefaultResultResend = 50 * time.Millisecond
+
 // DefaultClaimTimeout bounds how long the worker keeps asking for function
 // ids another worker holds before it exits (--claim-timeout).
 const DefaultClaimTimeout = 30 * time.Second

@@ -104,6 +104,11 @@ type RegistryConfig struct {
 	SectionMaxDepth int           `yaml:"section_max_depth"`
 	SectionMaxBytes int           `yaml:"section_max_bytes"`
 	ClaimTimeout    time.Duration `yaml:"claim_timeout"`
+	// ResultHold and ResultResend work around the real engine's lost-result
+	// race (docs/upstream-engine-race.md); they apply against an external
+	// engine only.
+	ResultHold   time.Duration `yaml:"result_hold"`
+	ResultResend time.Duration `yaml:"result_resend"`
 	// AdminToken unlocks protected labels (env SKILLS_ADMIN_TOKEN).
 	AdminToken string `yaml:"admin_token"`
 }
@@ -232,7 +237,8 @@ func DefaultConfig() Config {
 	return Config{
 		Engine: EngineConfig{URL: iii.DefaultEngineURL, DataDir: DefaultDataDir, MaxConnections: engine.DefaultMaxConnections},
 		Registry: RegistryConfig{Config: worker.DefaultConfig(), SectionMaxDepth: worker.DefaultSectionMaxDepth,
-			SectionMaxBytes: worker.DefaultSectionMaxBytes, ClaimTimeout: DefaultClaimTimeout},
+			SectionMaxBytes: worker.DefaultSectionMaxBytes, ClaimTimeout: DefaultClaimTimeout,
+			ResultResend: DefaultResultResend},
 		HTTP: HTTPConfig{Addr: DefaultHTTPAddr, MaxSessions: skillsmcp.DefaultMaxSessions,
 			IdleTimeout: skillsmcp.DefaultIdleSessionTimeout, RPCPath: skillsprotocol.Path},
 		LogLevel: "info",

@@ -137,6 +137,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		// code, without two loopback hops per call. Other workers still
 		// dial the socket.
 		opts = append(opts, iii.WithNetDialer(eng.DialContext))
+	} else {
+		opts = append(opts, iii.WithResultHold(cfg.Registry.ResultHold), iii.WithResultResend(cfg.Registry.ResultResend))
 	}
 	// New, not RegisterWorker: the first handshake already carries every
 	// function and trigger type, so no caller ever sees a half-registered

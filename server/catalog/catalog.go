@@ -245,7 +245,11 @@ func (s *Source) Replace(entries []*Entry) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range entries {
-		e.source = s
+		// Entries kept from before are read by subscribers without the
+		// lock: only fresh ones are written.
+		if e.source != s {
+			e.source = s
+		}
 	}
 	prev := s.entries
 	s.entries = next

@@ -61,6 +61,7 @@ func (e *Engine) newBuiltins() map[string]*builtin {
 			request: schemaRegisteredTriggersListInput, response: schemaRegisteredTriggersList, call: e.registeredTriggersList},
 	}
 	list = append(list, e.stateBuiltins()...)
+	list = append(list, e.pubsubBuiltins()...)
 	m := make(map[string]*builtin, len(list))
 	for _, b := range list {
 		m[b.id] = b

@@ -83,7 +83,7 @@ func TestFunctionsList(t *testing.T) {
 		return strings.Join(s, ",")
 	}
 	all := list(nil)
-	if got := ids(all); got != "anon::x,pub::a,pub::b,state::delete,state::get,state::list,state::list_groups,state::set,state::update" {
+	if got := ids(all); got != "anon::x,pub::a,pub::b,publish,state::delete,state::get,state::list,state::list_groups,state::set,state::update" {
 		t.Fatalf("ids = %s", got)
 	}
 	byID := map[string]map[string]any{}
@@ -192,8 +192,9 @@ func TestTriggerIntrospection(t *testing.T) {
 		Triggers []map[string]any `json:"triggers"`
 	}
 	mustUnmarshal(t, r.result("engine::triggers::list", nil), &tl)
-	if len(tl.Triggers) != 2 || tl.Triggers[0]["id"] != "skills::on-change" || tl.Triggers[0]["worker_name"] != "skills" ||
-		tl.Triggers[0]["description"] != "Skill changes" || tl.Triggers[1]["id"] != "state" || tl.Triggers[0]["namespace"] != "default" {
+	if len(tl.Triggers) != 3 || tl.Triggers[0]["id"] != "skills::on-change" || tl.Triggers[0]["worker_name"] != "skills" ||
+		tl.Triggers[0]["description"] != "Skill changes" || tl.Triggers[1]["id"] != "state" || tl.Triggers[0]["namespace"] != "default" ||
+		tl.Triggers[2]["id"] != "subscribe" || tl.Triggers[2]["worker_name"] != "iii-pubsub" {
 		t.Fatalf("triggers = %v", tl.Triggers)
 	}
 	var ti map[string]any

@@ -37,11 +37,14 @@
 //	    worker_id and scoped token, or whether another connection is alive),
 //	    engine::functions::list (which, unlike the real
 //	    engine, includes request_format/response_format), engine::functions::info,
-//	    engine::triggers::list/info, engine::registered-triggers::list and
-//	    state::set/get/delete/update/list/list_groups. State is durable when
+//	    engine::triggers::list/info, engine::registered-triggers::list,
+//	    state::set/get/delete/update/list/list_groups and publish
+//	    ({topic, data}, like iii-pubsub). State is durable when
 //	    Config.DataDir is set (package store: every acknowledged write is
-//	    fsync'd).
-//	  - Built-in trigger types: state (state:created/updated/deleted),
+//	    fsync'd). Config.Store and Config.PubSub let several engines in one
+//	    process share state and pubsub, like real engines on one Redis.
+//	  - Built-in trigger types: subscribe ({topic}: each publish of the
+//	    topic, data as published), state (state:created/updated/deleted),
 //	    engine::functions-available (the function list, whenever the set of
 //	    function ids changes; bursts are coalesced) and
 //	    engine::workers-available (worker_connected / _metadata_updated /

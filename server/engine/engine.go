@@ -117,6 +117,16 @@ type Config struct {
 	// connections until AcceptSockets: the standalone registry registers
 	// its functions first, so no socket can race it for their ids.
 	HoldSockets bool
+	// Store, when set, is the state behind state::* instead of one the
+	// engine opens (DataDir is then unused). The engine does not close it.
+	// Several engines on one Store share their state like real engines on
+	// one Redis (the `redis` adapter of iii-state); each fires `state`
+	// triggers only for the writes made through it, as those do.
+	Store *store.Store
+	// PubSub, when set, is the bus behind `publish` and `subscribe`
+	// instead of one of the engine's own: engines sharing it hear each
+	// other's publishes (the `redis` adapter of iii-pubsub, in process).
+	PubSub *PubSub
 }
 
 // Engine is an embedded iii engine: a WebSocket server speaking the iii
@@ -129,6 +139,7 @@ type Engine struct {
 	upgrader websocket.Upgrader
 	builtins map[string]*builtin
 	queues   *queueSet
+	pubsub   *PubSub
 
 	startMu  sync.Mutex
 	ln       net.Listener
@@ -200,10 +211,12 @@ func New(cfg Config) (*Engine, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	var st *store.Store
-	if cfg.DataDir == "" {
+	st := cfg.Store
+	switch {
+	case st != nil:
+	case cfg.DataDir == "":
 		st = store.OpenMemory()
-	} else {
+	default:
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("engine: create data dir: %w", err)
 		}
@@ -213,8 +226,13 @@ func New(cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("engine: %w", err)
 		}
 	}
+	bus := cfg.PubSub
+	if bus == nil {
+		bus = NewPubSub()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
+		pubsub:       bus,
 		cfg:          cfg,
 		log:          log.With("component", "iii-engine"),
 		store:        st,
@@ -243,6 +261,7 @@ func New(cfg Config) (*Engine, error) {
 		e.triggerTypes[id] = tt
 	}
 	_, e.fnLastSet = e.functionEvent()
+	bus.attach(e)
 	return e, nil
 }
 
@@ -381,6 +400,7 @@ func (e *Engine) Close() error {
 	var err error
 	e.closeOnce.Do(func() {
 		e.cancel()
+		e.pubsub.detach(e)
 		e.startMu.Lock()
 		srv, memLn, held := e.srv, e.memLn, e.held
 		e.held = nil
@@ -405,7 +425,9 @@ func (e *Engine) Close() error {
 		}
 		e.connWG.Wait()
 		e.queues.stop()
-		err = errors.Join(err, e.store.Close())
+		if e.cfg.Store == nil {
+			err = errors.Join(err, e.store.Close())
+		}
 		// Drop what the registries still hold, so a closed engine that
 		// stays reachable (e.g. from a test cleanup) costs next to nothing.
 		e.mu.Lock()

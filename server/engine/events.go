@@ -41,6 +41,8 @@ func builtinTriggerTypes() map[string]*triggerType {
 			triggerReq: stateTriggerConfigSchema, callReq: stateTriggerPayloadSchema, workerName: stateWorkerName},
 		functionsAvailableType: {id: functionsAvailableType, description: functionsAvailableDescription,
 			triggerReq: schemaEmptyConfig, callReq: schemaFunctionsAvailableEvent, workerName: engineWorkerName},
+		subscribeTriggerType: {id: subscribeTriggerType, description: subscribeDescription,
+			triggerReq: schemaSubscribeConfig, callReq: schemaAny, workerName: pubsubWorkerName},
 		workersAvailableType: {id: workersAvailableType, description: workersAvailableDescription,
 			triggerReq: schemaEmptyConfig, callReq: schemaWorkersAvailableEvent, workerName: engineWorkerName},
 	}

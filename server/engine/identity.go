@@ -152,10 +152,13 @@ func (c *conn) outOfScope(what, id string) string {
 // A scoped token publishes; it does not read or write the engine's state
 // directly (that would bypass the registry's ownership and namespaces).
 func (c *conn) forbiddenCall(functionID string) string {
-	if c.scope == nil || !strings.HasPrefix(functionID, "state::") {
+	// publish is forbidden too: a message on the registry's change topic
+	// would make every registry instance re-read keys and could vouch for
+	// changes it never applied.
+	if c.scope == nil || (!strings.HasPrefix(functionID, "state::") && functionID != publishFunction) {
 		return ""
 	}
-	return fmt.Sprintf("forbidden: token %q (scoped to %s) cannot call %s; scoped tokens publish through the registry and do not touch engine state",
+	return fmt.Sprintf("forbidden: token %q (scoped to %s) cannot call %s; scoped tokens publish through the registry and do not touch engine state or pubsub",
 		c.scope.Name, strings.Join(c.scope.Namespaces, ", "), functionID)
 }
 

@@ -209,7 +209,7 @@ func (e *Engine) addPending(p *pending, caller *conn) (code, msg string) {
 	return "", ""
 }
 
-// CodeForbidden answers a call a scoped token may not make (state::*).
+// CodeForbidden answers a call a scoped token may not make (state::*, publish).
 const CodeForbidden = "forbidden"
 
 // CodeTooManyInvocations answers a call from a connection that already has

@@ -35,6 +35,7 @@ type binding struct {
 	parked      bool
 	onBuiltin   bool
 	state       *stateFilter // parsed config of a state binding on the built-in provider
+	topic       string       // topic of a subscribe binding on the built-in provider
 }
 
 var emptyObject = json.RawMessage("{}")
@@ -77,6 +78,14 @@ func (e *Engine) deliverLocked(b *binding) error {
 			}
 			b.state = f
 		}
+		if b.triggerType == subscribeTriggerType {
+			topic, err := parseSubscribeTopic(b.config)
+			if err != nil {
+				b.parked = true
+				return err
+			}
+			b.topic = topic
+		}
 		b.parked = false
 		b.onBuiltin = true
 		e.builtinBinds[b.triggerType]++
@@ -92,6 +101,7 @@ func (e *Engine) detachBuiltinLocked(b *binding) {
 	if b.onBuiltin {
 		b.onBuiltin = false
 		b.state = nil
+		b.topic = ""
 		e.builtinBinds[b.triggerType]--
 	}
 }

@@ -262,6 +262,9 @@ func TestScopedTokenPublishesOnlyInItsNamespace(t *testing.T) {
 	if code, msg := acme.callErr("state::set", map[string]any{"scope": "skills", "key": "billing/x", "value": "pwned"}); code != CodeForbidden || !strings.Contains(msg, "cannot call state::set") {
 		t.Fatalf("state::set with the acme token: %s %s", code, msg)
 	}
+	if code, msg := acme.callErr("publish", map[string]any{"topic": "skills::changes", "data": map[string]any{"node": "x"}}); code != CodeForbidden || !strings.Contains(msg, "cannot call publish") {
+		t.Fatalf("publish with the acme token: %s %s", code, msg)
+	}
 	acme.send(map[string]any{"type": "registertrigger", "id": "spy", "trigger_type": "state", "function_id": "acme::sync", "config": map[string]any{"scope": "skills"}})
 	if res := acme.expect("triggerregistrationresult"); !strings.Contains(string(res.raw), "cannot bind the engine's state trigger") {
 		t.Fatalf("state trigger with the acme token: %s", res.raw)

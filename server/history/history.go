@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strconv"
@@ -72,7 +73,17 @@ type Config struct {
 	// durable. It runs with the id's lock held: it must not block or call
 	// back into History.
 	OnChange func(id string)
+
+	// SharedBackend says other registry instances write to the same
+	// backend (engines sharing state on Redis). Content rows are then
+	// keyed in a range drawn at random for this instance, so two
+	// instances never allocate the same key.
+	SharedBackend bool
 }
+
+// sharedKeyBits is the width of the sequence inside an instance's key
+// range when the backend is shared: the top 24 bits pick the range.
+const sharedKeyBits = 40
 
 // Version is one immutable version's metadata.
 type Version struct {
@@ -151,6 +162,9 @@ type History struct {
 	// key any head holds (a row written before a crash without its head
 	// is overwritten, it was never acknowledged).
 	nextKey atomic.Uint64
+	// keyBase is the start of this instance's key range (0 unless
+	// Config.SharedBackend).
+	keyBase uint64
 
 	mu    sync.RWMutex // guards sums and total
 	sums  map[string]*summary
@@ -171,8 +185,46 @@ func New(b Backend, cfg Config) *History {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &History{b: b, cfg: cfg, heads: cfg.Scope + ".history", contents: cfg.Scope + ".versions",
+	h := &History{b: b, cfg: cfg, heads: cfg.Scope + ".history", contents: cfg.Scope + ".versions",
 		seed: maphash.MakeSeed(), sums: map[string]*summary{}}
+	if cfg.SharedBackend {
+		// Never 0: that range holds the keys of unshared registries.
+		h.keyBase = (1 + rand.Uint64N(1<<24-1)) << sharedKeyBits
+	}
+	return h
+}
+
+// Refresh re-reads the head of id: another registry instance sharing the
+// backend changed it (a new version, a label move, a removal).
+func (h *History) Refresh(id string) error {
+	if !h.loaded.Load() {
+		return nil // the next load reads it
+	}
+	unlock := h.lock(id)
+	defer unlock()
+	hd, err := h.getHead(id)
+	if err != nil {
+		return err
+	}
+	if hd == nil || hd.ID != id || len(hd.Versions) == 0 {
+		h.mu.Lock()
+		if old := h.sums[id]; old != nil {
+			h.total -= old.bytes()
+			delete(h.sums, id)
+		}
+		h.mu.Unlock()
+		return nil
+	}
+	h.setSummary(id, summaryOf(hd))
+	return nil
+}
+
+// Reload forgets every summary: the next use reads all heads again (after
+// a reconcile found that other instances changed the backend).
+func (h *History) Reload() {
+	h.loadMu.Lock()
+	h.loaded.Store(false)
+	h.loadMu.Unlock()
 }
 
 // Scopes names the two state scopes history uses.
@@ -221,7 +273,7 @@ func (h *History) load() error {
 	}
 	sums := make(map[string]*summary, len(raws))
 	var total int64
-	next := uint64(1)
+	next := h.keyBase + 1
 	for _, raw := range raws {
 		var hd head
 		if json.Unmarshal(raw, &hd) != nil || hd.ID == "" || len(hd.Versions) == 0 {
@@ -231,10 +283,15 @@ func (h *History) load() error {
 		sums[hd.ID] = s
 		total += s.bytes()
 		for _, v := range hd.Versions {
-			next = max(next, v.Key+1)
+			if v.Key>>sharedKeyBits == h.keyBase>>sharedKeyBits {
+				next = max(next, v.Key+1)
+			}
 		}
 	}
-	h.nextKey.Store(next)
+	// Never backwards: a reload must not hand out a key a registration
+	// in flight holds.
+	for cur := h.nextKey.Load(); next > cur && !h.nextKey.CompareAndSwap(cur, next); cur = h.nextKey.Load() {
+	}
 	h.mu.Lock()
 	h.sums, h.total = sums, total
 	h.mu.Unlock()

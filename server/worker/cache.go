@@ -205,16 +205,18 @@ func (c *published) put(s registry.StoredSkill) {
 	c.mu.Unlock()
 }
 
-// putIfChanged puts s unless the mirror already holds that exact row: the
-// state events of the worker's own writes arrive after it stored them.
-func (c *published) putIfChanged(s registry.StoredSkill) {
+// putIfChanged puts s unless the mirror already holds that exact row,
+// serving the same content (the state events of the worker's own writes
+// arrive after it stored them), and reports whether it did.
+func (c *published) putIfChanged(s registry.StoredSkill) bool {
 	if cur, ok := c.src.Get(s.ID, ""); ok && c.current(cur, s) {
-		return
+		return false
 	}
 	if registry.ValidateID(s.ID) != nil {
-		return
+		return false
 	}
 	c.put(s)
+	return true
 }
 
 // current reports whether cur is the entry state row s makes: the same
@@ -243,11 +245,14 @@ func (c *published) repin(id string) {
 	}
 }
 
-func (c *published) remove(id string) {
+// remove drops id and reports whether the mirror held it.
+func (c *published) remove(id string) bool {
 	c.mu.Lock()
+	_, had := c.src.Get(id, "")
 	c.src.Remove(id)
 	if c.loading {
 		c.journal = append(c.journal, cacheOp{id: id, remove: true})
 	}
 	c.mu.Unlock()
+	return had
 }

@@ -40,6 +40,16 @@
 // real engine ignores the key; the echo is then recognised and dropped).
 // Prompts are read from state on every call, as upstream does.
 //
+// # Several engines
+//
+// Registry instances on engines that share state (Redis) stay coherent
+// (cluster.go): each mutation bumps a generation counter in state and is
+// published on [ChangesTopic]; the others re-read the key, update catalog
+// and history, and fire on-change to their own subscribers. A periodic
+// [Worker.Reconcile] (one state::get) re-lists only when a broadcast was
+// missed. Our embedded engine serves publish / subscribe too, so one code
+// path runs everywhere.
+//
 // # Errors
 //
 // Payloads are decoded once by the registry's decoders. Input the caller got

@@ -74,8 +74,11 @@ func newHistories(cfg Config, opts Options, state stateStore) *histories {
 	}
 	hs := &histories{serveLabel: serve, protected: protected}
 	hc := func(scope, noun string) history.Config {
+		// Through state::*, other registry instances may share the
+		// backend (engines on one Redis).
 		return history.Config{Scope: scope, Noun: noun, Retain: cfg.Versions.Retain, MaxBytes: cfg.Versions.MaxBytes,
-			Protected: protected, AdminToken: opts.AdminToken, OnChange: func(id string) { hs.feed.publish(noun, id) }}
+			Protected: protected, AdminToken: opts.AdminToken, SharedBackend: opts.History == nil,
+			OnChange: func(id string) { hs.feed.publish(noun, id) }}
 	}
 	hs.skills = history.New(b, hc(cfg.Scopes.Skills, "skill"))
 	hs.prompts = history.New(b, hc(cfg.Scopes.Prompts, "prompt"))

@@ -52,8 +52,10 @@ func (w *Worker) unregisterPrompt(ctx context.Context, data json.RawMessage) (an
 		return nil, sdkError(err)
 	}
 	w.release("prompt", name)
+	w.coh.promptChanged(name, nil)
 	removed := old != nil
 	if removed {
+		w.broadcast(ctx, w.cfg.Scopes.Prompts, opDelete, name)
 		w.log.Info("prompt unregistered", "name", name)
 		w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpUnregister, Name: name})
 	}

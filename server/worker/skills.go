@@ -52,6 +52,7 @@ func (w *Worker) unregisterSkill(ctx context.Context, data json.RawMessage) (any
 	w.skills.remove(id)
 	removed := old != nil
 	if removed {
+		w.broadcast(ctx, w.cfg.Scopes.Skills, opDelete, id)
 		w.log.Info("skill unregistered", "id", id)
 		w.notify(ctx, w.skillSubs, registry.SkillChange{Op: registry.OpUnregister, ID: id})
 	}

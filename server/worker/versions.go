@@ -253,6 +253,7 @@ func (w *Worker) label(ctx context.Context, fn string, skill bool, data json.Raw
 		// Listings, the index, search and MCP describe what is served.
 		h.Locked(id, func() { w.skills.repin(id) })
 	}
+	w.broadcast(ctx, w.scopeOf(skill), opLabel, id)
 	if label == w.hist.serveLabel && h.Served(id, w.hist.serveLabel) != before {
 		w.announce(ctx, skill, id)
 	}
@@ -268,6 +269,14 @@ func (w *Worker) mayChange(ctx context.Context, data json.RawMessage, skill bool
 		kind = "skill"
 	}
 	return w.callerOf(ctx, data).OutOfScope(kind, id)
+}
+
+// scopeOf is the state scope of skills (skill) or prompts.
+func (w *Worker) scopeOf(skill bool) string {
+	if skill {
+		return w.cfg.Scopes.Skills
+	}
+	return w.cfg.Scopes.Prompts
 }
 
 // announce fires on-change register for id: what a read serves changed.
@@ -435,6 +444,7 @@ func (w *Worker) putSkill(ctx context.Context, id, body string, meta history.Met
 	}
 	w.log.Info("skill registered", "id", row.ID, "bytes", len(row.Skill), "version", v.Version, "new_version", created)
 	w.log.Debug("skill body", "id", row.ID, "body", row.Skill)
+	w.broadcast(ctx, w.cfg.Scopes.Skills, opSet, id)
 	w.notify(ctx, w.skillSubs, registry.SkillChange{Op: registry.OpRegister, ID: id})
 	return row, v, created, nil
 }
@@ -462,6 +472,8 @@ func (w *Worker) putPrompt(ctx context.Context, name, desc, fid string, args []r
 		return row, v, false, err
 	}
 	w.log.Info("prompt registered", "name", row.Name, "function_id", row.FunctionID, "version", v.Version, "new_version", created)
+	w.coh.promptChanged(name, &row)
+	w.broadcast(ctx, w.cfg.Scopes.Prompts, opSet, name)
 	w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpRegister, Name: name})
 	return row, v, created, nil
 }

@@ -93,6 +93,10 @@ type Options struct {
 	AdminToken string
 	// ProtectedLabels, when set, replaces config versions.protected_labels.
 	ProtectedLabels []string
+	// ReconcileInterval is how often the shared generation is checked for
+	// changes other registry instances made that this one missed
+	// (cluster.go); zero means DefaultReconcileInterval.
+	ReconcileInterval time.Duration
 }
 
 // Worker is the skills registry bound to an iii client.
@@ -115,6 +119,8 @@ type Worker struct {
 	sections *sectionGuard
 	// own is who owns each published skill id and prompt name (ownership.go).
 	own ownership
+	// coh keeps this instance coherent with others sharing its state (cluster.go).
+	coh *coherence
 
 	skillSubs  *iii.TriggerTypeRef
 	promptSubs *iii.TriggerTypeRef
@@ -171,6 +177,7 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 		skills: skills,
 		search: search.New(),
 		hist:   hist,
+		coh:    newCoherence(),
 
 		sections: newSectionGuard(opts),
 	}
@@ -215,6 +222,9 @@ func (w *Worker) Register() error {
 	if err := w.registerVersionFunctions(); err != nil {
 		return err
 	}
+	if err := w.registerCluster(); err != nil {
+		return err
+	}
 	_, err := w.client.RegisterFunction(fnCacheSync, w.cacheSync, iii.RegisterFunctionOptions{
 		Description: "Internal: keeps the skills registry's in-memory index in step with state events of its scope.",
 		Metadata:    map[string]any{"internal": true},
@@ -255,6 +265,7 @@ func (w *Worker) Start(ctx context.Context) {
 	if !w.client.Connected() {
 		attempted()
 	}
+	go w.reconcileLoop(ctx)
 	<-first
 }
 
@@ -310,9 +321,20 @@ func (w *Worker) loadUntilReady(ctx context.Context, attempted func()) {
 	}
 }
 
+// loadCache lists the skills and prompts scopes into memory. After the
+// first load (a reconnect, or a reconcile that found missed changes) it
+// also re-reads history and announces what differs from before.
 func (w *Worker) loadCache(ctx context.Context) error {
 	w.loadMu.Lock()
 	defer w.loadMu.Unlock()
+	// The generation is read first: a change made during the listing
+	// bumps it again, and the next reconcile looks once more.
+	gen, genErr := w.readGeneration(ctx)
+	again := w.coh.loaded
+	var before map[string]registry.StoredSkill
+	if again {
+		before = w.snapshotPublished()
+	}
 	w.skills.beginLoad()
 	rows, err := w.state.list(ctx, w.cfg.Scopes.Skills)
 	if err != nil {
@@ -320,6 +342,17 @@ func (w *Worker) loadCache(ctx context.Context) error {
 		return sdkError(err)
 	}
 	w.skills.load(rows)
+	if err := w.syncPrompts(ctx, again); err != nil {
+		return fmt.Errorf("list prompts: %w", err)
+	}
+	if again {
+		w.hist.skills.Reload()
+		w.hist.prompts.Reload()
+		w.index.Store(nil)
+		w.announceDiff(ctx, before, w.snapshotPublished())
+	}
+	w.coh.reset(gen, genErr == nil)
+	w.coh.loaded = true
 	w.repairHistory(w.ctx())
 	return nil
 }
@@ -356,16 +389,25 @@ func (w *Worker) cacheSync(ctx context.Context, data json.RawMessage) (any, erro
 		go w.loadUntilReady(w.ctx(), func() {})
 		return nil, fmt.Errorf("state::get %s/%s after a state event: %w", ev.Scope, ev.Key, sdkError(err))
 	}
+	// A write this engine saw and the mirror did not hold yet came from
+	// outside the registry (an echo of its own writes changes nothing):
+	// the other registry instances hear of it from here.
 	if raw == nil {
-		w.skills.remove(ev.Key)
+		if w.skills.remove(ev.Key) {
+			w.broadcast(ctx, ev.Scope, opDelete, ev.Key)
+		}
 		return nil, nil
 	}
 	row, err := registry.DecodeStoredSkill(raw)
 	if err != nil || row.ID != ev.Key {
-		w.skills.remove(ev.Key) // upstream would not list an undecodable row
+		if w.skills.remove(ev.Key) { // upstream would not list an undecodable row
+			w.broadcast(ctx, ev.Scope, opDelete, ev.Key)
+		}
 		return nil, nil
 	}
-	w.skills.putIfChanged(row)
+	if w.skills.putIfChanged(row) {
+		defer w.broadcast(ctx, ev.Scope, opSet, ev.Key) // after the history repair below
+	}
 	// A body written straight into state becomes a version too.
 	// State is re-read under the id's history lock: a registration that
 	// landed after this event's read is not undone by its older body.

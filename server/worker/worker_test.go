@@ -27,7 +27,7 @@ func wantErr(t *testing.T, err error, substr string) {
 
 // eventually polls cond for up to 5 s; state events reach the cache
 // asynchronously when they come from another worker.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for !cond() {

@@ -1,0 +1,589 @@
+package clustertest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/testutil"
+)
+
+// program finds a program (env var first, then PATH); without it the
+// test is "not run", or fails when CLUSTER_TESTS_REQUIRED=1.
+func program(t testing.TB, env, name string) string {
+	t.Helper()
+	if p := os.Getenv(env); env != "" && p != "" {
+		return p
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, dir := range []string{"/usr/bin", "/usr/sbin"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return filepath.Join(dir, name)
+		}
+	}
+	if os.Getenv("CLUSTER_TESTS_REQUIRED") == "1" {
+		t.Fatalf("%s is not installed", name)
+	}
+	t.Skipf("not run: no %s (set %s or put it on PATH)", name, env)
+	return ""
+}
+
+var built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// skillsBinary is $SKILLS_BIN, else the binary built once into a temp dir.
+func skillsBinary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("SKILLS_BIN"); p != "" {
+		return p
+	}
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "clustertest-skills-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.path = filepath.Join(dir, "skills")
+		_, file, _, _ := runtime.Caller(0)
+		cmd := exec.Command("go", "build", "-o", built.path, "./cmd/skills")
+		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
+
+// proc is a child process the test owns.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	out  *testutil.Buffer
+	done chan struct{}
+}
+
+func start(t testing.TB, name, dir string, env []string, bin string, args ...string) *proc {
+	t.Helper()
+	p := &proc{name: name, out: &testutil.Buffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Dir = dir
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.stop(syscall.SIGTERM)
+		if t.Failed() {
+			t.Logf("%s output (tail):\n%s", name, tail(p.out.String(), 3000))
+		}
+	})
+	return p
+}
+
+// stop signals the process and waits for it (SIGKILL after 15 s).
+func (p *proc) stop(sig syscall.Signal) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// eventually polls cond until it holds or 20 s passed.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func listening(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
+}
+
+// cluster is Redis, two engines and a registry on each.
+type cluster struct {
+	t         testing.TB
+	dir       string
+	iiiBin    string
+	redisBin  string
+	skillsBin string
+	redisAddr string
+	redis     *proc
+	nodes     [2]*node
+	// registryArgs are extra flags of every registry.
+	registryArgs []string
+}
+
+type node struct {
+	name       string
+	engineAddr string
+	mcpAddr    string
+	dataDir    string
+	engine     *proc
+	registry   *proc
+	caller     *iii.Client
+}
+
+func (n *node) url() string { return "ws://" + n.engineAddr }
+
+func newCluster(t testing.TB, registryArgs ...string) *cluster {
+	t.Helper()
+	c := &cluster{t: t, dir: t.TempDir(), registryArgs: registryArgs,
+		iiiBin:    program(t, "III_BIN", "iii"),
+		redisBin:  program(t, "REDIS_SERVER", "redis-server"),
+		skillsBin: skillsBinary(t),
+		redisAddr: testutil.FreeAddr(t),
+	}
+	c.startRedis()
+	for i, name := range []string{"a", "b"} {
+		n := &node{name: name, engineAddr: testutil.FreeAddr(t), mcpAddr: testutil.FreeAddr(t),
+			dataDir: filepath.Join(c.dir, "registry-"+name)}
+		c.nodes[i] = n
+		c.startEngine(n)
+	}
+	for _, n := range c.nodes {
+		c.startRegistry(n)
+		n.caller = iii.RegisterWorker(n.url(), iii.WithName("cluster-test-"+n.name))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err := n.caller.Connect(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("connect to engine %s: %v", n.name, err)
+		}
+		t.Cleanup(func() { _ = n.caller.Close() })
+	}
+	return c
+}
+
+func (c *cluster) startRedis() {
+	_, port, _ := net.SplitHostPort(c.redisAddr)
+	dir := filepath.Join(c.dir, "redis")
+	_ = os.MkdirAll(dir, 0o755)
+	// Durable (append-only file), so a restart keeps the registry's state.
+	c.redis = start(c.t, "redis", dir, nil, c.redisBin, "--bind", "127.0.0.1", "--port", port, "--dir", dir,
+		"--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "yes")
+	eventually(c.t, "redis listens", func() bool { return listening(c.redisAddr) })
+}
+
+// engineConfig is the engine config of docs/deploy.md, "N engines on Redis".
+func engineConfig(port, redisURL string) string {
+	return fmt.Sprintf(`workers:
+  - name: iii-worker-manager
+    config:
+      host: 127.0.0.1
+      port: %s
+  - name: iii-state
+    config:
+      adapter:
+        name: redis
+        config:
+          redis_url: %q
+  - name: iii-pubsub
+    config:
+      adapter:
+        name: redis
+        config:
+          redis_url: %q
+  - name: iii-observability
+    config:
+      enabled: false
+`, port, redisURL, redisURL)
+}
+
+func (c *cluster) startEngine(n *node) {
+	_, port, _ := net.SplitHostPort(n.engineAddr)
+	dir := filepath.Join(c.dir, "engine-"+n.name)
+	_ = os.MkdirAll(dir, 0o755)
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(engineConfig(port, "redis://"+c.redisAddr)), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	n.engine = start(c.t, "engine "+n.name, dir, []string{"III_TELEMETRY_ENABLED=false"}, c.iiiBin,
+		"--no-update-check", "--config", cfg)
+	eventually(c.t, "engine "+n.name+" listens", func() bool { return listening(n.engineAddr) })
+}
+
+func (c *cluster) startRegistry(n *node) {
+	args := append([]string{"--url", n.url(), "--config", filepath.Join(c.dir, "none.yaml"), "--data", n.dataDir,
+		"--mcp-addr", n.mcpAddr}, c.registryArgs...)
+	n.registry = start(c.t, "registry "+n.name, c.dir, nil, c.skillsBin, args...)
+	eventually(c.t, "registry "+n.name+" is ready", func() bool {
+		resp, err := http.Get("http://" + n.mcpAddr + "/readyz")
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// call triggers fn through n's engine.
+func (n *node) call(fn string, payload any, out any) error {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	raw, err := n.caller.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		return json.Unmarshal(raw, out)
+	}
+	return nil
+}
+
+func (n *node) mustCall(t testing.TB, fn string, payload any, out any) {
+	t.Helper()
+	if err := n.call(fn, payload, out); err != nil {
+		t.Fatalf("%s through engine %s: %v", fn, n.name, err)
+	}
+}
+
+// fetch reads uri through n (skills::resources-read: the text as stored),
+// "" when it fails.
+func (n *node) fetch(uri string) string {
+	var out struct {
+		Contents []struct {
+			Text string `json:"text"`
+		} `json:"contents"`
+	}
+	if n.call("skills::resources-read", map[string]string{"uri": uri}, &out) != nil || len(out.Contents) == 0 {
+		return ""
+	}
+	return out.Contents[0].Text
+}
+
+// fetchSkill is skill::fetch of uri ("# uri\n\n" and the text), "" when
+// it fails.
+func (n *node) fetchSkill(uri string) string {
+	var out string
+	if n.call("skill::fetch", map[string]string{"uri": uri}, &out) != nil {
+		return ""
+	}
+	return out
+}
+
+func (n *node) lists(fn, listKey, idKey, want string) bool {
+	var out map[string][]map[string]any
+	if n.call(fn, map[string]any{}, &out) != nil {
+		return false
+	}
+	for _, e := range out[listKey] {
+		if e[idKey] == want {
+			return true
+		}
+	}
+	return false
+}
+
+// subscribe binds skills::on-change and prompts::on-change on n's caller.
+func (n *node) subscribe(t testing.TB) <-chan string {
+	t.Helper()
+	events := make(chan string, 256)
+	for _, kind := range []string{"skill", "prompt"} {
+		fn, typ, key := "clustertest::"+n.name+"-skills", "skills::on-change", "id"
+		if kind == "prompt" {
+			fn, typ, key = "clustertest::"+n.name+"-prompts", "prompts::on-change", "name"
+		}
+		if _, err := n.caller.RegisterFunction(fn, func(_ context.Context, data json.RawMessage) (any, error) {
+			var m map[string]any
+			_ = json.Unmarshal(data, &m)
+			events <- fmt.Sprintf("%s %v %v", kind, m["op"], m[key])
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.caller.RegisterTrigger(fn, typ, fn, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return events
+}
+
+// waitEvent waits for want among events (others are skipped: a
+// subscription made while the registry settles may see earlier ones).
+func waitEvent(t testing.TB, events <-chan string, want string) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case got := <-events:
+			if got == want {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no event %q", want)
+		}
+	}
+}
+
+func TestTwoEnginesOnRedis(t *testing.T) {
+	c := newCluster(t)
+	a, b := c.nodes[0], c.nodes[1]
+	evB := b.subscribe(t)
+
+	// An MCP client of node b.
+	resourcesChanged, promptsChanged := make(chan struct{}, 64), make(chan struct{}, 64)
+	mc := sdk.NewClient(&sdk.Implementation{Name: "cluster-test", Version: "1"}, &sdk.ClientOptions{
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { resourcesChanged <- struct{}{} },
+		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { promptsChanged <- struct{}{} },
+	})
+	cs, err := mc.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: "http://" + b.mcpAddr + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// The binding of the subscriber reaches b's registry through its engine.
+	probe := 0
+	eventually(t, "b's on-change subscriber is bound", func() bool {
+		probe++
+		id := fmt.Sprintf("cluster/probe-%d", probe)
+		b.mustCall(t, "skills::register", map[string]string{"id": id, "skill": "# probe\n"}, nil)
+		select {
+		case <-evB:
+			return true
+		case <-time.After(500 * time.Millisecond):
+			return false
+		}
+	})
+
+	t.Run("skill written through a is served and announced by b", func(t *testing.T) {
+		body := "# one\n\nWritten through engine a.\n"
+		drain(resourcesChanged)
+		a.mustCall(t, "skills::register", map[string]string{"id": "cluster/one", "skill": body}, nil)
+		waitEvent(t, evB, "skill register cluster/one")
+		if got := b.fetch("iii://cluster/one"); got != body {
+			t.Fatalf("b reads %q", got)
+		}
+		if got := b.fetchSkill("iii://cluster/one"); !strings.Contains(got, "Written through engine a.") {
+			t.Fatalf("b's skill::fetch answers %q", got)
+		}
+		if !b.lists("skills::list", "skills", "id", "cluster/one") {
+			t.Fatal("b's skills::list lacks cluster/one")
+		}
+		if idx := b.fetch("iii://skills"); !strings.Contains(idx, "iii://cluster/one") {
+			t.Fatalf("b's index lacks cluster/one:\n%s", idx)
+		}
+		select {
+		case <-resourcesChanged:
+		case <-time.After(20 * time.Second):
+			t.Fatal("b's MCP client heard no resources/list_changed")
+		}
+		res, err := cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "iii://cluster/one"})
+		if err != nil || len(res.Contents) == 0 || res.Contents[0].Text != body {
+			t.Fatalf("b's MCP read: %+v, %v", res, err)
+		}
+	})
+
+	t.Run("prompt written through a", func(t *testing.T) {
+		drain(promptsChanged)
+		a.mustCall(t, "prompts::register", map[string]any{"name": "cluster-prompt", "description": "d", "function_id": "clustertest::none"}, nil)
+		waitEvent(t, evB, "prompt register cluster-prompt")
+		if !b.lists("prompts::list", "prompts", "name", "cluster-prompt") {
+			t.Fatal("b's prompts::list lacks cluster-prompt")
+		}
+		select {
+		case <-promptsChanged:
+		case <-time.After(20 * time.Second):
+			t.Fatal("b's MCP client heard no prompts/list_changed")
+		}
+	})
+
+	t.Run("unregister through b", func(t *testing.T) {
+		evA := a.subscribe(t)
+		a.mustCall(t, "skills::register", map[string]string{"id": "cluster/gone", "skill": "# gone\n"}, nil)
+		eventually(t, "b serves cluster/gone", func() bool { return b.fetch("iii://cluster/gone") != "" })
+		b.mustCall(t, "skills::unregister", map[string]string{"id": "cluster/gone"}, nil)
+		waitEvent(t, evA, "skill unregister cluster/gone")
+		if got := a.fetch("iii://cluster/gone"); got != "" {
+			t.Fatalf("a still serves cluster/gone: %q", got)
+		}
+		b.mustCall(t, "prompts::unregister", map[string]string{"name": "cluster-prompt"}, nil)
+		waitEvent(t, evA, "prompt unregister cluster-prompt")
+	})
+
+	t.Run("a registry killed and restarted catches up", func(t *testing.T) {
+		b.registry.stop(syscall.SIGKILL)
+		a.mustCall(t, "skills::register", map[string]string{"id": "cluster/while-down", "skill": "# while b was down\n"}, nil)
+		c.startRegistry(b)
+		eventually(t, "b serves what was written while it was down", func() bool {
+			return b.fetch("iii://cluster/while-down") == "# while b was down\n"
+		})
+	})
+
+	t.Run("redis restarted", func(t *testing.T) {
+		c.redis.stop(syscall.SIGTERM)
+		c.startRedis()
+		eventually(t, "a write through a succeeds again", func() bool {
+			return a.call("skills::register", map[string]string{"id": "cluster/after-redis", "skill": "# after\n"}, nil) == nil
+		})
+		eventually(t, "b serves the write made after the restart", func() bool {
+			return b.fetch("iii://cluster/after-redis") == "# after\n"
+		})
+		if got := b.fetch("iii://cluster/one"); got == "" {
+			t.Fatal("b lost cluster/one across the Redis restart")
+		}
+	})
+
+	t.Run("64 callers on each node lose no call", func(t *testing.T) {
+		lost, failed, total := hammer(t, c, 64, 3*time.Second)
+		t.Logf("64 callers on each of 2 engines for 3 s: %d calls, %d failed, %d never answered", total, failed, lost)
+		if lost != 0 || failed != 0 {
+			t.Fatalf("%d of %d calls never answered, %d failed", lost, total, failed)
+		}
+	})
+}
+
+// hammer runs callers goroutines per node calling skill::fetch for d, each
+// on its own client (like separate users), and counts unanswered and
+// failed calls.
+func hammer(t testing.TB, c *cluster, callers int, d time.Duration) (lost, failed, total int64) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var nLost, nFailed, nTotal atomic.Int64
+	var firstErr atomic.Value
+	stop := time.Now().Add(d)
+	for _, n := range c.nodes {
+		clients := make([]*iii.Client, 8)
+		for i := range clients {
+			clients[i] = iii.RegisterWorker(n.url(), iii.WithName(fmt.Sprintf("cluster-load-%s-%d", n.name, i)))
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			err := clients[i].Connect(ctx)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer clients[i].Close()
+		}
+		for i := 0; i < callers; i++ {
+			cl := clients[i%len(clients)]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				data := json.RawMessage(`{"uri":"iii://cluster/one"}`)
+				for time.Now().Before(stop) {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					_, err := cl.Trigger(ctx, iii.TriggerRequest{FunctionID: "skill::fetch", Data: data, Timeout: 10 * time.Second})
+					cancel()
+					nTotal.Add(1)
+					switch {
+					case err == nil:
+					case strings.Contains(err.Error(), "timed out") || strings.Contains(err.Error(), "deadline"):
+						nLost.Add(1)
+					default:
+						nFailed.Add(1)
+						firstErr.CompareAndSwap(nil, err.Error())
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if e := firstErr.Load(); e != nil {
+		t.Logf("first failure: %v", e)
+	}
+	return nLost.Load(), nFailed.Load(), nTotal.Load()
+}
+
+// BenchmarkPropagation measures write on a → visible on b (b's registry
+// has applied it and fired skills::on-change to b's subscriber): from the
+// start of the register call (p50/p99) and from its answer (after-ack),
+// beside the register call itself (write).
+func BenchmarkPropagation(b *testing.B) {
+	c := newCluster(b, strings.Fields(os.Getenv("CLUSTER_REGISTRY_ARGS"))...)
+	a, bn := c.nodes[0], c.nodes[1]
+	events := bn.subscribe(b)
+	eventually(b, "b's subscriber is bound", func() bool {
+		a.mustCall(b, "skills::register", map[string]string{"id": "bench/warm", "skill": "# warm\n"}, nil)
+		select {
+		case <-events:
+			return true
+		case <-time.After(500 * time.Millisecond):
+			return false
+		}
+	})
+	var total, after, write []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("bench/p%d", i)
+		t0 := time.Now()
+		a.mustCall(b, "skills::register", map[string]string{"id": id, "skill": "# p\n"}, nil)
+		t1 := time.Now()
+		waitEvent(b, events, "skill register "+id)
+		total, after, write = append(total, time.Since(t0)), append(after, time.Since(t1)), append(write, t1.Sub(t0))
+	}
+	b.StopTimer()
+	pct := func(d []time.Duration, p int) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)*p/100].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(total, 50), "p50-ms")
+	b.ReportMetric(pct(total, 99), "p99-ms")
+	b.ReportMetric(pct(after, 50), "after-ack-p50-ms")
+	b.ReportMetric(pct(after, 99), "after-ack-p99-ms")
+	b.ReportMetric(pct(write, 50), "write-p50-ms")
+}
+
+// drain empties ch of notifications from earlier writes.
+func drain(ch chan struct{}) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
