@@ -36,6 +36,11 @@ const (
 // wrong (see the package doc).
 const CodeInvalidArguments = rules.CodeInvalidArguments
 
+// CodeNotFound is the error code of a read of something the registry does
+// not hold (unknown skill, prompt, version, label or section function),
+// under upstream's message text.
+const CodeNotFound = rules.CodeNotFound
+
 // URI parsing messages (docs/reference/skills-worker.md §2.1). Every %s is the URI exactly as given.
 const (
 	FmtURIScheme        = "Resource URI must start with iii://: %s"
