@@ -12,6 +12,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/skillcheck"
 )
 
@@ -49,7 +50,9 @@ func (r *checkRemote) HasSkill(ctx context.Context, id string) (bool, error) {
 	if err == nil {
 		return true, nil
 	}
-	if strings.Contains(err.Error(), "Skill not found") {
+	// Our registry says NOT_FOUND; an upstream one only says it in words.
+	var ie *iii.InvocationError
+	if errors.As(err, &ie) && (ie.Code == rules.CodeNotFound || strings.HasPrefix(ie.Message, "Skill not found: ")) {
 		return false, nil
 	}
 	return false, err
