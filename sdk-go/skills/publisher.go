@@ -25,7 +25,7 @@ const (
 	FnPromptsUnregister  = "prompts::unregister"
 	TriggerSkillChange   = "skills::on-change"
 	TriggerPromptChange  = "prompts::on-change"
-	TriggerFunctionsList = "engine::functions-available"
+	TriggerFunctionsList = iii.EngineFunctionsAvailable
 )
 
 // DefaultCallTimeout bounds each registry call.
@@ -545,7 +545,7 @@ func (p *Publisher) functionsAvailable(ctx context.Context, data json.RawMessage
 	_ = json.Unmarshal(data, &ev)
 	if ev.Functions == nil {
 		// No list in the event: ask the engine.
-		res, err := p.trigger(ctx, "engine::functions::list", map[string]any{"prefix": "skills::"})
+		res, err := p.trigger(ctx, iii.EngineListFunctions, map[string]any{"prefix": "skills::"})
 		if err != nil {
 			p.log.Debug("engine::functions::list failed", "error", err)
 			return nil, nil

@@ -17,10 +17,10 @@ import (
 // current iii engine) lists types with engine::triggers::list and
 // instances with engine::registered-triggers::list, so those are read.
 const (
-	engFunctions  = "engine::functions::list"
-	engWorkers    = "engine::workers::list"
-	engTypes      = "engine::triggers::list"
-	engRegistered = "engine::registered-triggers::list"
+	engFunctions  = iii.EngineListFunctions
+	engWorkers    = iii.EngineListWorkers
+	engTypes      = iii.EngineListTriggers
+	engRegistered = iii.EngineListRegisteredTriggers
 )
 
 type engFunction struct {

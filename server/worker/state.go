@@ -40,7 +40,7 @@ func (s stateStore) trigger(ctx context.Context, fn string, data json.RawMessage
 // get returns the stored value, or nil when the key is absent (the engine
 // sends no result, or null).
 func (s stateStore) get(ctx context.Context, scope, key string) (json.RawMessage, error) {
-	out, err := s.call(ctx, "state::get", map[string]string{"scope": scope, "key": key})
+	out, err := s.call(ctx, iii.StateGet, map[string]string{"scope": scope, "key": key})
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (s stateStore) get(ctx context.Context, scope, key string) (json.RawMessage
 }
 
 func (s stateStore) set(ctx context.Context, scope, key string, value any) error {
-	_, err := s.call(ctx, "state::set", map[string]any{"scope": scope, "key": key, "value": value})
+	_, err := s.call(ctx, iii.StateSet, map[string]any{"scope": scope, "key": key, "value": value})
 	return err
 }
 
@@ -59,7 +59,7 @@ func (s stateStore) set(ctx context.Context, scope, key string, value any) error
 // map through reflection (and escaping the body for HTML, which serde_json
 // does not do either) was a measurable part of every registration.
 func (s stateStore) setSkill(ctx context.Context, scope string, row registry.StoredSkill) error {
-	_, err := s.trigger(ctx, "state::set", skillSetPayload(scope, row))
+	_, err := s.trigger(ctx, iii.StateSet, skillSetPayload(scope, row))
 	return err
 }
 
@@ -82,7 +82,7 @@ func skillSetPayload(scope string, row registry.StoredSkill) json.RawMessage {
 
 // delete removes key and returns the previous value (nil when there was none).
 func (s stateStore) delete(ctx context.Context, scope, key string) (json.RawMessage, error) {
-	out, err := s.call(ctx, "state::delete", map[string]string{"scope": scope, "key": key})
+	out, err := s.call(ctx, iii.StateDelete, map[string]string{"scope": scope, "key": key})
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (s stateStore) list(ctx context.Context, scope string) ([]json.RawMessage, 
 		}
 		return vals, nil
 	}
-	out, err := s.call(ctx, "state::list", map[string]string{"scope": scope})
+	out, err := s.call(ctx, iii.StateList, map[string]string{"scope": scope})
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ func (r *checkRemote) HasFunction(ctx context.Context, id string) (bool, error) 
 	if r.fns == nil {
 		ctx, cancel := context.WithTimeout(ctx, r.timeout)
 		defer cancel()
-		raw, err := r.client.Trigger(ctx, iii.TriggerRequest{FunctionID: "engine::functions::list",
+		raw, err := r.client.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.EngineListFunctions,
 			Data: json.RawMessage(`{}`), Timeout: r.timeout})
 		if err != nil {
 			return false, err
