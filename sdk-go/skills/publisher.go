@@ -15,16 +15,19 @@ import (
 	"github.com/google/uuid"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
-// Registry function ids and trigger types the publisher uses.
+// Registry function ids and trigger types the publisher uses, under the
+// names this package has always exported; sdk-go/rules holds the ids and
+// sdk-go/iii the engine's.
 const (
-	FnSkillsRegister     = "skills::register"
-	FnSkillsUnregister   = "skills::unregister"
-	FnPromptsRegister    = "prompts::register"
-	FnPromptsUnregister  = "prompts::unregister"
-	TriggerSkillChange   = "skills::on-change"
-	TriggerPromptChange  = "prompts::on-change"
+	FnSkillsRegister     = rules.FnSkillsRegister
+	FnSkillsUnregister   = rules.FnSkillsUnregister
+	FnPromptsRegister    = rules.FnPromptsRegister
+	FnPromptsUnregister  = rules.FnPromptsUnregister
+	TriggerSkillChange   = rules.TriggerSkillsOnChange
+	TriggerPromptChange  = rules.TriggerPromptsOnChange
 	TriggerFunctionsList = iii.EngineFunctionsAvailable
 )
 

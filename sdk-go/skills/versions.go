@@ -13,12 +13,12 @@ import (
 
 // Function ids of the registry's history (versions, labels, rollback).
 const (
-	FnSkillsVersions  = "skills::versions"
-	FnSkillsLabel     = "skills::label"
-	FnSkillsRollback  = "skills::rollback"
-	FnPromptsVersions = "prompts::versions"
-	FnPromptsLabel    = "prompts::label"
-	FnPromptsRollback = "prompts::rollback"
+	FnSkillsVersions  = rules.FnSkillsVersions
+	FnSkillsLabel     = rules.FnSkillsLabel
+	FnSkillsRollback  = rules.FnSkillsRollback
+	FnPromptsVersions = rules.FnPromptsVersions
+	FnPromptsLabel    = rules.FnPromptsLabel
+	FnPromptsRollback = rules.FnPromptsRollback
 )
 
 // WithMessage sets the message of the version a changed skill body or

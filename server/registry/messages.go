@@ -98,26 +98,26 @@ const (
 	SectionTemplateDescription = "Trigger the function at `function_path` (each '/' becomes '::') with empty input and serve its output. e.g. `iii://fn/scope/echo` triggers `scope::echo`."
 )
 
-// Function ids and trigger type ids (docs/reference/skills-worker.md §1.1–§1.14). Their
-// descriptions are served from server/worker/api.json, which a worker test
-// checks against the reference.
+// Function ids and trigger type ids (docs/reference/skills-worker.md §1.1–§1.14), from
+// sdk-go/rules. Their descriptions are served from server/worker/api.json,
+// which a worker test checks against the reference.
 const (
-	FnSkillsRegister           = "skills::register"
-	FnSkillsUnregister         = "skills::unregister"
-	FnSkillsList               = "skills::list"
-	FnSkillsResourcesList      = "skills::resources-list"
-	FnSkillsResourcesRead      = "skills::resources-read"
-	FnSkillsResourcesTemplates = "skills::resources-templates"
-	FnSkillsFetchSkill         = "skills::fetch_skill"
-	FnSkillFetch               = "skill::fetch"
-	FnPromptsRegister          = "prompts::register"
-	FnPromptsUnregister        = "prompts::unregister"
-	FnPromptsList              = "prompts::list"
-	FnPromptsMCPList           = "prompts::mcp-list"
-	FnPromptsMCPGet            = "prompts::mcp-get"
+	FnSkillsRegister           = rules.FnSkillsRegister
+	FnSkillsUnregister         = rules.FnSkillsUnregister
+	FnSkillsList               = rules.FnSkillsList
+	FnSkillsResourcesList      = rules.FnSkillsResourcesList
+	FnSkillsResourcesRead      = rules.FnSkillsResourcesRead
+	FnSkillsResourcesTemplates = rules.FnSkillsResourcesTemplates
+	FnSkillsFetchSkill         = rules.FnSkillsFetchSkill
+	FnSkillFetch               = rules.FnSkillFetch
+	FnPromptsRegister          = rules.FnPromptsRegister
+	FnPromptsUnregister        = rules.FnPromptsUnregister
+	FnPromptsList              = rules.FnPromptsList
+	FnPromptsMCPList           = rules.FnPromptsMCPList
+	FnPromptsMCPGet            = rules.FnPromptsMCPGet
 
-	TriggerSkillsOnChange  = "skills::on-change"
-	TriggerPromptsOnChange = "prompts::on-change"
+	TriggerSkillsOnChange  = rules.TriggerSkillsOnChange
+	TriggerPromptsOnChange = rules.TriggerPromptsOnChange
 
 	// OpRegister / OpUnregister are the on-change "op" values.
 	OpRegister   = "register"

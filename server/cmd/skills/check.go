@@ -46,7 +46,7 @@ func (r *checkRemote) HasSkill(ctx context.Context, id string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	payload, _ := json.Marshal(map[string]string{"uri": "iii://" + id})
-	_, err := r.client.Trigger(ctx, iii.TriggerRequest{FunctionID: "skill::fetch", Data: payload, Timeout: r.timeout})
+	_, err := r.client.Trigger(ctx, iii.TriggerRequest{FunctionID: rules.FnSkillFetch, Data: payload, Timeout: r.timeout})
 	if err == nil {
 		return true, nil
 	}
