@@ -140,10 +140,10 @@ func (d *Directory) Register() error {
 		return d.hostsErr
 	}
 	var err error
-	if d.skillSubs, err = d.client.RegisterTriggerType(TriggerSkillsOnChange, DescSkillsOnChange, subscribers{d.log, TriggerSkillsOnChange}); err != nil {
+	if d.skillSubs, err = d.client.RegisterTriggerType(TriggerSkillsOnChange, DescSkillsOnChange, iii.AcceptAll(d.log, TriggerSkillsOnChange)); err != nil {
 		return err
 	}
-	if d.promptSubs, err = d.client.RegisterTriggerType(TriggerPromptsOnChange, DescPromptsOnChange, subscribers{d.log, TriggerPromptsOnChange}); err != nil {
+	if d.promptSubs, err = d.client.RegisterTriggerType(TriggerPromptsOnChange, DescPromptsOnChange, iii.AcceptAll(d.log, TriggerPromptsOnChange)); err != nil {
 		return err
 	}
 	tool := func(label string) map[string]any { return map[string]any{"tool": map[string]any{"label": label}} }
@@ -288,21 +288,6 @@ func (d *Directory) fire(ref *iii.TriggerTypeRef, payload any) {
 	if err := ref.Fire(ctx, data); err != nil {
 		d.log.Warn("on-change fan-out failed", "trigger_type", ref.ID(), "err", err)
 	}
-}
-
-type subscribers struct {
-	log  *slog.Logger
-	kind string
-}
-
-func (s subscribers) RegisterTrigger(_ context.Context, cfg iii.TriggerConfig) error {
-	s.log.Debug("subscriber added", "trigger_type", s.kind, "id", cfg.ID, "function_id", cfg.FunctionID)
-	return nil
-}
-
-func (s subscribers) UnregisterTrigger(_ context.Context, cfg iii.TriggerConfig) error {
-	s.log.Debug("subscriber removed", "trigger_type", s.kind, "id", cfg.ID)
-	return nil
 }
 
 // decode reads a request object; unknown fields are ignored, like serde.

@@ -175,7 +175,7 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 			return fmt.Errorf("register %s: %w", f.id, err)
 		}
 	}
-	ref, err := client.RegisterTriggerType(TriggerCatalogChg, "Fires {path} each time a skill of the catalog changes (MCP Skills extension view).", acceptAll{})
+	ref, err := client.RegisterTriggerType(TriggerCatalogChg, "Fires {path} each time a skill of the catalog changes (MCP Skills extension view).", iii.AcceptAll(log, TriggerCatalogChg))
 	if err != nil {
 		return fmt.Errorf("register %s: %w", TriggerCatalogChg, err)
 	}
@@ -189,12 +189,6 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 	}()
 	return nil
 }
-
-// acceptAll accepts every binding of the change trigger type.
-type acceptAll struct{}
-
-func (acceptAll) RegisterTrigger(context.Context, iii.TriggerConfig) error   { return nil }
-func (acceptAll) UnregisterTrigger(context.Context, iii.TriggerConfig) error { return nil }
 
 // Remote reads the view another process published with Register.
 type Remote struct {
