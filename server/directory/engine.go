@@ -74,7 +74,7 @@ func engineList[T any](ctx context.Context, c *iii.Client, id string, payload an
 	}
 	out, err := c.Trigger(ctx, iii.TriggerRequest{FunctionID: id, Data: data})
 	if err != nil {
-		return nil, fmt.Errorf(fmtEngineList, id, sdkError(err))
+		return nil, fmt.Errorf(fmtEngineList, id, iii.RustDisplay(err))
 	}
 	var env map[string]json.RawMessage
 	if json.Unmarshal(out, &env) != nil {

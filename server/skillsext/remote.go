@@ -181,8 +181,7 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 	}
 	go func() {
 		_ = v.Watch(ctx, func(p string) {
-			data, _ := json.Marshal(map[string]string{"path": p})
-			if err := ref.Fire(ctx, data); err != nil && log != nil {
+			if err := ref.FireJSON(ctx, map[string]string{"path": p}); err != nil && log != nil {
 				log.Warn("catalog change fan-out failed", "trigger_type", TriggerCatalogChg, "err", err)
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -139,18 +138,7 @@ func isNull(raw json.RawMessage) bool {
 	return len(t) == 0 || bytes.Equal(t, []byte("null"))
 }
 
-// sdkError renders an error from the iii client the way upstream's Rust SDK
-// displays it, because upstream messages embed that text ("trigger x: remote
-// error (function_not_found): Function x not found", "… invocation timed
-// out").
-func sdkError(err error) error {
-	var inv *iii.InvocationError
-	switch {
-	case errors.As(err, &inv):
-		return fmt.Errorf("remote error (%s): %s", inv.Code, inv.Message)
-	case errors.Is(err, iii.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return errors.New("invocation timed out")
-	default:
-		return err
-	}
-}
+// sdkError renders an iii client error the way upstream's Rust SDK
+// displays it, because upstream messages embed that text ("trigger x:
+// remote error (function_not_found): Function x not found").
+var sdkError = iii.RustDisplay

@@ -393,15 +393,7 @@ func (w *Worker) handlers() map[string]iii.Handler {
 // notify fans a change event out to every subscriber of a trigger type,
 // fire-and-forget like upstream; failures are logged, never returned.
 func (w *Worker) notify(ctx context.Context, ref *iii.TriggerTypeRef, payload any) {
-	if ref == nil {
-		return
-	}
-	data, err := json.Marshal(payload)
-	if err != nil {
-		w.log.Warn("on-change fan-out failed", "trigger_type", ref.ID(), "err", err)
-		return
-	}
-	if err := ref.Fire(ctx, data); err != nil {
+	if err := ref.FireJSON(ctx, payload); err != nil {
 		w.log.Warn("on-change fan-out failed", "trigger_type", ref.ID(), "err", err)
 	}
 }

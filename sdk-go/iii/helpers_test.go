@@ -3,6 +3,8 @@ package iii_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -33,5 +35,32 @@ func TestAcceptAll(t *testing.T) {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("log %q lacks %q", buf.String(), want)
 		}
+	}
+}
+
+// RustDisplay renders errors as the Rust SDK displays them, so upstream's
+// messages that embed them match byte for byte.
+func TestRustDisplay(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{iii.NewInvocationError(iii.CodeFunctionNotFound, "Function a::b not found"), "remote error (function_not_found): Function a::b not found"},
+		{fmt.Errorf("call: %w", iii.ErrTimeout), "invocation timed out"},
+		{context.DeadlineExceeded, "invocation timed out"},
+		{errors.New("other"), "other"},
+	}
+	for _, c := range cases {
+		if got := iii.RustDisplay(c.err).Error(); got != c.want {
+			t.Errorf("RustDisplay(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+// A nil trigger type (never registered) fires nothing and fails nothing.
+func TestFireJSONOnNilRef(t *testing.T) {
+	var ref *iii.TriggerTypeRef
+	if err := ref.FireJSON(context.Background(), map[string]string{"op": "register"}); err != nil {
+		t.Fatal(err)
 	}
 }
