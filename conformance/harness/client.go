@@ -74,7 +74,7 @@ func (c *Client) Call(ctx context.Context, fn string, payload any) (json.RawMess
 func repeatable(fn string, data json.RawMessage) bool {
 	switch fn {
 	case "skills::list", "prompts::list", "prompts::mcp-list", "skills::resources-list",
-		"skills::resources-templates", "skills::register", "prompts::register", "state::get", "state::list":
+		"skills::resources-templates", "skills::register", "prompts::register", iii.StateGet, iii.StateList:
 		return true
 	case "skills::resources-read", "skill::fetch", "skills::fetch_skill":
 		return !strings.Contains(string(data), "iii://fn")
@@ -170,7 +170,7 @@ func StateEntries(raw json.RawMessage) []json.RawMessage {
 // StateKeys lists the registry keys stored in scope (each row's id, or name
 // for prompts).
 func (c *Client) StateKeys(ctx context.Context, scope string) ([]string, error) {
-	raw, err := c.Call(ctx, "state::list", map[string]string{"scope": scope})
+	raw, err := c.Call(ctx, iii.StateList, map[string]string{"scope": scope})
 	if err != nil {
 		return nil, fmt.Errorf("state::list %s: %w", scope, err)
 	}
@@ -209,7 +209,7 @@ func (c *Client) CleanRegistry(ctx context.Context) error {
 			return err
 		}
 		for _, k := range keys {
-			if _, err := c.Call(ctx, "state::delete", map[string]string{"scope": sc.scope, "key": k}); err != nil {
+			if _, err := c.Call(ctx, iii.StateDelete, map[string]string{"scope": sc.scope, "key": k}); err != nil {
 				return fmt.Errorf("state::delete %s/%s: %w", sc.scope, k, err)
 			}
 			*sc.gone = append(*sc.gone, k)
@@ -267,7 +267,7 @@ func (c *Client) FunctionIDs(ctx context.Context) ([]string, error) {
 			FunctionID string `json:"function_id"`
 		} `json:"functions"`
 	}
-	if err := c.CallInto(ctx, "engine::functions::list", map[string]any{}, &out); err != nil {
+	if err := c.CallInto(ctx, iii.EngineListFunctions, map[string]any{}, &out); err != nil {
 		return nil, err
 	}
 	ids := make([]string, 0, len(out.Functions))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -127,7 +128,7 @@ var _ = group.Describe("publisher SDK (DRIVER.md)", func() {
 			Request  map[string]any `json:"request_schema"`
 			Response map[string]any `json:"response_schema"`
 		}
-		Expect(json.Unmarshal(call(ctx, "engine::functions::info", map[string]any{"function_id": fid}), &info)).To(Succeed())
+		Expect(json.Unmarshal(call(ctx, iii.EngineInfoFunctions, map[string]any{"function_id": fid}), &info)).To(Succeed())
 		Expect(info.Request).To(HaveKeyWithValue("type", "object"))
 		Expect(info.Request).To(HaveKeyWithValue("properties", And(HaveKey("message"), HaveKey("repeat"))))
 		Expect(info.Request).To(HaveKeyWithValue("required", ConsistOf("message", "repeat")))

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -111,7 +112,7 @@ func functionsByID(ctx context.Context) map[string]map[string]any {
 	var out struct {
 		Functions []map[string]any `json:"functions"`
 	}
-	callInto(ctx, "engine::functions::list", map[string]any{}, &out)
+	callInto(ctx, iii.EngineListFunctions, map[string]any{}, &out)
 	fns := map[string]map[string]any{}
 	for _, f := range out.Functions {
 		if id, ok := f["function_id"].(string); ok {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -156,7 +157,7 @@ var _ = group.Describe("prompts::mcp-get (checklist G)", Label("prompts_get"), f
 
 	It("G6 a prompt backed by an internal function is refused", func(ctx SpecContext) {
 		name := scoped("internal")
-		registerPrompt(ctx, name, "bdd prompt", "state::set")
+		registerPrompt(ctx, name, "bdd prompt", iii.StateSet)
 		fails(ctx, "prompts::mcp-get", map[string]any{"name": name}, "internal namespace",
 			"Prompt handler 'state::set' is in an internal namespace and cannot back a prompt")
 	})

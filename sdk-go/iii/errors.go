@@ -1,6 +1,7 @@
 package iii
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -119,3 +120,20 @@ const (
 	// CodeFunctionNamespaceClash: a function id is held by another worker.
 	CodeFunctionNamespaceClash = wire.CodeFunctionNamespaceClash
 )
+
+// RustDisplay renders an error of this client the way the official Rust
+// SDK displays its own ("remote error (function_not_found): Function x not
+// found", "invocation timed out"), for messages that must match a Rust
+// worker's byte for byte (upstream's "trigger x: …", "state::get: …").
+// Any other error is returned unchanged.
+func RustDisplay(err error) error {
+	var inv *InvocationError
+	switch {
+	case errors.As(err, &inv):
+		return fmt.Errorf("remote error (%s): %s", inv.Code, inv.Message)
+	case errors.Is(err, ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return errors.New("invocation timed out")
+	default:
+		return err
+	}
+}

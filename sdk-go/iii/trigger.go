@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -261,4 +262,31 @@ func (c *Client) resolve(m wire.Message) {
 		res = nil
 	}
 	p.ch <- callResult{result: res}
+}
+
+// AcceptAll is a TriggerHandler for a trigger type whose bindings need no
+// set-up: it accepts every binding (the client keeps them, see
+// TriggerTypeRef.Bindings, and Fire reaches them) and logs each at debug
+// on log when it is not nil.
+func AcceptAll(log *slog.Logger, triggerType string) TriggerHandler {
+	return acceptAll{log: log, triggerType: triggerType}
+}
+
+type acceptAll struct {
+	log         *slog.Logger
+	triggerType string
+}
+
+func (a acceptAll) RegisterTrigger(_ context.Context, cfg TriggerConfig) error {
+	if a.log != nil {
+		a.log.Debug("subscriber added", "trigger_type", a.triggerType, "id", cfg.ID, "function_id", cfg.FunctionID)
+	}
+	return nil
+}
+
+func (a acceptAll) UnregisterTrigger(_ context.Context, cfg TriggerConfig) error {
+	if a.log != nil {
+		a.log.Debug("subscriber removed", "trigger_type", a.triggerType, "id", cfg.ID)
+	}
+	return nil
 }

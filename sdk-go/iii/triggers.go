@@ -221,6 +221,19 @@ func (r *TriggerTypeRef) Fire(ctx context.Context, data json.RawMessage) error {
 	return errors.Join(errs...)
 }
 
+// FireJSON is Fire with payload encoded as JSON: what a provider of change
+// events (fire and forget) calls. A nil ref fires nothing.
+func (r *TriggerTypeRef) FireJSON(ctx context.Context, payload any) error {
+	if r == nil {
+		return nil
+	}
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return fmt.Errorf("encode the %s payload: %w", r.ID(), err)
+	}
+	return r.Fire(ctx, data)
+}
+
 // FireTrigger fires one binding: a void invocation of cfg.FunctionID with
 // data (raw JSON), cfg.Metadata and cfg.Namespace.
 func (c *Client) FireTrigger(ctx context.Context, cfg TriggerConfig, data json.RawMessage) error {

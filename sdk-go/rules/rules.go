@@ -303,3 +303,16 @@ func RustQuote(s string) string {
 // on the code, and match the message text only as a fallback for
 // registries that answer with a generic code.
 const CodeInvalidArguments = "INVALID_ARGUMENTS"
+
+// CodeNotFound is the error code the registry answers a read of something
+// it does not hold with: an unknown skill, prompt, version or label, or a
+// section URI whose function is not registered. The message is upstream's
+// ("Skill not found: a/b"); only the code is ours (upstream answers
+// invocation_failed), so callers decide by code and match the text only
+// as a fallback for an upstream registry.
+const CodeNotFound = "NOT_FOUND"
+
+// CodeForbidden is the error code of a call the caller's scoped token or
+// the id's owner does not allow (a register or unregister of an id held by
+// another publisher, or outside the token's namespaces).
+const CodeForbidden = "FORBIDDEN"

@@ -15,17 +15,20 @@ import (
 	"github.com/google/uuid"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
-// Registry function ids and trigger types the publisher uses.
+// Registry function ids and trigger types the publisher uses, under the
+// names this package has always exported; sdk-go/rules holds the ids and
+// sdk-go/iii the engine's.
 const (
-	FnSkillsRegister     = "skills::register"
-	FnSkillsUnregister   = "skills::unregister"
-	FnPromptsRegister    = "prompts::register"
-	FnPromptsUnregister  = "prompts::unregister"
-	TriggerSkillChange   = "skills::on-change"
-	TriggerPromptChange  = "prompts::on-change"
-	TriggerFunctionsList = "engine::functions-available"
+	FnSkillsRegister     = rules.FnSkillsRegister
+	FnSkillsUnregister   = rules.FnSkillsUnregister
+	FnPromptsRegister    = rules.FnPromptsRegister
+	FnPromptsUnregister  = rules.FnPromptsUnregister
+	TriggerSkillChange   = rules.TriggerSkillsOnChange
+	TriggerPromptChange  = rules.TriggerPromptsOnChange
+	TriggerFunctionsList = iii.EngineFunctionsAvailable
 )
 
 // DefaultCallTimeout bounds each registry call.
@@ -545,7 +548,7 @@ func (p *Publisher) functionsAvailable(ctx context.Context, data json.RawMessage
 	_ = json.Unmarshal(data, &ev)
 	if ev.Functions == nil {
 		// No list in the event: ask the engine.
-		res, err := p.trigger(ctx, "engine::functions::list", map[string]any{"prefix": "skills::"})
+		res, err := p.trigger(ctx, iii.EngineListFunctions, map[string]any{"prefix": "skills::"})
 		if err != nil {
 			p.log.Debug("engine::functions::list failed", "error", err)
 			return nil, nil

@@ -3,17 +3,22 @@ package skills
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // Function ids of the registry's history (versions, labels, rollback).
 const (
-	FnSkillsVersions  = "skills::versions"
-	FnSkillsLabel     = "skills::label"
-	FnSkillsRollback  = "skills::rollback"
-	FnPromptsVersions = "prompts::versions"
-	FnPromptsLabel    = "prompts::label"
-	FnPromptsRollback = "prompts::rollback"
+	FnSkillsVersions  = rules.FnSkillsVersions
+	FnSkillsLabel     = rules.FnSkillsLabel
+	FnSkillsRollback  = rules.FnSkillsRollback
+	FnPromptsVersions = rules.FnPromptsVersions
+	FnPromptsLabel    = rules.FnPromptsLabel
+	FnPromptsRollback = rules.FnPromptsRollback
 )
 
 // WithMessage sets the message of the version a changed skill body or
@@ -112,4 +117,21 @@ func (p *Publisher) versions(ctx context.Context, fid, key, id string) (History,
 		return History{}, fmt.Errorf("%s: unexpected answer %s: %w", fid, out, err)
 	}
 	return v, nil
+}
+
+// IsNotFound reports whether err is the registry's answer that it does not
+// hold what was asked: an unknown skill, prompt, version or label. Our
+// registry says so with code NOT_FOUND (rules.CodeNotFound); the message
+// text is the fallback for an upstream registry, which answers every
+// failure with invocation_failed and knows no versions.
+func IsNotFound(err error) bool {
+	var ie *iii.InvocationError
+	if !errors.As(err, &ie) {
+		return false
+	}
+	if ie.Code == rules.CodeNotFound {
+		return true
+	}
+	return ie.Code == iii.CodeInvocationFailed &&
+		(strings.HasPrefix(ie.Message, "Skill not found: ") || strings.HasPrefix(ie.Message, "Prompt not found: "))
 }

@@ -2,9 +2,13 @@ package skills_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/sdk-go/skills"
 )
 
@@ -52,11 +56,44 @@ func TestPublisherVersionsAndLabels(t *testing.T) {
 	if _, err := p.LabelSkill(ctx, "versioned", "latest", "1", ""); err == nil {
 		t.Fatal("moving latest by hand was accepted")
 	}
+	// The registry's NOT_FOUND: an unknown version or id, not a bad request.
+	if _, err := p.LabelSkill(ctx, "versioned", "canary", "9", ""); !skills.IsNotFound(err) {
+		t.Fatalf("label of a version that does not exist: %v, want IsNotFound", err)
+	}
+	if _, err := p.SkillVersions(ctx, "never-published"); !skills.IsNotFound(err) {
+		t.Fatalf("versions of an unknown skill: %v, want IsNotFound", err)
+	}
+	if _, err := p.LabelSkill(ctx, "versioned", "latest", "1", ""); skills.IsNotFound(err) {
+		t.Fatalf("a refused label move reads as not found: %v", err)
+	}
 	ph, err := p.PromptVersions(ctx, "vp")
 	if err != nil || ph.Latest != 1 || ph.Versions[0].Message != "prompt v1" {
 		t.Fatalf("prompt history %+v %v", ph, err)
 	}
 	if m, err := p.LabelPrompt(ctx, "vp", "stable", "latest", ""); err != nil || m.Version != 1 {
 		t.Fatalf("prompt label: %+v %v", m, err)
+	}
+}
+
+// IsNotFound decides by the code; the text counts only under the generic
+// code an upstream registry answers with.
+func TestIsNotFound(t *testing.T) {
+	cases := []struct {
+		err  error
+		want bool
+	}{
+		{iii.NewInvocationError(rules.CodeNotFound, "skill a has no version 9 (kept: 1-2)"), true},
+		{iii.NewInvocationError(iii.CodeInvocationFailed, "Skill not found: a/b"), true},
+		{fmt.Errorf("read: %w", iii.NewInvocationError(iii.CodeInvocationFailed, "Prompt not found: p")), true},
+		{iii.NewInvocationError(rules.CodeInvalidArguments, "Skill not found: a/b"), false},
+		{iii.NewInvocationError(iii.CodeInvocationFailed, "state::get: invocation timed out"), false},
+		{iii.NewInvocationError(iii.CodeFunctionNotFound, "Function skills::versions not found"), false},
+		{errors.New("Skill not found: a/b"), false},
+		{nil, false},
+	}
+	for _, c := range cases {
+		if got := skills.IsNotFound(c.err); got != c.want {
+			t.Errorf("IsNotFound(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }

@@ -22,6 +22,7 @@ export {
 } from './publisher.js'
 export {
   DEFAULT_BACKOFF,
+  isNotFoundError,
   type BackoffOptions,
   type Rejection,
   type RegistrationResult,

@@ -43,6 +43,12 @@ function escapeChar(ch: string, first: boolean): string {
  */
 export const CODE_INVALID_ARGUMENTS = 'INVALID_ARGUMENTS'
 
+/**
+ * The error code of the registry's answer that it does not hold what was asked (an unknown
+ * skill, prompt, version or label), under upstream's message text ("Skill not found: a/b").
+ */
+export const CODE_NOT_FOUND = 'NOT_FOUND'
+
 export const MAX_ID_BYTES = 1024
 export const MAX_SEGMENT_BYTES = 64
 export const MAX_NAME_BYTES = 64

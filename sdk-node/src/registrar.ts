@@ -1,5 +1,5 @@
 import { describeError, errorMessage, type Logger } from './logger.js'
-import { CODE_INVALID_ARGUMENTS, msg } from './messages.js'
+import { CODE_INVALID_ARGUMENTS, CODE_NOT_FOUND, msg } from './messages.js'
 
 /** Capped exponential backoff of boot-time registration (docs/publishers.md). */
 export interface BackoffOptions {
@@ -99,6 +99,20 @@ export function isPermanentError(err: unknown): boolean {
   if ((err as { code?: unknown } | null)?.code === CODE_INVALID_ARGUMENTS) return true
   const message = err instanceof Error ? err.message : typeof err === 'string' ? err : ''
   return PERMANENT.some((re) => re.test(message))
+}
+
+/**
+ * Whether err is the registry's answer that it does not hold what was asked: an unknown skill,
+ * prompt, version or label (labelSkill, skillVersions, …). Our registry says so with code
+ * NOT_FOUND; the text is the fallback for an upstream registry, which answers every failure
+ * with invocation_failed.
+ */
+export function isNotFoundError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  if (code === CODE_NOT_FOUND) return true
+  if (code !== undefined && code !== 'invocation_failed') return false
+  const message = err instanceof Error ? err.message : typeof err === 'string' ? err : ''
+  return /\b(Skill|Prompt) not found: /.test(message)
 }
 
 function isFunctionNotFound(err: unknown): boolean {

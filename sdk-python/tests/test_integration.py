@@ -12,7 +12,7 @@ import pytest
 from iii.iii import III
 from pydantic import BaseModel, Field
 
-from iii_skills import Backoff, PromptChange, Publisher, SkillChange
+from iii_skills import Backoff, PromptChange, Publisher, SkillChange, is_not_found
 from iii_skills.publisher import _function_ids
 from iii_skills._fixtures import count_words, dialogue, echo, send_email
 
@@ -472,6 +472,13 @@ def test_history_gets_message_author_and_labels_move(iii: III, observer: III, ui
     assert publisher.label_skill(sid, "production", "latest")["previous"] == 1
     with pytest.raises(Exception, match="moved by the registry only"):
         publisher.label_skill(sid, "latest", 1)
+    # The registry's NOT_FOUND, told by its code: an unknown version or id.
+    with pytest.raises(Exception) as unknown_version:
+        publisher.label_skill(sid, "canary", 9)
+    assert is_not_found(unknown_version.value)
+    with pytest.raises(Exception) as unknown_id:
+        publisher.skill_versions(f"never-published-{uid}")
+    assert is_not_found(unknown_id.value)
     assert publisher.prompt_versions(f"vp-{uid}")["versions"][0]["message"] == "prompt v1"
     assert publisher.label_prompt(f"vp-{uid}", "stable", 1)["version"] == 1
     publisher.close(unregister=True)

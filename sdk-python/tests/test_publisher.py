@@ -17,6 +17,7 @@ from iii_skills import (
     PromptArgumentError,
     Publisher,
     SkillChange,
+    is_not_found,
 )
 from iii_skills._fixtures import EchoRequest, EchoResponse, count_words, dialogue, echo, send_email
 
@@ -651,3 +652,12 @@ def test_driver_command_decoding() -> None:
     for bad in ("[1]", "nope", ""):
         with pytest.raises(CommandError, match="^bad command line"):
             decode_command(bad)
+
+
+def test_is_not_found_decides_by_code_then_upstream_text() -> None:
+    assert is_not_found(FakeInvocationError("NOT_FOUND", "skill a has no version 9 (kept: 1-2)"))
+    assert is_not_found(FakeInvocationError("invocation_failed", "Skill not found: a/b"))
+    assert is_not_found(FakeInvocationError("invocation_failed", "handler error: Prompt not found: p"))
+    assert not is_not_found(FakeInvocationError("INVALID_ARGUMENTS", "Skill not found: a/b"))
+    assert not is_not_found(FakeInvocationError("function_not_found", "Function skills::versions not found"))
+    assert not is_not_found(FakeInvocationError("invocation_failed", "state::get: invocation timed out"))

@@ -24,7 +24,7 @@ const DefaultClaimTimeout = 30 * time.Second
 
 // fnIdentity is our engine's identity built-in; on an engine that lacks it
 // the call still serves as the round trip claimFunctions needs.
-const fnIdentity = "engine::workers::identity"
+const fnIdentity = iii.EngineWorkerIdentity
 
 // claimResult is what claimFunctions learned about the engine.
 type claimResult struct {
@@ -161,7 +161,7 @@ func describeHolders(ctx context.Context, client *iii.Client, refused []*iii.Reg
 func workerNames(ctx context.Context, client *iii.Client) map[string]string {
 	callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	out, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: "engine::workers::list", Data: json.RawMessage(`{}`)})
+	out, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: iii.EngineListWorkers, Data: json.RawMessage(`{}`)})
 	if err != nil {
 		return nil
 	}
@@ -218,7 +218,7 @@ func heldTriggerTypes(ctx context.Context, client *iii.Client) []string {
 	for _, id := range client.TriggerTypeIDs() {
 		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		data, _ := json.Marshal(map[string]string{"id": id})
-		raw, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: "engine::triggers::info", Data: data})
+		raw, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: iii.EngineInfoTriggers, Data: data})
 		cancel()
 		var info map[string]json.RawMessage
 		var provider string

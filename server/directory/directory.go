@@ -140,10 +140,10 @@ func (d *Directory) Register() error {
 		return d.hostsErr
 	}
 	var err error
-	if d.skillSubs, err = d.client.RegisterTriggerType(TriggerSkillsOnChange, DescSkillsOnChange, subscribers{d.log, TriggerSkillsOnChange}); err != nil {
+	if d.skillSubs, err = d.client.RegisterTriggerType(TriggerSkillsOnChange, DescSkillsOnChange, iii.AcceptAll(d.log, TriggerSkillsOnChange)); err != nil {
 		return err
 	}
-	if d.promptSubs, err = d.client.RegisterTriggerType(TriggerPromptsOnChange, DescPromptsOnChange, subscribers{d.log, TriggerPromptsOnChange}); err != nil {
+	if d.promptSubs, err = d.client.RegisterTriggerType(TriggerPromptsOnChange, DescPromptsOnChange, iii.AcceptAll(d.log, TriggerPromptsOnChange)); err != nil {
 		return err
 	}
 	tool := func(label string) map[string]any { return map[string]any{"tool": map[string]any{"label": label}} }
@@ -280,29 +280,9 @@ func (d *Directory) startFanout() {
 func (d *Directory) fire(ref *iii.TriggerTypeRef, payload any) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	data, err := json.Marshal(payload)
-	if err != nil {
-		d.log.Warn("on-change fan-out failed", "trigger_type", ref.ID(), "err", err)
-		return
-	}
-	if err := ref.Fire(ctx, data); err != nil {
+	if err := ref.FireJSON(ctx, payload); err != nil {
 		d.log.Warn("on-change fan-out failed", "trigger_type", ref.ID(), "err", err)
 	}
-}
-
-type subscribers struct {
-	log  *slog.Logger
-	kind string
-}
-
-func (s subscribers) RegisterTrigger(_ context.Context, cfg iii.TriggerConfig) error {
-	s.log.Debug("subscriber added", "trigger_type", s.kind, "id", cfg.ID, "function_id", cfg.FunctionID)
-	return nil
-}
-
-func (s subscribers) UnregisterTrigger(_ context.Context, cfg iii.TriggerConfig) error {
-	s.log.Debug("subscriber removed", "trigger_type", s.kind, "id", cfg.ID)
-	return nil
 }
 
 // decode reads a request object; unknown fields are ignored, like serde.
@@ -321,20 +301,6 @@ func decode(data json.RawMessage, name string, dst any) error {
 		return fmt.Errorf("invalid request for %s: %v", name, err)
 	}
 	return nil
-}
-
-// sdkError renders an iii client error the way the Rust SDK displays it
-// (the same rendering the registry worker uses).
-func sdkError(err error) error {
-	var inv *iii.InvocationError
-	switch {
-	case errors.As(err, &inv):
-		return fmt.Errorf("remote error (%s): %s", inv.Code, inv.Message)
-	case errors.Is(err, iii.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return errors.New("invocation timed out")
-	default:
-		return err
-	}
 }
 
 // ---- skills ----
@@ -477,7 +443,7 @@ func (d *Directory) read(ctx context.Context, t registry.Target) (string, error)
 		// No hidden-namespace guard in v0.5: any function may back a section.
 		out, err := d.client.Trigger(ctx, iii.TriggerRequest{FunctionID: t.FunctionID, Data: json.RawMessage("{}"), Timeout: d.cfg.DownloadTimeout})
 		if err != nil {
-			return "", registry.ErrTrigger(t.FunctionID, sdkError(err))
+			return "", registry.ErrTrigger(t.FunctionID, iii.RustDisplay(err))
 		}
 		text, _ := registry.NormalizeSectionOutput(out)
 		return text, nil

@@ -17,10 +17,10 @@ import (
 // current iii engine) lists types with engine::triggers::list and
 // instances with engine::registered-triggers::list, so those are read.
 const (
-	engFunctions  = "engine::functions::list"
-	engWorkers    = "engine::workers::list"
-	engTypes      = "engine::triggers::list"
-	engRegistered = "engine::registered-triggers::list"
+	engFunctions  = iii.EngineListFunctions
+	engWorkers    = iii.EngineListWorkers
+	engTypes      = iii.EngineListTriggers
+	engRegistered = iii.EngineListRegisteredTriggers
 )
 
 type engFunction struct {
@@ -74,7 +74,7 @@ func engineList[T any](ctx context.Context, c *iii.Client, id string, payload an
 	}
 	out, err := c.Trigger(ctx, iii.TriggerRequest{FunctionID: id, Data: data})
 	if err != nil {
-		return nil, fmt.Errorf(fmtEngineList, id, sdkError(err))
+		return nil, fmt.Errorf(fmtEngineList, id, iii.RustDisplay(err))
 	}
 	var env map[string]json.RawMessage
 	if json.Unmarshal(out, &env) != nil {

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
@@ -43,21 +44,21 @@ const (
 
 func (e *Engine) newBuiltins() map[string]*builtin {
 	list := []*builtin{
-		{id: "engine::workers::register", description: "Attach metadata (name, runtime, version, os, pid, …) to the calling worker connection",
+		{id: iii.EngineRegisterWorker, description: "Attach metadata (name, runtime, version, os, pid, …) to the calling worker connection",
 			request: schemaWorkersRegister, response: schemaSuccess, call: e.workersRegister},
-		{id: "engine::workers::list", description: "List connected workers that registered a pid",
+		{id: iii.EngineListWorkers, description: "List connected workers that registered a pid",
 			request: schemaWorkersListInput, response: schemaWorkersList, call: e.workersList},
-		{id: "engine::workers::identity", description: "The calling connection's identity (worker_id, scoped token name and namespaces), or with worker_id whether that connection is alive and which token it holds",
+		{id: iii.EngineWorkerIdentity, description: "The calling connection's identity (worker_id, scoped token name and namespaces), or with worker_id whether that connection is alive and which token it holds",
 			request: schemaWorkersIdentityInput, response: schemaWorkersIdentity, call: e.workersIdentity},
-		{id: "engine::functions::list", description: "List registered functions with their request and response formats",
+		{id: iii.EngineListFunctions, description: "List registered functions with their request and response formats",
 			request: schemaFunctionsListInput, response: schemaFunctionsList, call: e.functionsList},
-		{id: "engine::functions::info", description: "Describe one function (function_id) or up to 32 (function_ids)",
+		{id: iii.EngineInfoFunctions, description: "Describe one function (function_id) or up to 32 (function_ids)",
 			request: schemaFunctionsInfoInput, response: schemaFunctionDetail, call: e.functionsInfo},
-		{id: "engine::triggers::list", description: "List registered trigger types",
+		{id: iii.EngineListTriggers, description: "List registered trigger types",
 			request: schemaTriggersListInput, response: schemaTriggersList, call: e.triggersList},
-		{id: "engine::triggers::info", description: "Describe one trigger type",
+		{id: iii.EngineInfoTriggers, description: "Describe one trigger type",
 			request: schemaTriggersInfoInput, response: schemaTriggerTypeDetail, call: e.triggersInfo},
-		{id: "engine::registered-triggers::list", description: "List trigger bindings (registered triggers)",
+		{id: iii.EngineListRegisteredTriggers, description: "List trigger bindings (registered triggers)",
 			request: schemaRegisteredTriggersListInput, response: schemaRegisteredTriggersList, call: e.registeredTriggersList},
 	}
 	list = append(list, e.stateBuiltins()...)
@@ -121,7 +122,7 @@ func isInternalMetadata(md json.RawMessage) bool {
 // ---- engine::workers::register / list ----
 
 func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	const fn = "engine::workers::register"
+	const fn = iii.EngineRegisterWorker
 	if c == nil {
 		return nil, &wire.ErrorBody{Code: codeInvalidArguments, Message: fn + " must be called by a worker connection"}
 	}
@@ -197,7 +198,7 @@ func optional(s string) *string {
 }
 
 func (e *Engine) workersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs("engine::workers::list", data, false, `{"search":"skills"}`)
+	a, errb := parseArgs(iii.EngineListWorkers, data, false, `{"search":"skills"}`)
 	if errb != nil {
 		return nil, errb
 	}
@@ -291,7 +292,7 @@ type functionSummary struct {
 }
 
 func (e *Engine) functionsList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs("engine::functions::list", data, false, `{"prefix":"skills::"}`)
+	a, errb := parseArgs(iii.EngineListFunctions, data, false, `{"prefix":"skills::"}`)
 	if errb != nil {
 		return nil, errb
 	}
@@ -348,7 +349,7 @@ type functionDetail struct {
 }
 
 func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	const fn = "engine::functions::info"
+	const fn = iii.EngineInfoFunctions
 	a, errb := parseArgs(fn, data, true, `{"function_id":"skills::register"}`)
 	if errb != nil {
 		return nil, errb
@@ -452,7 +453,7 @@ func typeWorkerNameLocked(tt *triggerType) string {
 }
 
 func (e *Engine) triggersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs("engine::triggers::list", data, false, `{"prefix":"skills::"}`)
+	a, errb := parseArgs(iii.EngineListTriggers, data, false, `{"prefix":"skills::"}`)
 	if errb != nil {
 		return nil, errb
 	}
@@ -498,7 +499,7 @@ type triggerTypeDetail struct {
 }
 
 func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs("engine::triggers::info", data, true, `{"id":"skills::on-change"}`)
+	a, errb := parseArgs(iii.EngineInfoTriggers, data, true, `{"id":"skills::on-change"}`)
 	if errb != nil {
 		return nil, errb
 	}
@@ -535,7 +536,7 @@ type registeredTrigger struct {
 }
 
 func (e *Engine) registeredTriggersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs("engine::registered-triggers::list", data, false, `{"trigger_type":"state"}`)
+	a, errb := parseArgs(iii.EngineListRegisteredTriggers, data, false, `{"trigger_type":"state"}`)
 	if errb != nil {
 		return nil, errb
 	}

@@ -5,12 +5,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 )
 
 // The engine's own trigger types besides state (docs/reference/engine-protocol.md §4.6).
 const (
-	functionsAvailableType = "engine::functions-available"
-	workersAvailableType   = "engine::workers-available"
+	functionsAvailableType = iii.EngineFunctionsAvailable
+	workersAvailableType   = iii.EngineWorkersAvailable
 	engineWorkerName       = "iii-engine-functions"
 
 	// functionsDebounce coalesces a burst of registrations (a worker

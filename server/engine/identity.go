@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/wire"
 	"github.com/iii-skills/skills/server/httpguard"
 	"github.com/iii-skills/skills/server/internal/scope"
@@ -239,7 +240,7 @@ func callerMetadata(c *conn) json.RawMessage {
 // alive and which token it holds (a worker cannot register engine::* ids
 // here, so the answer is the engine's).
 func (e *Engine) workersIdentity(_ context.Context, c *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	const fn = "engine::workers::identity"
+	const fn = iii.EngineWorkerIdentity
 	a, errb := parseArgs(fn, data, false, `{"worker_id":"<uuid>"}`)
 	if errb != nil {
 		return nil, errb

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/wire"
 	"github.com/iii-skills/skills/server/store"
 )
@@ -34,15 +35,15 @@ const (
 
 func (e *Engine) stateBuiltins() []*builtin {
 	return []*builtin{
-		{id: "state::set", description: "Store a JSON value under scope/key; returns the previous and the new value",
+		{id: iii.StateSet, description: "Store a JSON value under scope/key; returns the previous and the new value",
 			request: schemaStateSetInput, response: schemaStateSetResult, async: e.stateSet},
-		{id: "state::get", description: "Read the value stored under scope/key (no result when absent)",
+		{id: iii.StateGet, description: "Read the value stored under scope/key (no result when absent)",
 			request: schemaScopeKey, response: schemaAny, call: e.stateGet},
-		{id: "state::delete", description: "Delete scope/key; returns the deleted value (no result when absent)",
+		{id: iii.StateDelete, description: "Delete scope/key; returns the deleted value (no result when absent)",
 			request: schemaScopeKey, response: schemaAny, async: e.stateDelete},
-		{id: "state::update", description: "Apply update operations (set, merge, increment, decrement, append, remove) to scope/key atomically",
+		{id: iii.StateUpdate, description: "Apply update operations (set, merge, increment, decrement, append, remove) to scope/key atomically",
 			request: schemaStateUpdateInput, response: schemaStateUpdateResult, async: e.stateUpdate},
-		{id: "state::list", description: "List the values of a scope in insertion order",
+		{id: iii.StateList, description: "List the values of a scope in insertion order",
 			request: schemaScope, response: schemaStateListResult, call: e.stateList},
 		{id: "state::list_groups", description: "List the scopes that hold values",
 			request: schemaEmptyInput, response: schemaStateListGroupsResult, call: e.stateListGroups},
@@ -175,7 +176,7 @@ func compact(v json.RawMessage) json.RawMessage {
 }
 
 func (e *Engine) stateSet(c *conn, data json.RawMessage, done asyncDone) {
-	const fn = "state::set"
+	const fn = iii.StateSet
 	in, errb := decodeState(fn, data, true)
 	if errb != nil {
 		done(nil, errb)
@@ -220,13 +221,13 @@ func setResult(old, nv json.RawMessage) json.RawMessage {
 }
 
 func (e *Engine) stateGet(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	in, errb := decodeState("state::get", data, true)
+	in, errb := decodeState(iii.StateGet, data, true)
 	if errb != nil {
 		return nil, errb
 	}
 	v, ok, err := e.store.Get(*in.Scope, *in.Key)
 	if err != nil {
-		return nil, storeErr("state::get", codeGetError, err)
+		return nil, storeErr(iii.StateGet, codeGetError, err)
 	}
 	if !ok {
 		return nil, nil // no "result" key
@@ -235,7 +236,7 @@ func (e *Engine) stateGet(_ context.Context, _ *conn, data json.RawMessage) (jso
 }
 
 func (e *Engine) stateDelete(c *conn, data json.RawMessage, done asyncDone) {
-	const fn = "state::delete"
+	const fn = iii.StateDelete
 	in, errb := decodeState(fn, data, true)
 	if errb != nil {
 		done(nil, errb)
@@ -260,7 +261,7 @@ func (e *Engine) stateDelete(c *conn, data json.RawMessage, done asyncDone) {
 }
 
 func (e *Engine) stateList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	const fn = "state::list"
+	const fn = iii.StateList
 	in, errb := decodeState(fn, data, false)
 	if errb != nil {
 		return nil, errb
@@ -296,7 +297,7 @@ func (e *Engine) stateListGroups(_ context.Context, _ *conn, data json.RawMessag
 }
 
 func (e *Engine) stateUpdate(c *conn, data json.RawMessage, done asyncDone) {
-	const fn = "state::update"
+	const fn = iii.StateUpdate
 	in, errb := decodeState(fn, data, true)
 	if errb != nil {
 		done(nil, errb)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/registry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -125,11 +126,13 @@ func cursorOf(p *sdk.ListResourcesParams) string {
 
 // registryError maps a failed registry call to a JSON-RPC error carrying
 // the registry's own message. The registry's verdicts on the request
-// (unknown skill or prompt, malformed URI or name, hidden namespace,
-// unknown section function) are invalid params (-32602, which is also the
+// (unknown skill, prompt, version or section function, malformed URI or
+// name, hidden namespace) are invalid params (-32602, which is also the
 // 2026-07-28 resource-not-found code); failures behind it (a section or
 // prompt handler that failed or timed out, state errors, an unreachable
-// registry) are internal errors (-32603).
+// registry) are internal errors (-32603). Our registry names its verdicts
+// by code; the text decides only for a code that is not one of them (an
+// upstream registry answers everything with invocation_failed).
 func registryError(fn string, err error) error {
 	var inv *iii.InvocationError
 	if !errors.As(err, &inv) {
@@ -139,16 +142,19 @@ func registryError(fn string, err error) error {
 	case iii.CodeFunctionNotFound, iii.CodeInvocationStopped:
 		// The registry itself is not running (or went away mid-call).
 		return internalError(fmt.Sprintf("skills registry unavailable (%s): %s", fn, inv.Message))
+	case rules.CodeNotFound, rules.CodeInvalidArguments, rules.CodeForbidden, iii.CodeInvalidRequest:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: inv.Message}
 	}
-	if registryFault(inv.Message) {
+	if upstreamFault(inv.Message) {
 		return internalError(inv.Message)
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: inv.Message}
 }
 
-// registryFault tells a failure behind the registry from a verdict on the
-// request, by the registry's message prefixes.
-func registryFault(msg string) bool {
+// upstreamFault tells a failure behind an upstream registry from a verdict
+// on the request by the message prefixes of skills v0.2.2, which answers
+// both with invocation_failed.
+func upstreamFault(msg string) bool {
 	switch {
 	case strings.HasPrefix(msg, "trigger "):
 		// "trigger a::b: remote error (function_not_found): …" is an

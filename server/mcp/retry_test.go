@@ -14,12 +14,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// acceptAll accepts every binding of a trigger type.
-type acceptAll struct{}
-
-func (acceptAll) RegisterTrigger(context.Context, iii.TriggerConfig) error   { return nil }
-func (acceptAll) UnregisterTrigger(context.Context, iii.TriggerConfig) error { return nil }
-
 // The real iii engine drops a result now and then (a worker answering
 // before the engine recorded the invocation): a skill read that gets no
 // answer is sent once more, so the MCP client still gets its content.
@@ -31,7 +25,7 @@ func TestUnansweredReadIsSentAgain(t *testing.T) {
 	reg := iii.RegisterWorker(eng.URL(), iii.WithName("lossy-registry"), iii.WithLogger(quiet()))
 	t.Cleanup(func() { _ = reg.Close() })
 	for _, tt := range []string{registry.TriggerSkillsOnChange, registry.TriggerPromptsOnChange} {
-		if _, err := reg.RegisterTriggerType(tt, "stand-in", acceptAll{}); err != nil {
+		if _, err := reg.RegisterTriggerType(tt, "stand-in", iii.AcceptAll(nil, tt)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
@@ -19,7 +20,7 @@ import (
 const ToolSearchSkills = "search_skills"
 
 // fnSkillsSearch is the registry function behind the tool.
-const fnSkillsSearch = "skills::search"
+const fnSkillsSearch = rules.FnSkillsSearch
 
 const searchSkillsDescription = "Searches the skill registry for the task at hand, in your own words " +
 	"(\"shrink images for the web\"), and returns the best-matching skills, best first, each with its iii:// URI. " +

@@ -30,7 +30,7 @@ const (
 
 	// TriggerFunctionsAvailable is the engine-owned trigger type that fires
 	// when the function set changes (real iii engines provide it).
-	TriggerFunctionsAvailable = "engine::functions-available"
+	TriggerFunctionsAvailable = iii.EngineFunctionsAvailable
 )
 
 // Instructions tell an agent how the surface fits together.
@@ -523,7 +523,7 @@ func (s *Server) functionsTick(ctx context.Context) {
 
 // engineHasTriggerType asks engine::triggers::list whether id exists.
 func (s *Server) engineHasTriggerType(ctx context.Context, id string) bool {
-	raw, err := s.read(ctx, "engine::triggers::list", map[string]any{"include_internal": true, "prefix": id})
+	raw, err := s.read(ctx, iii.EngineListTriggers, map[string]any{"include_internal": true, "prefix": id})
 	if err != nil {
 		return false
 	}

@@ -58,7 +58,7 @@ func (f functionSummary) isInternal() bool {
 func (s *Server) syncTools(ctx context.Context) (registryPresent bool, err error) {
 	s.toolSync.Lock()
 	defer s.toolSync.Unlock()
-	raw, err := s.read(ctx, "engine::functions::list", map[string]any{})
+	raw, err := s.read(ctx, iii.EngineListFunctions, map[string]any{})
 	if err != nil {
 		return false, err
 	}
@@ -181,7 +181,7 @@ func (s *Server) fillSchemasLocked(ctx context.Context, fns []functionSummary) {
 	for len(missing) > 0 {
 		batch := missing[:min(maxInfoBatch, len(missing))]
 		missing = missing[len(batch):]
-		raw, err := s.read(ctx, "engine::functions::info", map[string]any{"function_ids": batch})
+		raw, err := s.read(ctx, iii.EngineInfoFunctions, map[string]any{"function_ids": batch})
 		if err != nil {
 			s.log.Debug("MCP: engine::functions::info failed", "err", err)
 			return

@@ -11,30 +11,17 @@ package registry
 
 import "github.com/iii-skills/skills/sdk-go/rules"
 
-// Validation messages (docs/reference/skills-worker.md §1.0), from sdk-go/rules.
-const (
-	MsgIDEmpty           = rules.MsgIDEmpty
-	FmtIDEdgeSlash       = rules.FmtIDEdgeSlash
-	FmtIDTooLong         = rules.FmtIDTooLong
-	FmtIDSegment         = rules.FmtIDSegment
-	FmtIDReserved        = rules.FmtIDReserved
-	MsgSegmentEmpty      = rules.MsgSegmentEmpty
-	FmtSegmentTooLong    = rules.FmtSegmentTooLong
-	FmtSegmentChars      = rules.FmtSegmentChars
-	MsgNameEmpty         = rules.MsgNameEmpty
-	FmtNameTooLong       = rules.FmtNameTooLong
-	FmtNameChars         = rules.FmtNameChars
-	MsgArgumentNameEmpty = rules.MsgArgumentNameEmpty
-	FmtArgumentDuplicate = rules.FmtArgumentDuplicate
-	MsgSkillEmpty        = rules.MsgSkillEmpty
-	FmtSkillTooLarge     = rules.FmtSkillTooLarge
-	MsgDescriptionEmpty  = rules.MsgDescriptionEmpty
-	MsgFunctionIDEmpty   = rules.MsgFunctionIDEmpty
-)
+// The validation messages themselves live in sdk-go/rules (Msg*, Fmt*),
+// which the publishers share.
 
 // CodeInvalidArguments is the error code of a refusal: input the caller got
 // wrong (see the package doc).
 const CodeInvalidArguments = rules.CodeInvalidArguments
+
+// CodeNotFound is the error code of a read of something the registry does
+// not hold (unknown skill, prompt, version, label or section function),
+// under upstream's message text.
+const CodeNotFound = rules.CodeNotFound
 
 // URI parsing messages (docs/reference/skills-worker.md §2.1). Every %s is the URI exactly as given.
 const (
@@ -111,42 +98,26 @@ const (
 	SectionTemplateDescription = "Trigger the function at `function_path` (each '/' becomes '::') with empty input and serve its output. e.g. `iii://fn/scope/echo` triggers `scope::echo`."
 )
 
-// Function ids, trigger type ids and their descriptions (docs/reference/skills-worker.md §1.1–§1.14), so
-// the worker registers exactly the upstream surface.
+// Function ids and trigger type ids (docs/reference/skills-worker.md §1.1–§1.14), from
+// sdk-go/rules. Their descriptions are served from server/worker/api.json,
+// which a worker test checks against the reference.
 const (
-	FnSkillsRegister           = "skills::register"
-	FnSkillsUnregister         = "skills::unregister"
-	FnSkillsList               = "skills::list"
-	FnSkillsResourcesList      = "skills::resources-list"
-	FnSkillsResourcesRead      = "skills::resources-read"
-	FnSkillsResourcesTemplates = "skills::resources-templates"
-	FnSkillsFetchSkill         = "skills::fetch_skill"
-	FnSkillFetch               = "skill::fetch"
-	FnPromptsRegister          = "prompts::register"
-	FnPromptsUnregister        = "prompts::unregister"
-	FnPromptsList              = "prompts::list"
-	FnPromptsMCPList           = "prompts::mcp-list"
-	FnPromptsMCPGet            = "prompts::mcp-get"
+	FnSkillsRegister           = rules.FnSkillsRegister
+	FnSkillsUnregister         = rules.FnSkillsUnregister
+	FnSkillsList               = rules.FnSkillsList
+	FnSkillsResourcesList      = rules.FnSkillsResourcesList
+	FnSkillsResourcesRead      = rules.FnSkillsResourcesRead
+	FnSkillsResourcesTemplates = rules.FnSkillsResourcesTemplates
+	FnSkillsFetchSkill         = rules.FnSkillsFetchSkill
+	FnSkillFetch               = rules.FnSkillFetch
+	FnPromptsRegister          = rules.FnPromptsRegister
+	FnPromptsUnregister        = rules.FnPromptsUnregister
+	FnPromptsList              = rules.FnPromptsList
+	FnPromptsMCPList           = rules.FnPromptsMCPList
+	FnPromptsMCPGet            = rules.FnPromptsMCPGet
 
-	TriggerSkillsOnChange  = "skills::on-change"
-	TriggerPromptsOnChange = "prompts::on-change"
-
-	DescSkillsRegister           = "Register a markdown skill so it appears as iii://{id} in resources/list."
-	DescSkillsUnregister         = "Remove a registered skill by id."
-	DescSkillsList               = "List registered skills (id, body length, registered_at) without bodies."
-	DescSkillsResourcesList      = "Internal: returns the MCP resources/list envelope with the iii://skills index + one iii://{id} entry per registered skill."
-	DescSkillsResourcesRead      = "Internal: resolves an iii:// URI and returns the MCP resources/read contents envelope."
-	DescSkillsResourcesTemplates = "Internal: returns the MCP resources/templates/list envelope."
-	// DescFetch is shared by skills::fetch_skill and skill::fetch.
-	DescFetch             = "Fetches the content of one or more skill resources identified by iii:// URIs. When you encounter iii:// links in skill instructions, use this tool to retrieve their contents (batch with `uris` when helpful)."
-	DescPromptsRegister   = "Register a slash-command prompt; clients call prompts/get to render it."
-	DescPromptsUnregister = "Remove a registered prompt by name."
-	DescPromptsList       = "List registered prompts (name, function_id, arg count, registered_at)."
-	DescPromptsMCPList    = "Internal: returns the MCP prompts/list envelope (full arguments schema for each registered prompt)."
-	DescPromptsMCPGet     = "Internal: dispatches a registered prompt handler and normalizes the result for MCP prompts/get."
-
-	DescSkillsOnChange  = "Fires after any mutation of the skills registry (register / unregister)."
-	DescPromptsOnChange = "Fires after any mutation of the prompts registry (register / unregister)."
+	TriggerSkillsOnChange  = rules.TriggerSkillsOnChange
+	TriggerPromptsOnChange = rules.TriggerPromptsOnChange
 
 	// OpRegister / OpUnregister are the on-change "op" values.
 	OpRegister   = "register"

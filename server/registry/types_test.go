@@ -145,11 +145,6 @@ var _ = Describe("read-path errors (§3)", Label("pure"), func() {
 
 var _ = Describe("function surface strings", Label("pure"), func() {
 	It("matches the v0.2.2 API reference", func() {
-		Expect(registry.DescSkillsRegister).To(Equal("Register a markdown skill so it appears as iii://{id} in resources/list."))
-		Expect(registry.DescSkillsList).To(Equal("List registered skills (id, body length, registered_at) without bodies."))
-		Expect(registry.DescFetch).To(Equal("Fetches the content of one or more skill resources identified by iii:// URIs. When you encounter iii:// links in skill instructions, use this tool to retrieve their contents (batch with `uris` when helpful)."))
-		Expect(registry.DescPromptsMCPList).To(Equal("Internal: returns the MCP prompts/list envelope (full arguments schema for each registered prompt)."))
-		Expect(registry.DescSkillsOnChange).To(Equal("Fires after any mutation of the skills registry (register / unregister)."))
 		Expect(registry.FnSkillFetch).To(Equal("skill::fetch"))
 		Expect(registry.IsHidden(registry.FnSkillFetch)).To(BeFalse())
 		Expect(registry.IsHidden(registry.FnSkillsFetchSkill)).To(BeTrue())

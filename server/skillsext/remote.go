@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"github.com/google/uuid"
 	"log/slog"
-	"strings"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // The registry functions and trigger type that publish a View over iii.
@@ -73,13 +73,18 @@ const (
 )
 
 // msgNoSuchFile is the error message of skills::catalog-file for an
-// unknown skill or file; Remote maps it back to ErrNoSuchFile.
+// unknown skill or file, sent with code rules.CodeNotFound; Remote maps
+// the code back to ErrNoSuchFile.
 const msgNoSuchFile = "no such skill file"
 
 // msgFileChanged starts the error of skills::catalog-file for a chunk
-// asked of a version (sha256) the file no longer has; Remote then reads
-// the file again from its start.
+// asked of a version (sha256) the file no longer has, sent with code
+// CodeFileChanged; Remote then reads the file again from its start.
 const msgFileChanged = "the file changed since its first chunk was read"
+
+// CodeFileChanged is the error code of skills::catalog-file for a chunk of
+// a version the file no longer has: the read starts over.
+const CodeFileChanged = "FILE_CHANGED"
 
 // readAttempts bounds how often Remote.ReadFile starts over on a file that
 // keeps changing while it is read.
@@ -94,7 +99,7 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 			return nil
 		}
 		if err := json.Unmarshal(data, into); err != nil {
-			return fmt.Errorf("%s: invalid input: %w", fn, err)
+			return iii.NewInvocationError(rules.CodeInvalidArguments, fmt.Sprintf("%s: invalid input: %s", fn, err))
 		}
 		return nil
 	}
@@ -145,17 +150,17 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 				}
 				b, sum, err := v.readFile(in.Path, in.File)
 				if errors.Is(err, ErrNoSuchFile) {
-					return nil, errors.New(msgNoSuchFile)
+					return nil, iii.NewInvocationError(rules.CodeNotFound, msgNoSuchFile)
 				}
 				if err != nil {
 					return nil, err
 				}
 				version := hex.EncodeToString(sum[:])
 				if in.SHA256 != "" && in.SHA256 != version {
-					return nil, fmt.Errorf("%s (sha256 %s, now %s)", msgFileChanged, in.SHA256, version)
+					return nil, iii.NewInvocationError(CodeFileChanged, fmt.Sprintf("%s (sha256 %s, now %s)", msgFileChanged, in.SHA256, version))
 				}
 				if in.Offset < 0 || in.Offset > int64(len(b)) {
-					return nil, fmt.Errorf("%s: offset %d is outside the file (%d bytes)", FnCatalogFile, in.Offset, len(b))
+					return nil, iii.NewInvocationError(rules.CodeInvalidArguments, fmt.Sprintf("%s: offset %d is outside the file (%d bytes)", FnCatalogFile, in.Offset, len(b)))
 				}
 				n := int64(chunkBytes)
 				if in.MaxBytes > 0 {
@@ -170,26 +175,19 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 			return fmt.Errorf("register %s: %w", f.id, err)
 		}
 	}
-	ref, err := client.RegisterTriggerType(TriggerCatalogChg, "Fires {path} each time a skill of the catalog changes (MCP Skills extension view).", acceptAll{})
+	ref, err := client.RegisterTriggerType(TriggerCatalogChg, "Fires {path} each time a skill of the catalog changes (MCP Skills extension view).", iii.AcceptAll(log, TriggerCatalogChg))
 	if err != nil {
 		return fmt.Errorf("register %s: %w", TriggerCatalogChg, err)
 	}
 	go func() {
 		_ = v.Watch(ctx, func(p string) {
-			data, _ := json.Marshal(map[string]string{"path": p})
-			if err := ref.Fire(ctx, data); err != nil && log != nil {
+			if err := ref.FireJSON(ctx, map[string]string{"path": p}); err != nil && log != nil {
 				log.Warn("catalog change fan-out failed", "trigger_type", TriggerCatalogChg, "err", err)
 			}
 		})
 	}()
 	return nil
 }
-
-// acceptAll accepts every binding of the change trigger type.
-type acceptAll struct{}
-
-func (acceptAll) RegisterTrigger(context.Context, iii.TriggerConfig) error   { return nil }
-func (acceptAll) UnregisterTrigger(context.Context, iii.TriggerConfig) error { return nil }
 
 // Remote reads the view another process published with Register.
 type Remote struct {
@@ -265,7 +263,7 @@ func (r *Remote) ReadFile(ctx context.Context, p, file string) ([]byte, error) {
 	for attempt := 1; ; attempt++ {
 		b, err := r.readFileOnce(ctx, p, file)
 		var inv *iii.InvocationError
-		if err == nil || !errors.As(err, &inv) || !strings.HasPrefix(inv.Message, msgFileChanged) {
+		if err == nil || !errors.As(err, &inv) || inv.Code != CodeFileChanged {
 			return b, err
 		}
 		if attempt == readAttempts {
@@ -282,7 +280,7 @@ func (r *Remote) readFileOnce(ctx context.Context, p, file string) ([]byte, erro
 		in := fileIn{Path: p, File: file, Offset: int64(len(buf)), SHA256: version, MaxBytes: r.ChunkBytes}
 		if err := r.call(ctx, FnCatalogFile, in, &out); err != nil {
 			var inv *iii.InvocationError
-			if errors.As(err, &inv) && inv.Message == msgNoSuchFile {
+			if errors.As(err, &inv) && inv.Code == rules.CodeNotFound {
 				return nil, ErrNoSuchFile
 			}
 			return nil, err

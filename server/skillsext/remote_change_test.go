@@ -10,12 +10,13 @@ import (
 	"testing"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/skillsext"
 )
 
 // TestRemoteReadStartsOver: a file that changes between two chunks is read
 // again from its start, and one that keeps changing fails with an error
-// that says so. A stand-in registry serves skills::catalog-file and swaps
+// that says so. Remote tells the change by its code, FILE_CHANGED. A stand-in registry serves skills::catalog-file and swaps
 // the file's version right after each first chunk, as an edit would.
 func TestRemoteReadStartsOver(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -39,8 +40,8 @@ func TestRemoteReadStartsOver(t *testing.T) {
 		i := current.Load()
 		version := "v" + string(rune('0'+i))
 		if in.SHA256 != "" && in.SHA256 != version {
-			// The wire message skillsext.Register answers with.
-			return nil, errors.New("the file changed since its first chunk was read (sha256 " + in.SHA256 + ", now " + version + ")")
+			// Remote decides by the code: the text is not ours to match.
+			return nil, iii.NewInvocationError(skillsext.CodeFileChanged, "version "+in.SHA256+" is gone, now "+version)
 		}
 		b := versions[i]
 		chunk := b[in.Offset:min(int64(len(b)), in.Offset+int64(in.MaxBytes))]
@@ -68,5 +69,38 @@ func TestRemoteReadStartsOver(t *testing.T) {
 	got, err := r.ReadFile(ctx, "s", "f.md")
 	if err == nil || !strings.Contains(err.Error(), "changed while it was read, 3 times in a row") {
 		t.Fatalf("a file edited during every read: %q, err %v", got, err)
+	}
+}
+
+// TestRemoteDecidesByCode: skills::catalog-file answers an unknown file
+// NOT_FOUND, a bad offset INVALID_ARGUMENTS and a gone version
+// FILE_CHANGED, and Remote reads the code, not the text: a stand-in that
+// says "no such skill file" with the generic code is a failure, and one
+// that says anything with NOT_FOUND is ErrNoSuchFile.
+func TestRemoteDecidesByCode(t *testing.T) {
+	ctx := context.Background()
+	eng, quiet := startEngine(t)
+	var code atomic.Value
+	reg := iii.RegisterWorker(eng.URL(), iii.WithName("stand-in-registry"), iii.WithLogger(quiet))
+	defer reg.Close()
+	if _, err := reg.RegisterFunction(skillsext.FnCatalogFile, func(context.Context, json.RawMessage) (any, error) {
+		if c := code.Load().(string); c != "" {
+			return nil, iii.NewInvocationError(c, "nothing here")
+		}
+		return nil, errors.New("no such skill file") // invocation_failed
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cli := iii.RegisterWorker(eng.URL(), iii.WithName("reader"), iii.WithLogger(quiet))
+	defer cli.Close()
+	connectAll(t, reg, cli)
+	r := &skillsext.Remote{Client: cli}
+	code.Store(rules.CodeNotFound)
+	eventually(t, func() bool { _, err := r.ReadFile(ctx, "s", "f.md"); return errors.Is(err, skillsext.ErrNoSuchFile) }, "NOT_FOUND read as ErrNoSuchFile")
+	code.Store("")
+	_, err := r.ReadFile(ctx, "s", "f.md")
+	var inv *iii.InvocationError
+	if errors.Is(err, skillsext.ErrNoSuchFile) || !errors.As(err, &inv) || inv.Code != iii.CodeInvocationFailed {
+		t.Fatalf("the text without the code: err %v, want the invocation_failed error itself", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
 	"github.com/iii-skills/skills/server/skillsext"
@@ -139,9 +140,18 @@ func TestRemote(t *testing.T) {
 		t.Fatalf("first chunk: %v, err %v", head, err)
 	}
 	edit("second, longer version of the notes")
-	if _, err := chunk(5, head["sha256"].(string)); err == nil || !strings.Contains(err.Error(), "changed since its first chunk") {
+	_, err = chunk(5, head["sha256"].(string))
+	if err == nil || !strings.Contains(err.Error(), "changed since its first chunk") {
 		t.Fatalf("a chunk of a version that is gone: err %v", err)
 	}
+	wantCode(t, err, skillsext.CodeFileChanged)
+	_, err = chunk(1<<20, "")
+	wantCode(t, err, rules.CodeInvalidArguments)
+	in, _ := json.Marshal(map[string]any{"path": "edit", "file": "nope.md"})
+	_, err = cli.Trigger(ctx, iii.TriggerRequest{FunctionID: skillsext.FnCatalogFile, Data: in, Timeout: 5 * time.Second})
+	wantCode(t, err, rules.CodeNotFound)
+	_, err = cli.Trigger(ctx, iii.TriggerRequest{FunctionID: skillsext.FnCatalogFile, Data: json.RawMessage(`{"path":5}`), Timeout: 5 * time.Second})
+	wantCode(t, err, rules.CodeInvalidArguments)
 	small := &skillsext.Remote{Client: cli, ChunkBytes: 5}
 	if got, err := small.ReadFile(ctx, "edit", "notes.md"); err != nil || string(got) != "second, longer version of the notes" {
 		t.Fatalf("5-byte chunks: %q, err %v", got, err)
@@ -159,4 +169,12 @@ func TestRemote(t *testing.T) {
 			return false
 		}
 	}, "skills::catalog-on-change reaches the remote reader")
+}
+
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	var inv *iii.InvocationError
+	if !errors.As(err, &inv) || inv.Code != code {
+		t.Fatalf("error %v, want code %s", err, code)
+	}
 }

@@ -432,7 +432,7 @@ func (s iiiState) call(ctx context.Context, fn string, payload any) (json.RawMes
 }
 
 func (s iiiState) Get(ctx context.Context, scope, key string) (json.RawMessage, error) {
-	out, err := s.call(ctx, "state::get", map[string]string{"scope": scope, "key": key})
+	out, err := s.call(ctx, iii.StateGet, map[string]string{"scope": scope, "key": key})
 	if err != nil || isNull(out) {
 		return nil, err
 	}
@@ -440,17 +440,17 @@ func (s iiiState) Get(ctx context.Context, scope, key string) (json.RawMessage, 
 }
 
 func (s iiiState) Set(ctx context.Context, scope, key string, value any) error {
-	_, err := s.call(ctx, "state::set", map[string]any{"scope": scope, "key": key, "value": value})
+	_, err := s.call(ctx, iii.StateSet, map[string]any{"scope": scope, "key": key, "value": value})
 	return err
 }
 
 func (s iiiState) Delete(ctx context.Context, scope, key string) error {
-	_, err := s.call(ctx, "state::delete", map[string]string{"scope": scope, "key": key})
+	_, err := s.call(ctx, iii.StateDelete, map[string]string{"scope": scope, "key": key})
 	return err
 }
 
 func (s iiiState) List(ctx context.Context, scope string) ([]json.RawMessage, error) {
-	out, err := s.call(ctx, "state::list", map[string]string{"scope": scope})
+	out, err := s.call(ctx, iii.StateList, map[string]string{"scope": scope})
 	if err != nil {
 		return nil, err
 	}

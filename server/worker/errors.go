@@ -13,3 +13,11 @@ import (
 func invalidArguments(err error) error {
 	return &iii.InvocationError{Code: registry.CodeInvalidArguments, Message: err.Error()}
 }
+
+// notFound answers a read of something the registry does not hold (an
+// unknown skill, prompt, version, label or section function) with code
+// NOT_FOUND and the unchanged upstream message ("Skill not found: a/b"),
+// so callers tell it from a failure behind the registry by code.
+func notFound(err error) error {
+	return &iii.InvocationError{Code: registry.CodeNotFound, Message: err.Error()}
+}

@@ -143,13 +143,18 @@ func (b stateBackend) List(scope string) ([]json.RawMessage, error) {
 }
 
 // historyError answers a refusal of history: an unknown id, version or
-// label fails like "Skill not found" does; bad input is INVALID_ARGUMENTS.
+// label is NOT_FOUND, like "Skill not found"; bad input is
+// INVALID_ARGUMENTS.
 func historyError(err error) error {
 	var he *history.Error
-	if errors.As(err, &he) && !he.NotFound {
+	switch {
+	case !errors.As(err, &he):
+		return err
+	case he.NotFound:
+		return notFound(err)
+	default:
 		return invalidArguments(err)
 	}
-	return err
 }
 
 // repairHistory settles history against what is served, once after the

@@ -158,7 +158,7 @@ func (w *Worker) workerAlive(ctx context.Context, workerID string) (bool, error)
 	defer cancel()
 	if w.own.stamped.Trusted() {
 		data, _ := json.Marshal(map[string]string{"worker_id": workerID})
-		out, err := w.client.Trigger(ctx, iii.TriggerRequest{FunctionID: "engine::workers::identity", Data: data})
+		out, err := w.client.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.EngineWorkerIdentity, Data: data})
 		if err != nil {
 			return false, err
 		}
@@ -170,7 +170,7 @@ func (w *Worker) workerAlive(ctx context.Context, workerID string) (bool, error)
 		}
 		return id.Connected, nil
 	}
-	out, err := w.client.Trigger(ctx, iii.TriggerRequest{FunctionID: "engine::workers::list", Data: json.RawMessage(`{}`)})
+	out, err := w.client.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.EngineListWorkers, Data: json.RawMessage(`{}`)})
 	if err != nil {
 		return false, err
 	}

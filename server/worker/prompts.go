@@ -139,7 +139,7 @@ func (w *Worker) mcpGetPrompt(ctx context.Context, data json.RawMessage) (any, e
 		return nil, registry.ErrStateGet(sdkError(err))
 	}
 	if raw == nil {
-		return nil, registry.ErrPromptNotFound(in.Name)
+		return nil, notFound(registry.ErrPromptNotFound(in.Name))
 	}
 	prompt, err := registry.DecodeStoredPrompt(raw)
 	if err != nil {

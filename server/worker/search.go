@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/registry"
 	"github.com/iii-skills/skills/server/search"
@@ -22,8 +23,8 @@ import (
 // is beside skills::fetch_skill) so that MCP bridges, which hide skills::*,
 // list it as the tool skill__search.
 const (
-	FnSkillsSearch = "skills::search"
-	FnSkillSearch  = "skill::search"
+	FnSkillsSearch = rules.FnSkillsSearch
+	FnSkillSearch  = rules.FnSkillSearch
 )
 
 // Bounds of a search request.

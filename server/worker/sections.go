@@ -185,7 +185,12 @@ func (w *Worker) triggerSection(ctx context.Context, functionID string) (json.Ra
 		}
 	}
 	if err != nil {
-		return nil, registry.ErrTrigger(functionID, sdkError(err))
+		err = registry.ErrTrigger(functionID, sdkError(err))
+		if inv != nil && inv.Code == iii.CodeFunctionNotFound {
+			// No function behind the URI: a verdict on the request.
+			return nil, notFound(err)
+		}
+		return nil, err
 	}
 	if len(out) > g.maxBytes {
 		return nil, g.errTooLarge(int64(len(out)))

@@ -287,7 +287,7 @@ func (w *Worker) skillBody(ctx context.Context, id string) (string, error) {
 	if w.skills.isReady() {
 		e, ok := w.lookup(id)
 		if !ok {
-			return "", registry.ErrSkillNotFound(id)
+			return "", notFound(registry.ErrSkillNotFound(id))
 		}
 		if isPublished(e) {
 			if body, ok, err := w.servedVersion(id); err != nil || ok {
@@ -306,7 +306,7 @@ func (w *Worker) skillBody(ctx context.Context, id string) (string, error) {
 				return f.Body.String()
 			}
 		}
-		return "", registry.ErrSkillNotFound(id)
+		return "", notFound(registry.ErrSkillNotFound(id))
 	}
 	row, err := registry.DecodeStoredSkill(raw)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -40,7 +39,7 @@ func (s stateStore) trigger(ctx context.Context, fn string, data json.RawMessage
 // get returns the stored value, or nil when the key is absent (the engine
 // sends no result, or null).
 func (s stateStore) get(ctx context.Context, scope, key string) (json.RawMessage, error) {
-	out, err := s.call(ctx, "state::get", map[string]string{"scope": scope, "key": key})
+	out, err := s.call(ctx, iii.StateGet, map[string]string{"scope": scope, "key": key})
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +50,7 @@ func (s stateStore) get(ctx context.Context, scope, key string) (json.RawMessage
 }
 
 func (s stateStore) set(ctx context.Context, scope, key string, value any) error {
-	_, err := s.call(ctx, "state::set", map[string]any{"scope": scope, "key": key, "value": value})
+	_, err := s.call(ctx, iii.StateSet, map[string]any{"scope": scope, "key": key, "value": value})
 	return err
 }
 
@@ -59,7 +58,7 @@ func (s stateStore) set(ctx context.Context, scope, key string, value any) error
 // map through reflection (and escaping the body for HTML, which serde_json
 // does not do either) was a measurable part of every registration.
 func (s stateStore) setSkill(ctx context.Context, scope string, row registry.StoredSkill) error {
-	_, err := s.trigger(ctx, "state::set", skillSetPayload(scope, row))
+	_, err := s.trigger(ctx, iii.StateSet, skillSetPayload(scope, row))
 	return err
 }
 
@@ -102,7 +101,7 @@ func appendSkillRow(b []byte, row registry.StoredSkill) []byte {
 
 // delete removes key and returns the previous value (nil when there was none).
 func (s stateStore) delete(ctx context.Context, scope, key string) (json.RawMessage, error) {
-	out, err := s.call(ctx, "state::delete", map[string]string{"scope": scope, "key": key})
+	out, err := s.call(ctx, iii.StateDelete, map[string]string{"scope": scope, "key": key})
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +122,7 @@ func (s stateStore) list(ctx context.Context, scope string) ([]json.RawMessage, 
 		}
 		return vals, nil
 	}
-	out, err := s.call(ctx, "state::list", map[string]string{"scope": scope})
+	out, err := s.call(ctx, iii.StateList, map[string]string{"scope": scope})
 	if err != nil {
 		return nil, err
 	}
@@ -159,18 +158,7 @@ func isNull(raw json.RawMessage) bool {
 	return len(t) == 0 || bytes.Equal(t, []byte("null"))
 }
 
-// sdkError renders an error from the iii client the way upstream's Rust SDK
-// displays it, because upstream messages embed that text ("trigger x: remote
-// error (function_not_found): Function x not found", "… invocation timed
-// out").
-func sdkError(err error) error {
-	var inv *iii.InvocationError
-	switch {
-	case errors.As(err, &inv):
-		return fmt.Errorf("remote error (%s): %s", inv.Code, inv.Message)
-	case errors.Is(err, iii.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return errors.New("invocation timed out")
-	default:
-		return err
-	}
-}
+// sdkError renders an iii client error the way upstream's Rust SDK
+// displays it, because upstream messages embed that text ("trigger x:
+// remote error (function_not_found): Function x not found").
+var sdkError = iii.RustDisplay

@@ -10,20 +10,21 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/history"
 	"github.com/iii-skills/skills/server/registry"
 )
 
 // Function ids of versions, labels and rollback (ours, not upstream's).
 const (
-	FnSkillsVersions  = "skills::versions"
-	FnSkillsLabel     = "skills::label"
-	FnSkillsRollback  = "skills::rollback"
-	FnSkillsDiff      = "skills::diff"
-	FnPromptsVersions = "prompts::versions"
-	FnPromptsLabel    = "prompts::label"
-	FnPromptsRollback = "prompts::rollback"
-	FnPromptsDiff     = "prompts::diff"
+	FnSkillsVersions  = rules.FnSkillsVersions
+	FnSkillsLabel     = rules.FnSkillsLabel
+	FnSkillsRollback  = rules.FnSkillsRollback
+	FnSkillsDiff      = rules.FnSkillsDiff
+	FnPromptsVersions = rules.FnPromptsVersions
+	FnPromptsLabel    = rules.FnPromptsLabel
+	FnPromptsRollback = rules.FnPromptsRollback
+	FnPromptsDiff     = rules.FnPromptsDiff
 )
 
 // maxMetaBytes bounds a version's message and author.

@@ -78,8 +78,10 @@ func TestVersionsOfSkills(t *testing.T) {
 		}
 		_, err := readURI(t, s, "iii://a/b@7")
 		wantErr(t, err, "skill a/b has no version 7 (kept: 1-2)")
+		wantCode(t, err, registry.CodeNotFound)
 		_, err = readURI(t, s, "iii://a/b@prod")
 		wantErr(t, err, `skill a/b has no label "prod" (labels: latest)`)
+		wantCode(t, err, registry.CodeNotFound)
 		_, err = readURI(t, s, "iii://a/b@")
 		wantCode(t, err, registry.CodeInvalidArguments)
 		_, err = readURI(t, s, "iii://Bad@1")
@@ -128,6 +130,7 @@ func TestVersionsOfSkills(t *testing.T) {
 			t.Fatalf("numbering after unregister: %+v", l)
 		}
 		wantErr(t, s.call(t, FnSkillsVersions, map[string]string{"id": "nope"}, nil), "skill nope has no versions")
+		wantCode(t, s.call(t, FnSkillsVersions, map[string]string{"id": "nope"}, nil), registry.CodeNotFound)
 		wantCode(t, s.call(t, FnSkillsVersions, map[string]any{"id": 5}, nil), registry.CodeInvalidArguments)
 		wantCode(t, s.call(t, registry.FnSkillsRegister, map[string]any{"id": "m", "skill": "x", "message": strings.Repeat("m", 5000)}, nil), registry.CodeInvalidArguments)
 	})
@@ -224,6 +227,7 @@ func TestVersionsOfPrompts(t *testing.T) {
 		t.Fatalf("after rollback: %s %v", raw, err)
 	}
 	wantErr(t, s.call(t, FnPromptsVersions, map[string]string{"name": "nope"}, nil), "prompt nope has no versions")
+	wantCode(t, s.call(t, FnPromptsVersions, map[string]string{"name": "nope"}, nil), registry.CodeNotFound)
 }
 
 func TestHistorySurvivesRestartAndRecordsOlderContent(t *testing.T) {

@@ -194,8 +194,10 @@ func (w *Worker) Register() error {
 		return fmt.Errorf("embedded api.json: %w", err)
 	}
 	subs := map[string]**iii.TriggerTypeRef{registry.TriggerSkillsOnChange: &w.skillSubs, registry.TriggerPromptsOnChange: &w.promptSubs}
+	// Like upstream, a binding's config is ignored: every subscriber gets
+	// every event.
 	for _, t := range api.TriggerTypes {
-		ref, err := w.client.RegisterTriggerType(t.ID, t.Description, subscriberSet{log: w.log, kind: t.ID})
+		ref, err := w.client.RegisterTriggerType(t.ID, t.Description, iii.AcceptAll(w.log, t.ID))
 		if err != nil {
 			return err
 		}
@@ -445,34 +447,7 @@ func (w *Worker) handlers() map[string]iii.Handler {
 // notify fans a change event out to every subscriber of a trigger type,
 // fire-and-forget like upstream; failures are logged, never returned.
 func (w *Worker) notify(ctx context.Context, ref *iii.TriggerTypeRef, payload any) {
-	if ref == nil {
-		return
-	}
-	data, err := json.Marshal(payload)
-	if err != nil {
-		w.log.Warn("on-change fan-out failed", "trigger_type", ref.ID(), "err", err)
-		return
-	}
-	if err := ref.Fire(ctx, data); err != nil {
+	if err := ref.FireJSON(ctx, payload); err != nil {
 		w.log.Warn("on-change fan-out failed", "trigger_type", ref.ID(), "err", err)
 	}
-}
-
-// subscriberSet accepts every binding of an on-change trigger type; the
-// client keeps the bindings (TriggerTypeRef.Bindings) and Fire reaches them.
-// Like upstream, a binding's config is ignored: every subscriber gets every
-// event.
-type subscriberSet struct {
-	log  *slog.Logger
-	kind string
-}
-
-func (s subscriberSet) RegisterTrigger(_ context.Context, cfg iii.TriggerConfig) error {
-	s.log.Debug("subscriber added", "trigger_type", s.kind, "id", cfg.ID, "function_id", cfg.FunctionID)
-	return nil
-}
-
-func (s subscriberSet) UnregisterTrigger(_ context.Context, cfg iii.TriggerConfig) error {
-	s.log.Debug("subscriber removed", "trigger_type", s.kind, "id", cfg.ID)
-	return nil
 }

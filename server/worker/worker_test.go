@@ -134,7 +134,11 @@ func TestValidationAndBadInput(t *testing.T) {
 		{registry.FnPromptsRegister, map[string]any{"name": "p", "description": " ", "function_id": "f"}, "description must be non-empty", ""},
 		{registry.FnPromptsRegister, map[string]any{"name": "p", "description": "d", "function_id": "f", "arguments": []map[string]any{{"name": "to"}, {"name": "to"}}}, "duplicate argument name: to", ""},
 		{registry.FnPromptsMCPGet, map[string]any{"name": "Bad Name"}, "name may only contain", ""},
-		{registry.FnPromptsMCPGet, map[string]any{"name": "nope"}, "Prompt not found: nope", iii.CodeInvocationFailed},
+		// Reads of what the registry does not hold: upstream's text, code NOT_FOUND.
+		{registry.FnPromptsMCPGet, map[string]any{"name": "nope"}, "Prompt not found: nope", rules.CodeNotFound},
+		{registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://no/such"}, "Skill not found: no/such", rules.CodeNotFound},
+		{registry.FnSkillFetch, map[string]any{"uris": []string{"iii://skills", "iii://no/such"}}, "Skill not found: no/such", rules.CodeNotFound},
+		{registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://fn/no/such"}, "trigger no::such: remote error (function_not_found): Function no::such not found", rules.CodeNotFound},
 	}
 	for _, c := range cases {
 		err := s.call(t, c.fn, c.payload, nil)

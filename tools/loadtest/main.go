@@ -250,7 +250,7 @@ func kill9Run(bin string, writers int, writeFor time.Duration) (int, []string, e
 				acked = append(acked, write{"skill", id, body})
 				mu.Unlock()
 				key, val := fmt.Sprintf("w%d-n%d", w, n), uuid.NewString()
-				if _, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "state::set",
+				if _, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: iii.StateSet,
 					Data: js(map[string]any{"scope": "kill9", "key": key, "value": val}), Timeout: 5 * time.Second}); err != nil {
 					return
 				}
@@ -336,7 +336,7 @@ func kill9Run(bin string, writers int, writeFor time.Duration) (int, []string, e
 				missing = append(missing, fmt.Sprintf("label stable of %s at %d or later", w.key, want))
 			}
 		case "state":
-			out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "state::get",
+			out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: iii.StateGet,
 				Data: js(map[string]string{"scope": "kill9", "key": w.key})})
 			if err != nil || string(out) != strconv.Quote(w.value) {
 				missing = append(missing, "state "+w.key)

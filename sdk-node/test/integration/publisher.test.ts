@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { IIIClient } from 'iii-sdk'
 import { z } from 'zod'
-import { createPublisher, type PromptChange, type SkillChange } from '../../src/index.js'
+import { createPublisher, isNotFoundError, type PromptChange, type SkillChange } from '../../src/index.js'
 import { MemoryLogger } from '../helpers/mock-client.js'
 import { RegistryServer, eventually, freePort, testClient } from '../helpers/server.js'
 
@@ -209,6 +209,9 @@ describe('publisher against bin/skills --standalone', () => {
     assert.equal((await read(probe, 'iii://versioned/node@production')).text, '# V1\n')
     assert.equal((await pub.labelSkill('versioned/node', 'production', 'latest')).previous, 1)
     await assert.rejects(pub.labelSkill('versioned/node', 'latest', 1), /moved by the registry only/)
+    // The registry's NOT_FOUND, told by its code: an unknown version or id.
+    await assert.rejects(pub.labelSkill('versioned/node', 'canary', 9), (err) => isNotFoundError(err))
+    await assert.rejects(pub.skillVersions('never/published'), (err) => isNotFoundError(err))
     const ph = await pub.promptVersions('versioned-node')
     assert.equal(ph.versions[0]?.message, 'prompt v1')
     assert.equal((await pub.labelPrompt('versioned-node', 'stable', 1)).version, 1)

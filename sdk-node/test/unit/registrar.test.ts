@@ -3,6 +3,7 @@ import { describe, it } from 'node:test'
 import {
   DEFAULT_BACKOFF,
   Registrar,
+  isNotFoundError,
   isPermanentError,
   resolveBackoff,
   type BackoffOptions,
@@ -43,6 +44,20 @@ describe('resolveBackoff', () => {
     assert.throws(() => resolveBackoff({ initialMs: -1 }), RangeError)
     assert.throws(() => resolveBackoff({ maxMs: Number.NaN }), RangeError)
     assert.throws(() => resolveBackoff({ multiplier: 0.5 }), RangeError)
+  })
+})
+
+describe('isNotFoundError', () => {
+  it('decides by the NOT_FOUND code, whatever the text', () => {
+    assert.ok(isNotFoundError(new InvocationFailure('NOT_FOUND', 'skill a has no version 9 (kept: 1-2)')))
+    assert.ok(!isNotFoundError(new InvocationFailure('INVALID_ARGUMENTS', 'Skill not found: a/b')))
+    assert.ok(!isNotFoundError(new InvocationFailure('function_not_found', 'Function skills::versions not found')))
+  })
+  it('falls back to the text under the generic code of an upstream registry', () => {
+    assert.ok(isNotFoundError(new InvocationFailure('invocation_failed', 'Skill not found: a/b')))
+    assert.ok(isNotFoundError(new InvocationFailure('invocation_failed', 'handler error: Prompt not found: p')))
+    assert.ok(!isNotFoundError(new InvocationFailure('invocation_failed', 'state::get: invocation timed out')))
+    assert.ok(!isNotFoundError(null))
   })
 })
 

@@ -26,7 +26,7 @@ from importlib.metadata import PackageNotFoundError, version
 from .arguments import PromptArgument, PromptArgumentError
 from .backoff import Backoff
 from .events import ChangeOp, PromptChange, SkillChange
-from .publisher import Prompt, Publisher, Section, TypedFunction
+from .publisher import Prompt, Publisher, Section, TypedFunction, is_not_found
 from .validation import (
     InvalidContentError,
     debug_quote,
@@ -57,6 +57,7 @@ __all__ = [
     "TypedFunction",
     "__version__",
     "debug_quote",
+    "is_not_found",
     "section_uri",
     "validate_id",
     "validate_prompt",

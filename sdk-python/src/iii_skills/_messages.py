@@ -101,6 +101,13 @@ HIDDEN_PREFIXES: Final = (
 # answers every failure with ``invocation_failed``.
 CODE_INVALID_ARGUMENTS: Final = "INVALID_ARGUMENTS"
 
+# The error code of the registry's answer that it does not hold what was
+# asked (an unknown skill, prompt, version or label), under upstream's message
+# text ("Skill not found: a/b"). NOT_FOUND_PREFIXES are the fallback for an
+# upstream registry, which answers every failure with ``invocation_failed``.
+CODE_NOT_FOUND: Final = "NOT_FOUND"
+NOT_FOUND_PREFIXES: Final = ("Skill not found: ", "Prompt not found: ")
+
 # Substrings that mark a registry answer as a validation error: a permanent
 # failure that retrying cannot fix.
 PERMANENT_MARKERS: Final = (

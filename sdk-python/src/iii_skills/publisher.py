@@ -189,6 +189,23 @@ def _error_text(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+def is_not_found(exc: BaseException) -> bool:
+    """Whether ``exc`` is the registry's answer that it does not hold what was asked.
+
+    An unknown skill, prompt, version or label (``label_skill``,
+    ``skill_versions``, ...). Our registry says so with code ``NOT_FOUND``;
+    the message text is the fallback for an upstream registry, which answers
+    every failure with ``invocation_failed``.
+    """
+    code = _error_code(exc)
+    if code == m.CODE_NOT_FOUND:
+        return True
+    if code not in (None, "invocation_failed"):
+        return False
+    text = _error_text(exc)
+    return any(p in text for p in m.NOT_FOUND_PREFIXES)
+
+
 def _is_permanent(exc: BaseException) -> bool:
     if _error_code(exc) == m.CODE_INVALID_ARGUMENTS:
         return True

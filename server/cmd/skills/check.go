@@ -12,6 +12,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/skillcheck"
 )
 
@@ -45,11 +46,13 @@ func (r *checkRemote) HasSkill(ctx context.Context, id string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	payload, _ := json.Marshal(map[string]string{"uri": "iii://" + id})
-	_, err := r.client.Trigger(ctx, iii.TriggerRequest{FunctionID: "skill::fetch", Data: payload, Timeout: r.timeout})
+	_, err := r.client.Trigger(ctx, iii.TriggerRequest{FunctionID: rules.FnSkillFetch, Data: payload, Timeout: r.timeout})
 	if err == nil {
 		return true, nil
 	}
-	if strings.Contains(err.Error(), "Skill not found") {
+	// Our registry says NOT_FOUND; an upstream one only says it in words.
+	var ie *iii.InvocationError
+	if errors.As(err, &ie) && (ie.Code == rules.CodeNotFound || strings.HasPrefix(ie.Message, "Skill not found: ")) {
 		return false, nil
 	}
 	return false, err
@@ -59,7 +62,7 @@ func (r *checkRemote) HasFunction(ctx context.Context, id string) (bool, error) 
 	if r.fns == nil {
 		ctx, cancel := context.WithTimeout(ctx, r.timeout)
 		defer cancel()
-		raw, err := r.client.Trigger(ctx, iii.TriggerRequest{FunctionID: "engine::functions::list",
+		raw, err := r.client.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.EngineListFunctions,
 			Data: json.RawMessage(`{}`), Timeout: r.timeout})
 		if err != nil {
 			return false, err

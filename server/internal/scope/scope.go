@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // CallerKey is the invocation metadata key our engine stamps on every
@@ -21,7 +22,7 @@ import (
 const CallerKey = "iii_caller"
 
 // CodeForbidden is the error code of a call a scoped token may not make.
-const CodeForbidden = "FORBIDDEN"
+const CodeForbidden = rules.CodeForbidden
 
 // Caller is the value of CallerKey: the calling connection ("" when the
 // engine itself calls: trigger fires), the name of its scoped token (""
