@@ -160,57 +160,6 @@ func preview(b []byte) string {
 	return fmt.Sprintf("%s… (%d bytes)", b[:max], len(b))
 }
 
-// reattach evicts the connection a reconnecting worker had before, so that
-// its cleanup finishes before this connection's registrations are replayed.
-func (e *Engine) reattach(c *conn, m *wire.Message) {
-	e.mu.RLock()
-	old := e.conns[m.PreviousWorkerID]
-	e.mu.RUnlock()
-	switch {
-	case old == nil:
-		e.log.Debug("reattach ignored: previous worker is not connected", "worker_id", c.id,
-			"previous_worker_id", m.PreviousWorkerID)
-		return
-	case old == c:
-		return
-	case old.token != m.ReattachToken:
-		e.log.Warn("reattach ignored: reattach_token does not match", "worker_id", c.id,
-			"previous_worker_id", m.PreviousWorkerID)
-		return
-	}
-	e.log.Info("worker reattached; evicting its previous connection", "worker_id", c.id,
-		"previous_worker_id", old.id)
-	old.closeWith(websocket.CloseNormalClosure, "replaced by a reattached connection")
-	e.cleanup(old)
-}
-
-// cleanup removes everything a finished connection owned
-// (docs/reference/engine-protocol.md §1.8). It runs once per connection;
-// concurrent callers wait for it.
-func (e *Engine) cleanup(c *conn) {
-	c.cleanupOnce.Do(func() {
-		// Functions go first, so that once a caller has been told
-		// invocation_stopped, a retry gets function_not_found.
-		e.mu.Lock()
-		delete(e.conns, c.id)
-		removed := false
-		for id, f := range e.functions {
-			if f.owner == c {
-				delete(e.functions, id)
-				removed = true
-			}
-		}
-		e.dropTriggersLocked(c)
-		e.mu.Unlock()
-		e.dropHeld(c)
-		e.haltInvocations(c)
-		if removed {
-			e.functionsChanged()
-		}
-		e.workersEvent(eventWorkerDisconnected, c.id)
-	})
-}
-
 // forwardResult sends a result frame unchanged to the worker that made the
 // call. It reports false, touching nothing, when the frame needs the full
 // decode: an engine-internal waiter, or no pending invocation by that id.
