@@ -44,7 +44,7 @@ type conn struct {
 	closeOnce   sync.Once
 	cleanupOnce sync.Once
 
-	// Calls of this connection waiting for its window (admission.go).
+	// Calls of this connection waiting for its window (dispatch.go).
 	hmu  sync.Mutex
 	held []heldCall
 	sent int // calls dispatched in the window and not answered

@@ -33,7 +33,7 @@ type pending struct {
 	caller     *conn              // gets the result; nil when it is consumed
 	from       *conn              // the worker that made the call (nil for the engine's own)
 	waiter     chan invokeOutcome // engine-originated calls wait here
-	admit      int                // admission state (admission.go); guarded by from.hmu
+	admit      int                // admission state (dispatch.go); guarded by from.hmu
 }
 
 // invokeOutcome is the result of an engine-originated invocation.

@@ -1,6 +1,6 @@
 package engine
 
-// Call admission: a connection's calls to worker functions are dispatched
+// Dispatch and call admission: a connection's calls to worker functions are dispatched
 // to their owner at most callWindow at a time, and not at all while the
 // caller leaves holdBacklog bytes of answers unread; the others wait here,
 // in order, still counted against Config.MaxInFlightPerConn, and go out as
