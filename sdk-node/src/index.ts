@@ -27,7 +27,7 @@ export {
   type Rejection,
   type RegistrationResult,
 } from './registrar.js'
-export { deriveArguments, checkArguments, type ArgumentKind, type ArgumentSpec, type ArgsSchema } from './args.js'
+export { deriveArguments, checkArguments, type ArgumentKind, type ArgumentSpec, type ArgsSchema } from './arguments.js'
 export {
   ValidationError,
   skillIdError,
@@ -35,7 +35,7 @@ export {
   promptError,
   sectionFunctionId,
   type PromptArgument,
-} from './validate.js'
+} from './validation.js'
 export { consoleLogger, type Logger } from './logger.js'
 export { isInternalFunctionId, msg as messages } from './messages.js'
 export { VERSION } from './version.js'

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IIIClient } from 'iii-sdk'
 import { z } from 'zod'
-import { checkArguments, deriveArguments, wireArguments, type ArgsSchema, type ArgumentSpec } from './args.js'
+import { checkArguments, deriveArguments, wireArguments, type ArgsSchema, type ArgumentSpec } from './arguments.js'
 import { consoleLogger, describeError, type Logger } from './logger.js'
 import {
   Registrar,
@@ -10,7 +10,7 @@ import {
   type RegistrationItem,
   type RegistrationResult,
 } from './registrar.js'
-import { check, promptError, sectionFunctionId, skillBodyError, skillIdError } from './validate.js'
+import { check, promptError, sectionFunctionId, skillBodyError, skillIdError } from './validation.js'
 
 /** The part of the official `iii-sdk` client the publisher uses (an `IIIClient` fits). */
 export type PublisherClient = Pick<

@@ -13,8 +13,8 @@ from iii.iii import III
 from pydantic import BaseModel, Field
 
 from iii_skills import Backoff, PromptChange, Publisher, SkillChange, is_not_found
-from iii_skills.publisher import _function_ids
 from iii_skills._fixtures import count_words, dialogue, echo, send_email
+from iii_skills._registrar import _function_ids
 
 from .conftest import SERVER_BIN, Server, call, free_port, new_client, wait_until
 

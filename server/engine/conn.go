@@ -44,7 +44,7 @@ type conn struct {
 	closeOnce   sync.Once
 	cleanupOnce sync.Once
 
-	// Calls of this connection waiting for its window (admission.go).
+	// Calls of this connection waiting for its window (dispatch.go).
 	hmu  sync.Mutex
 	held []heldCall
 	sent int // calls dispatched in the window and not answered
@@ -325,4 +325,55 @@ func (c *conn) closeWith(code int, reason string) {
 // the official SDKs may send on the worker socket.
 func isTelemetry(b []byte) bool {
 	return bytes.HasPrefix(b, []byte("OTLP")) || bytes.HasPrefix(b, []byte("MTRC")) || bytes.HasPrefix(b, []byte("LOGS"))
+}
+
+// reattach evicts the connection a reconnecting worker had before, so that
+// its cleanup finishes before this connection's registrations are replayed.
+func (e *Engine) reattach(c *conn, m *wire.Message) {
+	e.mu.RLock()
+	old := e.conns[m.PreviousWorkerID]
+	e.mu.RUnlock()
+	switch {
+	case old == nil:
+		e.log.Debug("reattach ignored: previous worker is not connected", "worker_id", c.id,
+			"previous_worker_id", m.PreviousWorkerID)
+		return
+	case old == c:
+		return
+	case old.token != m.ReattachToken:
+		e.log.Warn("reattach ignored: reattach_token does not match", "worker_id", c.id,
+			"previous_worker_id", m.PreviousWorkerID)
+		return
+	}
+	e.log.Info("worker reattached; evicting its previous connection", "worker_id", c.id,
+		"previous_worker_id", old.id)
+	old.closeWith(websocket.CloseNormalClosure, "replaced by a reattached connection")
+	e.cleanup(old)
+}
+
+// cleanup removes everything a finished connection owned
+// (docs/reference/engine-protocol.md §1.8). It runs once per connection;
+// concurrent callers wait for it.
+func (e *Engine) cleanup(c *conn) {
+	c.cleanupOnce.Do(func() {
+		// Functions go first, so that once a caller has been told
+		// invocation_stopped, a retry gets function_not_found.
+		e.mu.Lock()
+		delete(e.conns, c.id)
+		removed := false
+		for id, f := range e.functions {
+			if f.owner == c {
+				delete(e.functions, id)
+				removed = true
+			}
+		}
+		e.dropTriggersLocked(c)
+		e.mu.Unlock()
+		e.dropHeld(c)
+		e.haltInvocations(c)
+		if removed {
+			e.functionsChanged()
+		}
+		e.workersEvent(eventWorkerDisconnected, c.id)
+	})
 }

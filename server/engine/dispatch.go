@@ -1,255 +1,156 @@
 package engine
 
-import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"runtime/debug"
+// Dispatch and call admission: a connection's calls to worker functions are dispatched
+// to their owner at most callWindow at a time, and not at all while the
+// caller leaves holdBacklog bytes of answers unread; the others wait here,
+// in order, still counted against Config.MaxInFlightPerConn, and go out as
+// answers come back and are written. A worker (the registry's, say) serves
+// every client and runs their calls side by side: without this, one client
+// that sends MaxInFlightPerConn fetches and never reads would have the
+// worker compute all of them (256 × a 256 KiB skill: 64 MiB of answers
+// queued ahead of everyone else's) before it is even found out, and again
+// after every re-dial. Held calls of a connection that leaves are dropped
+// without ever reaching a worker.
+//
+// Calls a connection makes while it is itself executing an invocation
+// (a section handler reading another skill, say) are never held: they may
+// be what its earlier calls wait for.
 
-	"github.com/google/uuid"
-	"github.com/gorilla/websocket"
+// callWindow is how many worker-routed calls one connection may have
+// dispatched and unanswered at once (nested calls aside).
+const callWindow = 32
 
-	"github.com/iii-skills/skills/sdk-go/wire"
+// holdBacklog: while a connection has this many bytes queued and not yet
+// written to its socket, its new calls wait.
+const holdBacklog = 1 << 20
+
+// Admission states of a pending invocation (pending.admit), guarded by
+// the caller's hmu.
+const (
+	callNew      = iota // not dispatched yet, or dispatched outside the window
+	callHeld            // waiting in the caller's held queue
+	callWindowed        // dispatched and counted in the caller's window
+	callFinished        // answered, stopped or dropped
 )
 
-var pongFrame = []byte(`{"type":"pong"}`)
+// heldCall is an invocation waiting for its caller's window.
+type heldCall struct {
+	p     *pending
+	frame []byte // the invokefunction frame for p.owner
+}
 
-// handleFrame decodes and routes one inbound frame. Bad frames are logged
-// and dropped; nothing a worker sends closes its connection (except an
-// oversize frame, handled by the read loop) and a panic is contained here.
-func (e *Engine) handleFrame(c *conn, mt int, data []byte) {
-	defer func() {
-		if r := recover(); r != nil {
-			e.log.Error("panic while handling a frame; frame dropped", "worker_id", c.id,
-				"panic", r, "frame", preview(data), "stack", string(debug.Stack()))
-		}
-	}()
-	if mt == websocket.BinaryMessage && isTelemetry(data) {
+// dispatch sends the invocation p (from caller, possibly nil for the
+// engine's own calls) to its owner, or holds it until caller's window
+// has room.
+func (e *Engine) dispatch(caller *conn, p *pending, frame []byte) {
+	if caller == nil || p.from != caller || caller.active.Load() > 0 {
+		p.owner.send(frame)
 		return
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
+	caller.hmu.Lock()
+	if p.admit == callFinished { // stopped already (its owner left)
+		caller.hmu.Unlock()
 		return
 	}
-	// Results are forwarded as they came, without decoding them: they can be
-	// megabytes (the iii://skills index) and the caller decodes them anyway.
-	if f, ok := wire.ScanResultFrame(data); ok && e.forwardResult(c, f.InvocationID, data) {
+	if caller.isClosed() {
+		// Gone: its cleanup has dropped (or will not see) held calls.
+		caller.hmu.Unlock()
+		e.abandon([]*pending{p})
 		return
 	}
-	// Invocations are routed without decoding their payload either: the
-	// owner or the built-in decodes it. A payload forwarded to a worker is
-	// still checked, so no worker is sent a frame it cannot parse.
-	if f, ok := wire.ScanInvokeFrame(data); ok && e.forwardable(&f) {
-		e.handleInvoke(c, &wire.Message{Type: wire.TypeInvokeFunction, InvocationID: f.InvocationID,
-			FunctionID: f.FunctionID, Data: f.Data, Metadata: f.Metadata, Action: f.Action,
-			Traceparent: f.Traceparent, Baggage: f.Baggage})
+	if len(caller.held) == 0 && caller.sent < callWindow && caller.qbytes.Load() < holdBacklog {
+		p.admit = callWindowed
+		caller.sent++
+		caller.hmu.Unlock()
+		p.owner.send(frame)
 		return
 	}
-	var m wire.Message
-	if err := json.Unmarshal(data, &m); err != nil {
-		e.log.Warn("dropping frame: not a valid iii protocol message", "worker_id", c.id,
-			"err", err, "frame", preview(data))
-		return
+	p.admit = callHeld
+	caller.held = append(caller.held, heldCall{p: p, frame: frame})
+	caller.hmu.Unlock()
+}
+
+// callDone takes a finished invocation out of c's window and lets held
+// calls go.
+func (c *conn) callDone(p *pending) {
+	c.hmu.Lock()
+	was := p.admit
+	p.admit = callFinished
+	if was == callWindowed {
+		c.sent--
 	}
-	if missing := missingField(&m); missing != "" {
-		e.log.Warn("dropping frame: required field missing", "worker_id", c.id,
-			"type", string(m.Type), "missing", missing, "frame", preview(data))
-		if missing == "data" && validUUID(m.InvocationID) {
-			// The real engine drops such a frame and the caller times
-			// out (docs/reference/engine-protocol.md §10.13); naming the problem costs nothing.
-			c.send(encodeError(m.InvocationID, m.FunctionID, wire.CodeInvalidRequest,
-				`invokefunction has no "data" key; send "data": null for a call without a payload`))
-		}
-		return
-	}
-	if (m.Type == wire.TypeInvokeFunction || m.Type == wire.TypeInvocationResult) &&
-		m.InvocationID != "" && !validUUID(m.InvocationID) {
-		e.log.Warn("dropping frame: invocation_id is not a UUID", "worker_id", c.id,
-			"type", string(m.Type), "invocation_id", preview([]byte(m.InvocationID)))
-		return
-	}
-	switch m.Type {
-	case wire.TypeInvokeFunction:
-		e.handleInvoke(c, &m)
-	case wire.TypeInvocationResult:
-		e.handleResult(c, &m, data)
-	case wire.TypeRegisterFunction:
-		e.registerFunction(c, &m)
-	case wire.TypeUnregisterFunction:
-		e.unregisterFunction(c, m.ID)
-	case wire.TypeRegisterTriggerType:
-		e.registerTriggerType(c, &m)
-	case wire.TypeUnregisterTriggerType:
-		e.unregisterTriggerType(c, m.ID)
-	case wire.TypeRegisterTrigger:
-		e.registerTrigger(c, &m)
-	case wire.TypeUnregisterTrigger:
-		e.unregisterTrigger(c, &m)
-	case wire.TypeTriggerRegistrationResult:
-		e.triggerRegistrationResult(c, &m, data)
-	case wire.TypeReattach:
-		e.reattach(c, &m)
-	case wire.TypePing:
-		c.send(pongFrame)
-	case wire.TypePong, wire.TypeRegisterService, wire.TypeWorkerRegistered, wire.TypeRegistrationRejected:
-		// Nothing to do: pong answers nothing, services are console
-		// cosmetics, and the last two only flow engine → worker.
-	default:
-		e.log.Warn("dropping frame: unknown message type", "worker_id", c.id,
-			"type", string(m.Type), "frame", preview(data))
+	c.hmu.Unlock()
+	if was == callWindowed {
+		c.releaseHeld()
 	}
 }
 
-// missingField names the first required field m lacks, or returns "".
-func missingField(m *wire.Message) string {
-	switch m.Type {
-	case "":
-		return "type"
-	case wire.TypeInvokeFunction:
-		if m.FunctionID == "" {
-			return "function_id"
-		}
-		if m.Data == nil {
-			return "data"
-		}
-	case wire.TypeInvocationResult:
-		if m.InvocationID == "" {
-			return "invocation_id"
-		}
-	case wire.TypeRegisterFunction, wire.TypeUnregisterFunction, wire.TypeRegisterTriggerType,
-		wire.TypeUnregisterTriggerType, wire.TypeUnregisterTrigger, wire.TypeRegisterService:
-		if m.ID == "" {
-			return "id"
-		}
-	case wire.TypeRegisterTrigger:
-		switch {
-		case m.ID == "":
-			return "id"
-		case m.TriggerType == "":
-			return "trigger_type"
-		case m.FunctionID == "":
-			return "function_id"
-		}
-	case wire.TypeTriggerRegistrationResult:
-		if m.ID == "" {
-			return "id"
-		}
-	case wire.TypeReattach:
-		if m.PreviousWorkerID == "" {
-			return "previous_worker_id"
-		}
-	}
-	return ""
-}
-
-// validUUID reports whether s is a UUID in its 36-character text form, the
-// only invocation_id the real engine decodes (docs/reference/engine-protocol.md §2.3, §10.14).
-func validUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	_, err := uuid.Parse(s)
-	return err == nil
-}
-
-// preview shortens a frame for a log line.
-func preview(b []byte) string {
-	const max = 256
-	if len(b) <= max {
-		return string(b)
-	}
-	return fmt.Sprintf("%s… (%d bytes)", b[:max], len(b))
-}
-
-// reattach evicts the connection a reconnecting worker had before, so that
-// its cleanup finishes before this connection's registrations are replayed.
-func (e *Engine) reattach(c *conn, m *wire.Message) {
-	e.mu.RLock()
-	old := e.conns[m.PreviousWorkerID]
-	e.mu.RUnlock()
-	switch {
-	case old == nil:
-		e.log.Debug("reattach ignored: previous worker is not connected", "worker_id", c.id,
-			"previous_worker_id", m.PreviousWorkerID)
-		return
-	case old == c:
-		return
-	case old.token != m.ReattachToken:
-		e.log.Warn("reattach ignored: reattach_token does not match", "worker_id", c.id,
-			"previous_worker_id", m.PreviousWorkerID)
-		return
-	}
-	e.log.Info("worker reattached; evicting its previous connection", "worker_id", c.id,
-		"previous_worker_id", old.id)
-	old.closeWith(websocket.CloseNormalClosure, "replaced by a reattached connection")
-	e.cleanup(old)
-}
-
-// cleanup removes everything a finished connection owned
-// (docs/reference/engine-protocol.md §1.8). It runs once per connection;
-// concurrent callers wait for it.
-func (e *Engine) cleanup(c *conn) {
-	c.cleanupOnce.Do(func() {
-		// Functions go first, so that once a caller has been told
-		// invocation_stopped, a retry gets function_not_found.
-		e.mu.Lock()
-		delete(e.conns, c.id)
-		removed := false
-		for id, f := range e.functions {
-			if f.owner == c {
-				delete(e.functions, id)
-				removed = true
+// releaseHeld dispatches held calls while c's window has room and its
+// backlog is small. A closed connection's are left to dropHeld.
+func (c *conn) releaseHeld() {
+	for {
+		c.hmu.Lock()
+		if len(c.held) == 0 || c.sent >= callWindow || c.qbytes.Load() >= holdBacklog || c.isClosed() {
+			if len(c.held) == 0 && cap(c.held) > 0 {
+				c.held = nil // let a burst's array go
 			}
+			c.hmu.Unlock()
+			return
 		}
-		e.dropTriggersLocked(c)
-		e.mu.Unlock()
-		e.dropHeld(c)
-		e.haltInvocations(c)
-		if removed {
-			e.functionsChanged()
+		h := c.held[0]
+		c.held[0] = heldCall{}
+		c.held = c.held[1:]
+		if h.p.admit != callHeld { // stopped while it waited
+			c.hmu.Unlock()
+			continue
 		}
-		e.workersEvent(eventWorkerDisconnected, c.id)
-	})
+		h.p.admit = callWindowed
+		c.sent++
+		c.hmu.Unlock()
+		h.p.owner.send(h.frame)
+	}
 }
 
-// forwardResult sends a result frame unchanged to the worker that made the
-// call. It reports false, touching nothing, when the frame needs the full
-// decode: an engine-internal waiter, or no pending invocation by that id.
-func (e *Engine) forwardResult(c *conn, id string, data []byte) bool {
+// dropHeld forgets the calls c still holds: c is gone, nobody wants their
+// answers, and no worker has started them.
+func (e *Engine) dropHeld(c *conn) {
+	c.hmu.Lock()
+	held := c.held
+	c.held = nil
+	ps := make([]*pending, 0, len(held))
+	for _, h := range held {
+		if h.p.admit == callHeld {
+			ps = append(ps, h.p)
+		}
+	}
+	c.hmu.Unlock()
+	e.abandon(ps)
+}
+
+// abandon removes invocations that never reached their owner.
+func (e *Engine) abandon(ps []*pending) {
+	if len(ps) == 0 {
+		return
+	}
 	e.pmu.Lock()
-	p := e.pending[id]
-	if p == nil || p.waiter != nil || p.caller == nil || p.owner != c {
-		// Not ours to forward: handleResult decides (and logs a result
-		// from a connection that is not the owner).
-		e.pmu.Unlock()
-		return false
+	mine := ps[:0]
+	for _, p := range ps {
+		if _, ok := e.pending[p.id]; ok {
+			delete(e.pending, p.id)
+			mine = append(mine, p)
+		}
 	}
-	delete(e.pending, id)
 	e.pmu.Unlock()
-	p.finish()
-	// The scan locates fields without validating the rest; a frame is only
-	// forwarded whole when it parses, so no caller is sent one it cannot.
-	if !wire.Valid(data) {
-		e.log.Warn("invocationresult dropped: not valid JSON", "worker_id", c.id,
-			"function_id", p.functionID, "invocation_id", id, "frame", preview(data))
-		p.caller.send(encodeError(id, p.functionID, wire.CodeDeserializationError,
-			"the worker serving "+p.functionID+" answered with an invocationresult that is not valid JSON"))
-		return true
+	for _, p := range mine {
+		p.finish()
 	}
-	p.caller.send(data)
-	return true
 }
 
-// forwardable reports whether a scanned invocation may skip full decoding:
-// a built-in validates its input itself; what goes to a worker must be
-// valid JSON (the full decoding path logs and drops it otherwise).
-func (e *Engine) forwardable(f *wire.InvokeFrame) bool {
-	// Frames the full decode refuses (no "data" key, an invocation_id that
-	// is not a UUID) take that path, which logs and answers them.
-	if len(f.Data) == 0 || (f.InvocationID != "" && !validUUID(f.InvocationID)) {
+func (c *conn) isClosed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
 		return false
 	}
-	if _, builtin := e.builtins[f.FunctionID]; builtin {
-		return true // workers cannot register a built-in's id
-	}
-	return wire.Valid(f.Data) && (len(f.Metadata) == 0 || wire.Valid(f.Metadata))
 }

@@ -100,7 +100,7 @@ type Config struct {
 	// too_many_invocations, so one client cannot flood a worker that
 	// serves everyone. Of those, at most 32 are dispatched to workers at
 	// a time, and none while the connection leaves 1 MiB of answers
-	// unread; the rest wait in the engine (admission.go). Zero means
+	// unread; the rest wait in the engine (dispatch.go). Zero means
 	// DefaultMaxInFlightPerConn.
 	MaxInFlightPerConn int
 	// MaxConnections bounds the sockets open at once (workers and the

@@ -10,7 +10,7 @@ import {
   sectionFunctionId,
   skillBodyError,
   skillIdError,
-} from '../../src/validate.js'
+} from '../../src/validation.js'
 
 type Part = string | { repeat: string; times: number }
 type VString = string | Part[]

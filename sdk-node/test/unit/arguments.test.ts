@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { z } from 'zod'
-import { checkArguments, deriveArguments, wireArguments } from '../../src/args.js'
+import { checkArguments, deriveArguments, wireArguments } from '../../src/arguments.js'
 
 const SendEmail = z.object({
   to: z.string().describe('Recipient address'),

@@ -7,7 +7,7 @@ import {
   sectionFunctionId,
   skillBodyError,
   skillIdError,
-} from '../../src/validate.js'
+} from '../../src/validation.js'
 
 describe('rustQuote (the registry quotes with Rust {:?})', () => {
   it('quotes and escapes like Rust', () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { msg } from './messages.js'
-import type { PromptArgument } from './validate.js'
+import type { PromptArgument } from './validation.js'
 
 /** The JSON type of a prompt argument, as far as argument checking is concerned. */
 export type ArgumentKind = 'string' | 'integer' | 'number' | 'boolean'
