@@ -1097,7 +1097,34 @@ func (h *History) Latest(id string) int {
 // timestamp renders t like the registry's registered_at (RFC 3339, UTC,
 // "+00:00").
 func timestamp(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.000000000") + "+00:00"
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Format("2006-01-02T15:04:05.000000000") + "+00:00"
+	}
+	// By hand: time.Format costs a few per cent of a register.
+	hour, minute, sec := t.Clock()
+	var buf [40]byte
+	b := appendDigits(buf[:0], year, 4)
+	b = appendDigits(append(b, '-'), int(month), 2)
+	b = appendDigits(append(b, '-'), day, 2)
+	b = appendDigits(append(b, 'T'), hour, 2)
+	b = appendDigits(append(b, ':'), minute, 2)
+	b = appendDigits(append(b, ':'), sec, 2)
+	b = appendDigits(append(b, '.'), t.Nanosecond(), 9)
+	return string(append(b, "+00:00"...))
+}
+
+// appendDigits appends v (0 ≤ v) in decimal, zero-padded to width.
+func appendDigits(b []byte, v, width int) []byte {
+	var d [20]byte
+	i := len(d)
+	for v > 0 || len(d)-i < width {
+		i--
+		d[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(b, d[i:]...)
 }
 
 // unquote decodes a JSON string literal: runs without escapes are copied
