@@ -320,10 +320,11 @@ func (w *Worker) skillBody(ctx context.Context, id string) (string, error) {
 // (see registry.SplitSkillFile). ok is false otherwise, and id is then
 // read as an ordinary skill id with upstream's rules and messages.
 func (w *Worker) skillFile(id string) (text, mime string, ok bool, err error) {
-	if registry.ValidateID(id) == nil {
-		if _, served := w.lookup(id); served {
-			return "", "", false, nil
-		}
+	// Lookup first: ValidateID of an id that is not one (iii://id@1, a
+	// file path) builds an error message, which cost a selector read more
+	// than the history read itself.
+	if _, served := w.lookup(id); served && registry.ValidateID(id) == nil {
+		return "", "", false, nil
 	}
 	var e *catalog.Entry
 	_, file, ok := registry.SplitSkillFile(id, func(s string) bool {

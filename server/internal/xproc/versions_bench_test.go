@@ -120,7 +120,12 @@ func BenchmarkReadSelector(b *testing.B) {
 						return call(c, registry.FnSkillsResourcesRead, map[string]string{"uri": uri})
 					}
 				}
+				// The server's CPU per read: what a selector adds, less
+				// blurred than the rate by the client's share of the cores.
+				pid := strconv.Itoa(skills.cmd.Process.Pid)
+				srv0 := procCPU(b, pid)
 				measure(b, ops)
+				b.ReportMetric(float64((procCPU(b, pid)-srv0).Microseconds())/float64(b.N), "server_cpu_µs/op")
 			})
 		}
 	}
