@@ -160,6 +160,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		wopts.ListState = eng.ListState
 		// History joins the engine's group commit in-process.
 		wopts.History = history.StoreBackend(eng.StateStore())
+		// Nobody else shares the embedded engine's state: no broadcasts.
+		wopts.SingleNode = true
 		// A new version and its served row: one store transaction.
 		wopts.SetStateWith = eng.SetStateWith
 	}

@@ -240,6 +240,9 @@ func (w *Worker) bumpGeneration(ctx context.Context) (from, to int64, err error)
 // durable already, and the others' reconcile finds it (or, when the bump
 // failed too, their next reload does).
 func (w *Worker) broadcast(ctx context.Context, scope, op, key string) {
+	if w.opts.SingleNode {
+		return
+	}
 	msg := changeMessage{Node: w.coh.node, Scope: scope, Op: op, Key: key}
 	from, to, err := w.bumpGeneration(ctx)
 	if err != nil {

@@ -262,3 +262,23 @@ func BenchmarkClusterPropagation(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
+
+// TestSingleNodeDoesNotBroadcast: on the embedded engine of --standalone
+// no other instance shares state, so a write neither bumps the shared
+// generation nor publishes (a commit and a frame saved per write).
+func TestSingleNodeDoesNotBroadcast(t *testing.T) {
+	s := startStack(t, t.TempDir(), func(_ *engine.Engine, o *Options) { o.SingleNode = true })
+	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "solo", "skill": "# solo\n"}, nil)
+	s.mustCall(t, FnSkillsLabel, map[string]any{"id": "solo", "label": "staging", "version": 1}, nil)
+	gen, err := s.worker.state.get(context.Background(), s.worker.generationScope(), generationKey)
+	if err != nil || gen != nil {
+		t.Fatalf("a single node bumped the shared generation: %s %v", gen, err)
+	}
+	// The same write on an instance that may have peers does bump it.
+	p := startStack(t, t.TempDir())
+	p.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "peer", "skill": "# peer\n"}, nil)
+	gen, err = p.worker.state.get(context.Background(), p.worker.generationScope(), generationKey)
+	if err != nil || !strings.Contains(string(gen), `"n"`) {
+		t.Fatalf("generation after a write with peers: %s", gen)
+	}
+}

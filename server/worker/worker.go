@@ -97,6 +97,10 @@ type Options struct {
 	// changes other registry instances made that this one missed
 	// (cluster.go); zero means DefaultReconcileInterval.
 	ReconcileInterval time.Duration
+	// SingleNode says no other registry instance shares this engine's
+	// state (the embedded engine of --standalone): changes are then not
+	// broadcast, which saves a generation commit and a publish per write.
+	SingleNode bool
 }
 
 // Worker is the skills registry bound to an iii client.
