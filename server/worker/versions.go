@@ -213,15 +213,8 @@ func (w *Worker) promptVersions(_ context.Context, data json.RawMessage) (any, e
 // label moves a label and, when it is the serve label and what is served
 // changed, announces the id as registered again.
 func (w *Worker) label(ctx context.Context, fn string, skill bool, data json.RawMessage) (any, error) {
-	p, err := decodePayload(fn, data)
+	p, id, err := w.changeTarget(ctx, fn, skill, data)
 	if err != nil {
-		return nil, err
-	}
-	id, err := p.idOf(skill)
-	if err != nil {
-		return nil, err
-	}
-	if err := w.mayChange(ctx, data, skill, id); err != nil {
 		return nil, err
 	}
 	label, err := p.str("label", true, 0)
@@ -259,6 +252,20 @@ func (w *Worker) label(ctx context.Context, fn string, skill bool, data json.Raw
 		w.announce(ctx, skill, id)
 	}
 	return move, nil
+}
+
+// changeTarget decodes the payload of a label move or rollback and its id,
+// refused when the caller may not change that id.
+func (w *Worker) changeTarget(ctx context.Context, fn string, skill bool, data json.RawMessage) (payload, string, error) {
+	p, err := decodePayload(fn, data)
+	if err != nil {
+		return p, "", err
+	}
+	id, err := p.idOf(skill)
+	if err != nil {
+		return p, "", err
+	}
+	return p, id, w.mayChange(ctx, data, skill, id)
 }
 
 // mayChange refuses a label move or rollback of an id outside the
@@ -307,15 +314,8 @@ type RollbackResult struct {
 }
 
 func (w *Worker) rollback(ctx context.Context, fn string, skill bool, data json.RawMessage) (any, error) {
-	p, err := decodePayload(fn, data)
+	p, id, err := w.changeTarget(ctx, fn, skill, data)
 	if err != nil {
-		return nil, err
-	}
-	id, err := p.idOf(skill)
-	if err != nil {
-		return nil, err
-	}
-	if err := w.mayChange(ctx, data, skill, id); err != nil {
 		return nil, err
 	}
 	sel, err := p.selector("version")
