@@ -17,6 +17,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/skillsext"
 	"github.com/iii-skills/skills/server/worker"
@@ -205,22 +206,10 @@ func (s *stack) function(id string, h iii.Handler, opts ...iii.RegisterFunctionO
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	eventually(s.t, 5*time.Second, func() bool {
+	testutil.Eventually(s.t, 5*time.Second, "function "+id+" registered", func() bool {
 		out, err := s.pub.Trigger(s.ctx, iii.TriggerRequest{FunctionID: "engine::functions::info", Data: data})
 		return err == nil && strings.Contains(string(out), id)
-	}, "function "+id+" registered")
-}
-
-// eventually polls cond until it holds or limit passes.
-func eventually(t *testing.T, limit time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", limit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	})
 }
 
 // notes collects MCP notifications a client received.
