@@ -18,9 +18,9 @@ import (
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
 	"github.com/iii-skills/skills/server/internal/testutil"
+	"github.com/iii-skills/skills/server/internal/testutil/appstack"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/skillsext"
-	"github.com/iii-skills/skills/server/worker"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -75,34 +75,24 @@ func startEngine(t *testing.T) (context.Context, *engine.Engine) {
 	return ctx, eng
 }
 
-// newStack starts the engine, the registry and the publisher; startMCP
-// starts the MCP server (seed before it, so that no change event of the
-// fixture is still in flight when a test client connects).
+// newStack starts the server as `skills --standalone` does (app.Start:
+// the embedded engine, the registry, the catalog's functions) and the
+// publisher; startMCP starts the MCP server under test (seed before it, so
+// that no change event of the fixture is still in flight when a test
+// client connects).
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	ctx, eng := startEngine(t)
-	url := eng.URL()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cfg := appstack.Config(t)
+	cfg.Logger = quiet()
+	srv := appstack.Start(t, cfg)
 
-	regCli := iii.RegisterWorker(url, iii.WithName(worker.Name), iii.WithLogger(quiet()))
-	t.Cleanup(func() { _ = regCli.Close() })
-	cat := catalog.New()
-	w := worker.New(regCli, worker.DefaultConfig(), worker.Options{Logger: quiet(), Catalog: cat})
-	if err := w.Register(); err != nil {
-		t.Fatal(err)
-	}
-	view := skillsext.NewView(cat)
-	t.Cleanup(view.Close)
-	if err := skillsext.Register(ctx, regCli, view, quiet()); err != nil {
-		t.Fatal(err)
-	}
-	connect(t, regCli)
-	w.Start(ctx)
-
-	pub := iii.RegisterWorker(url, iii.WithName("publisher"), iii.WithLogger(quiet()))
+	pub := iii.RegisterWorker(srv.EngineURL, iii.WithName("publisher"), iii.WithLogger(quiet()))
 	t.Cleanup(func() { _ = pub.Close() })
 	connect(t, pub)
 
-	return &stack{t: t, ctx: ctx, url: url, pub: pub, cat: cat}
+	return &stack{t: t, ctx: ctx, url: srv.EngineURL, pub: pub, cat: srv.Catalog}
 }
 
 func (s *stack) startMCP(opts skillsmcp.Options) {
