@@ -4,6 +4,8 @@
 // (Eventually), the skills binary built once per test process
 // (SkillsBinary, BuildSkills) and a process's resident memory read from
 // /proc (ProcStatus, SelfRSS, SettledRSS). It is imported by tests only.
+// The whole server started for a test is in package appstack (it imports
+// server/app, which testutil cannot: app's packages test with testutil).
 package testutil
 
 import (
