@@ -17,10 +17,7 @@ import (
 	"testing"
 	"time"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
-	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/registry"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const pdfSkill = "---\nname: pdf\ndescription: Extract text from PDF files. Use for PDFs.\n---\n# PDF\n\nSee [guide](references/guide.md).\n"
@@ -521,69 +518,6 @@ func TestDownloadFromGit(t *testing.T) {
 	s.fails(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "nope"}, `repo "`+repo+`" has no folder skills/nope/`)
 	s.fails(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "notdir"}, `skills/notdir in "`+repo+`" is not a directory`)
 	s.fails(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "pdf", "branch": "dev"}, "git clone --branch dev exited with exit status 128")
-}
-
-// TestMCPSeesFolderChanges: a file created in a watched folder reaches an
-// MCP client as notifications/resources/list_changed, and the skill is
-// listed and readable over MCP.
-func TestMCPSeesFolderChanges(t *testing.T) {
-	root := agentFolder(t)
-	s := startStack(t, []string{root}, DefaultConfig(), Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	mcpCli := iii.RegisterWorker(s.engine.URL(), iii.WithName("skills-mcp"), iii.WithLogger(quiet))
-	if err := mcpCli.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer mcpCli.Close()
-	srv := skillsmcp.New(mcpCli, skillsmcp.Options{Logger: quiet})
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	changed := make(chan struct{}, 64)
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := srv.SDK().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
-		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { changed <- struct{}{} },
-	})
-	cs, err := c.Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	put(t, root, "mcp/new.md", "# New over MCP\n")
-	select {
-	case <-changed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no resources/list_changed")
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		res, err := cs.ListResources(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		found := false
-		for _, r := range res.Resources {
-			found = found || r.URI == "iii://mcp/new"
-		}
-		if found {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("iii://mcp/new not listed over MCP")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "iii://mcp/new"})
-	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "# New over MCP\n" {
-		t.Fatalf("read over MCP: %v %+v", err, rr)
-	}
 }
 
 // The git source's checks, including those download's classification

@@ -3,7 +3,6 @@ package directory
 import (
 	"context"
 	"encoding/json"
-	"github.com/google/uuid"
 	"io"
 	"log/slog"
 	"os"
@@ -12,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
 	"github.com/iii-skills/skills/server/fsource"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/worker"
 )
 
@@ -145,13 +147,7 @@ func (s *stack) sink(tb testing.TB, tt string, bound func() int) <-chan string {
 	if err := s.caller.RegisterTrigger(uuid.NewString(), tt, fn, json.RawMessage(`{}`)); err != nil {
 		tb.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for bound() < 1 {
-		if time.Now().After(deadline) {
-			tb.Fatalf("subscription to %s not bound", tt)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(tb, 5*time.Second, "the subscription to "+tt+" is bound", func() bool { return bound() >= 1 })
 	return ch
 }
 

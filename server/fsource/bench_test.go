@@ -13,6 +13,7 @@ import (
 
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/fsource"
+	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
 // Body2K is a 2 KiB skill body with a title and a one-line description.
@@ -63,25 +64,6 @@ func BenchmarkColdLoad10K(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/load")
 }
 
-// rss is the resident set size after a collection that returns freed
-// memory to the OS.
-func rss(tb testing.TB) int64 {
-	runtime.GC()
-	debug.FreeOSMemory()
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		tb.Skip("no /proc/self/status")
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			kb, _ := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
-			return kb << 10
-		}
-	}
-	tb.Skip("no VmRSS")
-	return 0
-}
-
 // BenchmarkMemory10K reports the resident growth of serving 10 000 folder
 // skills of 2 KiB against the target (2× the body bytes + 300 B/skill):
 // bodies stay on disk, the catalog keeps summaries, digests and origins.
@@ -89,7 +71,7 @@ func BenchmarkMemory10K(b *testing.B) {
 	const n = 10000
 	dir := makeFolder10K(b)
 	defer debug.SetGCPercent(debug.SetGCPercent(50)) // as the skills binary runs
-	before := rss(b)
+	before := testutil.SelfRSS(b)
 	cat := catalog.New()
 	s, err := fsource.Open(fsource.Options{Folders: []string{dir}, Catalog: cat, Logger: quietLogger(nil)})
 	if err != nil {
@@ -98,7 +80,7 @@ func BenchmarkMemory10K(b *testing.B) {
 	defer s.Close()
 	cat.List()
 	s.Skills()
-	growth := float64(rss(b) - before)
+	growth := float64(testutil.SelfRSS(b) - before)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	bodies := float64(n * 2048)

@@ -9,9 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,39 +18,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// skillsBinary builds cmd/skills once per test run.
-func skillsBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "skills-mcp-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "skills")
-		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", binPath, "github.com/iii-skills/skills/server/cmd/skills")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = &buildError{out: string(out), err: err}
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building skills: %v", buildErr)
-	}
-	return binPath
-}
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+// TestMain removes the skills binary the tests built (testutil.BuildSkills).
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 var endpointLine = regexp.MustCompile(`MCP endpoint (http://\S+/mcp)`)
 
@@ -60,7 +27,7 @@ var endpointLine = regexp.MustCompile(`MCP endpoint (http://\S+/mcp)`)
 // a free port and a token, and drives it with the go-sdk client over real
 // HTTP for both protocol revisions.
 func TestBinaryStandalone(t *testing.T) {
-	bin := skillsBinary(t)
+	bin := testutil.BuildSkills(t)
 	engineURL := "ws://" + testutil.FreeAddr(t)
 	cmd := exec.Command(bin, "--standalone", "--url", engineURL, "--data", t.TempDir(), "--config", filepath.Join(t.TempDir(), "none.yaml"),
 		"--mcp-addr", "127.0.0.1:0", "--mcp-token", "tok")
@@ -129,7 +96,7 @@ func TestBinaryStandalone(t *testing.T) {
 			id := "from-" + strings.ReplaceAll(v, "-", "")
 			s.registerSkill(id, "# New\n")
 			defer s.trigger("skills::unregister", map[string]string{"id": id})
-			eventually(t, time.Second, func() bool { return n.count(resourcesChanged) > before }, "resources/list_changed after skills::register")
+			testutil.Eventually(t, time.Second, "resources/list_changed after skills::register", func() bool { return n.count(resourcesChanged) > before })
 		})
 	}
 }
@@ -137,7 +104,7 @@ func TestBinaryStandalone(t *testing.T) {
 // TestBinaryStdio launches `skills mcp --stdio --url …` the way Claude
 // Desktop or Cursor do and drives it with the go-sdk command transport.
 func TestBinaryStdio(t *testing.T) {
-	bin := skillsBinary(t)
+	bin := testutil.BuildSkills(t)
 	s := newStack(t)
 	s.seed()
 	for _, v := range []string{v2026, v2025} {
@@ -150,7 +117,7 @@ func TestBinaryStdio(t *testing.T) {
 			name := "stdio-" + strings.ReplaceAll(v, "-", "")
 			s.trigger("prompts::register", map[string]any{"name": name, "description": "d", "function_id": "greet::render"})
 			defer s.trigger("prompts::unregister", map[string]any{"name": name})
-			eventually(t, time.Second, func() bool { return n.count(promptsChanged) > before }, "prompts/list_changed after prompts::register")
+			testutil.Eventually(t, time.Second, "prompts/list_changed after prompts::register", func() bool { return n.count(promptsChanged) > before })
 		})
 	}
 }
@@ -158,7 +125,7 @@ func TestBinaryStdio(t *testing.T) {
 // TestBinaryStdioSkills: `skills mcp --stdio` answers the Skills extension
 // on its stdin/stdout, reading the registry's catalog over iii.
 func TestBinaryStdioSkills(t *testing.T) {
-	bin := skillsBinary(t)
+	bin := testutil.BuildSkills(t)
 	s := newStack(t)
 	s.seed()
 	cmd := exec.Command(bin, "mcp", "--stdio", "--url", s.url, "--log-level", "warn")

@@ -17,9 +17,10 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/internal/testutil"
+	"github.com/iii-skills/skills/server/internal/testutil/appstack"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/skillsext"
-	"github.com/iii-skills/skills/server/worker"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -74,34 +75,24 @@ func startEngine(t *testing.T) (context.Context, *engine.Engine) {
 	return ctx, eng
 }
 
-// newStack starts the engine, the registry and the publisher; startMCP
-// starts the MCP server (seed before it, so that no change event of the
-// fixture is still in flight when a test client connects).
+// newStack starts the server as `skills --standalone` does (app.Start:
+// the embedded engine, the registry, the catalog's functions) and the
+// publisher; startMCP starts the MCP server under test (seed before it, so
+// that no change event of the fixture is still in flight when a test
+// client connects).
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	ctx, eng := startEngine(t)
-	url := eng.URL()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cfg := appstack.Config(t)
+	cfg.Logger = quiet()
+	srv := appstack.Start(t, cfg)
 
-	regCli := iii.RegisterWorker(url, iii.WithName(worker.Name), iii.WithLogger(quiet()))
-	t.Cleanup(func() { _ = regCli.Close() })
-	cat := catalog.New()
-	w := worker.New(regCli, worker.DefaultConfig(), worker.Options{Logger: quiet(), Catalog: cat})
-	if err := w.Register(); err != nil {
-		t.Fatal(err)
-	}
-	view := skillsext.NewView(cat)
-	t.Cleanup(view.Close)
-	if err := skillsext.Register(ctx, regCli, view, quiet()); err != nil {
-		t.Fatal(err)
-	}
-	connect(t, regCli)
-	w.Start(ctx)
-
-	pub := iii.RegisterWorker(url, iii.WithName("publisher"), iii.WithLogger(quiet()))
+	pub := iii.RegisterWorker(srv.EngineURL, iii.WithName("publisher"), iii.WithLogger(quiet()))
 	t.Cleanup(func() { _ = pub.Close() })
 	connect(t, pub)
 
-	return &stack{t: t, ctx: ctx, url: url, pub: pub, cat: cat}
+	return &stack{t: t, ctx: ctx, url: srv.EngineURL, pub: pub, cat: srv.Catalog}
 }
 
 func (s *stack) startMCP(opts skillsmcp.Options) {
@@ -205,22 +196,10 @@ func (s *stack) function(id string, h iii.Handler, opts ...iii.RegisterFunctionO
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	eventually(s.t, 5*time.Second, func() bool {
+	testutil.Eventually(s.t, 5*time.Second, "function "+id+" registered", func() bool {
 		out, err := s.pub.Trigger(s.ctx, iii.TriggerRequest{FunctionID: "engine::functions::info", Data: data})
 		return err == nil && strings.Contains(string(out), id)
-	}, "function "+id+" registered")
-}
-
-// eventually polls cond until it holds or limit passes.
-func eventually(t *testing.T, limit time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", limit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	})
 }
 
 // notes collects MCP notifications a client received.

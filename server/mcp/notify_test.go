@@ -9,6 +9,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/worker"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,18 +51,18 @@ func TestNotifications(t *testing.T) {
 				}
 
 				s.registerSkill("fresh", "# Fresh\n")
-				eventually(t, time.Second, func() bool { return n.count(resourcesChanged) > 0 }, "resources/list_changed after skills::register")
+				testutil.Eventually(t, time.Second, "resources/list_changed after skills::register", func() bool { return n.count(resourcesChanged) > 0 })
 				// A 2026-07-28 go-sdk client's Subscribe returns before the
 				// server has its subscriptions/listen stream, so a change may
 				// precede the subscription: register again until it is live.
-				eventually(t, 5*time.Second, func() bool {
+				testutil.Eventually(t, 5*time.Second, "resources/updated for iii://fresh and iii://skills", func() bool {
 					if n.has(resourceUpdated, "iii://fresh") && n.has(resourceUpdated, "iii://skills") {
 						return true
 					}
 					s.registerSkill("fresh", "# Fresh\n")
 					time.Sleep(100 * time.Millisecond)
 					return n.has(resourceUpdated, "iii://fresh") && n.has(resourceUpdated, "iii://skills")
-				}, "resources/updated for iii://fresh and iii://skills")
+				})
 				res, err := cs.ListResources(ctx, nil)
 				if err != nil || !strings.Contains(mustJSON(res), "iii://fresh") {
 					t.Fatalf("list after register: %v %s", err, mustJSON(res))
@@ -70,20 +71,20 @@ func TestNotifications(t *testing.T) {
 				// Re-registering an identical skill is still a change event.
 				before := n.count(resourcesChanged)
 				s.registerSkill("fresh", "# Fresh\n")
-				eventually(t, time.Second, func() bool { return n.count(resourcesChanged) > before }, "list_changed after re-registration")
+				testutil.Eventually(t, time.Second, "list_changed after re-registration", func() bool { return n.count(resourcesChanged) > before })
 
 				before = n.count(resourcesChanged)
 				s.trigger("skills::unregister", map[string]string{"id": "fresh"})
-				eventually(t, time.Second, func() bool { return n.count(resourcesChanged) > before }, "list_changed after skills::unregister")
+				testutil.Eventually(t, time.Second, "list_changed after skills::unregister", func() bool { return n.count(resourcesChanged) > before })
 
 				s.trigger("prompts::register", map[string]any{"name": "later", "description": "d", "function_id": "greet::render"})
-				eventually(t, time.Second, func() bool { return n.count(promptsChanged) > 0 }, "prompts/list_changed after prompts::register")
+				testutil.Eventually(t, time.Second, "prompts/list_changed after prompts::register", func() bool { return n.count(promptsChanged) > 0 })
 				before = n.count(promptsChanged)
 				s.trigger("prompts::unregister", map[string]any{"name": "later"})
-				eventually(t, time.Second, func() bool { return n.count(promptsChanged) > before }, "prompts/list_changed after prompts::unregister")
+				testutil.Eventually(t, time.Second, "prompts/list_changed after prompts::unregister", func() bool { return n.count(promptsChanged) > before })
 
 				s.function("late::tool", func(context.Context, json.RawMessage) (any, error) { return "ok", nil }, iii.RegisterFunctionOptions{Metadata: readOnlyMeta})
-				eventually(t, 2*time.Second, func() bool { return n.count(toolsChanged) > 0 }, "tools/list_changed after a new function")
+				testutil.Eventually(t, 2*time.Second, "tools/list_changed after a new function", func() bool { return n.count(toolsChanged) > 0 })
 				tools, err := cs.ListTools(ctx, nil)
 				if err != nil || !strings.Contains(mustJSON(tools), "late__tool") {
 					t.Fatalf("tools after registration: %v", err)
@@ -106,15 +107,15 @@ func TestRemovedFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Second, func() bool {
+	testutil.Eventually(t, 2*time.Second, "new tool listed", func() bool {
 		tools, err := cs.ListTools(context.Background(), nil)
 		return err == nil && strings.Contains(mustJSON(tools), "gone__soon")
-	}, "new tool listed")
+	})
 	before := n.count(toolsChanged)
 	if err := ref.Unregister(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Second, func() bool { return n.count(toolsChanged) > before }, "tools/list_changed after a removed function")
+	testutil.Eventually(t, 2*time.Second, "tools/list_changed after a removed function", func() bool { return n.count(toolsChanged) > before })
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil || strings.Contains(mustJSON(tools), "gone__soon") {
 		t.Fatalf("removed tool still listed: %v", err)
@@ -215,12 +216,12 @@ func TestLateRegistry(t *testing.T) {
 	t.Cleanup(func() { _ = s.pub.Close() })
 	connect(t, s.pub)
 
-	eventually(t, 5*time.Second, func() bool {
+	testutil.Eventually(t, 5*time.Second, "the registry's index listed", func() bool {
 		res, err := cs.ListResources(ctx, nil)
 		return err == nil && len(res.Resources) == 1 && res.Resources[0].URI == "iii://skills"
-	}, "the registry's index listed")
+	})
 	// The on-change binding made before the registry existed reaches it.
-	eventually(t, 5*time.Second, func() bool {
+	testutil.Eventually(t, 5*time.Second, "resources/list_changed after the registry came up", func() bool {
 		before := n.count(resourcesChanged)
 		s.registerSkill("late", "# Late\n")
 		deadline := time.Now().Add(time.Second)
@@ -231,5 +232,5 @@ func TestLateRegistry(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		return false
-	}, "resources/list_changed after the registry came up")
+	})
 }

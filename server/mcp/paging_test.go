@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iii-skills/skills/server/internal/testutil"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -50,7 +51,7 @@ func TestRemoteListingInPages(t *testing.T) {
 	if err := cs.Subscribe(context.Background(), &sdk.SubscribeParams{URI: probe}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, func() bool {
+	testutil.Eventually(t, 10*time.Second, "the catalog watch to deliver a change", func() bool {
 		s.registerSkill("probe", "# Probe\n\n"+time.Now().Format(time.RFC3339Nano)+"\n")
 		deadline := time.Now().Add(time.Second)
 		for time.Now().Before(deadline) {
@@ -60,9 +61,9 @@ func TestRemoteListingInPages(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		return false
-	}, "the catalog watch to deliver a change")
+	})
 	s.trigger("skills::unregister", map[string]string{"id": fmt.Sprintf("paged-%d", n-1)})
-	eventually(t, 5*time.Second, func() bool { return nt.has(resourceUpdated, last) }, "resources/updated for "+last+" (mirrored from a later page)")
+	testutil.Eventually(t, 5*time.Second, "resources/updated for "+last+" (mirrored from a later page)", func() bool { return nt.has(resourceUpdated, last) })
 	for r, err := range cs.Resources(s.ctx, nil) {
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 )
 
@@ -52,10 +53,10 @@ func TestSearchSkillsTool(t *testing.T) {
 		return res
 	}
 	var res *sdk.CallToolResult
-	eventually(t, 5*time.Second, func() bool {
+	testutil.Eventually(t, 5*time.Second, "search_skills finds the image skill", func() bool {
 		res = call(map[string]any{"query": "shrink images for the web"})
 		return !res.IsError && strings.Contains(text(res.Content[0]), "iii://images/optimize")
-	}, "search_skills finds the image skill")
+	})
 	if got := text(res.Content[0]); !strings.HasPrefix(got, "1. iii://images/optimize — Image optimisation: Compress and resize") {
 		t.Fatalf("search_skills text: %q", got)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iii-skills/skills/server/internal/testutil"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 )
 
@@ -44,7 +45,7 @@ func TestIdleSessionsAreClosed(t *testing.T) {
 
 	time.Sleep(3 * idle)
 	open() // any request sweeps
-	eventually(t, 5*time.Second, func() bool { return list(gone) == http.StatusNotFound }, "idle session closed (404)")
+	testutil.Eventually(t, 5*time.Second, "idle session closed (404)", func() bool { return list(gone) == http.StatusNotFound })
 	if code := list(streaming); code != http.StatusOK {
 		t.Fatalf("session with an open GET stream: HTTP %d, want 200", code)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/skillsext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -384,7 +385,7 @@ func checkSkillUpdates(t *testing.T, fx *skillsFixture, cs *sdk.ClientSession, n
 	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: guide}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, func() bool {
+	testutil.Eventually(t, 5*time.Second, "resources/updated for "+guide+" and list_changed after the file changed", func() bool {
 		before := n.count(resourcesChanged)
 		_ = fx.folder.Put(folderEntry(t, "acme/pdf-tools", map[string][]byte{"SKILL.md": []byte(pdfSkillMD),
 			"references/guide.md": []byte("# Guide v" + time.Now().Format(time.RFC3339Nano) + "\n"), "assets/logo.png": logoPNG}))
@@ -396,7 +397,7 @@ func checkSkillUpdates(t *testing.T, fx *skillsFixture, cs *sdk.ClientSession, n
 			time.Sleep(10 * time.Millisecond)
 		}
 		return false
-	}, "resources/updated for "+guide+" and list_changed after the file changed")
+	})
 }
 
 // TestSkillsExtensionStream: the stream transports (stdio, in-memory)
@@ -451,7 +452,7 @@ func TestSkillsExtensionRemote(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.trigger("skills::unregister", map[string]string{"id": "plain"})
-	eventually(t, 5*time.Second, func() bool { return n.has(resourceUpdated, "skill://plain/SKILL.md") }, "resources/updated for skill://plain/SKILL.md")
+	testutil.Eventually(t, 5*time.Second, "resources/updated for skill://plain/SKILL.md", func() bool { return n.has(resourceUpdated, "skill://plain/SKILL.md") })
 	raw, _ := call("skills/list", map[string]any{})
 	if strings.Contains(string(raw), "skill://plain/") {
 		t.Fatalf("unregistered skill still listed: %s", raw)

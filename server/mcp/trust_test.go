@@ -15,6 +15,7 @@ import (
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/directory"
 	"github.com/iii-skills/skills/server/fsource"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -45,11 +46,11 @@ func (s *stack) withDirectory(folder string) {
 	// Every directory function the tests look for as a tool, so the MCP
 	// server started next lists them all (they register one by one).
 	for _, id := range []string{directory.FnSkillsDownload, "directory::registry::workers::list", "directory::registry::workers::info"} {
-		eventually(t, 5*time.Second, func() bool {
+		testutil.Eventually(t, 5*time.Second, id+" registered", func() bool {
 			out, err := s.pub.Trigger(s.ctx, iii.TriggerRequest{FunctionID: "engine::functions::info",
 				Data: json.RawMessage(`{"function_id":"` + id + `"}`)})
 			return err == nil && strings.Contains(string(out), id)
-		}, id+" registered")
+		})
 	}
 }
 

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/skillsext"
 )
 
@@ -56,7 +58,7 @@ func TestRemoteReadStartsOver(t *testing.T) {
 	defer cli.Close()
 	connectAll(t, reg, cli)
 	r := &skillsext.Remote{Client: cli, ChunkBytes: 4}
-	eventually(t, func() bool { _, err := r.ReadFile(ctx, "s", "f.md"); return err == nil }, "skills::catalog-file registered")
+	testutil.Eventually(t, 5*time.Second, "skills::catalog-file registered", func() bool { _, err := r.ReadFile(ctx, "s", "f.md"); return err == nil })
 
 	// One edit during the read: the second attempt returns the new version whole.
 	current.Store(0)
@@ -96,7 +98,7 @@ func TestRemoteDecidesByCode(t *testing.T) {
 	connectAll(t, reg, cli)
 	r := &skillsext.Remote{Client: cli}
 	code.Store(rules.CodeNotFound)
-	eventually(t, func() bool { _, err := r.ReadFile(ctx, "s", "f.md"); return errors.Is(err, skillsext.ErrNoSuchFile) }, "NOT_FOUND read as ErrNoSuchFile")
+	testutil.Eventually(t, 5*time.Second, "NOT_FOUND read as ErrNoSuchFile", func() bool { _, err := r.ReadFile(ctx, "s", "f.md"); return errors.Is(err, skillsext.ErrNoSuchFile) })
 	code.Store("")
 	_, err := r.ReadFile(ctx, "s", "f.md")
 	var inv *iii.InvocationError

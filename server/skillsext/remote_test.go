@@ -16,6 +16,7 @@ import (
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/skillsext"
 )
 
@@ -70,7 +71,7 @@ func TestRemote(t *testing.T) {
 	if err := src.Put(skills...); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, func() bool { all, _, _ := v.ListSkills(ctx, "", 0); return len(all) == 81 }, "skills in the view")
+	testutil.Eventually(t, 5*time.Second, "skills in the view", func() bool { all, _, _ := v.ListSkills(ctx, "", 0); return len(all) == 81 })
 
 	reg := iii.RegisterWorker(eng.URL(), iii.WithName("registry"), iii.WithLogger(quiet))
 	defer reg.Close()
@@ -83,7 +84,7 @@ func TestRemote(t *testing.T) {
 	r := &skillsext.Remote{Client: cli}
 	// The registry's functions are in place once a listing answers (an
 	// unknown function reads as an empty catalog).
-	eventually(t, func() bool { s, _, err := r.ListSkills(ctx, "", 1); return err == nil && len(s) == 1 }, "skills::catalog-list registered")
+	testutil.Eventually(t, 5*time.Second, "skills::catalog-list registered", func() bool { s, _, err := r.ListSkills(ctx, "", 1); return err == nil && len(s) == 1 })
 
 	got, err := r.ReadFile(ctx, "big", "data.bin")
 	if err != nil || !bytes.Equal(got, big) {
@@ -125,7 +126,7 @@ func TestRemote(t *testing.T) {
 		if err := src.Put(folder(t, "edit", file("SKILL.md", "---\nname: edit\ndescription: d\n---\n"), file("notes.md", content))); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, func() bool { b, _ := v.ReadFile(ctx, "edit", "notes.md"); return string(b) == content }, "edit in the view")
+		testutil.Eventually(t, 5*time.Second, "edit in the view", func() bool { b, _ := v.ReadFile(ctx, "edit", "notes.md"); return string(b) == content })
 	}
 	edit("first version of the notes")
 	chunk := func(offset int64, sha string) (map[string]any, error) {
@@ -159,7 +160,7 @@ func TestRemote(t *testing.T) {
 
 	changed := make(chan string, 4)
 	go func() { _ = r.Watch(ctx, func(p string) { changed <- p }) }()
-	eventually(t, func() bool {
+	testutil.Eventually(t, 5*time.Second, "skills::catalog-on-change reaches the remote reader", func() bool {
 		src.Remove("big")
 		select {
 		case p := <-changed:
@@ -168,7 +169,7 @@ func TestRemote(t *testing.T) {
 			_ = src.Put(skills[0])
 			return false
 		}
-	}, "skills::catalog-on-change reaches the remote reader")
+	})
 }
 
 func wantCode(t *testing.T, err error, code string) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/skillsext"
 )
 
@@ -61,17 +62,6 @@ func get(t *testing.T, v *skillsext.View, p string) skillsext.Skill {
 	return s
 }
 
-func eventually(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 5s: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // A published skill is served as a SKILL.md synthesized from its body,
 // named by the last id segment, described by the index description, with
 // the digest of exactly the bytes ReadFile returns.
@@ -81,7 +71,7 @@ func TestPublishedSkill(t *testing.T) {
 	if err := src.Put(published("acme/billing/refunds", body), published("live", "# Live\n\nSee [x](iii://fn/live/x).\n")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, func() bool { _, ok, _ := v.Skill(context.Background(), "live"); return ok }, "skills in the view")
+	testutil.Eventually(t, 5*time.Second, "skills in the view", func() bool { _, ok, _ := v.Skill(context.Background(), "live"); return ok })
 	s := get(t, v, "acme/billing/refunds")
 	if s.Name != "refunds" || s.Dynamic || s.Problem != "" || len(s.Files) != 1 || s.Files[0].Path != "SKILL.md" || s.Origin != "published" {
 		t.Fatalf("skill = %+v", s)
@@ -138,7 +128,7 @@ func TestFolderSkillsAndProblems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, func() bool { _, ok, _ := v.Skill(context.Background(), "snake_case"); return ok }, "skills in the view")
+	testutil.Eventually(t, 5*time.Second, "skills in the view", func() bool { _, ok, _ := v.Skill(context.Background(), "snake_case"); return ok })
 	pdf := get(t, v, "tools/pdf")
 	if pdf.Problem != "" || string(pdf.Frontmatter) != `{"name":"pdf","description":"PDFs","metadata":{"version":"2"}}` || len(pdf.Files) != 2 || pdf.Origin != "folder" {
 		t.Fatalf("pdf = %+v frontmatter %s", pdf, pdf.Frontmatter)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -19,8 +18,12 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/registry"
 )
+
+// TestMain removes the skills binary the tests built (testutil.BuildSkills).
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 // Benchmarks of the registry end to end: a caller client → embedded engine →
 // registry worker → engine → caller, over loopback, as in standalone mode.
@@ -193,42 +196,15 @@ func BenchmarkMemory10K(b *testing.B) {
 	const n = 10000
 	defer debug.SetGCPercent(debug.SetGCPercent(50)) // as the skills binary runs
 	s := startStack(b, b.TempDir())
-	before := rss(b)
+	before := testutil.SelfRSS(b)
 	loadSkills(b, s, n)
 	if err := benchCall(s, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}); err != nil {
 		b.Fatal(err)
 	}
-	growth := float64(rss(b) - before)
+	growth := float64(testutil.SelfRSS(b) - before)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	reportMemory(b, s, n, growth, "heap_inuse_MiB", float64(ms.HeapInuse))
-}
-
-// rss returns the resident set size after a GC that returns freed memory to
-// the OS, so only live data is counted.
-func rss(tb testing.TB) int64 {
-	tb.Helper()
-	runtime.GC()
-	debug.FreeOSMemory()
-	return procStatus(tb, "self", "VmRSS")
-}
-
-// procStatus reads a size field (in bytes) of /proc/{pid}/status.
-func procStatus(tb testing.TB, pid, field string) int64 {
-	tb.Helper()
-	raw, err := os.ReadFile("/proc/" + pid + "/status")
-	if err != nil {
-		tb.Skip("no /proc status on this platform")
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if strings.HasPrefix(line, field+":") {
-			f := strings.Fields(line)
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	tb.Skip(field + " not reported")
-	return 0
 }
 
 // BenchmarkWorkerProcessMemory10K runs the registry as its own process
@@ -239,10 +215,7 @@ func procStatus(tb testing.TB, pid, field string) int64 {
 func BenchmarkWorkerProcessMemory10K(b *testing.B) {
 	const n = 10000
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "skills")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/iii-skills/skills/server/cmd/skills").CombinedOutput(); err != nil {
-		b.Fatalf("build skills: %v\n%s", err, out)
-	}
+	bin := testutil.BuildSkills(b)
 	eng, err := engine.New(engine.Config{Addr: "127.0.0.1:0", DataDir: dir, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
@@ -256,7 +229,7 @@ func BenchmarkWorkerProcessMemory10K(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = worker.Process.Kill(); _ = worker.Wait() })
-	pid := strconv.Itoa(worker.Process.Pid)
+	pid := worker.Process.Pid
 
 	s := &stack{caller: iii.RegisterWorker(eng.URL(), iii.WithName("caller"), iii.WithLogger(quiet))}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -271,16 +244,16 @@ func BenchmarkWorkerProcessMemory10K(b *testing.B) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	before := procStatus(b, pid, "VmRSS")
+	before := testutil.ProcStatus(b, pid, "VmRSS")
 	loadSkills(b, s, n)
 	if err := benchCall(s, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}); err != nil {
 		b.Fatal(err)
 	}
 	// The process cannot be asked to collect: wait until its resident size
 	// stops moving (state events drained, the runtime's scavenger done).
-	after := settledRSS(b, pid)
+	after := testutil.SettledRSS(b, pid)
 	growth := float64(after - before)
-	reportMemory(b, s, n, growth, "rss_anon_MiB", float64(procStatus(b, pid, "RssAnon")))
+	reportMemory(b, s, n, growth, "rss_anon_MiB", float64(testutil.ProcStatus(b, pid, "RssAnon")))
 }
 
 // reportMemory reports the resident growth after loading n skills of 2 KiB
@@ -299,19 +272,4 @@ func reportMemory(b *testing.B, s *stack, n int, growth float64, extraName strin
 		b.ReportMetric(growth/bodies, "rss_per_body_byte")
 		b.ReportMetric((2*bodies+300*float64(n))/(1<<20), "target_MiB")
 	})
-}
-
-// settledRSS polls a process's resident size until two readings a second
-// apart differ by less than 1 %, for at most 15 s.
-func settledRSS(tb testing.TB, pid string) int64 {
-	last := procStatus(tb, pid, "VmRSS")
-	for range 15 {
-		time.Sleep(time.Second)
-		cur := procStatus(tb, pid, "VmRSS")
-		if diff := cur - last; diff*100 < last && -diff*100 < last {
-			return cur
-		}
-		last = cur
-	}
-	return last
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/registry"
 	"github.com/iii-skills/skills/server/store"
 )
@@ -54,7 +55,7 @@ func subscribe(t testing.TB, s *stack, name string) <-chan string {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "the subscriptions are bound", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the subscriptions are bound", func() bool {
 		return len(s.worker.skillSubs.Bindings()) == 1 && len(s.worker.promptSubs.Bindings()) == 1
 	})
 	return events
@@ -155,7 +156,7 @@ func TestClusterWritesOnOneNodeShowOnTheOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []*stack{a, b} {
-		eventually(t, "every change is applied", func() bool { return s.worker.coh.upToDate(gen) })
+		testutil.Eventually(t, 5*time.Second, "every change is applied", func() bool { return s.worker.coh.upToDate(gen) })
 		if relisted, err := s.worker.reconcile(context.Background()); err != nil || relisted {
 			t.Fatalf("reconcile with nothing missed: relisted %v, %v", relisted, err)
 		}
@@ -184,7 +185,7 @@ func TestClusterReconcileRepairsLostBroadcasts(t *testing.T) {
 	expectEvent(t, evB, "prompt register lp")
 	a.mustCall(t, registry.FnSkillsUnregister, map[string]string{"id": "lost"}, nil)
 	expectEvent(t, evB, "skill unregister lost")
-	eventually(t, "b no longer lists lost", func() bool { return !listedIDs(t, b)["lost"] })
+	testutil.Eventually(t, 5*time.Second, "b no longer lists lost", func() bool { return !listedIDs(t, b)["lost"] })
 
 	// A write b makes itself is not announced twice by its reconcile.
 	b.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "mine", "skill": "# mine\n"}, nil)
@@ -193,7 +194,7 @@ func TestClusterReconcileRepairsLostBroadcasts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "b is up to date", func() bool { return b.worker.coh.upToDate(gen) })
+	testutil.Eventually(t, 5*time.Second, "b is up to date", func() bool { return b.worker.coh.upToDate(gen) })
 	if _, err := b.worker.reconcile(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func BenchmarkReconcileUnchanged10K(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	eventually(b, "the registry applied every change", func() bool { return s.worker.coh.upToDate(gen) })
+	testutil.Eventually(b, 5*time.Second, "the registry applied every change", func() bool { return s.worker.coh.upToDate(gen) })
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -10,6 +10,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/catalog"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -69,7 +70,7 @@ func TestSearchFunction(t *testing.T) {
 	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "team/review", "skill": "# Code review\n\nReview pull requests for bugs.\n"}, nil)
 
 	var out SearchOutput
-	eventually(t, "the index has the four skills", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the index has the four skills", func() bool {
 		out = s.search(t, FnSkillsSearch, map[string]any{"query": "shrink images for the web"})
 		return len(out.Results) > 0 && s.worker.search.Len() == 4
 	})
@@ -104,16 +105,16 @@ func TestSearchFunction(t *testing.T) {
 	}
 	// A change is searchable as soon as the catalog serves it; a removal drops it.
 	s.mustCall(t, registry.FnSkillsRegister, map[string]string{"id": "team/quokka", "skill": "# Quokka census\n\nCount quokkas on Rottnest island.\n"}, nil)
-	eventually(t, "the new skill is found", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the new skill is found", func() bool {
 		got := ids(s.search(t, FnSkillsSearch, map[string]any{"query": "quokka"}))
 		return len(got) == 1 && got[0] == "team/quokka"
 	})
 	s.mustCall(t, registry.FnSkillsUnregister, map[string]string{"id": "team/quokka"}, nil)
-	eventually(t, "the removed skill is gone", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the removed skill is gone", func() bool {
 		return len(s.search(t, FnSkillsSearch, map[string]any{"query": "quokka"}).Results) == 0
 	})
 	src.Remove("pdf-processing")
-	eventually(t, "the removed folder skill is gone", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the removed folder skill is gone", func() bool {
 		for _, id := range ids(s.search(t, FnSkillsSearch, map[string]any{"query": "pdf"})) {
 			if id == "pdf-processing" {
 				return false

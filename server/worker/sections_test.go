@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/iii-skills/skills/server/registry"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/testutil"
+	"github.com/iii-skills/skills/server/registry"
 )
 
 // publisher is a second client on the stack's engine that serves sections.
@@ -31,7 +31,7 @@ func (s *stack) publisher(t *testing.T) *iii.Client {
 // waitFunctions waits until the engine lists every id.
 func (s *stack) waitFunctions(t *testing.T, ids ...string) {
 	t.Helper()
-	eventually(t, "functions registered", func() bool {
+	testutil.Eventually(t, 5*time.Second, "functions registered", func() bool {
 		var out struct {
 			Functions []struct {
 				ID string `json:"function_id"`

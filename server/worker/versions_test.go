@@ -13,6 +13,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/engine"
 	"github.com/iii-skills/skills/server/history"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -152,7 +153,7 @@ func TestServeLabelAndProtectedLabels(t *testing.T) {
 	if err := s.caller.RegisterTrigger("sub-skills", registry.TriggerSkillsOnChange, "sub::skills", nil); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the subscription is bound", func() bool { return len(s.worker.skillSubs.Bindings()) == 1 })
+	testutil.Eventually(t, 5*time.Second, "the subscription is bound", func() bool { return len(s.worker.skillSubs.Bindings()) == 1 })
 	next := func(want string) {
 		t.Helper()
 		select {
@@ -239,7 +240,7 @@ func TestHistorySurvivesRestartAndRecordsOlderContent(t *testing.T) {
 	// Written straight into state: history records it (state trigger).
 	row := registry.NewStoredSkill("k", "three", time.Now())
 	s.mustCall(t, "state::set", map[string]any{"scope": "skills", "key": "k", "value": row}, nil)
-	eventually(t, "a direct state write becomes a version", func() bool {
+	testutil.Eventually(t, 5*time.Second, "a direct state write becomes a version", func() bool {
 		var l history.Listing
 		s.mustCall(t, FnSkillsVersions, map[string]string{"id": "k"}, &l)
 		return l.Latest == 3
@@ -251,7 +252,7 @@ func TestHistorySurvivesRestartAndRecordsOlderContent(t *testing.T) {
 
 	s = startStack(t, dir)
 	var l history.Listing
-	eventually(t, "start-up records served content history lacks", func() bool {
+	testutil.Eventually(t, 5*time.Second, "start-up records served content history lacks", func() bool {
 		return s.call(t, FnSkillsVersions, map[string]string{"id": "legacy"}, &l) == nil
 	})
 	s.mustCall(t, FnSkillsVersions, map[string]string{"id": "k"}, &l)
@@ -412,7 +413,7 @@ func TestServeLabelListsWhatIsServed(t *testing.T) {
 		// After a restart the cold load pins v1 again.
 		s.stop()
 		s = startStack(t, dir, opts...)
-		eventually(t, "the published mirror is loaded", s.worker.skills.isReady)
+		testutil.Eventually(t, 5*time.Second, "the published mirror is loaded", s.worker.skills.isReady)
 		checkServes(t, s, v1, "Alpha", "Charlie", v1At)
 
 		// Promoting v3 moves every surface to it.
@@ -465,7 +466,7 @@ func checkServes(t *testing.T, s *stack, body, word, gone, at string) {
 		}
 		return n
 	}
-	eventually(t, "search finds "+word+" and not "+gone, func() bool {
+	testutil.Eventually(t, 5*time.Second, "search finds "+word+" and not "+gone, func() bool {
 		return search(strings.ToLower(word)) == 1 && search(strings.ToLower(gone)) == 0
 	})
 }

@@ -15,6 +15,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -22,19 +23,6 @@ func wantErr(t *testing.T, err error, substr string) {
 	t.Helper()
 	if err == nil || !strings.Contains(err.Error(), substr) {
 		t.Fatalf("error = %v, want one containing %q", err, substr)
-	}
-}
-
-// eventually polls cond for up to 5 s; state events reach the cache
-// asynchronously when they come from another worker.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -273,7 +261,7 @@ func TestNotificationsCarryExactPayloads(t *testing.T) {
 		}
 	}
 	// Bindings are delivered asynchronously; wait until both reached the worker.
-	eventually(t, "both subscriptions are bound", func() bool {
+	testutil.Eventually(t, 5*time.Second, "both subscriptions are bound", func() bool {
 		return len(s.worker.skillSubs.Bindings()) == 1 && len(s.worker.promptSubs.Bindings()) == 1
 	})
 	next := func(want string) {
@@ -305,7 +293,7 @@ func TestCacheFollowsDirectStateWrites(t *testing.T) {
 	s.mustCall(t, "state::delete", map[string]string{"scope": "skills", "key": "gone"}, nil)
 	row := registry.NewStoredSkill("ext", "# External\n\nWritten straight into state.", time.Now())
 	s.mustCall(t, "state::set", map[string]any{"scope": "skills", "key": "ext", "value": row}, nil)
-	eventually(t, "the index reflects direct state writes", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the index reflects direct state writes", func() bool {
 		var read registry.ReadResult
 		s.mustCall(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}, &read)
 		text := read.Contents[0].Text
@@ -425,7 +413,7 @@ func TestLateStateEventDoesNotResurrectDeletedRow(t *testing.T) {
 	var stored json.RawMessage
 	s.mustCall(t, "state::get", map[string]string{"scope": "skills", "key": "maxid"}, &stored)
 	s.mustCall(t, "state::delete", map[string]string{"scope": "skills", "key": "maxid"}, nil)
-	eventually(t, "the direct delete reaches the index", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the direct delete reaches the index", func() bool {
 		var read registry.ReadResult
 		s.mustCall(t, registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}, &read)
 		return !strings.Contains(read.Contents[0].Text, "iii://maxid")

@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -15,39 +13,19 @@ import (
 	"github.com/iii-skills/skills/server/skillsprotocol"
 )
 
-// rssKiB reads a process's resident set from outside it (/proc/PID/status):
-// VmRSS, and RssAnon (the heap and stacks, without mapped files).
-func rssKiB(tb testing.TB, pid int) (rss, anon int64) {
-	tb.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch k {
-		case "VmRSS":
-			rss = n
-		case "RssAnon":
-			anon = n
-		}
-	}
-	return rss, anon
-}
-
-// settledRSS samples the resident set every 100 ms until two samples 1 s
-// apart differ by less than 1 MiB (the server gives memory back after a
-// burst), at most 20 s.
+// settledRSS samples the resident set (VmRSS, and RssAnon: the heap and
+// stacks, without mapped files; KiB) every second until two samples differ
+// by less than 1 MiB (the server gives memory back after a burst), at
+// most 20 s.
 func settledRSS(tb testing.TB, pid int) (rss, anon int64) {
 	tb.Helper()
-	prev, _ := rssKiB(tb, pid)
+	sample := func() (rss, anon int64) {
+		return testutil.ProcStatus(tb, pid, "VmRSS") >> 10, testutil.ProcStatus(tb, pid, "RssAnon") >> 10
+	}
+	prev, _ := sample()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(time.Second)
-		rss, anon = rssKiB(tb, pid)
+		rss, anon = sample()
 		if d := rss - prev; d < 1024 && d > -1024 {
 			return rss, anon
 		}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +22,9 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
+
+// TestMain removes the skills binary the tests built (testutil.BuildSkills).
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 // program finds a program (env var first, then PATH); without it the
 // test is "not run", or fails when CLUSTER_TESTS_REQUIRED=1.
@@ -44,38 +46,6 @@ func program(t testing.TB, env, name string) string {
 	}
 	t.Skipf("not run: no %s (set %s or put it on PATH)", name, env)
 	return ""
-}
-
-var built struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// skillsBinary is $SKILLS_BIN, else the binary built once into a temp dir.
-func skillsBinary(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("SKILLS_BIN"); p != "" {
-		return p
-	}
-	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "clustertest-skills-")
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.path = filepath.Join(dir, "skills")
-		_, file, _, _ := runtime.Caller(0)
-		cmd := exec.Command("go", "build", "-o", built.path, "./cmd/skills")
-		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path
 }
 
 // proc is a child process the test owns.
@@ -129,18 +99,6 @@ func tail(s string, n int) string {
 	return s
 }
 
-// eventually polls cond until it holds or 20 s passed.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func listening(addr string) bool {
 	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 	if err != nil {
@@ -181,7 +139,7 @@ func newCluster(t testing.TB, registryArgs ...string) *cluster {
 	c := &cluster{t: t, dir: t.TempDir(), registryArgs: registryArgs,
 		iiiBin:    program(t, "III_BIN", "iii"),
 		redisBin:  program(t, "REDIS_SERVER", "redis-server"),
-		skillsBin: skillsBinary(t),
+		skillsBin: testutil.SkillsBinary(t),
 		redisAddr: testutil.FreeAddr(t),
 	}
 	c.startRedis()
@@ -212,7 +170,7 @@ func (c *cluster) startRedis() {
 	// Durable (append-only file), so a restart keeps the registry's state.
 	c.redis = start(c.t, "redis", dir, nil, c.redisBin, "--bind", "127.0.0.1", "--port", port, "--dir", dir,
 		"--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "yes")
-	eventually(c.t, "redis listens", func() bool { return listening(c.redisAddr) })
+	testutil.Eventually(c.t, 20*time.Second, "redis listens", func() bool { return listening(c.redisAddr) })
 }
 
 // engineConfig is the engine config of docs/deploy.md, "N engines on Redis".
@@ -250,14 +208,14 @@ func (c *cluster) startEngine(n *node) {
 	}
 	n.engine = start(c.t, "engine "+n.name, dir, []string{"III_TELEMETRY_ENABLED=false"}, c.iiiBin,
 		"--no-update-check", "--config", cfg)
-	eventually(c.t, "engine "+n.name+" listens", func() bool { return listening(n.engineAddr) })
+	testutil.Eventually(c.t, 20*time.Second, "engine "+n.name+" listens", func() bool { return listening(n.engineAddr) })
 }
 
 func (c *cluster) startRegistry(n *node) {
 	args := append([]string{"--url", n.url(), "--config", filepath.Join(c.dir, "none.yaml"), "--data", n.dataDir,
 		"--mcp-addr", n.mcpAddr}, c.registryArgs...)
 	n.registry = start(c.t, "registry "+n.name, c.dir, nil, c.skillsBin, args...)
-	eventually(c.t, "registry "+n.name+" is ready", func() bool {
+	testutil.Eventually(c.t, 20*time.Second, "registry "+n.name+" is ready", func() bool {
 		resp, err := http.Get("http://" + n.mcpAddr + "/readyz")
 		if err != nil {
 			return false
@@ -388,7 +346,7 @@ func TestTwoEnginesOnRedis(t *testing.T) {
 	defer cs.Close()
 	// The binding of the subscriber reaches b's registry through its engine.
 	probe := 0
-	eventually(t, "b's on-change subscriber is bound", func() bool {
+	testutil.Eventually(t, 20*time.Second, "b's on-change subscriber is bound", func() bool {
 		probe++
 		id := fmt.Sprintf("cluster/probe-%d", probe)
 		b.mustCall(t, "skills::register", map[string]string{"id": id, "skill": "# probe\n"}, nil)
@@ -445,7 +403,7 @@ func TestTwoEnginesOnRedis(t *testing.T) {
 	t.Run("unregister through b", func(t *testing.T) {
 		evA := a.subscribe(t)
 		a.mustCall(t, "skills::register", map[string]string{"id": "cluster/gone", "skill": "# gone\n"}, nil)
-		eventually(t, "b serves cluster/gone", func() bool { return b.fetch("iii://cluster/gone") != "" })
+		testutil.Eventually(t, 20*time.Second, "b serves cluster/gone", func() bool { return b.fetch("iii://cluster/gone") != "" })
 		b.mustCall(t, "skills::unregister", map[string]string{"id": "cluster/gone"}, nil)
 		waitEvent(t, evA, "skill unregister cluster/gone")
 		if got := a.fetch("iii://cluster/gone"); got != "" {
@@ -459,7 +417,7 @@ func TestTwoEnginesOnRedis(t *testing.T) {
 		b.registry.stop(syscall.SIGKILL)
 		a.mustCall(t, "skills::register", map[string]string{"id": "cluster/while-down", "skill": "# while b was down\n"}, nil)
 		c.startRegistry(b)
-		eventually(t, "b serves what was written while it was down", func() bool {
+		testutil.Eventually(t, 20*time.Second, "b serves what was written while it was down", func() bool {
 			return b.fetch("iii://cluster/while-down") == "# while b was down\n"
 		})
 	})
@@ -467,10 +425,10 @@ func TestTwoEnginesOnRedis(t *testing.T) {
 	t.Run("redis restarted", func(t *testing.T) {
 		c.redis.stop(syscall.SIGTERM)
 		c.startRedis()
-		eventually(t, "a write through a succeeds again", func() bool {
+		testutil.Eventually(t, 20*time.Second, "a write through a succeeds again", func() bool {
 			return a.call("skills::register", map[string]string{"id": "cluster/after-redis", "skill": "# after\n"}, nil) == nil
 		})
-		eventually(t, "b serves the write made after the restart", func() bool {
+		testutil.Eventually(t, 20*time.Second, "b serves the write made after the restart", func() bool {
 			return b.fetch("iii://cluster/after-redis") == "# after\n"
 		})
 		if got := b.fetch("iii://cluster/one"); got == "" {
@@ -546,7 +504,7 @@ func BenchmarkPropagation(b *testing.B) {
 	c := newCluster(b, strings.Fields(os.Getenv("CLUSTER_REGISTRY_ARGS"))...)
 	a, bn := c.nodes[0], c.nodes[1]
 	events := bn.subscribe(b)
-	eventually(b, "b's subscriber is bound", func() bool {
+	testutil.Eventually(b, 20*time.Second, "b's subscriber is bound", func() bool {
 		a.mustCall(b, "skills::register", map[string]string{"id": "bench/warm", "skill": "# warm\n"}, nil)
 		select {
 		case <-events:

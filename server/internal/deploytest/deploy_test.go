@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -38,6 +37,9 @@ var repoRoot = func() string {
 	wd, _ := os.Getwd()
 	return filepath.Clean(filepath.Join(wd, "..", "..", ".."))
 }()
+
+// TestMain removes the skills binary the tests built (testutil.BuildSkills).
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 // tool finds a program; without it the test is "not run", or fails when
 // make test-deploy said the tools are installed.
@@ -57,37 +59,6 @@ func tool(t *testing.T, name string) string {
 	}
 	t.Skipf("not run: %s is not installed (make test-deploy installs it)", name)
 	return ""
-}
-
-// skillsBinary is $SKILLS_BIN, else the binary built once into a temp dir.
-var builtSkills struct {
-	path string
-	err  error
-	done atomic.Bool
-}
-
-func skillsBinary(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("SKILLS_BIN"); p != "" {
-		return p
-	}
-	if !builtSkills.done.Load() {
-		dir, err := os.MkdirTemp("", "deploytest-skills-")
-		if err == nil {
-			builtSkills.path = filepath.Join(dir, "skills")
-			cmd := exec.Command("go", "build", "-o", builtSkills.path, "./cmd/skills")
-			cmd.Dir = filepath.Join(repoRoot, "server")
-			if out, berr := cmd.CombinedOutput(); berr != nil {
-				err = fmt.Errorf("go build: %v\n%s", berr, out)
-			}
-		}
-		builtSkills.err = err
-		builtSkills.done.Store(true)
-	}
-	if builtSkills.err != nil {
-		t.Fatal(builtSkills.err)
-	}
-	return builtSkills.path
 }
 
 func readFile(t *testing.T, rel string) string {
@@ -127,7 +98,7 @@ func TestSystemdUnitVerifies(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "skills.service")
-	if err := os.WriteFile(path, []byte(replace(t, unit, "ExecStart=/usr/local/bin/skills", "ExecStart="+skillsBinary(t))), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(replace(t, unit, "ExecStart=/usr/local/bin/skills", "ExecStart="+testutil.SkillsBinary(t))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(analyze, "verify", path).CombinedOutput()
@@ -203,30 +174,18 @@ func start(t *testing.T, name string, args ...string) *testutil.Buffer {
 	return out
 }
 
-// eventually polls cond until it holds (the deadline only bounds a broken
-// setup; it is not a timing assertion).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // The nginx example, run on 127.0.0.1 with a throwaway certificate in front
 // of a real registry, serves https://skills.example.com: the probes, /rpc,
 // and /mcp with its SSE stream unbuffered (a notification arrives while the
 // stream stays open). Port 80 redirects to https.
 func TestBehindNginx(t *testing.T) {
 	nginx := tool(t, "nginx")
-	bin := skillsBinary(t)
+	bin := testutil.SkillsBinary(t)
 	dir := t.TempDir()
 	engineAddr, httpAddr := testutil.FreeAddr(t), testutil.FreeAddr(t)
 	logs := start(t, bin, "--standalone", "--config", filepath.Join(dir, "none.yaml"), "--url", "ws://"+engineAddr, "--data", filepath.Join(dir, "data"),
 		"--mcp-addr", httpAddr, "--mcp-allow-host", "skills.example.com", "--mcp-token", "s3cret")
-	eventually(t, "the registry is ready at "+httpAddr, func() bool {
+	testutil.Eventually(t, 60*time.Second, "the registry is ready at "+httpAddr, func() bool {
 		resp, err := http.Get("http://" + httpAddr + "/readyz")
 		if err != nil {
 			return false
@@ -269,7 +228,7 @@ http {
 		t.Fatalf("nginx -t: %v\n%s", err, out)
 	}
 	start(t, nginx, "-p", dir+"/", "-c", filepath.Join(dir, "nginx.conf"), "-g", "daemon off;")
-	eventually(t, "nginx listens on "+tlsAddr, func() bool {
+	testutil.Eventually(t, 60*time.Second, "nginx listens on "+tlsAddr, func() bool {
 		c, err := net.Dial("tcp", tlsAddr)
 		if err == nil {
 			c.Close()

@@ -1,6 +1,12 @@
-// Package testutil holds the few helpers that the server's tests in several
-// packages need alike: a free loopback address and a buffer that a process
-// or logger writes while the test reads it. It is imported by tests only.
+// Package testutil holds the helpers that the server's tests in several
+// packages need alike: a free loopback address, a buffer that a process or
+// logger writes while the test reads it, polling until a condition holds
+// (Eventually), the skills binary built once per test process
+// (SkillsBinary, BuildSkills) and a process's resident memory read from
+// /proc (ProcStatus, SelfRSS, SettledRSS). It is imported by tests only.
+// The whole server started for a test is in package appstack (it imports
+// server/app, which testutil cannot: the packages app assembles use
+// testutil in their internal tests, and that would be an import cycle).
 package testutil
 
 import (

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -54,7 +55,7 @@ func BenchmarkRegisterVersion(b *testing.B) {
 					return call(c, registry.FnSkillsRegister, map[string]string{"id": "v/s" + strconv.Itoa(id), "skill": body})
 				}
 			}
-			pid := strconv.Itoa(skills.cmd.Process.Pid)
+			pid := skills.cmd.Process.Pid
 			srv0 := procCPU(b, pid)
 			measure(b, ops)
 			b.ReportMetric(float64((procCPU(b, pid)-srv0).Microseconds())/float64(b.N), "server_cpu_µs/op")
@@ -122,7 +123,7 @@ func BenchmarkReadSelector(b *testing.B) {
 				}
 				// The server's CPU per read: what a selector adds, less
 				// blurred than the rate by the client's share of the cores.
-				pid := strconv.Itoa(skills.cmd.Process.Pid)
+				pid := skills.cmd.Process.Pid
 				srv0 := procCPU(b, pid)
 				measure(b, ops)
 				b.ReportMetric(float64((procCPU(b, pid)-srv0).Microseconds())/float64(b.N), "server_cpu_µs/op")
@@ -140,7 +141,7 @@ func BenchmarkReadSelector(b *testing.B) {
 func BenchmarkHistoryMemory10Kx10(b *testing.B) {
 	const n, versions = 10000, 10
 	skills := startSkills(b, b.TempDir())
-	pid := strconv.Itoa(skills.cmd.Process.Pid)
+	pid := skills.cmd.Process.Pid
 	clients := make([]*iii.Client, 64)
 	for i := range clients {
 		clients[i] = dial(b, skills.url)
@@ -149,13 +150,13 @@ func BenchmarkHistoryMemory10Kx10(b *testing.B) {
 		parallelRegister(b, clients, n, versionedID, func(i int) string { return body2K(r*n + i) })
 	}
 	round(0)
-	before := settledRSS(b, pid)
-	anon0, file0 := procStatus(b, pid, "RssAnon"), procStatus(b, pid, "RssFile")
+	before := testutil.SettledRSS(b, pid)
+	anon0, file0 := testutil.ProcStatus(b, pid, "RssAnon"), testutil.ProcStatus(b, pid, "RssFile")
 	for r := 1; r < versions; r++ {
 		round(r)
 	}
-	after := settledRSS(b, pid)
-	anon, file := procStatus(b, pid, "RssAnon"), procStatus(b, pid, "RssFile")
+	after := testutil.SettledRSS(b, pid)
+	anon, file := testutil.ProcStatus(b, pid, "RssAnon"), testutil.ProcStatus(b, pid, "RssFile")
 	bodies := float64(n * versions * 2048)
 	b.Run(fmt.Sprintf("skills=%d/versions=%d", n, versions), func(b *testing.B) {
 		for range b.N {

@@ -33,27 +33,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	testutil.Main(m)
 }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
-// skillsBinary builds bin/skills once per run (or takes SKILLS_BIN).
-var skillsBinary = sync.OnceValues(func() (string, error) {
-	if p := os.Getenv("SKILLS_BIN"); p != "" {
-		return p, nil
-	}
-	dir, err := os.MkdirTemp("", "xproc-skills-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "skills")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/iii-skills/skills/server/cmd/skills").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("build skills: %v\n%s", err, out)
-	}
-	return bin, nil
-})
 
 // startRole starts this test binary again in a floor role and returns the
 // URL it serves.
@@ -94,10 +77,7 @@ type skillsProc struct {
 // in data, and waits until the registry answers.
 func startSkills(b *testing.B, data string) *skillsProc {
 	b.Helper()
-	bin, err := skillsBinary()
-	if err != nil {
-		b.Fatal(err)
-	}
+	bin := testutil.SkillsBinary(b)
 	p := &skillsProc{url: "ws://" + testutil.FreeAddr(b), data: data}
 	p.cmd = exec.Command(bin, "--standalone", "--url", p.url, "--data", data, "--mcp-addr", "",
 		"--config", filepath.Join(data, "absent.yaml"), "--log-level", "error")
@@ -275,7 +255,7 @@ func BenchmarkRegister(b *testing.B) {
 		}
 		// CPU per call on each side of the socket: on a 2-core machine
 		// the two processes share the cores, so both shares bound the rate.
-		pid := strconv.Itoa(skills.cmd.Process.Pid)
+		pid := skills.cmd.Process.Pid
 		srv0 := procCPU(b, pid)
 		measure(b, ops)
 		b.ReportMetric(float64((procCPU(b, pid)-srv0).Microseconds())/float64(b.N), "server_cpu_µs/op")
@@ -312,19 +292,19 @@ func BenchmarkRegister(b *testing.B) {
 func BenchmarkMemory10K(b *testing.B) {
 	const n = 10000
 	skills := startSkills(b, b.TempDir())
-	pid := strconv.Itoa(skills.cmd.Process.Pid)
+	pid := skills.cmd.Process.Pid
 	clients := make([]*iii.Client, 64)
 	for i := range clients {
 		clients[i] = dial(b, skills.url)
 	}
 	// The baseline includes the 64 connections: the growth is the skills.
-	before := settledRSS(b, pid)
+	before := testutil.SettledRSS(b, pid)
 	parallelRegister(b, clients, n, nestedID, body2K)
 	if err := call(clients[0], registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}); err != nil {
 		b.Fatal(err)
 	}
-	growth := float64(settledRSS(b, pid) - before)
-	anon, file := procStatus(b, pid, "RssAnon"), procStatus(b, pid, "RssFile")
+	growth := float64(testutil.SettledRSS(b, pid) - before)
+	anon, file := testutil.ProcStatus(b, pid, "RssAnon"), testutil.ProcStatus(b, pid, "RssFile")
 	bodies := float64(n * 2048)
 	b.Run(fmt.Sprintf("skills=%d", n), func(b *testing.B) {
 		for range b.N {
@@ -341,45 +321,11 @@ func BenchmarkMemory10K(b *testing.B) {
 	})
 }
 
-// procStatus reads a size field (in bytes) of /proc/{pid}/status.
-func procStatus(tb testing.TB, pid, field string) int64 {
-	tb.Helper()
-	raw, err := os.ReadFile("/proc/" + pid + "/status")
-	if err != nil {
-		tb.Skip("no /proc status on this platform")
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if strings.HasPrefix(line, field+":") {
-			f := strings.Fields(line)
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	tb.Skip(field + " not reported")
-	return 0
-}
-
-// settledRSS polls a process's resident size until two readings a second
-// apart differ by less than 1 %, for at most 15 s (the process cannot be
-// asked to collect; its scavenger returns freed memory over seconds).
-func settledRSS(tb testing.TB, pid string) int64 {
-	last := procStatus(tb, pid, "VmRSS")
-	for range 15 {
-		time.Sleep(time.Second)
-		cur := procStatus(tb, pid, "VmRSS")
-		if diff := cur - last; diff*100 < last && -diff*100 < last {
-			return cur
-		}
-		last = cur
-	}
-	return last
-}
-
 // procCPU is the user+system CPU time a process has used so far
 // (/proc/{pid}/stat fields 14 and 15, in clock ticks of 10 ms).
-func procCPU(tb testing.TB, pid string) time.Duration {
+func procCPU(tb testing.TB, pid int) time.Duration {
 	tb.Helper()
-	raw, err := os.ReadFile("/proc/" + pid + "/stat")
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		tb.Skip("no /proc stat on this platform")
 	}
