@@ -2,9 +2,12 @@ package directory
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
@@ -63,6 +66,41 @@ func fails(fn string, payload any, msg string) {
 	Expect(err).To(HaveOccurred(), fn)
 	Expect(err.Error()).To(ContainSubstring(msg))
 }
+
+// Codes of the directory's verdicts (issue 21; not upstream v0.5, which
+// answers every failure with invocation_failed): ours keeps upstream's
+// message and names the verdict by code, as the registry does.
+const (
+	invalid = "INVALID_ARGUMENTS" // input the caller got wrong
+	missing = "NOT_FOUND"         // something the directory does not hold
+	generic = "invocation_failed" // upstream's code for every failure
+)
+
+// refuses asserts that fn refuses payload with upstream's message msg and
+// with code; from a directory that does not name its verdicts (upstream:
+// it lacks our directory::skills::diagnostics), upstream's generic code is
+// accepted instead.
+func refuses(fn string, payload any, code, msg string) {
+	GinkgoHelper()
+	_, err := call(fn, payload)
+	Expect(err).To(HaveOccurred(), fn)
+	Expect(err.Error()).To(ContainSubstring(msg))
+	var ie *iii.InvocationError
+	Expect(errors.As(err, &ie)).To(BeTrue(), "%s: not an invocation error: %v", fn, err)
+	if namesVerdicts() {
+		Expect(ie.Code).To(Equal(code), "%s: %v", fn, err)
+	} else {
+		Expect(ie.Code).To(BeElementOf(code, generic), "%s: %v", fn, err)
+	}
+}
+
+// namesVerdicts reports whether the directory under test names its
+// verdicts by code (asked once).
+var namesVerdicts = sync.OnceValue(func() bool {
+	ids, err := client.FunctionIDs(bg)
+	Expect(err).NotTo(HaveOccurred())
+	return slices.Contains(ids, "directory::skills::diagnostics")
+})
 
 // write puts a file into the served folder.
 func write(rel, content string) {
@@ -143,64 +181,68 @@ var _ = group.Describe("the iii-directory v0.5 surface", func() {
 	})
 
 	DescribeTable("fetch-skill refuses bad input with upstream's messages",
-		func(payload map[string]any, msg string) { fails("directory::skills::fetch-skill", payload, msg) },
-		Entry("nothing", map[string]any{}, "Provide uri or a non-empty uris array"),
-		Entry("blank uris", map[string]any{"uris": []string{" ", ""}}, "Provide uri or a non-empty uris array"),
-		Entry("foreign scheme", map[string]any{"uri": "https://example.com/x"}, "Invalid URI (must start with iii://): https://example.com/x"),
-		Entry("empty id", map[string]any{"uri": "iii://"}, "Empty resource id: iii://"),
-		Entry("index with trailing slash", map[string]any{"uri": "iii://directory/skills/"}, "Resource URI may not contain empty segments (no leading, trailing, or doubled '/'): iii://directory/skills/"),
-		Entry("bare fn", map[string]any{"uri": "fn"}, "Section URI 'iii://fn' is missing a function path: expected iii://fn/{a}/{b}/...: iii://fn"),
-		Entry("bad section segment", map[string]any{"uri": "iii://fn/A/b"}, `invalid section URI segment "A"`),
-		Entry("path escape", map[string]any{"uri": "../../etc/passwd"}, "invalid id"),
-		Entry("absolute path", map[string]any{"uri": "iii:///etc/passwd"}, "Resource URI may not contain empty segments"),
-		Entry("unknown skill", map[string]any{"uri": "no-such-skill-here"}, "Skill not found: no-such-skill-here"),
-		Entry("iii://skills is an ordinary id here", map[string]any{"uri": "iii://skills"}, "Skill not found: skills"),
-		Entry("section of a missing function", map[string]any{"uri": "iii://fn/conf/no-such-function"}, "trigger conf::no-such-function: "),
+		func(code string, payload map[string]any, msg string) {
+			refuses("directory::skills::fetch-skill", payload, code, msg)
+		},
+		Entry("nothing", invalid, map[string]any{}, "Provide uri or a non-empty uris array"),
+		Entry("blank uris", invalid, map[string]any{"uris": []string{" ", ""}}, "Provide uri or a non-empty uris array"),
+		Entry("foreign scheme", invalid, map[string]any{"uri": "https://example.com/x"}, "Invalid URI (must start with iii://): https://example.com/x"),
+		Entry("empty id", invalid, map[string]any{"uri": "iii://"}, "Empty resource id: iii://"),
+		Entry("index with trailing slash", invalid, map[string]any{"uri": "iii://directory/skills/"}, "Resource URI may not contain empty segments (no leading, trailing, or doubled '/'): iii://directory/skills/"),
+		Entry("bare fn", invalid, map[string]any{"uri": "fn"}, "Section URI 'iii://fn' is missing a function path: expected iii://fn/{a}/{b}/...: iii://fn"),
+		Entry("bad section segment", invalid, map[string]any{"uri": "iii://fn/A/b"}, `invalid section URI segment "A"`),
+		Entry("path escape", invalid, map[string]any{"uri": "../../etc/passwd"}, "invalid id"),
+		Entry("absolute path", invalid, map[string]any{"uri": "iii:///etc/passwd"}, "Resource URI may not contain empty segments"),
+		Entry("unknown skill", missing, map[string]any{"uri": "no-such-skill-here"}, "Skill not found: no-such-skill-here"),
+		Entry("iii://skills is an ordinary id here", missing, map[string]any{"uri": "iii://skills"}, "Skill not found: skills"),
+		Entry("section of a missing function", missing, map[string]any{"uri": "iii://fn/conf/no-such-function"}, "trigger conf::no-such-function: "),
 	)
 
 	DescribeTable("download classifies its request with upstream's messages",
-		func(payload string, msg string) { fails("directory::skills::download", json.RawMessage(payload), msg) },
-		Entry("both groups", `{"repo":"https://x","worker":"w"}`, "specify either {repo, skill, branch?} OR {worker, version?|tag?}, not both"),
-		Entry("neither", `{"repo":"  "}`, "specify either {repo, skill, branch?} OR {worker, version?|tag?}"),
-		Entry("branch only", `{"branch":"dev"}`, "repo is required when skill is set"),
-		Entry("repo only", `{"repo":"https://x"}`, "skill is required when repo is set"),
-		Entry("tag only", `{"tag":"latest"}`, "worker is required when version or tag is set"),
-		Entry("version and tag", `{"worker":"w","version":"1.0.0","tag":"latest"}`, "specify either version OR tag, not both"),
-		Entry("bad worker name", `{"worker":"-w"}`, `worker name must start with a lowercase ASCII letter or digit: "-w"`),
-		Entry("skill with a slash", `{"repo":"https://x","skill":"a/b"}`, `skill name may not contain '/' or '\': "a/b"`),
-		Entry("file: repo", `{"repo":"file:///tmp/x","skill":"a"}`, `repo may not be a file: URL`),
-		Entry("worker name chars", `{"worker":"w!"}`, `worker name may only contain lowercase letters, digits, '-', '_': "w!"`),
-		Entry("skill with '..'", `{"repo":"https://x","skill":"a..b"}`, `skill name may not contain '..': "a..b"`),
-		Entry("skill with a space", `{"repo":"https://x","skill":"a b"}`, `skill name may only contain alphanumerics, '-', '_', '.': "a b"`),
-		Entry("hidden skill", `{"repo":"https://x","skill":".a"}`, `skill name may not start with '.': ".a"`),
-		Entry("repo as an option", `{"repo":"-uhttps://x","skill":"a"}`, `repo may not start with '-': "-uhttps://x"`),
-		Entry("ext:: repo", `{"repo":"ext::sh -c id","skill":"a"}`, `repo may not contain '::': "ext::sh -c id"`),
-		Entry("http repo", `{"repo":"http://x","skill":"a"}`, `repo must start with https://, ssh:// or git@: "http://x"`),
+		func(code, payload string, msg string) {
+			refuses("directory::skills::download", json.RawMessage(payload), code, msg)
+		},
+		Entry("both groups", invalid, `{"repo":"https://x","worker":"w"}`, "specify either {repo, skill, branch?} OR {worker, version?|tag?}, not both"),
+		Entry("neither", invalid, `{"repo":"  "}`, "specify either {repo, skill, branch?} OR {worker, version?|tag?}"),
+		Entry("branch only", invalid, `{"branch":"dev"}`, "repo is required when skill is set"),
+		Entry("repo only", invalid, `{"repo":"https://x"}`, "skill is required when repo is set"),
+		Entry("tag only", invalid, `{"tag":"latest"}`, "worker is required when version or tag is set"),
+		Entry("version and tag", invalid, `{"worker":"w","version":"1.0.0","tag":"latest"}`, "specify either version OR tag, not both"),
+		Entry("bad worker name", invalid, `{"worker":"-w"}`, `worker name must start with a lowercase ASCII letter or digit: "-w"`),
+		Entry("skill with a slash", invalid, `{"repo":"https://x","skill":"a/b"}`, `skill name may not contain '/' or '\': "a/b"`),
+		Entry("file: repo", invalid, `{"repo":"file:///tmp/x","skill":"a"}`, `repo may not be a file: URL`),
+		Entry("worker name chars", invalid, `{"worker":"w!"}`, `worker name may only contain lowercase letters, digits, '-', '_': "w!"`),
+		Entry("skill with '..'", invalid, `{"repo":"https://x","skill":"a..b"}`, `skill name may not contain '..': "a..b"`),
+		Entry("skill with a space", invalid, `{"repo":"https://x","skill":"a b"}`, `skill name may only contain alphanumerics, '-', '_', '.': "a b"`),
+		Entry("hidden skill", invalid, `{"repo":"https://x","skill":".a"}`, `skill name may not start with '.': ".a"`),
+		Entry("repo as an option", invalid, `{"repo":"-uhttps://x","skill":"a"}`, `repo may not start with '-': "-uhttps://x"`),
+		Entry("ext:: repo", invalid, `{"repo":"ext::sh -c id","skill":"a"}`, `repo may not contain '::': "ext::sh -c id"`),
+		Entry("http repo", invalid, `{"repo":"http://x","skill":"a"}`, `repo must start with https://, ssh:// or git@: "http://x"`),
 	)
 
 	DescribeTable("the other functions refuse bad input with upstream's messages",
-		func(fn string, payload map[string]any, msg string) { fails(fn, payload, msg) },
-		Entry("prompt name empty", "directory::prompts::get", map[string]any{"name": ""}, "name must be non-empty"),
-		Entry("prompt name long", "directory::prompts::get", map[string]any{"name": strings.Repeat("p", 65)}, "name too long (65 chars; max 64)"),
-		Entry("prompt name chars", "directory::prompts::get", map[string]any{"name": "../p"}, `name may only contain lowercase ASCII letters, digits, '-' and '_': "../p"`),
-		Entry("prompt missing", "directory::prompts::get", map[string]any{"name": "no-such-prompt"}, "Prompt not found: no-such-prompt"),
-		Entry("function id empty", "directory::engine::functions::info", map[string]any{"function_id": " "}, "function_id must be non-empty"),
-		Entry("function missing", "directory::engine::functions::info", map[string]any{"function_id": "no::such"}, "function not found: no::such"),
-		Entry("trigger type id empty", "directory::engine::triggers::info", map[string]any{"id": ""}, "id must be non-empty"),
-		Entry("trigger type missing", "directory::engine::triggers::info", map[string]any{"id": "no::such"}, "trigger type not found: no::such"),
-		Entry("registered trigger id empty", "directory::engine::registered-triggers::info", map[string]any{"id": ""}, "id must be non-empty"),
-		Entry("registered trigger missing", "directory::engine::registered-triggers::info", map[string]any{"id": "nope"}, "registered trigger not found: nope"),
-		Entry("worker name empty", "directory::engine::workers::info", map[string]any{"name": ""}, "name must be non-empty"),
-		Entry("worker missing", "directory::engine::workers::info", map[string]any{"name": "no-such-worker"}, "worker not found: no-such-worker"),
-		Entry("registry search empty", "directory::registry::workers::list", map[string]any{"search": " "}, "search must be non-empty"),
-		Entry("registry version and tag", "directory::registry::workers::info", map[string]any{"name": "x", "version": "1", "tag": "t"}, "specify either version OR tag, not both"),
+		func(code, fn string, payload map[string]any, msg string) { refuses(fn, payload, code, msg) },
+		Entry("prompt name empty", invalid, "directory::prompts::get", map[string]any{"name": ""}, "name must be non-empty"),
+		Entry("prompt name long", invalid, "directory::prompts::get", map[string]any{"name": strings.Repeat("p", 65)}, "name too long (65 chars; max 64)"),
+		Entry("prompt name chars", invalid, "directory::prompts::get", map[string]any{"name": "../p"}, `name may only contain lowercase ASCII letters, digits, '-' and '_': "../p"`),
+		Entry("prompt missing", missing, "directory::prompts::get", map[string]any{"name": "no-such-prompt"}, "Prompt not found: no-such-prompt"),
+		Entry("function id empty", invalid, "directory::engine::functions::info", map[string]any{"function_id": " "}, "function_id must be non-empty"),
+		Entry("function missing", missing, "directory::engine::functions::info", map[string]any{"function_id": "no::such"}, "function not found: no::such"),
+		Entry("trigger type id empty", invalid, "directory::engine::triggers::info", map[string]any{"id": ""}, "id must be non-empty"),
+		Entry("trigger type missing", missing, "directory::engine::triggers::info", map[string]any{"id": "no::such"}, "trigger type not found: no::such"),
+		Entry("registered trigger id empty", invalid, "directory::engine::registered-triggers::info", map[string]any{"id": ""}, "id must be non-empty"),
+		Entry("registered trigger missing", missing, "directory::engine::registered-triggers::info", map[string]any{"id": "nope"}, "registered trigger not found: nope"),
+		Entry("worker name empty", invalid, "directory::engine::workers::info", map[string]any{"name": ""}, "name must be non-empty"),
+		Entry("worker missing", missing, "directory::engine::workers::info", map[string]any{"name": "no-such-worker"}, "worker not found: no-such-worker"),
+		Entry("registry search empty", invalid, "directory::registry::workers::list", map[string]any{"search": " "}, "search must be non-empty"),
+		Entry("registry version and tag", invalid, "directory::registry::workers::info", map[string]any{"name": "x", "version": "1", "tag": "t"}, "specify either version OR tag, not both"),
 	)
 
 	// Upstream's input struct names are not recorded: only the serde
 	// message up to "expected struct " is checked.
 	DescribeTable("every function takes an object: serde refuses null and other values",
 		func(fn, payload, got string) {
-			fails(fn, json.RawMessage(payload), "invalid type: "+got+", expected struct ")
+			refuses(fn, json.RawMessage(payload), invalid, "invalid type: "+got+", expected struct ")
 		},
 		Entry("list, null", "directory::skills::list", "null", "null"),
 		Entry("fetch-skill, null", "directory::skills::fetch-skill", "null", "null"),

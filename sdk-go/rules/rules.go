@@ -312,7 +312,19 @@ const CodeInvalidArguments = "INVALID_ARGUMENTS"
 // as a fallback for an upstream registry.
 const CodeNotFound = "NOT_FOUND"
 
-// CodeForbidden is the error code of a call the caller's scoped token or
-// the id's owner does not allow (a register or unregister of an id held by
-// another publisher, or outside the token's namespaces).
+// CodeForbidden is the error code of a call the id's owner does not allow:
+// a register or unregister of an id another publisher's connection holds.
+// It can clear up: once that connection is gone (a publisher restarting
+// gets a new one; the registry waits about 2 s for it) the next register
+// takes the id over, so publishers retry it. It also answers a call a
+// scoped token may never make (a directory download).
 const CodeForbidden = "FORBIDDEN"
+
+// CodeOutOfScope is the error code of a call on an id (a skill, prompt,
+// prompt handler function or bundle) outside the namespaces of the
+// caller's scoped token. Unlike CodeForbidden it never clears up: the
+// token's namespaces do not change while the publisher runs, so
+// publishers give the item up at once, as for CodeInvalidArguments. The
+// message is "forbidden: <kind> "<id>" is outside the namespaces of token
+// …", the same text the refusal had under CodeForbidden.
+const CodeOutOfScope = "OUT_OF_SCOPE"

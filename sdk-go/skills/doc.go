@@ -55,8 +55,9 @@
 //
 // and returns an error matching [ErrGaveUp]; it never panics or exits. A
 // validation refusal by the registry (code INVALID_ARGUMENTS, or one of
-// its validation messages from a registry that does not send the code) is
-// permanent: Start returns a
+// its validation messages from a registry that does not send the code) and
+// an id outside the namespaces of the publisher's scoped token (code
+// OUT_OF_SCOPE) are permanent: Start returns a
 // [*RejectedError] at once and that item is not retried. Whatever Start
 // returns, the publisher keeps the registry in step until Close: it
 // registers everything again when the client reconnects to the engine

@@ -61,7 +61,10 @@ var ErrGaveUp = errors.New("skills: registration with the skills registry gave u
 var ErrClosed = errors.New("skills: publisher closed")
 
 // RejectedError is a skill or prompt the registry refused with a validation
-// error. Such a refusal is permanent: it is reported at once and not retried.
+// error, or because its id lies outside the namespaces of the publisher's
+// scoped token. Such a refusal is permanent: it is reported at once and not
+// retried. (An id another connection holds, FORBIDDEN, is retried: it
+// passes to this publisher once that connection is gone.)
 type RejectedError struct {
 	// Kind is "skill" or "prompt"; Name its id or name.
 	Kind, Name string
@@ -103,7 +106,7 @@ func isPermanent(err error) bool {
 		return false
 	}
 	switch ie.Code {
-	case rules.CodeInvalidArguments, iii.CodeInvalidRequest:
+	case rules.CodeInvalidArguments, rules.CodeOutOfScope, iii.CodeInvalidRequest:
 		return true
 	}
 	for _, m := range permanentMarkers {

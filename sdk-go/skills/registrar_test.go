@@ -9,6 +9,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // tiny keeps every wait short; the tests never assert durations.
@@ -172,6 +173,55 @@ func TestRegistrarReportsARefusalAtOnceAndRegistersTheRest(t *testing.T) {
 	}
 }
 
+// An id outside the namespaces of the publisher's scoped token
+// (OUT_OF_SCOPE) never clears up: it is reported once and not retried. An
+// id another connection holds (FORBIDDEN) passes to this publisher once
+// that connection is gone: it is retried.
+func TestRegistrarGivesUpAnIDOutsideItsNamespacesAndRetriesAnOwnedOne(t *testing.T) {
+	logs := newLogRecorder()
+	const outside = `forbidden: skill "billing/x" is outside the namespaces of token "acme" (acme)`
+	contestedTwice := make(chan struct{})
+	contested := 0
+	f := &fakeRegistry{answer: func(it item, _ int) error {
+		switch it.key {
+		case "skill:billing/x":
+			return &iii.InvocationError{Code: rules.CodeOutOfScope, Message: outside}
+		case "skill:acme/x":
+			contested++
+			if contested == 1 {
+				return &iii.InvocationError{Code: rules.CodeForbidden,
+					Message: `skill "acme/x" belongs to another worker (w1); only the worker that registered it may register or unregister it while it is connected`}
+			}
+			close(contestedTwice)
+		}
+		return nil
+	}}
+	r := newRegistrar(slog.New(logs), tiny, f.call)
+	r.upsert(item{key: "skill:billing/x", kind: "skill", name: "billing/x"})
+	r.upsert(item{key: "skill:acme/x", kind: "skill", name: "acme/x"})
+	err := waitFirst(t, r)
+	var re *RejectedError
+	if !errors.As(err, &re) || re.Name != "billing/x" {
+		t.Fatalf("got %v; want a RejectedError for billing/x", err)
+	}
+	if want := `skills registry refused skill "billing/x": ` + outside; re.Error() != want {
+		t.Fatalf("message %q, want %q", re.Error(), want)
+	}
+	<-contestedTwice
+	r.close()
+	calls := f.got()
+	want := []string{"skill:billing/x", "skill:acme/x", "skill:acme/x"}
+	if len(calls) != len(want) || calls[0] != want[0] || calls[1] != want[1] || calls[2] != want[2] {
+		t.Fatalf("calls %v; want %v: OUT_OF_SCOPE is not retried, FORBIDDEN is", calls, want)
+	}
+	if n := logs.count(slog.LevelError, re.Error()); n != 1 {
+		t.Fatalf("the refusal is logged %d times, want once: %+v", n, logs.records)
+	}
+	if got := r.acceptedItems(); len(got) != 1 || got[0].name != "acme/x" {
+		t.Fatalf("accepted %+v", got)
+	}
+}
+
 func TestRegistrarRequestAllAndLateItems(t *testing.T) {
 	f := &fakeRegistry{}
 	r := newRegistrar(slog.New(newLogRecorder()), tiny, f.call)
@@ -229,6 +279,10 @@ func TestIsPermanent(t *testing.T) {
 		{&iii.InvocationError{Code: "invalid_request", Message: "x"}, true},
 		// The code decides, whatever the text.
 		{&iii.InvocationError{Code: "INVALID_ARGUMENTS", Message: "a refusal worded in a way no marker knows"}, true},
+		// An id outside the token's namespaces never clears up; one another
+		// connection holds does.
+		{&iii.InvocationError{Code: "OUT_OF_SCOPE", Message: `forbidden: skill "b/x" is outside the namespaces of token "a" (a)`}, true},
+		{&iii.InvocationError{Code: "FORBIDDEN", Message: `skill "a/x" belongs to another worker (w1)`}, false},
 		{&iii.InvocationError{Code: "invocation_failed", Message: "state::set: timeout"}, false},
 		{absent(), false},
 		{iii.ErrTimeout, false},

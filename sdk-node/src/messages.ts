@@ -49,6 +49,14 @@ export const CODE_INVALID_ARGUMENTS = 'INVALID_ARGUMENTS'
  */
 export const CODE_NOT_FOUND = 'NOT_FOUND'
 
+/**
+ * The error code the registry refuses an id outside the namespaces of the publisher's scoped
+ * token with. The token's namespaces do not change, so it is never retried. (An id another
+ * connection holds is FORBIDDEN, which is retried: it passes to this publisher once that
+ * connection is gone.)
+ */
+export const CODE_OUT_OF_SCOPE = 'OUT_OF_SCOPE'
+
 export const MAX_ID_BYTES = 1024
 export const MAX_SEGMENT_BYTES = 64
 export const MAX_NAME_BYTES = 64

@@ -1,5 +1,5 @@
 import { describeError, errorMessage, type Logger } from './logger.js'
-import { CODE_INVALID_ARGUMENTS, CODE_NOT_FOUND, msg } from './messages.js'
+import { CODE_INVALID_ARGUMENTS, CODE_NOT_FOUND, CODE_OUT_OF_SCOPE, msg } from './messages.js'
 
 /** Capped exponential backoff of boot-time registration (docs/publishers.md). */
 export interface BackoffOptions {
@@ -95,8 +95,15 @@ const PERMANENT = [
   /\binvalid type\b/,
 ]
 
+/**
+ * Whether the registry will refuse the same call again: bad input (INVALID_ARGUMENTS, or one of
+ * the validation messages from a registry that sends no code) or an id outside the namespaces
+ * of the publisher's scoped token (OUT_OF_SCOPE). FORBIDDEN (another connection holds the id)
+ * is not: it clears up when that connection goes.
+ */
 export function isPermanentError(err: unknown): boolean {
-  if ((err as { code?: unknown } | null)?.code === CODE_INVALID_ARGUMENTS) return true
+  const code = (err as { code?: unknown } | null)?.code
+  if (code === CODE_INVALID_ARGUMENTS || code === CODE_OUT_OF_SCOPE) return true
   const message = err instanceof Error ? err.message : typeof err === 'string' ? err : ''
   return PERMANENT.some((re) => re.test(message))
 }

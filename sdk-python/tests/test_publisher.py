@@ -423,6 +423,35 @@ def test_invalid_arguments_code_is_permanent_whatever_the_text() -> None:
     assert len(client.calls_to("skills::register")) == 1
 
 
+def test_an_id_outside_the_token_namespaces_is_given_up_one_another_connection_holds_is_retried(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    outside = 'forbidden: skill "billing/x" is outside the namespaces of token "acme" (acme)'
+    held = ["acme/x"]  # another connection holds acme/x for the first call
+
+    def scoped(function_id: str, payload: Any) -> Any:
+        if payload.get("id") == "billing/x":
+            raise FakeInvocationError("OUT_OF_SCOPE", outside)
+        if payload.get("id") in held:
+            held.remove(payload["id"])
+            raise FakeInvocationError("FORBIDDEN", 'skill "acme/x" belongs to another worker (w1)')
+        return {}
+
+    client = FakeClient(responder=scoped)
+    publisher = Publisher(client)
+    clock = FakeClock(publisher)
+    publisher.skill("billing/x", "# billing")
+    publisher.skill("acme/x", "# acme")
+    with caplog.at_level(logging.ERROR, logger="iii_skills"):
+        assert publisher.start() is False
+        calls = client.wait_for_calls("skills::register", 3)
+        publisher.close()  # waits for the registrar
+    # OUT_OF_SCOPE is not retried; FORBIDDEN is, after one pause
+    assert [p["id"] for p in calls] == ["billing/x", "acme/x", "acme/x"]
+    assert len(clock.pauses) == 1
+    assert sum(outside in r.getMessage() for r in caplog.records) == 1  # logged once
+
+
 def test_no_call_outlives_the_deadline() -> None:
     timeouts: list[int] = []
 

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/directory"
 	"github.com/iii-skills/skills/server/engine"
 	"github.com/iii-skills/skills/server/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
@@ -28,6 +29,7 @@ import (
 type Config struct {
 	Engine         EngineConfig         `yaml:",inline"`
 	Registry       RegistryConfig       `yaml:",inline"`
+	Directory      DirectoryConfig      `yaml:",inline"`
 	HTTP           HTTPConfig           `yaml:",inline"`
 	SkillsProtocol SkillsProtocolConfig `yaml:"skills_protocol"`
 	// LogLevel is debug, info, warn or error (--log-level, env SKILLS_LOG).
@@ -96,8 +98,7 @@ type TokenConfig struct {
 }
 
 // RegistryConfig is the registry worker: upstream's keys (worker.Config:
-// scopes, state_timeout_ms, versions, and the iii-directory keys
-// skills_folder, registry_url, download_*) and the worker's own options.
+// scopes, state_timeout_ms, versions) and the worker's own options.
 type RegistryConfig struct {
 	worker.Config   `yaml:",inline"`
 	StrictFetch     bool          `yaml:"strict_fetch"`
@@ -111,6 +112,79 @@ type RegistryConfig struct {
 	ResultResend time.Duration `yaml:"result_resend"`
 	// AdminToken unlocks protected labels (env SKILLS_ADMIN_TOKEN).
 	AdminToken string `yaml:"admin_token"`
+}
+
+// DirectoryConfig is the skills folders and the iii-directory v0.5 surface
+// that serves them (upstream iii-directory's keys, at the top level of the
+// file). Every key is optional, with upstream's defaults.
+type DirectoryConfig struct {
+	// SkillsFolder lists the skills folders in precedence order (a path or
+	// a list; relative to the working directory). Empty: no folders, and
+	// no directory::* functions.
+	SkillsFolder FolderList `yaml:"skills_folder"`
+	// RegistryURL is the base of registry downloads and of the public
+	// registry proxy (directory::registry::workers::*).
+	RegistryURL string `yaml:"registry_url"`
+	// DownloadTimeoutMS bounds git clones, registry HTTP calls and the
+	// iii://fn/… section triggers of directory::skills::fetch-skill.
+	DownloadTimeoutMS int64 `yaml:"download_timeout_ms"`
+	// RegistryCacheTTLMS keeps registry proxy answers; 0 disables the cache.
+	RegistryCacheTTLMS int64 `yaml:"registry_cache_ttl_ms"`
+	// DownloadHosts are the only hosts directory::skills::download may
+	// dial (host: its default port, host:port: that port); empty, the
+	// default, refuses every download.
+	DownloadHosts []string `yaml:"download_hosts"`
+}
+
+// FolderList is skills_folder: one path or a list of paths. Unlike
+// HostList a single value is not split at commas (a path may hold one).
+type FolderList []string
+
+// UnmarshalYAML accepts a string or a list of strings.
+func (f *FolderList) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			*f = nil
+			return nil
+		}
+		var s string
+		if err := n.Decode(&s); err != nil {
+			return err
+		}
+		*f = FolderList{s}
+		return nil
+	case yaml.SequenceNode:
+		var list []string
+		if err := n.Decode(&list); err != nil {
+			return fmt.Errorf("skills_folder: expected a path or a list of paths: %w", err)
+		}
+		*f = list
+		return nil
+	}
+	return fmt.Errorf("skills_folder (line %d): expected a path or a list of paths", n.Line)
+}
+
+// validate refuses a non-positive download timeout, a negative cache TTL
+// and a malformed download_hosts.
+func (d DirectoryConfig) validate() error {
+	if d.DownloadTimeoutMS <= 0 {
+		return fmt.Errorf("download_timeout_ms must be a positive number of milliseconds, got %d", d.DownloadTimeoutMS)
+	}
+	if d.RegistryCacheTTLMS < 0 {
+		return fmt.Errorf("registry_cache_ttl_ms must be 0 (no cache) or a positive number of milliseconds, got %d", d.RegistryCacheTTLMS)
+	}
+	return directory.CheckDownloadHosts(d.DownloadHosts)
+}
+
+// runtime is the directory's own Config for these settings.
+func (d DirectoryConfig) runtime() directory.Config {
+	return directory.Config{
+		RegistryURL:      d.RegistryURL,
+		DownloadTimeout:  time.Duration(d.DownloadTimeoutMS) * time.Millisecond,
+		RegistryCacheTTL: time.Duration(d.RegistryCacheTTLMS) * time.Millisecond,
+		DownloadHosts:    d.DownloadHosts,
+	}
 }
 
 // HTTPConfig is the one HTTP listener: /mcp, /rpc, the web page, probes.
@@ -214,7 +288,8 @@ func SplitList(s string) []string {
 	return out
 }
 
-// Defaults of the settings that are not upstream's (worker.DefaultConfig).
+// Defaults of the settings that are not upstream's (worker.DefaultConfig,
+// and the directory's in DefaultConfig).
 const (
 	// DefaultHTTPAddr is where the HTTP listener serves unless told
 	// otherwise (loopback only: the endpoint gives access to every function).
@@ -239,6 +314,8 @@ func DefaultConfig() Config {
 		Registry: RegistryConfig{Config: worker.DefaultConfig(), SectionMaxDepth: worker.DefaultSectionMaxDepth,
 			SectionMaxBytes: worker.DefaultSectionMaxBytes, ClaimTimeout: DefaultClaimTimeout,
 			ResultResend: DefaultResultResend},
+		Directory: DirectoryConfig{RegistryURL: directory.DefaultRegistryURL, DownloadTimeoutMS: directory.DefaultDownloadTimeout,
+			RegistryCacheTTLMS: directory.DefaultRegistryCacheTTL},
 		HTTP: HTTPConfig{Addr: DefaultHTTPAddr, MaxSessions: skillsmcp.DefaultMaxSessions,
 			IdleTimeout: skillsmcp.DefaultIdleSessionTimeout, RPCPath: skillsprotocol.Path},
 		LogLevel: "info",
@@ -268,6 +345,9 @@ func (c *Config) in() string {
 // expected. Start calls it too.
 func (c *Config) Validate() error {
 	if err := c.Registry.Config.Validate(); err != nil {
+		return err
+	}
+	if err := c.Directory.validate(); err != nil {
 		return err
 	}
 	var lv slog.Level

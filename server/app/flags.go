@@ -53,7 +53,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&r.Versions.ServeLabel, "serve-label", r.Versions.ServeLabel, "Reads without a version selector serve this label where a skill or prompt has it, else the newest version (config versions.serve_label)")
 	fs.StringVar(&r.AdminToken, "admin-token", r.AdminToken, "Token that unlocks moving protected labels (skills::label admin_token; env "+EnvAdminToken+")")
 	fs.Var(listFlag{&r.Versions.ProtectedLabels}, "protected-labels", "Comma-separated labels that move only with --admin-token (config versions.protected_labels)")
-	fs.Var(&folderFlag{list: (*[]string)(&r.SkillsFolder)}, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; replaces config skills_folder)")
+	fs.Var(&folderFlag{list: (*[]string)(&c.Directory.SkillsFolder)}, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; replaces config skills_folder)")
 }
 
 // listFlag is a comma-separated list flag; given, it replaces the list

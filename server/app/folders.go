@@ -2,14 +2,12 @@ package app
 
 import (
 	"log/slog"
-	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/directory"
 	"github.com/iii-skills/skills/server/fsource"
 	"github.com/iii-skills/skills/server/skillsprotocol"
-	"github.com/iii-skills/skills/server/worker"
 )
 
 // startFolders opens the skills folders (skills_folder, or --skills-folder),
@@ -19,7 +17,7 @@ import (
 // directory and a no-op stop.
 // Bundles that ask for secrets no grant gives them load and run without
 // them; sp reports them (log, and warnings of directory::skills::diagnostics).
-func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, sp *skillsprotocol.Runtime, log *slog.Logger) (dir *directory.Directory, stop func(), err error) {
+func startFolders(client *iii.Client, cat *catalog.Catalog, cfg DirectoryConfig, sp *skillsprotocol.Runtime, log *slog.Logger) (dir *directory.Directory, stop func(), err error) {
 	folders := []string(cfg.SkillsFolder)
 	if len(folders) == 0 {
 		return nil, func() {}, nil
@@ -30,12 +28,7 @@ func startFolders(client *iii.Client, cat *catalog.Catalog, cfg worker.Config, s
 	if err != nil {
 		return nil, nil, err
 	}
-	dir = directory.New(client, set, cat, directory.Config{
-		RegistryURL:      cfg.RegistryURL,
-		DownloadTimeout:  time.Duration(cfg.DownloadTimeoutMS) * time.Millisecond,
-		RegistryCacheTTL: time.Duration(cfg.RegistryCacheTTLMS) * time.Millisecond,
-		DownloadHosts:    cfg.DownloadHosts,
-	}, directory.Options{Logger: log})
+	dir = directory.New(client, set, cat, cfg.runtime(), directory.Options{Logger: log})
 	if err := dir.Register(); err != nil {
 		set.Close()
 		return nil, nil, err

@@ -100,7 +100,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix, name string, out *[]string)
 		}
 		return
 	case implementsUnmarshaler(t):
-		return // decodes itself (HostList, worker.Folders)
+		return // decodes itself (HostList, FolderList)
 	case t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode:
 		return // maps (secrets) take any key; type errors are Decode's
 	}

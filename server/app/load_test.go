@@ -50,18 +50,18 @@ skills_protocol:
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	r := cfg.Registry
+	r, d := cfg.Registry, cfg.Directory
 	for _, c := range []struct {
 		name      string
 		got, want any
 	}{
 		{"scopes", r.Scopes.Skills + "/" + r.Scopes.Prompts, "s/p"},
 		{"state_timeout_ms", r.StateTimeoutMS, int64(500)},
-		{"skills_folder", []string(r.SkillsFolder), []string{"./a", "./b"}},
-		{"registry_url", r.RegistryURL, "https://registry.example"},
-		{"download_timeout_ms", r.DownloadTimeoutMS, int64(1000)},
-		{"registry_cache_ttl_ms", r.RegistryCacheTTLMS, int64(0)},
-		{"download_hosts", r.DownloadHosts, []string{"github.com"}},
+		{"skills_folder", []string(d.SkillsFolder), []string{"./a", "./b"}},
+		{"registry_url", d.RegistryURL, "https://registry.example"},
+		{"download_timeout_ms", d.DownloadTimeoutMS, int64(1000)},
+		{"registry_cache_ttl_ms", d.RegistryCacheTTLMS, int64(0)},
+		{"download_hosts", d.DownloadHosts, []string{"github.com"}},
 		{"mcp.allow_side_effects", r.MCP.AllowSideEffects, true},
 		{"versions", r.Versions.Retain*1000 + len(r.Versions.ProtectedLabels), 5001},
 		{"versions.serve_label", r.Versions.ServeLabel, "stable"},
@@ -183,7 +183,7 @@ func TestFlagsOverTheFile(t *testing.T) {
 		"--claim-timeout", "3s", "--serve-label", "prod", "--sp-bundles", "b1,b2"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := []string(cfg.Registry.SkillsFolder); !reflect.DeepEqual(got, []string{"./x", "./y"}) {
+	if got := []string(cfg.Directory.SkillsFolder); !reflect.DeepEqual(got, []string{"./x", "./y"}) {
 		t.Errorf("skills folders %v: the flag replaces the key", got)
 	}
 	if cfg.HTTP.Addr != "127.0.0.1:1" || cfg.Registry.ClaimTimeout != 3*time.Second || cfg.Registry.Versions.ServeLabel != "prod" ||
@@ -232,5 +232,45 @@ func TestEnvironmentBetweenFileAndFlags(t *testing.T) {
 	if cfg.HTTP.Token != "from-env" || cfg.LogLevel != "error" || cfg.Engine.Token != "file-engine-token" {
 		t.Errorf("token %q, log level %q, engine token %q; want from-env, error (the flag), file-engine-token",
 			cfg.HTTP.Token, cfg.LogLevel, cfg.Engine.Token)
+	}
+}
+
+// The iii-directory keys (app.DirectoryConfig) load at the top level with
+// upstream's defaults; skills_folder is a path or a list; a bad value is
+// refused naming the key.
+func TestDirectoryKeys(t *testing.T) {
+	cfg, err := Load(writeConfig(t, "skills_folder: ./skills\n"))
+	if err != nil || !reflect.DeepEqual([]string(cfg.Directory.SkillsFolder), []string{"./skills"}) {
+		t.Fatalf("one path: %v %v", cfg.Directory.SkillsFolder, err)
+	}
+	if d := cfg.Directory; d.RegistryURL != "https://api.workers.iii.dev" || d.DownloadTimeoutMS != 60000 || d.RegistryCacheTTLMS != 60000 || len(d.DownloadHosts) != 0 {
+		t.Fatalf("iii-directory defaults: %+v", d)
+	}
+	cfg, err = Load(writeConfig(t, "skills_folder: [a, /b]\nregistry_cache_ttl_ms: 0\n"))
+	if err != nil || !reflect.DeepEqual([]string(cfg.Directory.SkillsFolder), []string{"a", "/b"}) || cfg.Directory.RegistryCacheTTLMS != 0 {
+		t.Fatalf("list: %+v %v", cfg.Directory, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("a cache TTL of 0 turns the cache off: %v", err)
+	}
+	cfg, err = Load(writeConfig(t, "state_timeout_ms: 5\n"))
+	if err != nil || len(cfg.Directory.SkillsFolder) != 0 {
+		t.Fatalf("unset: %v %v", cfg.Directory.SkillsFolder, err)
+	}
+	if _, err := Load(writeConfig(t, "skills_folder: {a: 1}\n")); err == nil || !strings.Contains(err.Error(), "skills_folder (line 1): expected a path or a list of paths") {
+		t.Errorf("skills_folder as a map: %v", err)
+	}
+	for yaml, want := range map[string]string{
+		"download_timeout_ms: 0\n":          "download_timeout_ms must be a positive number of milliseconds, got 0",
+		"registry_cache_ttl_ms: -1\n":       "registry_cache_ttl_ms must be 0 (no cache) or a positive number of milliseconds, got -1",
+		"download_hosts: [https://x.dev]\n": `download_hosts: "https://x.dev" is not a host name`,
+	} {
+		cfg, err := Load(writeConfig(t, yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", yaml, err)
+		}
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want an error with %q", yaml, err, want)
+		}
 	}
 }

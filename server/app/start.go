@@ -190,7 +190,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	sp.SetSkillHistory(w.SkillVersionBody)        // describe_skill / read_skill_file `version` (docs/versions.md)
 	sp.SetSkillVersionList(w.SkillVersionNumbers) // … and describe_skill `versions`
 	view.SetVersions(w.SkillVersionBody)          // skill://<id>@<version>/SKILL.md
-	dir, stopFolders, err := startFolders(client, cat, cfg.Registry.Config, sp, log)
+	dir, stopFolders, err := startFolders(client, cat, cfg.Directory, sp, log)
 	if err != nil {
 		log.Error("cannot serve the skills folders", "err", err)
 		return nil, fmt.Errorf("cannot serve the skills folders: %w", err)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/worker"
 )
 
 // quiet is a logger for tests that assert nothing about logs.
@@ -46,7 +45,7 @@ func startEngineOnly(t *testing.T) string {
 func TestStartServesTheRegistryAndHTTP(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.HTTP.Addr = "127.0.0.1:0"
-	cfg.Registry.SkillsFolder = worker.Folders{t.TempDir()}
+	cfg.Directory.SkillsFolder = FolderList{t.TempDir()}
 	srv, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iii-skills/skills/server/app"
 	"github.com/iii-skills/skills/server/directory"
 	"github.com/iii-skills/skills/server/internal/testutil/appstack"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
-	"github.com/iii-skills/skills/server/worker"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -19,7 +19,7 @@ import (
 func TestMCPSeesFolderChanges(t *testing.T) {
 	root := directory.AgentFolder(t)
 	cfg := appstack.Config(t)
-	cfg.Registry.SkillsFolder = worker.Folders{root}
+	cfg.Directory.SkillsFolder = app.FolderList{root}
 	cfg.HTTP.Addr = "127.0.0.1:0"
 	srv := appstack.Start(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())

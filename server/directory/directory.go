@@ -289,16 +289,17 @@ func (d *Directory) fire(ref *iii.TriggerTypeRef, payload any) {
 // As upstream's serde structs (and the registry worker), it refuses a
 // payload that is not an object, null and an absent payload included:
 // "invalid type: null, expected struct ListInput".
+// Every failure is INVALID_ARGUMENTS.
 func decode(data json.RawMessage, name string, dst any) error {
 	if err := registry.DecodeEmptyInput(data, name); err != nil {
-		return err
+		return invalidArguments(err)
 	}
 	if err := json.Unmarshal(data, dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fmt.Errorf("invalid type for field `%s`: %s, expected %s", te.Field, te.Value, te.Type)
+			return invalidArguments(fmt.Errorf("invalid type for field `%s`: %s, expected %s", te.Field, te.Value, te.Type))
 		}
-		return fmt.Errorf("invalid request for %s: %v", name, err)
+		return invalidArguments(fmt.Errorf("invalid request for %s: %v", name, err))
 	}
 	return nil
 }
@@ -384,13 +385,13 @@ func (d *Directory) fetchSkill(ctx context.Context, data json.RawMessage) (any, 
 	}
 	uris, err := registry.SelectFetchURIs(in.URI, in.URIs, true)
 	if err != nil {
-		return nil, err
+		return nil, invalidArguments(err)
 	}
 	// Every entry is parsed before anything is read.
 	targets := make([]registry.Target, len(uris))
 	for i, u := range uris {
 		if targets[i], err = parseURI(u); err != nil {
-			return nil, err
+			return nil, invalidArguments(err)
 		}
 	}
 	sections := make([]string, 0, len(uris))
@@ -429,21 +430,28 @@ func (d *Directory) read(ctx context.Context, t registry.Target) (string, error)
 			return text, err
 		}
 		if err := registry.ValidateID(t.ID); err != nil {
-			return "", err
+			return "", invalidArguments(err)
 		}
 		var e *catalog.Entry
 		if d.set != nil {
 			e, _ = d.set.Skill(t.ID)
 		}
 		if e == nil {
-			return "", fmt.Errorf(fmtSkillNotFound, t.ID)
+			return "", notFound(fmt.Errorf(fmtSkillNotFound, t.ID))
 		}
 		return e.Body.String()
 	default:
 		// No hidden-namespace guard in v0.5: any function may back a section.
 		out, err := d.client.Trigger(ctx, iii.TriggerRequest{FunctionID: t.FunctionID, Data: json.RawMessage("{}"), Timeout: d.cfg.DownloadTimeout})
 		if err != nil {
-			return "", registry.ErrTrigger(t.FunctionID, iii.RustDisplay(err))
+			var inv *iii.InvocationError
+			missing := errors.As(err, &inv) && inv.Code == iii.CodeFunctionNotFound
+			err = registry.ErrTrigger(t.FunctionID, iii.RustDisplay(err))
+			if missing {
+				// No function behind the URI: a verdict on the request.
+				return "", notFound(err)
+			}
+			return "", err
 		}
 		text, _ := registry.NormalizeSectionOutput(out)
 		return text, nil
@@ -503,18 +511,18 @@ func (d *Directory) promptsGet(_ context.Context, data json.RawMessage) (any, er
 		return nil, err
 	}
 	if in.Name == nil {
-		return nil, errors.New("missing field `name`")
+		return nil, invalidArguments(errors.New("missing field `name`"))
 	}
 	name := *in.Name
 	if err := registry.ValidateName(name); err != nil {
-		return nil, err
+		return nil, invalidArguments(err)
 	}
 	var p *fsource.Prompt
 	if d.set != nil {
 		p, _ = d.set.Prompt(name)
 	}
 	if p == nil {
-		return nil, fmt.Errorf(fmtPromptNotFound, name)
+		return nil, notFound(fmt.Errorf(fmtPromptNotFound, name))
 	}
 	body, err := p.Body.String()
 	if err != nil {

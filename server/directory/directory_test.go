@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/registry"
 )
 
@@ -540,8 +541,8 @@ func TestGitChecks(t *testing.T) {
 	} {
 		d := &Directory{}
 		_, err := d.fromGit(context.Background(), t.TempDir(), c.repo, c.skill, c.branch)
-		if err == nil || err.Error() != c.want {
-			t.Errorf("fromGit(%q, %q, %q) = %v, want %q", c.repo, c.skill, c.branch, err, c.want)
+		if code, message := verdict(err); code != rules.CodeInvalidArguments || message != c.want {
+			t.Errorf("fromGit(%q, %q, %q) = %v, want INVALID_ARGUMENTS %q", c.repo, c.skill, c.branch, err, c.want)
 		}
 	}
 	for _, ok := range []string{"pdf", "Foo.v2", "a_b-c"} {
@@ -593,7 +594,8 @@ func TestPayloadMustBeObject(t *testing.T) {
 	s.must(t, FnSkillsList, json.RawMessage(`{"_caller_worker_id":"x","unknown":1}`), nil)
 	// An absent payload reads as null (the Go SDK sends {} when a caller
 	// gives none, so this is reachable only from other clients).
-	if err := decode(nil, "ListInput", &struct{}{}); err == nil || err.Error() != "invalid type: null, expected struct ListInput" {
+	err := decode(nil, "ListInput", &struct{}{})
+	if code, message := verdict(err); code != rules.CodeInvalidArguments || message != "invalid type: null, expected struct ListInput" {
 		t.Fatalf("absent payload: %v", err)
 	}
 }

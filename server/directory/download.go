@@ -67,17 +67,17 @@ func (d *Directory) download(ctx context.Context, data json.RawMessage) (any, er
 	registryGroup := in.Worker != "" || in.Version != "" || in.Tag != ""
 	switch {
 	case repoGroup && registryGroup:
-		return nil, errors.New(msgDownloadBoth)
+		return nil, invalidArguments(errors.New(msgDownloadBoth))
 	case !repoGroup && !registryGroup:
-		return nil, errors.New(msgDownloadNeither)
+		return nil, invalidArguments(errors.New(msgDownloadNeither))
 	case repoGroup && in.Repo == "":
-		return nil, errors.New(msgRepoRequired)
+		return nil, invalidArguments(errors.New(msgRepoRequired))
 	case repoGroup && in.Skill == "":
-		return nil, errors.New(msgSkillRequired)
+		return nil, invalidArguments(errors.New(msgSkillRequired))
 	case registryGroup && in.Worker == "":
-		return nil, errors.New(msgWorkerRequired)
+		return nil, invalidArguments(errors.New(msgWorkerRequired))
 	case in.Version != "" && in.Tag != "":
-		return nil, errors.New(msgVersionOrTag)
+		return nil, invalidArguments(errors.New(msgVersionOrTag))
 	}
 	if d.set == nil || d.set.First() == "" {
 		return nil, ErrNoFolder
@@ -191,7 +191,7 @@ type registryBundle struct {
 
 func (d *Directory) fromRegistry(ctx context.Context, root, worker, version, tag string) (*downloadResult, error) {
 	if err := validateWorkerName(worker); err != nil {
-		return nil, err
+		return nil, invalidArguments(err)
 	}
 	k, v, _ := selector(version, tag)
 	u := d.cfg.RegistryURL + "/w/" + worker + "/skills?" + k + "=" + v
@@ -317,13 +317,13 @@ func validateRepo(repo string) error {
 
 func (d *Directory) fromGit(ctx context.Context, root, repo, skill, branch string) (*downloadResult, error) {
 	if err := validateGitSkill(skill); err != nil {
-		return nil, err
+		return nil, invalidArguments(err)
 	}
 	if err := validateRepo(repo); err != nil {
-		return nil, err
+		return nil, invalidArguments(err)
 	}
 	if branch == "" {
-		return nil, errors.New(msgBranchEmpty)
+		return nil, invalidArguments(errors.New(msgBranchEmpty))
 	}
 	if err := d.downloadHosts.checkRepo(repo); err != nil {
 		return nil, err
@@ -354,7 +354,7 @@ func (d *Directory) fromGit(ctx context.Context, root, repo, skill, branch strin
 	fi, err := os.Lstat(srcDir)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf(fmtGitNoFolder, rules.RustQuote(repo), skill, tmp)
+		return nil, notFound(fmt.Errorf(fmtGitNoFolder, rules.RustQuote(repo), skill, tmp))
 	case !fi.IsDir():
 		return nil, fmt.Errorf(fmtGitNotDir, skill, rules.RustQuote(repo))
 	}

@@ -106,6 +106,61 @@ type listFilter struct {
 	FunctionID  string `json:"function_id"`
 }
 
+// listing is the shape the four engine list functions share: decode the
+// filter (input is upstream's struct name, for its errors), read the
+// engine's list, keep the rows row accepts, sorted by sortKey (nil: in the
+// order read), answered as {<key>: rows}.
+func listing[E, R any](ctx context.Context, data json.RawMessage, input, key string,
+	read func(context.Context) ([]E, error), row func(listFilter, E) (R, bool), sortKey func(R) string) (any, error) {
+	var in listFilter
+	if err := decode(data, input, &in); err != nil {
+		return nil, err
+	}
+	list, err := read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := []R{}
+	for _, e := range list {
+		if r, ok := row(in, e); ok {
+			rows = append(rows, r)
+		}
+	}
+	if sortKey != nil {
+		slices.SortFunc(rows, func(a, b R) int { return strings.Compare(sortKey(a), sortKey(b)) })
+	}
+	return map[string]any{key: rows}, nil
+}
+
+// lookup is the shape the four engine info functions share: the key the
+// request names, trimmed, must be non-empty (else upstream's empty
+// message, INVALID_ARGUMENTS) and be the key of one element of the
+// engine's list (else upstream's missing message with the key, NOT_FOUND).
+type lookup[E any] struct {
+	empty   string // "id must be non-empty"
+	missing string // "trigger type not found: %s"
+	read    func(context.Context) ([]E, error)
+	key     func(E) string
+}
+
+// find returns the element named by requested, and the trimmed key.
+func (l lookup[E]) find(ctx context.Context, requested string) (E, string, error) {
+	var zero E
+	key := strings.TrimSpace(requested)
+	if key == "" {
+		return zero, "", invalidArguments(errors.New(l.empty))
+	}
+	list, err := l.read(ctx)
+	if err != nil {
+		return zero, key, err
+	}
+	i := slices.IndexFunc(list, func(e E) bool { return l.key(e) == key })
+	if i < 0 {
+		return zero, key, notFound(fmt.Errorf(l.missing, key))
+	}
+	return list[i], key, nil
+}
+
 // workerOf attributes a function: the worker whose functions list holds
 // it (the engine's worker_name), failing that the id's first segment.
 func workerOf(f engFunction) string {
@@ -119,31 +174,27 @@ func (d *Directory) functions(ctx context.Context) ([]engFunction, error) {
 	return engineList[engFunction](ctx, d.client, engFunctions, map[string]any{"include_internal": true}, "functions")
 }
 
+// functionLookup finds a function by id.
+func (d *Directory) functionLookup() lookup[engFunction] {
+	return lookup[engFunction]{empty: msgFunctionID, missing: fmtFunctionMissing, read: d.functions,
+		key: func(f engFunction) string { return f.FunctionID }}
+}
+
+type functionRow struct {
+	FunctionID  string `json:"function_id"`
+	WorkerName  string `json:"worker_name"`
+	Description string `json:"description"`
+}
+
 func (d *Directory) functionsList(ctx context.Context, data json.RawMessage) (any, error) {
-	var in listFilter
-	if err := decode(data, "FunctionsListInput", &in); err != nil {
-		return nil, err
-	}
-	fns, err := d.functions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	type row struct {
-		FunctionID  string `json:"function_id"`
-		WorkerName  string `json:"worker_name"`
-		Description string `json:"description"`
-	}
-	rows := []row{}
-	for _, f := range fns {
-		w := workerOf(f)
-		if !(containsFold(f.FunctionID, in.Search) || containsFold(f.Description, in.Search)) ||
-			!strings.HasPrefix(f.FunctionID, in.Prefix) || in.Worker != "" && w != in.Worker {
-			continue
-		}
-		rows = append(rows, row{f.FunctionID, w, f.Description})
-	}
-	slices.SortFunc(rows, func(a, b row) int { return strings.Compare(a.FunctionID, b.FunctionID) })
-	return map[string]any{"functions": rows}, nil
+	return listing(ctx, data, "FunctionsListInput", "functions", d.functions,
+		func(in listFilter, f engFunction) (functionRow, bool) {
+			w := workerOf(f)
+			keep := (containsFold(f.FunctionID, in.Search) || containsFold(f.Description, in.Search)) &&
+				strings.HasPrefix(f.FunctionID, in.Prefix) && (in.Worker == "" || w == in.Worker)
+			return functionRow{f.FunctionID, w, f.Description}, keep
+		},
+		func(r functionRow) string { return r.FunctionID })
 }
 
 type registeredRef struct {
@@ -182,16 +233,13 @@ func orNull(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
+// functionInfo details the function id (how_guide and related_skills
+// with withHowTo).
 func (d *Directory) functionInfo(ctx context.Context, id string, withHowTo bool) (*functionInfo, error) {
-	fns, err := d.functions(ctx)
+	f, id, err := d.functionLookup().find(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(fns, func(f engFunction) bool { return f.FunctionID == id })
-	if i < 0 {
-		return nil, fmt.Errorf(fmtFunctionMissing, id)
-	}
-	f := fns[i]
 	regs, err := engineList[engRegisteredTrigger](ctx, d.client, engRegistered, map[string]any{"include_internal": true, "function_id": id}, "registered_triggers")
 	if err != nil {
 		return nil, err
@@ -217,11 +265,7 @@ func (d *Directory) functionsInfo(ctx context.Context, data json.RawMessage) (an
 	if err := decode(data, "FunctionInfoInput", &in); err != nil {
 		return nil, err
 	}
-	id := strings.TrimSpace(in.FunctionID)
-	if id == "" {
-		return nil, errors.New(msgFunctionID)
-	}
-	return d.functionInfo(ctx, id, true)
+	return d.functionInfo(ctx, in.FunctionID, true)
 }
 
 // howTo finds the how-to guide and the related skills of a function among
@@ -295,25 +339,21 @@ func (d *Directory) types(ctx context.Context) ([]engType, error) {
 	return engineList[engType](ctx, d.client, engTypes, map[string]any{"include_internal": true}, "triggers")
 }
 
+// typeLookup finds a trigger type by id.
+func (d *Directory) typeLookup() lookup[engType] {
+	return lookup[engType]{empty: msgIDEmpty, missing: fmtTriggerMissing, read: d.types,
+		key: func(t engType) string { return t.ID }}
+}
+
 func (d *Directory) triggersList(ctx context.Context, data json.RawMessage) (any, error) {
-	var in listFilter
-	if err := decode(data, "TriggersListInput", &in); err != nil {
-		return nil, err
-	}
-	types, err := d.types(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rows := []typeRow{}
-	for _, t := range types {
-		w := firstSegment(t.ID)
-		if !containsFold(t.ID+" "+t.Description, in.Search) || !strings.HasPrefix(t.ID, in.Prefix) || in.Worker != "" && w != in.Worker {
-			continue
-		}
-		rows = append(rows, typeRow{t.ID, w, t.Description})
-	}
-	slices.SortFunc(rows, func(a, b typeRow) int { return strings.Compare(a.ID, b.ID) })
-	return map[string]any{"triggers": rows}, nil
+	return listing(ctx, data, "TriggersListInput", "triggers", d.types,
+		func(in listFilter, t engType) (typeRow, bool) {
+			w := firstSegment(t.ID)
+			keep := containsFold(t.ID+" "+t.Description, in.Search) && strings.HasPrefix(t.ID, in.Prefix) &&
+				(in.Worker == "" || w == in.Worker)
+			return typeRow{t.ID, w, t.Description}, keep
+		},
+		func(r typeRow) string { return r.ID })
 }
 
 type typeInfo struct {
@@ -325,16 +365,12 @@ type typeInfo struct {
 	InstanceCount       int             `json:"instance_count"`
 }
 
+// typeInfo details the trigger type id.
 func (d *Directory) typeInfo(ctx context.Context, id string) (*typeInfo, error) {
-	types, err := d.types(ctx)
+	t, id, err := d.typeLookup().find(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(types, func(t engType) bool { return t.ID == id })
-	if i < 0 {
-		return nil, fmt.Errorf(fmtTriggerMissing, id)
-	}
-	t := types[i]
 	regs, err := engineList[engRegisteredTrigger](ctx, d.client, engRegistered, map[string]any{"include_internal": true, "trigger_type": id}, "registered_triggers")
 	if err != nil {
 		return nil, err
@@ -364,11 +400,7 @@ func (d *Directory) triggersInfo(ctx context.Context, data json.RawMessage) (any
 	if err := decode(data, "TriggerInfoInput", &in); err != nil {
 		return nil, err
 	}
-	id := strings.TrimSpace(in.ID)
-	if id == "" {
-		return nil, errors.New(msgIDEmpty)
-	}
-	return d.typeInfo(ctx, id)
+	return d.typeInfo(ctx, in.ID)
 }
 
 // functionWorkers maps function ids to their workers, for attributing
@@ -403,38 +435,48 @@ func summary(cfg json.RawMessage) string {
 	return s
 }
 
+// registeredLookup finds a registered trigger by id.
+func (d *Directory) registeredLookup() lookup[engRegisteredTrigger] {
+	return lookup[engRegisteredTrigger]{empty: msgIDEmpty, missing: fmtRegMissing, read: d.registered,
+		key: func(r engRegisteredTrigger) string { return r.ID }}
+}
+
+// registeredWorker attributes a registered trigger to the worker of its
+// function (owners: functionWorkers), failing that the function id's
+// first segment.
+func registeredWorker(owners map[string]string, r engRegisteredTrigger) string {
+	if w := owners[r.FunctionID]; w != "" {
+		return w
+	}
+	return firstSegment(r.FunctionID)
+}
+
+type registeredRow struct {
+	ID            string `json:"id"`
+	TriggerType   string `json:"trigger_type"`
+	FunctionID    string `json:"function_id"`
+	WorkerName    string `json:"worker_name"`
+	ConfigSummary string `json:"config_summary"`
+}
+
 func (d *Directory) registeredList(ctx context.Context, data json.RawMessage) (any, error) {
-	var in listFilter
-	if err := decode(data, "RegisteredTriggersListInput", &in); err != nil {
-		return nil, err
-	}
-	regs, err := d.registered(ctx)
-	if err != nil {
-		return nil, err
-	}
-	owners := d.functionWorkers(ctx)
-	type row struct {
-		ID            string `json:"id"`
-		TriggerType   string `json:"trigger_type"`
-		FunctionID    string `json:"function_id"`
-		WorkerName    string `json:"worker_name"`
-		ConfigSummary string `json:"config_summary"`
-	}
-	rows := []row{}
-	for _, r := range regs {
-		w := owners[r.FunctionID]
-		if w == "" {
-			w = firstSegment(r.FunctionID)
+	var owners map[string]string
+	read := func(ctx context.Context) ([]engRegisteredTrigger, error) {
+		regs, err := d.registered(ctx)
+		if err == nil {
+			owners = d.functionWorkers(ctx)
 		}
-		if !(containsFold(r.ID, in.Search) || containsFold(r.TriggerType, in.Search) || containsFold(r.FunctionID, in.Search)) ||
-			in.TriggerType != "" && r.TriggerType != in.TriggerType || in.FunctionID != "" && r.FunctionID != in.FunctionID ||
-			in.Worker != "" && w != in.Worker {
-			continue
-		}
-		rows = append(rows, row{r.ID, r.TriggerType, r.FunctionID, w, summary(r.Config)})
+		return regs, err
 	}
-	slices.SortFunc(rows, func(a, b row) int { return strings.Compare(a.ID, b.ID) })
-	return map[string]any{"registered_triggers": rows}, nil
+	return listing(ctx, data, "RegisteredTriggersListInput", "registered_triggers", read,
+		func(in listFilter, r engRegisteredTrigger) (registeredRow, bool) {
+			w := registeredWorker(owners, r)
+			keep := (containsFold(r.ID, in.Search) || containsFold(r.TriggerType, in.Search) || containsFold(r.FunctionID, in.Search)) &&
+				(in.TriggerType == "" || r.TriggerType == in.TriggerType) && (in.FunctionID == "" || r.FunctionID == in.FunctionID) &&
+				(in.Worker == "" || w == in.Worker)
+			return registeredRow{r.ID, r.TriggerType, r.FunctionID, w, summary(r.Config)}, keep
+		},
+		func(r registeredRow) string { return r.ID })
 }
 
 func (d *Directory) registeredInfo(ctx context.Context, data json.RawMessage) (any, error) {
@@ -444,23 +486,11 @@ func (d *Directory) registeredInfo(ctx context.Context, data json.RawMessage) (a
 	if err := decode(data, "RegisteredTriggerInfoInput", &in); err != nil {
 		return nil, err
 	}
-	id := strings.TrimSpace(in.ID)
-	if id == "" {
-		return nil, errors.New(msgIDEmpty)
-	}
-	regs, err := d.registered(ctx)
+	r, _, err := d.registeredLookup().find(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(regs, func(r engRegisteredTrigger) bool { return r.ID == id })
-	if i < 0 {
-		return nil, fmt.Errorf(fmtRegMissing, id)
-	}
-	r := regs[i]
-	w := d.functionWorkers(ctx)[r.FunctionID]
-	if w == "" {
-		w = firstSegment(r.FunctionID)
-	}
+	w := registeredWorker(d.functionWorkers(ctx), r)
 	out := struct {
 		ID          string          `json:"id"`
 		TriggerType string          `json:"trigger_type"`
@@ -522,27 +552,28 @@ func (d *Directory) workers(ctx context.Context) ([]workerRow, error) {
 	return rows, nil
 }
 
+// workerName is a worker's name, "" when it has none.
+func workerName(w workerRow) string {
+	if w.Name == nil {
+		return ""
+	}
+	return *w.Name
+}
+
+// workerLookup finds a connected worker by name.
+func (d *Directory) workerLookup() lookup[workerRow] {
+	// A worker without a name has key "", which no request names.
+	return lookup[workerRow]{empty: msgNameEmpty, missing: fmtWorkerMissing, read: d.workers, key: workerName}
+}
+
 func (d *Directory) workersList(ctx context.Context, data json.RawMessage) (any, error) {
-	var in listFilter
-	if err := decode(data, "WorkersListInput", &in); err != nil {
-		return nil, err
-	}
-	ws, err := d.workers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rows := []workerRow{}
-	for _, w := range ws {
-		name := ""
-		if w.Name != nil {
-			name = *w.Name
-		}
-		if !containsFold(name, in.Search) || in.Runtime != "" && w.Runtime != in.Runtime || in.Status != "" && w.Status != in.Status {
-			continue
-		}
-		rows = append(rows, w)
-	}
-	return map[string]any{"workers": rows}, nil
+	// Not re-sorted: workers() orders them, a missing name first.
+	return listing(ctx, data, "WorkersListInput", "workers", d.workers,
+		func(in listFilter, w workerRow) (workerRow, bool) {
+			keep := containsFold(workerName(w), in.Search) && (in.Runtime == "" || w.Runtime == in.Runtime) &&
+				(in.Status == "" || w.Status == in.Status)
+			return w, keep
+		}, nil)
 }
 
 func (d *Directory) workersInfo(ctx context.Context, data json.RawMessage) (any, error) {
@@ -552,17 +583,9 @@ func (d *Directory) workersInfo(ctx context.Context, data json.RawMessage) (any,
 	if err := decode(data, "WorkerInfoInput", &in); err != nil {
 		return nil, err
 	}
-	name := strings.TrimSpace(in.Name)
-	if name == "" {
-		return nil, errors.New(msgNameEmpty)
-	}
-	ws, err := d.workers(ctx)
+	worker, name, err := d.workerLookup().find(ctx, in.Name)
 	if err != nil {
 		return nil, err
-	}
-	i := slices.IndexFunc(ws, func(w workerRow) bool { return w.Name != nil && *w.Name == name })
-	if i < 0 {
-		return nil, fmt.Errorf(fmtWorkerMissing, name)
 	}
 	fns, err := d.functions(ctx)
 	if err != nil {
@@ -594,7 +617,7 @@ func (d *Directory) workersInfo(ctx context.Context, data json.RawMessage) (any,
 		Functions          []fnRow   `json:"functions"`
 		TriggerTypes       []ttRow   `json:"trigger_types"`
 		RegisteredTriggers []regRow  `json:"registered_triggers"`
-	}{Worker: ws[i], Functions: []fnRow{}, TriggerTypes: []ttRow{}, RegisteredTriggers: []regRow{}}
+	}{Worker: worker, Functions: []fnRow{}, TriggerTypes: []ttRow{}, RegisteredTriggers: []regRow{}}
 	owned := map[string]bool{}
 	for _, f := range fns {
 		if workerOf(f) == name {

@@ -30,6 +30,14 @@ type hostAllowlist struct {
 	rendered string          // for messages
 }
 
+// CheckDownloadHosts refuses a malformed download_hosts (an entry that is
+// not host or host:port) with what was expected, as Register would; a
+// config check calls it before anything starts.
+func CheckDownloadHosts(entries []string) error {
+	_, err := newHostAllowlist(entries)
+	return err
+}
+
 func newHostAllowlist(entries []string) (hostAllowlist, error) {
 	a := hostAllowlist{exact: map[string]bool{}, anyPort: map[string]bool{}}
 	var shown []string

@@ -79,6 +79,10 @@ func (d *Directory) getJSONWith(ctx context.Context, hc *http.Client, u string, 
 	if err != nil {
 		return fmt.Errorf(fmtHTTPGet, u, "read body", err)
 	}
+	if resp.StatusCode == http.StatusNotFound {
+		// The registry holds no such worker (or version, or tag).
+		return notFound(fmt.Errorf(fmtHTTPStatus, u, resp.StatusCode, string(body)))
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return fmt.Errorf(fmtHTTPStatus, u, resp.StatusCode, string(body))
 	}
@@ -144,7 +148,7 @@ func (d *Directory) registryList(ctx context.Context, data json.RawMessage) (any
 	}
 	q := strings.TrimSpace(in.Search)
 	if q == "" {
-		return nil, errors.New(msgSearchEmpty)
+		return nil, invalidArguments(errors.New(msgSearchEmpty))
 	}
 	limit := 20
 	if in.Limit != nil {
@@ -189,16 +193,16 @@ func (d *Directory) registryInfo(ctx context.Context, data json.RawMessage) (any
 	}
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
-		return nil, errors.New(msgNameEmpty)
+		return nil, invalidArguments(errors.New(msgNameEmpty))
 	}
 	// The name becomes a URL path segment: only worker names pass, so
 	// "../" or "/" never reach the registry's path.
 	if err := validateWorkerName(name); err != nil {
-		return nil, err
+		return nil, invalidArguments(err)
 	}
 	k, v, err := selector(in.Version, in.Tag)
 	if err != nil {
-		return nil, err
+		return nil, invalidArguments(err)
 	}
 	key := "worker-info:" + name + ":" + k + "=" + v
 	if cached, ok := d.cache.get(key, d.cfg.RegistryCacheTTL); ok {

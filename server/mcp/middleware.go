@@ -142,7 +142,7 @@ func registryError(fn string, err error) error {
 	case iii.CodeFunctionNotFound, iii.CodeInvocationStopped:
 		// The registry itself is not running (or went away mid-call).
 		return internalError(fmt.Sprintf("skills registry unavailable (%s): %s", fn, inv.Message))
-	case rules.CodeNotFound, rules.CodeInvalidArguments, rules.CodeForbidden, iii.CodeInvalidRequest:
+	case rules.CodeNotFound, rules.CodeInvalidArguments, rules.CodeForbidden, rules.CodeOutOfScope, iii.CodeInvalidRequest:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: inv.Message}
 	}
 	if upstreamFault(inv.Message) {

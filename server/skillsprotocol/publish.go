@@ -220,7 +220,7 @@ func (r *Runtime) publisherMayName(ctx context.Context, name, id string) error {
 	}
 	r.log.Warn("skills protocol: publish refused: the bundle name is outside the namespaces of the caller's token",
 		"name", name, "token", c.Token, "namespaces", c.Namespaces, "worker_id", c.WorkerID)
-	return c.Forbidden(fmt.Sprintf("bundle %s (iii id %s) is outside the namespaces of token %q (%s): a scoped token publishes only bundles named <namespace> or <namespace>.…",
+	return c.OutOfScopeError(fmt.Sprintf("bundle %s (iii id %s) is outside the namespaces of token %q (%s): a scoped token publishes only bundles named <namespace> or <namespace>.…",
 		name, id, c.Token, strings.Join(c.Namespaces, ", ")))
 }
 
@@ -434,8 +434,8 @@ func (r *Runtime) Register(client *iii.Client) error {
 			return nil, iii.NewInvocationError("invalid_payload", fmt.Sprintf("%s: payload must be {\"files\":[{\"path\",\"content\",\"encoding\"?}]}: %v", PublishFunction, err))
 		}
 		res, err := r.Publish(ctx, req)
-		var forbidden *iii.InvocationError
-		if errors.As(err, &forbidden) && forbidden.Code == scope.CodeForbidden {
+		var refusal *iii.InvocationError
+		if errors.As(err, &refusal) && (refusal.Code == scope.CodeForbidden || refusal.Code == scope.CodeOutOfScope) {
 			return nil, err
 		}
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/sdk-go/wire"
 	"github.com/iii-skills/skills/server/history"
 )
@@ -271,12 +272,23 @@ func shortSHA(sha string) string {
 
 // isNoHistory: the registry keeps no versions of the id (never published,
 // or a folder skill), or it has no versions functions (an older registry).
+// Our registry names the verdict by code: NOT_FOUND is the only one a
+// listing (skills::versions, prompts::versions) answers, for an id with no
+// versions ("skill a/b has no versions"); any other code is a failure. The
+// message is matched only under the generic invocation_failed, from a
+// registry that does not name its verdicts.
 func isNoHistory(err error) bool {
 	var ie *iii.InvocationError
 	if !errors.As(err, &ie) {
 		return false
 	}
-	return ie.Code == wire.CodeFunctionNotFound || strings.HasSuffix(ie.Message, " has no versions")
+	switch ie.Code {
+	case rules.CodeNotFound, wire.CodeFunctionNotFound:
+		return true
+	case wire.CodeInvocationFailed:
+		return strings.HasSuffix(ie.Message, " has no versions")
+	}
+	return false
 }
 
 // registryWords is an iii error as the registry said it: its message,

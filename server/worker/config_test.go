@@ -3,12 +3,14 @@ package worker
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 )
 
-func TestLoadConfigSkillsFolder(t *testing.T) {
+// LoadConfig reads the registry's keys; the iii-directory keys of the same
+// file (skills_folder, registry_url, download_*) are server/app's
+// (app.DirectoryConfig) and never reach the v0.2.2 manifest.
+func TestLoadConfigRegistryKeys(t *testing.T) {
 	dir := t.TempDir()
 	load := func(yaml string) (Config, error) {
 		p := filepath.Join(dir, "config.yaml")
@@ -17,23 +19,12 @@ func TestLoadConfigSkillsFolder(t *testing.T) {
 		}
 		return LoadConfig(p)
 	}
-	cfg, err := load("skills_folder: ./skills\n")
-	if err != nil || !reflect.DeepEqual([]string(cfg.SkillsFolder), []string{"./skills"}) {
-		t.Fatalf("one path: %v %v", cfg.SkillsFolder, err)
+	cfg, err := load("state_timeout_ms: 5\nskills_folder: ./skills\ndownload_timeout_ms: 0\n")
+	if err != nil || cfg.StateTimeoutMS != 5 || cfg.Scopes != DefaultConfig().Scopes {
+		t.Fatalf("registry keys: %+v %v", cfg, err)
 	}
-	if cfg.RegistryURL != "https://api.workers.iii.dev" || cfg.DownloadTimeoutMS != 60000 || cfg.RegistryCacheTTLMS != 60000 {
-		t.Fatalf("iii-directory defaults: %+v", cfg)
-	}
-	cfg, err = load("skills_folder: [a, /b]\nregistry_cache_ttl_ms: 0\n")
-	if err != nil || !reflect.DeepEqual([]string(cfg.SkillsFolder), []string{"a", "/b"}) || cfg.RegistryCacheTTLMS != 0 {
-		t.Fatalf("list: %+v %v", cfg, err)
-	}
-	if cfg, err := load("state_timeout_ms: 5\n"); err != nil || len(cfg.SkillsFolder) != 0 {
-		t.Fatalf("unset: %v %v", cfg.SkillsFolder, err)
-	}
-	for _, bad := range []string{"skills_folder: {a: 1}\n", "download_timeout_ms: 0\n", "registry_cache_ttl_ms: -1\n"} {
-		cfg, err := load(bad)
-		if err == nil || len(cfg.SkillsFolder) != 0 {
+	for _, bad := range []string{"state_timeout_ms: 0\n", "scopes: {skills: \"\"}\n"} {
+		if cfg, err := load(bad); err == nil || cfg.StateTimeoutMS != DefaultConfig().StateTimeoutMS {
 			t.Errorf("%q accepted: %+v", bad, cfg)
 		}
 	}

@@ -18,7 +18,8 @@ import (
 // same scoped token. Another caller's register or unregister is refused
 // with CodeForbidden; once the owner is gone (a publisher restarting gets a
 // new connection) the next register takes the id over. A scoped token may
-// only publish skills and prompts in its namespaces.
+// only publish skills and prompts in its namespaces: another id is refused
+// with CodeOutOfScope, which never clears up (publishers do not retry it).
 //
 // Who called comes from the engine: our engine stamps every invocation's
 // metadata with the caller (scope.CallerKey), replacing whatever a client sent
@@ -30,9 +31,13 @@ import (
 // forged one, and scoped tokens do not exist. Owners are kept in memory: after a registry
 // restart the first register of an id claims it again.
 
-// CodeForbidden answers a register or unregister of an id the caller does
-// not own, or outside its token's namespaces.
+// CodeForbidden answers a register or unregister of an id another
+// connection owns.
 const CodeForbidden = scope.CodeForbidden
+
+// CodeOutOfScope answers a register or unregister of an id outside the
+// namespaces of the caller's scoped token.
+const CodeOutOfScope = scope.CodeOutOfScope
 
 // caller is who made an invocation. An empty WorkerID is unknown (the
 // engine itself, or an engine that names no caller).
@@ -82,7 +87,7 @@ func (w *Worker) claim(ctx context.Context, kind, id string, c caller, extra ...
 				if i > 0 {
 					what = "function"
 				}
-				return iii.NewInvocationError(CodeForbidden, fmt.Sprintf("forbidden: %s %q is outside the namespaces of token %q (%s)",
+				return c.OutOfScopeError(fmt.Sprintf("%s %q is outside the namespaces of token %q (%s)",
 					what, x, c.Token, strings.Join(c.Namespaces, ", ")))
 			}
 		}

@@ -49,12 +49,23 @@ func mustCallAs(t *testing.T, c *iii.Client, fn string, payload any) json.RawMes
 	return out
 }
 
-// wantForbidden checks an ownership or namespace refusal and its message.
+// wantForbidden checks an ownership refusal and its message.
 func wantForbidden(t *testing.T, err error, contains ...string) {
 	t.Helper()
+	wantRefusal(t, CodeForbidden, err, contains...)
+}
+
+// wantOutOfScope checks a namespace refusal and its message.
+func wantOutOfScope(t *testing.T, err error, contains ...string) {
+	t.Helper()
+	wantRefusal(t, CodeOutOfScope, err, contains...)
+}
+
+func wantRefusal(t *testing.T, code string, err error, contains ...string) {
+	t.Helper()
 	var ie *iii.InvocationError
-	if !errors.As(err, &ie) || ie.Code != CodeForbidden {
-		t.Fatalf("err = %v; want a %s refusal", err, CodeForbidden)
+	if !errors.As(err, &ie) || ie.Code != code {
+		t.Fatalf("err = %v; want a %s refusal", err, code)
 	}
 	for _, s := range contains {
 		if !strings.Contains(ie.Message, s) {
@@ -162,15 +173,15 @@ func TestScopedTokenPublishesOnlyItsOwnSkillsAndPrompts(t *testing.T) {
 	mustCallAs(t, acme, registry.FnPromptsRegister, map[string]any{"name": "acme-review", "description": "d", "function_id": "acme::render"})
 
 	_, err := callAs(acme, registry.FnSkillsRegister, map[string]string{"id": "billing/invoices", "skill": "# pwned"}, nil)
-	wantForbidden(t, err, `skill "billing/invoices" is outside the namespaces of token "acme"`)
+	wantOutOfScope(t, err, `skill "billing/invoices" is outside the namespaces of token "acme"`)
 	_, err = callAs(acme, registry.FnSkillsUnregister, map[string]string{"id": "billing/invoices"}, nil)
-	wantForbidden(t, err, `outside the namespaces of token "acme"`)
+	wantOutOfScope(t, err, `outside the namespaces of token "acme"`)
 	_, err = callAs(acme, registry.FnSkillsRegister, map[string]string{"id": "acmecorp/x", "skill": "# x"}, nil)
-	wantForbidden(t, err, `skill "acmecorp/x" is outside`)
+	wantOutOfScope(t, err, `skill "acmecorp/x" is outside`)
 	_, err = callAs(acme, registry.FnPromptsRegister, map[string]any{"name": "acme-steal", "description": "d", "function_id": "billing::charge"}, nil)
-	wantForbidden(t, err, `function "billing::charge" is outside the namespaces of token "acme"`)
+	wantOutOfScope(t, err, `function "billing::charge" is outside the namespaces of token "acme"`)
 	_, err = callAs(billing, registry.FnSkillsRegister, map[string]string{"id": "acme/crm", "skill": "# pwned"}, nil)
-	wantForbidden(t, err, `token "billing"`)
+	wantOutOfScope(t, err, `token "billing"`)
 
 	// Another connection of the same token (a second replica of the team's
 	// publisher) may update the team's skill.

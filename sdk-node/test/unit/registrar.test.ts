@@ -70,6 +70,10 @@ describe('isPermanentError', () => {
   it('decides by the INVALID_ARGUMENTS code first, whatever the text', () => {
     assert.ok(isPermanentError(new InvocationFailure('INVALID_ARGUMENTS', 'a refusal no marker knows')))
   })
+  it('gives up an id outside the token namespaces, not one another connection holds', () => {
+    assert.ok(isPermanentError(new InvocationFailure('OUT_OF_SCOPE', 'forbidden: skill "b/x" is outside the namespaces of token "a" (a)')))
+    assert.ok(!isPermanentError(new InvocationFailure('FORBIDDEN', 'skill "a/x" belongs to another worker (w1)')))
+  })
   it('treats transport problems as transient', () => {
     assert.ok(!isPermanentError(new InvocationFailure('TIMEOUT', 'invocation timed out after 5000ms')))
     assert.ok(!isPermanentError(new InvocationFailure('function_not_found', 'Function skills::register not found')))
@@ -149,6 +153,29 @@ describe('Registrar', () => {
     await until(() => registrar.acceptedItems().length === 2)
     assert.deepEqual(seen, ['skill:bad', 'skill:good', 'skill:slow'])
     assert.equal(events.registered, 0, 'a round with a refusal is not a full registration')
+  })
+
+  it('gives up an id outside its token namespaces at once and retries one another connection holds', async () => {
+    const outside = 'forbidden: skill "billing/x" is outside the namespaces of token "acme" (acme)'
+    const seen: string[] = []
+    let contested = 0
+    const { registrar, logger } = setup(async (i) => {
+      seen.push(i.key)
+      if (i.key === 'skill:billing/x') throw new InvocationFailure('OUT_OF_SCOPE', outside)
+      if (i.key === 'skill:acme/x' && contested++ === 0) {
+        throw new InvocationFailure('FORBIDDEN', 'skill "acme/x" belongs to another worker (w1)')
+      }
+    })
+    registrar.upsert(item('billing/x'))
+    registrar.upsert(item('acme/x'))
+    const result = await registrar.start(fast())
+    assert.deepEqual(result, {
+      registered: false,
+      rejected: [{ key: 'skill:billing/x', label: 'skill "billing/x"', message: outside }],
+    })
+    await until(() => registrar.acceptedItems().length === 1)
+    assert.deepEqual(seen, ['skill:billing/x', 'skill:acme/x', 'skill:acme/x'], 'OUT_OF_SCOPE is not retried, FORBIDDEN is')
+    assert.deepEqual(logger.at('error'), [`skills registry refused skill "billing/x": ${outside}`], 'logged once')
   })
 
   it('requestAll wakes a waiting run and registers everything again', async () => {

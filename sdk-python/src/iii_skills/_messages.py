@@ -108,6 +108,12 @@ CODE_INVALID_ARGUMENTS: Final = "INVALID_ARGUMENTS"
 CODE_NOT_FOUND: Final = "NOT_FOUND"
 NOT_FOUND_PREFIXES: Final = ("Skill not found: ", "Prompt not found: ")
 
+# The error code the registry refuses an id outside the namespaces of the
+# publisher's scoped token with. The token's namespaces do not change, so it
+# is permanent. (An id another connection holds is ``FORBIDDEN``, which is
+# retried: it passes to this publisher once that connection is gone.)
+CODE_OUT_OF_SCOPE: Final = "OUT_OF_SCOPE"
+
 # Substrings that mark a registry answer as a validation error: a permanent
 # failure that retrying cannot fix.
 PERMANENT_MARKERS: Final = (

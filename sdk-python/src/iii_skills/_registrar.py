@@ -55,7 +55,14 @@ def is_not_found(exc: BaseException) -> bool:
 
 
 def _is_permanent(exc: BaseException) -> bool:
-    if _error_code(exc) == m.CODE_INVALID_ARGUMENTS:
+    """Whether the registry will refuse the same call again.
+
+    Bad input (``INVALID_ARGUMENTS``, or a validation message from a registry
+    that sends no code) or an id outside the namespaces of the publisher's
+    scoped token (``OUT_OF_SCOPE``). ``FORBIDDEN`` (another connection holds
+    the id) is not: it clears up when that connection goes.
+    """
+    if _error_code(exc) in (m.CODE_INVALID_ARGUMENTS, m.CODE_OUT_OF_SCOPE):
         return True
     text = _error_text(exc)
     return any(marker in text for marker in m.PERMANENT_MARKERS)

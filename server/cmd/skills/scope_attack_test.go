@@ -44,13 +44,25 @@ func connectWithToken(t *testing.T, url, name, token string) *iii.Client {
 	return c
 }
 
-// wantForbidden fails unless err is a FORBIDDEN refusal holding every
-// part of want.
+// wantForbidden fails unless err is a FORBIDDEN refusal (a call a scoped
+// token may never make) holding every part of want.
 func wantForbidden(t *testing.T, what string, err error, want ...string) {
 	t.Helper()
+	wantRefusal(t, "FORBIDDEN", what, err, want...)
+}
+
+// wantOutOfScope fails unless err is an OUT_OF_SCOPE refusal (an id
+// outside the token's namespaces) holding every part of want.
+func wantOutOfScope(t *testing.T, what string, err error, want ...string) {
+	t.Helper()
+	wantRefusal(t, "OUT_OF_SCOPE", what, err, want...)
+}
+
+func wantRefusal(t *testing.T, code, what string, err error, want ...string) {
+	t.Helper()
 	var ie *iii.InvocationError
-	if !errors.As(err, &ie) || ie.Code != "FORBIDDEN" {
-		t.Fatalf("%s: %v; want a FORBIDDEN refusal", what, err)
+	if !errors.As(err, &ie) || ie.Code != code {
+		t.Fatalf("%s: %v; want a %s refusal", what, err, code)
 	}
 	for _, w := range want {
 		if !strings.Contains(ie.Message, w) {
@@ -92,7 +104,7 @@ func TestAttackScopedTokenPublishesBundlesOnlyInItsNamespaces(t *testing.T) {
 	} {
 		_, err := publishFiles(t, acme, files)
 		name := strings.Split(strings.Split(files["skill.toml"], `"`)[1], `"`)[0]
-		wantForbidden(t, "acme publishing "+what, err, "forbidden: bundle "+name, "(iii id "+skillsprotocol.NameToID(name)+")",
+		wantOutOfScope(t, "acme publishing "+what, err, "forbidden: bundle "+name, "(iii id "+skillsprotocol.NameToID(name)+")",
 			`outside the namespaces of token "acme" (acme, labs)`)
 	}
 
@@ -181,7 +193,7 @@ func TestAttackScopedTokenCannotRollBackOrRelabelOtherTeams(t *testing.T) {
 		{"prompts::label", map[string]any{"name": "billing-review", "label": "production", "version": 1}, `prompt "billing-review"`},
 	} {
 		_, err := trigger(t, acme, c.fn, c.payload)
-		wantForbidden(t, "acme calling "+c.fn, err, "forbidden: "+c.want+` is outside the namespaces of token "acme" (acme)`)
+		wantOutOfScope(t, "acme calling "+c.fn, err, "forbidden: "+c.want+` is outside the namespaces of token "acme" (acme)`)
 	}
 	// In its own namespace the team rolls back and labels as before.
 	register(acme, "skills::rollback", map[string]any{"id": "acme/x", "version": 1})

@@ -72,7 +72,7 @@ func TestStandaloneScopedTokens(t *testing.T) {
 	}
 	err := call("skills::register", `{"id":"billing/x","skill":"# pwned"}`)
 	var ie *iii.InvocationError
-	if !errors.As(err, &ie) || ie.Code != "FORBIDDEN" || !strings.Contains(ie.Message, `outside the namespaces of token "acme"`) {
+	if !errors.As(err, &ie) || ie.Code != "OUT_OF_SCOPE" || !strings.Contains(ie.Message, `outside the namespaces of token "acme"`) {
 		t.Fatalf("acme publishing billing/x: %v", err)
 	}
 	if err := call("state::set", `{"scope":"skills","key":"billing/x","value":{}}`); err == nil || !strings.Contains(err.Error(), "cannot call state::set") {

@@ -24,6 +24,10 @@ const CallerKey = "iii_caller"
 // CodeForbidden is the error code of a call a scoped token may not make.
 const CodeForbidden = rules.CodeForbidden
 
+// CodeOutOfScope is the error code of an id outside the namespaces of the
+// caller's scoped token: a refusal that never clears up (rules.CodeOutOfScope).
+const CodeOutOfScope = rules.CodeOutOfScope
+
 // Caller is the value of CallerKey: the calling connection ("" when the
 // engine itself calls: trigger fires), the name of its scoped token (""
 // for full access) and the token's namespaces.
@@ -43,7 +47,13 @@ func (c Caller) OutOfScope(what, id string) error {
 	if !c.Scoped() || Namespaced(id, c.Namespaces) {
 		return nil
 	}
-	return c.Forbidden(fmt.Sprintf("%s %q is outside the namespaces of token %q (%s)", what, id, c.Token, strings.Join(c.Namespaces, ", ")))
+	return c.OutOfScopeError(fmt.Sprintf("%s %q is outside the namespaces of token %q (%s)", what, id, c.Token, strings.Join(c.Namespaces, ", ")))
+}
+
+// OutOfScopeError is a CodeOutOfScope invocation error "forbidden: <why>",
+// why saying which id lies outside which namespaces.
+func (c Caller) OutOfScopeError(why string) error {
+	return iii.NewInvocationError(CodeOutOfScope, "forbidden: "+why)
 }
 
 // Forbidden is a CodeForbidden invocation error "forbidden: <why>".

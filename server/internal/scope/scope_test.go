@@ -37,7 +37,7 @@ func TestOutOfScope(t *testing.T) {
 	}
 	err := acme.OutOfScope("bundle", "billing/x")
 	var ie *iii.InvocationError
-	if !errors.As(err, &ie) || ie.Code != CodeForbidden ||
+	if !errors.As(err, &ie) || ie.Code != CodeOutOfScope ||
 		ie.Message != `forbidden: bundle "billing/x" is outside the namespaces of token "acme" (acme, acme-labs)` {
 		t.Errorf("billing/x: %v", err)
 	}
