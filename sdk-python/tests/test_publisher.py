@@ -635,21 +635,19 @@ def test_events_decode() -> None:
 def test_driver_command_decoding() -> None:
     from iii_skills._driver import CommandError, decode_command
 
-    assert decode_command('{"id": 3, "cmd": "skill", "id": "a/b", "markdown": "# x"}') == (
-        3,
-        {"cmd": "skill", "id": "a/b", "markdown": "# x"},
-    )
     assert decode_command('{"id": 4, "cmd": "skill", "skill_id": "a", "markdown": "# x"}') == (
         4,
-        {"cmd": "skill", "skill_id": "a", "id": "a", "markdown": "# x"},
+        {"cmd": "skill", "skill_id": "a", "markdown": "# x"},
     )
-    assert decode_command('{"id": "fx", "cmd": "function", "fixture": "echo"}') == (
-        None,
-        {"cmd": "function", "fixture": "echo", "id": "fx"},
+    # A second "id" is no argument: plain JSON decoding keeps the last one.
+    assert decode_command('{"id": 3, "cmd": "skill", "id": "a/b", "markdown": "# x"}') == (
+        "a/b",
+        {"cmd": "skill", "markdown": "# x"},
     )
+    assert decode_command('{"cmd": "hello"}') == (None, {"cmd": "hello"})
     frame_id, arguments = decode_command('{"id": 5, "cmd": "section", "output": {"a": {"b": 1}}}')
     assert frame_id == 5 and arguments["output"] == {"a": {"b": 1}}
-    for bad in ("[1]", "nope", ""):
+    for bad in ("[1]", "nope", "", "null"):
         with pytest.raises(CommandError, match="^bad command line"):
             decode_command(bad)
 
