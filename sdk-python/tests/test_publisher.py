@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
+import iii_skills
 from iii_skills import (
     Backoff,
     InvalidContentError,
@@ -659,3 +660,16 @@ def test_is_not_found_decides_by_code_then_upstream_text() -> None:
     assert not is_not_found(FakeInvocationError("INVALID_ARGUMENTS", "Skill not found: a/b"))
     assert not is_not_found(FakeInvocationError("function_not_found", "Function skills::versions not found"))
     assert not is_not_found(FakeInvocationError("invocation_failed", "state::get: invocation timed out"))
+
+
+def test_moved_classes_keep_their_import_paths() -> None:
+    # Backoff moved into _registrar.py and the change events into publisher.py
+    # (where Go and Node keep them); iii_skills.backoff / .events still import.
+    from iii_skills import backoff, events
+
+    assert backoff.Backoff is iii_skills.Backoff
+    assert (events.ChangeOp, events.PromptChange, events.SkillChange) == (
+        iii_skills.ChangeOp,
+        iii_skills.PromptChange,
+        iii_skills.SkillChange,
+    )

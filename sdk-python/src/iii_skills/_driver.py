@@ -22,9 +22,8 @@ from iii.iii import III
 
 from . import __version__
 from ._fixtures import add_function, add_prompt
-from .backoff import Backoff
-from .events import PromptChange, SkillChange
-from .publisher import Publisher
+from ._registrar import Backoff
+from .publisher import PromptChange, Publisher, SkillChange
 from .validation import InvalidContentError
 
 _DEFAULT_URL = "ws://127.0.0.1:49134"
