@@ -131,9 +131,14 @@ func (d *Driver) read(stdout io.Reader) {
 	close(d.done)
 }
 
-// Do sends one command (args may use skill_id / function_id for the
-// argument DRIVER.md calls id) and waits for its reply.
+// Do sends one command and waits for its reply. The frame's "id" and "cmd"
+// are the suite's; an argument of the same name is a caller's mistake.
 func (d *Driver) Do(ctx context.Context, cmd string, args map[string]any) (json.RawMessage, error) {
+	for _, k := range []string{"id", "cmd"} {
+		if _, ok := args[k]; ok {
+			return nil, fmt.Errorf("driver %s: argument %q is the frame's (use skill_id / function_id for the skill and function ids)", cmd, k)
+		}
+	}
 	d.mu.Lock()
 	d.nextID++
 	id := d.nextID

@@ -102,6 +102,10 @@ var _ = group.Describe("publisher SDK (DRIVER.md)", func() {
 		refused(ctx, d, "prompt", map[string]any{"fixture": "send-email", "name": "Bad Name"},
 			`name may only contain lowercase ASCII letters, digits, '-' and '_': "Bad Name"`)
 		refused(ctx, d, "section", map[string]any{"path": "Bad/Path", "output": "x"}, "lowercase")
+		// The skill and function ids are skill_id / function_id (DRIVER.md); without them the
+		// driver names the argument it expected.
+		refused(ctx, d, "skill", map[string]any{"markdown": "# x\n"}, `"skill_id"`)
+		refused(ctx, d, "function", map[string]any{"fixture": "echo"}, `"function_id"`)
 	})
 
 	It("rejects a prompt call with a missing or mistyped argument, naming the argument", func(ctx SpecContext) {

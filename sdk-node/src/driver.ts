@@ -5,7 +5,6 @@
 import { createInterface } from 'node:readline'
 import { registerWorker } from 'iii-sdk'
 import { z } from 'zod'
-import { decodeCommandLine } from './driver-line.js'
 import type { Logger } from './logger.js'
 import { createPublisher, type Publisher } from './publisher.js'
 import type { BackoffOptions } from './registrar.js'
@@ -26,18 +25,33 @@ function emit(obj: Record<string, unknown>): void {
 
 class CommandError extends Error {}
 
-type Command = Record<string, unknown> & { cmd?: unknown }
+/** A decoded command line: the frame `id`, `cmd` and the arguments, as plain JSON gives them. */
+type Command = Record<string, unknown> & { id?: unknown; cmd?: unknown }
+
+/** Decodes one command line; throws on anything that is not a JSON object. */
+function decodeCommand(line: string): Command {
+  const c: unknown = JSON.parse(line)
+  if (typeof c !== 'object' || c === null || Array.isArray(c)) {
+    throw new SyntaxError('a command must be a JSON object')
+  }
+  return c as Command
+}
 
 function str(c: Command, key: string): string {
   const v = c[key]
-  if (typeof v !== 'string') throw new CommandError(`${String(c.cmd)}: ${key} must be a string`)
+  if (v === undefined) throw new CommandError(`${String(c.cmd)}: missing argument "${key}" (a string)`)
+  if (typeof v !== 'string') {
+    throw new CommandError(`${String(c.cmd)}: argument "${key}" must be a string, got ${JSON.stringify(v)}`)
+  }
   return v
 }
 
 function bool(c: Command, key: string, dflt: boolean): boolean {
   const v = c[key]
   if (v === undefined || v === null) return dflt
-  if (typeof v !== 'boolean') throw new CommandError(`${String(c.cmd)}: ${key} must be a boolean`)
+  if (typeof v !== 'boolean') {
+    throw new CommandError(`${String(c.cmd)}: argument "${key}" must be a boolean, got ${JSON.stringify(v)}`)
+  }
   return v
 }
 
@@ -138,7 +152,7 @@ async function execute(c: Command): Promise<unknown> {
       return null
     }
     case 'skill':
-      publisher.skill(str(c, 'id'), str(c, 'markdown'))
+      publisher.skill(str(c, 'skill_id'), str(c, 'markdown'))
       return null
     case 'section': {
       const output = c['output'] ?? null
@@ -150,7 +164,7 @@ async function execute(c: Command): Promise<unknown> {
       return { function_id: definePrompt(publisher, fixture, name) }
     }
     case 'function':
-      defineFunction(publisher, str(c, 'fixture'), str(c, 'id'))
+      defineFunction(publisher, str(c, 'fixture'), str(c, 'function_id'))
       return null
     case 'subscribe': {
       const kind = str(c, 'kind')
@@ -183,14 +197,20 @@ async function execute(c: Command): Promise<unknown> {
 
 async function handle(line: string): Promise<void> {
   if (line.trim() === '') return
-  let id: unknown
   let c: Command
   try {
-    const decoded = decodeCommandLine(line)
-    id = decoded.id
-    c = { ...decoded.args, cmd: decoded.cmd }
+    c = decodeCommand(line)
   } catch (err) {
     emit({ id: null, ok: false, error: `bad command line: ${(err as Error).message}` })
+    return
+  }
+  const id = c.id ?? null
+  if (typeof c.cmd !== 'string') {
+    const error =
+      c.cmd === undefined
+        ? 'missing "cmd" (the command name, a string)'
+        : `"cmd" must be a string, got ${JSON.stringify(c.cmd)}`
+    emit({ id, ok: false, error: `bad command line: ${error}` })
     return
   }
   try {

@@ -74,10 +74,9 @@ class Driver:
         self.process.stdin.flush()
 
     def send(self, cmd: str, **arguments: Any) -> int:
-        """Frame a command as DRIVER.md writes it: an ``id`` argument repeats the key."""
+        """Frame a command as DRIVER.md writes it: ``{"id": <int>, "cmd": ..., ...arguments}``."""
         command_id = next(self._ids)
-        fields = [("id", command_id), ("cmd", cmd), *arguments.items()]
-        self.write("{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in fields) + "}")
+        self.write(json.dumps({"id": command_id, "cmd": cmd, **arguments}))
         return command_id
 
     def reply(self, command_id: Any, timeout: float = 30.0) -> dict[str, Any]:
@@ -139,14 +138,21 @@ def test_driver_session(driver: Driver, observer: III, uid: str) -> None:
     assert driver.reply(None)["ok"] is False
     assert driver.ok("configure", backoff={"initial_ms": 50, "max_ms": 200, "give_up_ms": 20000}) is None
 
-    assert driver.error("skill", id="", markdown="# x") == "id must be non-empty"
-    assert driver.error("skill", id="fn/x", markdown="# x") == (
+    driver.write('{"id": 99}')
+    assert driver.reply(99)["error"] == 'bad command line: missing "cmd" (the command name, a string)'
+
+    assert driver.error("skill", skill_id="", markdown="# x") == "id must be non-empty"
+    assert driver.error("skill", skill_id="fn/x", markdown="# x") == (
         'id may not have "fn" as its first segment (reserved as the iii://fn/ '
         'section-URI marker): "fn/x"'
     )
-    assert driver.error("skill", id="x") == "missing argument: markdown"
-    assert driver.ok("skill", id=f"drv-{uid}", markdown="# Driver\n\nA skill.\n") is None
-    assert driver.ok("skill", id=f"drv-{uid}/leaf", markdown="# Leaf") is None
+    assert driver.error("skill", skill_id="x") == 'skill: missing argument "markdown" (a string)'
+    assert driver.error("skill", markdown="# x") == 'skill: missing argument "skill_id" (a string)'
+    assert driver.error("function", fixture="echo", function_id=7) == (
+        'function: argument "function_id" must be a string, got 7'
+    )
+    assert driver.ok("skill", skill_id=f"drv-{uid}", markdown="# Driver\n\nA skill.\n") is None
+    assert driver.ok("skill", skill_id=f"drv-{uid}/leaf", markdown="# Leaf") is None
 
     assert driver.ok("section", path=f"drv{uid}/status", output={"up": True, "n": 2}) == {
         "uri": f"iii://fn/drv{uid}/status"
@@ -171,7 +177,7 @@ def test_driver_session(driver: Driver, observer: III, uid: str) -> None:
         "name may only contain lowercase ASCII letters"
     )
     assert driver.error("prompt", fixture="nope").startswith("unknown prompt fixture")
-    assert driver.ok("function", fixture="echo", id=f"drv::echo-{uid}") is None
+    assert driver.ok("function", fixture="echo", function_id=f"drv::echo-{uid}") is None
     assert driver.ok("subscribe", kind="skills") is None
     assert driver.ok("subscribe", kind="prompts") is None
     assert driver.error("subscribe", kind="other").startswith("kind must be")
@@ -216,7 +222,7 @@ def test_driver_session(driver: Driver, observer: III, uid: str) -> None:
 
 
 def test_driver_start_without_wait_and_stdin_close(driver: Driver, observer: III, uid: str) -> None:
-    assert driver.ok("skill", id=f"nowait-{uid}", markdown="# No wait") is None
+    assert driver.ok("skill", skill_id=f"nowait-{uid}", markdown="# No wait") is None
     assert driver.ok("start", wait=False) is None
     driver.wait_event(lambda e: e["event"] == "registered")
     wait_until(
@@ -235,7 +241,7 @@ def test_driver_gives_up(server: Server) -> None:
     driver = Driver(f"ws://127.0.0.1:{free_port()}")
     try:
         driver.ok("configure", backoff={"initial_ms": 20, "max_ms": 50, "give_up_ms": 100})
-        driver.ok("skill", id="nowhere", markdown="# nowhere")
+        driver.ok("skill", skill_id="nowhere", markdown="# nowhere")
         assert driver.ok("start") == {"registered": False}
         driver.wait_event(lambda e: e["event"] == "gave_up")
         driver.wait_event(lambda e: e == {"event": "log", "level": "warn", "message": GAVE_UP})

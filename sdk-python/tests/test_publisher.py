@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
+import iii_skills
 from iii_skills import (
     Backoff,
     InvalidContentError,
@@ -664,21 +665,19 @@ def test_events_decode() -> None:
 def test_driver_command_decoding() -> None:
     from iii_skills._driver import CommandError, decode_command
 
-    assert decode_command('{"id": 3, "cmd": "skill", "id": "a/b", "markdown": "# x"}') == (
-        3,
-        {"cmd": "skill", "id": "a/b", "markdown": "# x"},
-    )
     assert decode_command('{"id": 4, "cmd": "skill", "skill_id": "a", "markdown": "# x"}') == (
         4,
-        {"cmd": "skill", "skill_id": "a", "id": "a", "markdown": "# x"},
+        {"cmd": "skill", "skill_id": "a", "markdown": "# x"},
     )
-    assert decode_command('{"id": "fx", "cmd": "function", "fixture": "echo"}') == (
-        None,
-        {"cmd": "function", "fixture": "echo", "id": "fx"},
+    # A second "id" is no argument: plain JSON decoding keeps the last one.
+    assert decode_command('{"id": 3, "cmd": "skill", "id": "a/b", "markdown": "# x"}') == (
+        "a/b",
+        {"cmd": "skill", "markdown": "# x"},
     )
+    assert decode_command('{"cmd": "hello"}') == (None, {"cmd": "hello"})
     frame_id, arguments = decode_command('{"id": 5, "cmd": "section", "output": {"a": {"b": 1}}}')
     assert frame_id == 5 and arguments["output"] == {"a": {"b": 1}}
-    for bad in ("[1]", "nope", ""):
+    for bad in ("[1]", "nope", "", "null"):
         with pytest.raises(CommandError, match="^bad command line"):
             decode_command(bad)
 
@@ -690,3 +689,16 @@ def test_is_not_found_decides_by_code_then_upstream_text() -> None:
     assert not is_not_found(FakeInvocationError("INVALID_ARGUMENTS", "Skill not found: a/b"))
     assert not is_not_found(FakeInvocationError("function_not_found", "Function skills::versions not found"))
     assert not is_not_found(FakeInvocationError("invocation_failed", "state::get: invocation timed out"))
+
+
+def test_moved_classes_keep_their_import_paths() -> None:
+    # Backoff moved into _registrar.py and the change events into publisher.py
+    # (where Go and Node keep them); iii_skills.backoff / .events still import.
+    from iii_skills import backoff, events
+
+    assert backoff.Backoff is iii_skills.Backoff
+    assert (events.ChangeOp, events.PromptChange, events.SkillChange) == (
+        iii_skills.ChangeOp,
+        iii_skills.PromptChange,
+        iii_skills.SkillChange,
+    )

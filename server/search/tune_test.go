@@ -1,7 +1,9 @@
 package search
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -24,92 +26,70 @@ func TestShowMisses(t *testing.T) {
 	}
 }
 
-// TestTune grid-searches the ranking parameters on the dev split only
-// (SEARCH_TUNE=1); the test split is not looked at.
+// TestTune grid-searches the weights of fields and of matching (SEARCH_TUNE=1).
 func TestTune(t *testing.T) {
-	if os.Getenv("SEARCH_TUNE") == "" {
-		t.Skip("SEARCH_TUNE=1 to tune")
-	}
-	docs := loadCorpus(t)
-	var dev []evalQuery
-	for _, q := range loadQueries(t, newAnalyzer()) {
-		if q.split == "dev" {
-			dev = append(dev, q)
-		}
-	}
-	x := New()
-	for _, d := range docs {
-		_ = x.Put(d.id, d.fields)
-	}
-	rank := func(q string) []string {
-		var ids []string
-		for _, h := range x.Search(Query{Text: q, Limit: 5}).Hits {
-			ids = append(ids, h.ID)
-		}
-		return ids
-	}
-	saved := [...]float32{metaWeight, coordPower, relatedWeight, fieldWeight[fName], fieldWeight[fDesc], fieldWeight[fTitle], fieldWeight[fHead]}
-	defer func() {
-		metaWeight, coordPower, relatedWeight = saved[0], saved[1], saved[2]
-		fieldWeight[fName], fieldWeight[fDesc], fieldWeight[fTitle], fieldWeight[fHead] = saved[3], saved[4], saved[5], saved[6]
-	}()
-	best := 0.0
-	for _, mw := range []float32{1, 2, 3, 4} {
-		for _, cp := range []float32{0.5, 1, 1.5, 2, 3} {
-			for _, rw := range []float32{0.2, 0.3, 0.4, 0.6} {
-				for _, nw := range []float32{3, 6, 10} {
-					for _, dw := range []float32{2, 3, 5} {
-						metaWeight, coordPower, relatedWeight, fieldWeight[fName], fieldWeight[fDesc] = mw, cp, rw, nw, dw
-						s := evaluate(dev, rank)
-						if v := s["all"] + s["para"]; v > best {
-							best = v
-							t.Logf("dev all %.3f para %.3f: meta %v coord %v related %v name %v desc %v", s["all"], s["para"], mw, cp, rw, nw, dw)
-						}
-					}
-				}
-			}
-		}
-	}
+	tune(t,
+		tuneParam{"meta", &metaWeight, []float32{1, 2, 3, 4}},
+		tuneParam{"coord", &coordPower, []float32{0.5, 1, 1.5, 2, 3}},
+		tuneParam{"related", &relatedWeight, []float32{0.2, 0.3, 0.4, 0.6}},
+		tuneParam{"name", &fieldWeight[fName], []float32{3, 6, 10}},
+		tuneParam{"desc", &fieldWeight[fDesc], []float32{2, 3, 5}})
 }
 
-// TestTune2 explores saturation and length normalisation on the dev split.
+// TestTune2 explores saturation and length normalisation (SEARCH_TUNE=1).
 func TestTune2(t *testing.T) {
+	tune(t,
+		tuneParam{"bodyB", &fieldB[fBody], []float32{0.5, 0.75, 0.9}},
+		tuneParam{"descB", &fieldB[fDesc], []float32{0.2, 0.5, 0.8}},
+		tuneParam{"head", &fieldWeight[fHead], []float32{0.5, 1.5, 3}},
+		tuneParam{"title", &fieldWeight[fTitle], []float32{2, 3, 5}})
+}
+
+// tuneParam is one ranking parameter of a grid search and the values it tries.
+type tuneParam struct {
+	name   string
+	at     *float32
+	values []float32
+}
+
+// tune grid-searches params on the dev split only (the test split is not
+// looked at): it logs the current score, then each combination that beats
+// the best so far, and restores the parameters afterwards. The index reads
+// the parameters at query time, so one index serves every combination.
+func tune(t *testing.T, params ...tuneParam) {
 	if os.Getenv("SEARCH_TUNE") == "" {
 		t.Skip("SEARCH_TUNE=1 to tune")
 	}
-	docs := loadCorpus(t)
 	var dev []evalQuery
 	for _, q := range loadQueries(t, newAnalyzer()) {
 		if q.split == "dev" {
 			dev = append(dev, q)
 		}
 	}
-	x := New()
-	for _, d := range docs {
-		_ = x.Put(d.id, d.fields)
+	rank := ourRanking(t, loadCorpus(t))
+	for _, p := range params {
+		defer func(saved float32) { *p.at = saved }(*p.at)
 	}
-	rank := func(q string) []string {
-		var ids []string
-		for _, h := range x.Search(Query{Text: q, Limit: 5}).Hits {
-			ids = append(ids, h.ID)
-		}
-		return ids
-	}
-	savedB, savedW := fieldB, fieldWeight
-	defer func() { fieldB, fieldWeight = savedB, savedW }()
-	base := evaluate(dev, rank)
+	score := func() (evalScores, float64) { s := evaluate(dev, rank); return s, s["all"] + s["para"] }
+	base, best := score()
 	t.Logf("current: dev all %.3f para %.3f", base["all"], base["para"])
-	for _, bb := range []float32{0.5, 0.75, 0.9} {
-		for _, bd := range []float32{0.2, 0.5, 0.8} {
-			for _, hw := range []float32{0.5, 1.5, 3} {
-				for _, tw := range []float32{2, 3, 5} {
-					fieldB[fBody], fieldB[fDesc], fieldWeight[fHead], fieldWeight[fTitle] = bb, bd, hw, tw
-					s := evaluate(dev, rank)
-					if s["all"]+s["para"] > base["all"]+base["para"]+0.01 {
-						t.Logf("dev all %.3f para %.3f: bodyB %v descB %v head %v title %v", s["all"], s["para"], bb, bd, hw, tw)
-					}
-				}
+	var try func(i int)
+	try = func(i int) {
+		if i < len(params) {
+			for _, v := range params[i].values {
+				*params[i].at = v
+				try(i + 1)
 			}
+			return
+		}
+		if s, v := score(); v > best {
+			best = v
+			var set []string
+			for _, p := range params {
+				set = append(set, fmt.Sprintf("%s %v", p.name, *p.at))
+			}
+			t.Logf("dev all %.3f para %.3f: %s", s["all"], s["para"], strings.Join(set, " "))
 		}
 	}
+	try(0)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/catalog"
-	"github.com/iii-skills/skills/server/httpguard"
 )
 
 // historyCaller answers the registry's versions functions from a small
@@ -96,19 +94,9 @@ func (h *historyCaller) called(prefix string) []string {
 
 func newHistoryServer(t *testing.T, opts Options, entries ...*catalog.Entry) (*Server, *historyCaller) {
 	t.Helper()
-	cat := catalog.New()
-	src, err := cat.AddSource("published", catalog.RankPublished)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Put(entries...); err != nil {
-		t.Fatal(err)
-	}
 	hc := newHistoryCaller()
-	opts.Catalog, opts.Caller = cat, hc
-	opts.Guard = httpguard.Policy{Token: "sekret", CheckHost: true, ListenAddr: "127.0.0.1:1"}
-	s := New(opts)
-	t.Cleanup(s.Close)
+	opts.Caller = hc
+	s, _ := newServer(t, opts, "sekret", entries...)
 	return s, hc
 }
 
@@ -338,32 +326,12 @@ func TestVersionsEventReachesOpenPages(t *testing.T) {
 		fire = fn
 		return func() {}
 	}
-	cat := catalog.New()
-	s := New(Options{Catalog: cat, VersionChanges: subscribe, Guard: httpguard.Policy{CheckHost: true, ListenAddr: "127.0.0.1:1"}})
-	defer s.Close()
-	srv := httptest.NewServer(s)
-	defer srv.Close()
-	res, err := srv.Client().Get(srv.URL + "/events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	buf := make([]byte, 4096)
-	if n, _ := res.Body.Read(buf); !strings.Contains(string(buf[:n]), "event: hello") {
-		t.Fatalf("first event %q", buf[:n])
-	}
+	s, _ := newServer(t, Options{VersionChanges: subscribe}, "")
+	_, events := openEvents(t, s)
 	mu.Lock()
 	fire("skill", "a/b")
 	mu.Unlock()
-	var got strings.Builder
-	for !strings.Contains(got.String(), `"id":"a/b"`) {
-		n, err := res.Body.Read(buf)
-		if err != nil {
-			t.Fatalf("stream ended: %v (read %q)", err, got.String())
-		}
-		got.Write(buf[:n])
-	}
-	if !strings.Contains(got.String(), "event: versions\n") || !strings.Contains(got.String(), `"kind":"skill"`) {
-		t.Fatalf("versions event %q", got.String())
+	if got := events.until(t, `"id":"a/b"`); !strings.Contains(got, "event: versions\n") || !strings.Contains(got, `"kind":"skill"`) {
+		t.Fatalf("versions event %q", got)
 	}
 }

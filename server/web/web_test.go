@@ -49,6 +49,16 @@ func newTestServer(t testing.TB, token string, entries ...*catalog.Entry) (*Serv
 // published what.
 func newTestServerWith(t testing.TB, token string, pubs Publishers, entries ...*catalog.Entry) (*Server, *catalog.Source, *fakeCaller) {
 	t.Helper()
+	fc := &fakeCaller{answers: map[string]string{"skills::unregister": `{"id":"x","removed":true}`}}
+	s, src := newServer(t, Options{Caller: fc, Publishers: pubs}, token, entries...)
+	return s, src, fc
+}
+
+// newServer is every test's Server: opts over a new catalog whose
+// published source holds entries, behind the guard of a listener on
+// 127.0.0.1:1 that checks Host and, when set, token. It closes with the test.
+func newServer(t testing.TB, opts Options, token string, entries ...*catalog.Entry) (*Server, *catalog.Source) {
+	t.Helper()
 	cat := catalog.New()
 	src, err := cat.AddSource("published", catalog.RankPublished)
 	if err != nil {
@@ -59,10 +69,51 @@ func newTestServerWith(t testing.TB, token string, pubs Publishers, entries ...*
 			t.Fatal(err)
 		}
 	}
-	fc := &fakeCaller{answers: map[string]string{"skills::unregister": `{"id":"x","removed":true}`}}
-	s := New(Options{Catalog: cat, Caller: fc, Publishers: pubs, Guard: httpguard.Policy{Token: token, CheckHost: true, ListenAddr: "127.0.0.1:1"}})
+	opts.Catalog = cat
+	opts.Guard = httpguard.Policy{Token: token, CheckHost: true, ListenAddr: "127.0.0.1:1"}
+	s := New(opts)
 	t.Cleanup(s.Close)
-	return s, src, fc
+	return s, src
+}
+
+// eventStream is a page's open /events stream on a live server.
+type eventStream struct {
+	*http.Response
+	read strings.Builder // everything read so far
+}
+
+// openEvents serves s on a loopback listener that closes with the test and
+// opens its event stream, returning once the hello event says the stream is
+// subscribed.
+func openEvents(t *testing.T, s *Server) (*httptest.Server, *eventStream) {
+	t.Helper()
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	res, err := srv.Client().Get(srv.URL + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/events: status %d", res.StatusCode)
+	}
+	e := &eventStream{Response: res}
+	e.until(t, "event: hello")
+	return srv, e
+}
+
+// until reads the stream until what it read holds want, and returns that.
+func (e *eventStream) until(t *testing.T, want string) string {
+	t.Helper()
+	buf := make([]byte, 4096)
+	for !strings.Contains(e.read.String(), want) {
+		n, err := e.Body.Read(buf)
+		e.read.Write(buf[:n])
+		if err != nil && !strings.Contains(e.read.String(), want) {
+			t.Fatalf("stream ended before %q: %v (read %q)", want, err, e.read.String())
+		}
+	}
+	return e.read.String()
 }
 
 func get(t *testing.T, h http.Handler, target string, mod func(*http.Request)) *http.Response {
@@ -311,35 +362,15 @@ func TestLongSearchIsCut(t *testing.T) {
 
 func TestEventStreamDeliversChanges(t *testing.T) {
 	s, src, _ := newTestServer(t, "")
-	srv := httptest.NewServer(s)
-	defer srv.Close()
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/events", nil)
-	res, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+	_, events := openEvents(t, s)
+	if ct := events.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("content type %q", ct)
-	}
-	buf := make([]byte, 4096)
-	n, _ := res.Body.Read(buf) // the hello event: the stream is subscribed
-	if !strings.Contains(string(buf[:n]), "event: hello") {
-		t.Fatalf("first event %q", buf[:n])
 	}
 	if err := src.Put(published("new/one", "# New")); err != nil {
 		t.Fatal(err)
 	}
-	var got strings.Builder
-	for !strings.Contains(got.String(), `"id":"new/one"`) {
-		n, err := res.Body.Read(buf)
-		if err != nil {
-			t.Fatalf("stream ended: %v (read %q)", err, got.String())
-		}
-		got.Write(buf[:n])
-	}
-	if !strings.Contains(got.String(), "event: change") || !strings.Contains(got.String(), `"op":"put"`) {
-		t.Fatalf("change event %q", got.String())
+	if got := events.until(t, `"id":"new/one"`); !strings.Contains(got, "event: change") || !strings.Contains(got, `"op":"put"`) {
+		t.Fatalf("change event %q", got)
 	}
 }
 
@@ -357,37 +388,16 @@ func TestMarkdownHeadingsNestUnderThePageTitle(t *testing.T) {
 
 func TestCloseEndsEventStreams(t *testing.T) {
 	s, _, _ := newTestServer(t, "")
-	srv := httptest.NewServer(s)
-	defer srv.Close()
-	res, err := srv.Client().Get(srv.URL + "/events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	buf := make([]byte, 4096)
-	if n, _ := res.Body.Read(buf); !strings.Contains(string(buf[:n]), "event: hello") {
-		t.Fatalf("first event %q", buf[:n])
-	}
+	_, events := openEvents(t, s)
 	s.Close() // as the server does when it shuts down
-	if _, err := io.ReadAll(res.Body); err != nil {
+	if _, err := io.ReadAll(events.Body); err != nil {
 		t.Fatalf("stream did not end cleanly: %v", err)
 	}
 }
 
 func TestLiveStreamsAreBounded(t *testing.T) {
-	cat := catalog.New()
-	s := New(Options{Catalog: cat, MaxStreams: 1})
-	t.Cleanup(s.Close)
-	srv := httptest.NewServer(s)
-	defer srv.Close()
-	first, err := srv.Client().Get(srv.URL + "/events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 512)
-	if n, _ := first.Body.Read(buf); !strings.Contains(string(buf[:n]), "event: hello") { // subscribed
-		t.Fatalf("first stream: %q", buf[:n])
-	}
+	s, _ := newServer(t, Options{MaxStreams: 1}, "")
+	srv, first := openEvents(t, s)
 	second, err := srv.Client().Get(srv.URL + "/events")
 	if err != nil {
 		t.Fatal(err)

@@ -33,33 +33,65 @@ const (
 	maxAuthorBytes  = 256
 )
 
+// versionKind is one of the two things with versions: skills, named by the
+// payload field id, and prompts, named by name. Each versions function has
+// one implementation that takes the kind.
+type versionKind struct {
+	skill    bool               // skills, else prompts
+	noun     string             // "skill" or "prompt", for scoped-token refusals
+	field    string             // the payload field naming the id
+	validate func(string) error // the id's rules
+
+	// Function ids and descriptions of versions, label, rollback and diff.
+	fnVersions, fnLabel, fnRollback, fnDiff     string
+	docVersions, docLabel, docRollback, docDiff string
+}
+
+var (
+	skillKind = versionKind{skill: true, noun: "skill", field: "id", validate: registry.ValidateID,
+		fnVersions: FnSkillsVersions, fnLabel: FnSkillsLabel, fnRollback: FnSkillsRollback, fnDiff: FnSkillsDiff,
+		docVersions: "List a skill's kept versions, newest first, with their labels, and the label map.",
+		docLabel:    "Point a label (production, staging, …; not latest) at a version of a skill. Protected labels need admin_token.",
+		docRollback: "Register a version's body again as the skill's newest version (history is never rewritten).",
+		docDiff:     "Unified diff between two versions of a skill."}
+	promptKind = versionKind{noun: "prompt", field: "name", validate: registry.ValidateName,
+		fnVersions: FnPromptsVersions, fnLabel: FnPromptsLabel, fnRollback: FnPromptsRollback, fnDiff: FnPromptsDiff,
+		docVersions: "List a prompt's kept versions, newest first, with their labels, and the label map.",
+		docLabel:    "Point a label (not latest) at a version of a prompt. Protected labels need admin_token.",
+		docRollback: "Register a version's definition again as the prompt's newest version.",
+		docDiff:     "Unified diff between two versions of a prompt's definition (JSON)."}
+)
+
 // versionFunction is one function of the versions surface.
 type versionFunction struct {
 	id, description, request string
 	handler                  iii.Handler
 }
 
+// versionHandler is one versions function's implementation, for either kind.
+type versionHandler func(w *Worker, ctx context.Context, k versionKind, data json.RawMessage) (any, error)
+
 func (w *Worker) versionFunctions() []versionFunction {
 	sel := `{"oneOf":[{"type":"integer","minimum":1},{"type":"string"}],"description":"a version number, or a label (latest, production, …)"}`
 	meta := `"message":{"type":"string","maxLength":4096},"author":{"type":"string","maxLength":256}`
-	return []versionFunction{
-		{FnSkillsVersions, "List a skill's kept versions, newest first, with their labels, and the label map.",
-			`{"type":"object","required":["id"],"properties":{"id":{"type":"string"}}}`, w.skillVersions},
-		{FnSkillsLabel, "Point a label (production, staging, …; not latest) at a version of a skill. Protected labels need admin_token.",
-			`{"type":"object","required":["id","label","version"],"properties":{"id":{"type":"string"},"label":{"type":"string"},"version":` + sel + `,"admin_token":{"type":"string"}}}`, w.skillLabel},
-		{FnSkillsRollback, "Register a version's body again as the skill's newest version (history is never rewritten).",
-			`{"type":"object","required":["id","version"],"properties":{"id":{"type":"string"},"version":` + sel + `,` + meta + `}}`, w.skillRollback},
-		{FnSkillsDiff, "Unified diff between two versions of a skill.",
-			`{"type":"object","required":["id","from","to"],"properties":{"id":{"type":"string"},"from":` + sel + `,"to":` + sel + `}}`, w.skillDiff},
-		{FnPromptsVersions, "List a prompt's kept versions, newest first, with their labels, and the label map.",
-			`{"type":"object","required":["name"],"properties":{"name":{"type":"string"}}}`, w.promptVersions},
-		{FnPromptsLabel, "Point a label (not latest) at a version of a prompt. Protected labels need admin_token.",
-			`{"type":"object","required":["name","label","version"],"properties":{"name":{"type":"string"},"label":{"type":"string"},"version":` + sel + `,"admin_token":{"type":"string"}}}`, w.promptLabel},
-		{FnPromptsRollback, "Register a version's definition again as the prompt's newest version.",
-			`{"type":"object","required":["name","version"],"properties":{"name":{"type":"string"},"version":` + sel + `,` + meta + `}}`, w.promptRollback},
-		{FnPromptsDiff, "Unified diff between two versions of a prompt's definition (JSON).",
-			`{"type":"object","required":["name","from","to"],"properties":{"name":{"type":"string"},"from":` + sel + `,"to":` + sel + `}}`, w.promptDiff},
+	var fns []versionFunction
+	for _, k := range []versionKind{skillKind, promptKind} {
+		bind := func(h versionHandler) iii.Handler {
+			return func(ctx context.Context, data json.RawMessage) (any, error) { return h(w, ctx, k, data) }
+		}
+		field := strconv.Quote(k.field)
+		id := field + `:{"type":"string"}`
+		fns = append(fns,
+			versionFunction{k.fnVersions, k.docVersions,
+				`{"type":"object","required":[` + field + `],"properties":{` + id + `}}`, bind((*Worker).versions)},
+			versionFunction{k.fnLabel, k.docLabel,
+				`{"type":"object","required":[` + field + `,"label","version"],"properties":{` + id + `,"label":{"type":"string"},"version":` + sel + `,"admin_token":{"type":"string"}}}`, bind((*Worker).label)},
+			versionFunction{k.fnRollback, k.docRollback,
+				`{"type":"object","required":[` + field + `,"version"],"properties":{` + id + `,"version":` + sel + `,` + meta + `}}`, bind((*Worker).rollback)},
+			versionFunction{k.fnDiff, k.docDiff,
+				`{"type":"object","required":[` + field + `,"from","to"],"properties":{` + id + `,"from":` + sel + `,"to":` + sel + `}}`, bind((*Worker).diff)})
 	}
+	return fns
 }
 
 func (w *Worker) registerVersionFunctions() error {
@@ -137,26 +169,21 @@ func clip(v json.RawMessage) string {
 	return string(v)
 }
 
-// idOf reads and checks a skill id (field id) or prompt name (field name).
-func (p payload) idOf(skill bool) (string, error) {
-	if skill {
-		id, err := p.str("id", true, 0)
-		if err != nil {
-			return "", err
-		}
-		if err := registry.ValidateID(id); err != nil {
-			return "", invalidArguments(err)
-		}
-		return id, nil
-	}
-	name, err := p.str("name", true, 0)
+// decodeTarget decodes the payload of function fn and the id of kind k it
+// names (a skill's id, a prompt's name), checked by that kind's rules.
+func decodeTarget(fn string, k versionKind, data json.RawMessage) (payload, string, error) {
+	p, err := decodePayload(fn, data)
 	if err != nil {
-		return "", err
+		return p, "", err
 	}
-	if err := registry.ValidateName(name); err != nil {
-		return "", invalidArguments(err)
+	id, err := p.str(k.field, true, 0)
+	if err != nil {
+		return p, "", err
 	}
-	return name, nil
+	if err := k.validate(id); err != nil {
+		return p, "", invalidArguments(err)
+	}
+	return p, id, nil
 }
 
 func (p payload) meta() (history.Meta, error) {
@@ -179,41 +206,29 @@ func checkMeta(fn, message, author string) error {
 	return nil
 }
 
-func (w *Worker) histOf(skill bool) *history.History {
-	if skill {
+func (w *Worker) histOf(k versionKind) *history.History {
+	if k.skill {
 		return w.hist.skills
 	}
 	return w.hist.prompts
 }
 
-func (w *Worker) versionsOf(fn string, skill bool, data json.RawMessage) (any, error) {
-	p, err := decodePayload(fn, data)
+func (w *Worker) versions(_ context.Context, k versionKind, data json.RawMessage) (any, error) {
+	_, id, err := decodeTarget(k.fnVersions, k, data)
 	if err != nil {
 		return nil, err
 	}
-	id, err := p.idOf(skill)
-	if err != nil {
-		return nil, err
-	}
-	l, err := w.histOf(skill).Versions(id)
+	l, err := w.histOf(k).Versions(id)
 	if err != nil {
 		return nil, historyError(err)
 	}
 	return l, nil
 }
 
-func (w *Worker) skillVersions(_ context.Context, data json.RawMessage) (any, error) {
-	return w.versionsOf(FnSkillsVersions, true, data)
-}
-
-func (w *Worker) promptVersions(_ context.Context, data json.RawMessage) (any, error) {
-	return w.versionsOf(FnPromptsVersions, false, data)
-}
-
 // label moves a label and, when it is the serve label and what is served
 // changed, announces the id as registered again.
-func (w *Worker) label(ctx context.Context, fn string, skill bool, data json.RawMessage) (any, error) {
-	p, id, err := w.changeTarget(ctx, fn, skill, data)
+func (w *Worker) label(ctx context.Context, k versionKind, data json.RawMessage) (any, error) {
+	p, id, err := w.changeTarget(ctx, k.fnLabel, k, data)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +244,7 @@ func (w *Worker) label(ctx context.Context, fn string, skill bool, data json.Raw
 	if err != nil {
 		return nil, err
 	}
-	h := w.histOf(skill)
+	h := w.histOf(k)
 	if err := history.CheckLabel(label); err != nil {
 		return nil, historyError(err)
 	}
@@ -242,67 +257,45 @@ func (w *Worker) label(ctx context.Context, fn string, skill bool, data json.Raw
 	if err != nil {
 		return nil, historyError(err)
 	}
-	w.log.Info("label moved", "fn", fn, "id", id, "label", label, "version", n, "previous", move.Previous)
-	if skill && label == w.hist.serveLabel {
+	w.log.Info("label moved", "fn", k.fnLabel, "id", id, "label", label, "version", n, "previous", move.Previous)
+	if k.skill && label == w.hist.serveLabel {
 		// Listings, the index, search and MCP describe what is served.
 		h.Locked(id, func() { w.skills.repin(id) })
 	}
-	w.broadcast(ctx, w.scopeOf(skill), opLabel, id)
+	w.broadcast(ctx, w.scopeOf(k), opLabel, id)
 	if label == w.hist.serveLabel && h.Served(id, w.hist.serveLabel) != before {
-		w.announce(ctx, skill, id)
+		w.announce(ctx, k, id)
 	}
 	return move, nil
 }
 
 // changeTarget decodes the payload of a label move or rollback and its id,
-// refused when the caller may not change that id.
-func (w *Worker) changeTarget(ctx context.Context, fn string, skill bool, data json.RawMessage) (payload, string, error) {
-	p, err := decodePayload(fn, data)
+// refused outside the namespaces of the caller's scoped token: both change
+// what the id serves, as a register does.
+func (w *Worker) changeTarget(ctx context.Context, fn string, k versionKind, data json.RawMessage) (payload, string, error) {
+	p, id, err := decodeTarget(fn, k, data)
 	if err != nil {
 		return p, "", err
 	}
-	id, err := p.idOf(skill)
-	if err != nil {
-		return p, "", err
-	}
-	return p, id, w.mayChange(ctx, data, skill, id)
+	return p, id, w.callerOf(ctx, data).OutOfScope(k.noun, id)
 }
 
-// mayChange refuses a label move or rollback of an id outside the
-// namespaces of the caller's scoped token: both change what the id serves,
-// as a register does.
-func (w *Worker) mayChange(ctx context.Context, data json.RawMessage, skill bool, id string) error {
-	kind := "prompt"
-	if skill {
-		kind = "skill"
-	}
-	return w.callerOf(ctx, data).OutOfScope(kind, id)
-}
-
-// scopeOf is the state scope of skills (skill) or prompts.
-func (w *Worker) scopeOf(skill bool) string {
-	if skill {
+// scopeOf is the state scope of kind k.
+func (w *Worker) scopeOf(k versionKind) string {
+	if k.skill {
 		return w.cfg.Scopes.Skills
 	}
 	return w.cfg.Scopes.Prompts
 }
 
 // announce fires on-change register for id: what a read serves changed.
-func (w *Worker) announce(ctx context.Context, skill bool, id string) {
-	if skill {
+func (w *Worker) announce(ctx context.Context, k versionKind, id string) {
+	if k.skill {
 		w.index.Store(nil) // the index lists what is served
 		w.notify(ctx, w.skillSubs, registry.SkillChange{Op: registry.OpRegister, ID: id})
 		return
 	}
 	w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpRegister, Name: id})
-}
-
-func (w *Worker) skillLabel(ctx context.Context, data json.RawMessage) (any, error) {
-	return w.label(ctx, FnSkillsLabel, true, data)
-}
-
-func (w *Worker) promptLabel(ctx context.Context, data json.RawMessage) (any, error) {
-	return w.label(ctx, FnPromptsLabel, false, data)
 }
 
 // RollbackResult is the answer of skills::rollback and prompts::rollback.
@@ -313,8 +306,8 @@ type RollbackResult struct {
 	RolledBack int    `json:"rolled_back"` // the version whose content it holds
 }
 
-func (w *Worker) rollback(ctx context.Context, fn string, skill bool, data json.RawMessage) (any, error) {
-	p, id, err := w.changeTarget(ctx, fn, skill, data)
+func (w *Worker) rollback(ctx context.Context, k versionKind, data json.RawMessage) (any, error) {
+	p, id, err := w.changeTarget(ctx, k.fnRollback, k, data)
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +319,7 @@ func (w *Worker) rollback(ctx context.Context, fn string, skill bool, data json.
 	if err != nil {
 		return nil, err
 	}
-	content, n, err := w.histOf(skill).Select(id, sel)
+	content, n, err := w.histOf(k).Select(id, sel)
 	if err != nil {
 		return nil, historyError(err)
 	}
@@ -335,7 +328,7 @@ func (w *Worker) rollback(ctx context.Context, fn string, skill bool, data json.
 	}
 	var v history.Version
 	var created bool
-	if skill {
+	if k.skill {
 		_, v, created, err = w.putSkill(ctx, id, content, meta)
 	} else {
 		desc, fid, args, derr := decodePromptDefinition(content)
@@ -350,14 +343,6 @@ func (w *Worker) rollback(ctx context.Context, fn string, skill bool, data json.
 	return RollbackResult{ID: id, Version: v.Version, Created: created, RolledBack: n}, nil
 }
 
-func (w *Worker) skillRollback(ctx context.Context, data json.RawMessage) (any, error) {
-	return w.rollback(ctx, FnSkillsRollback, true, data)
-}
-
-func (w *Worker) promptRollback(ctx context.Context, data json.RawMessage) (any, error) {
-	return w.rollback(ctx, FnPromptsRollback, false, data)
-}
-
 // DiffResult is the answer of skills::diff and prompts::diff.
 type DiffResult struct {
 	ID   string `json:"id"`
@@ -366,12 +351,8 @@ type DiffResult struct {
 	Diff string `json:"diff"` // unified diff; "" when both are equal
 }
 
-func (w *Worker) diff(fn string, skill bool, data json.RawMessage) (any, error) {
-	p, err := decodePayload(fn, data)
-	if err != nil {
-		return nil, err
-	}
-	id, err := p.idOf(skill)
+func (w *Worker) diff(_ context.Context, k versionKind, data json.RawMessage) (any, error) {
+	p, id, err := decodeTarget(k.fnDiff, k, data)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +364,7 @@ func (w *Worker) diff(fn string, skill bool, data json.RawMessage) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	h := w.histOf(skill)
+	h := w.histOf(k)
 	a, na, err := h.Select(id, from)
 	if err != nil {
 		return nil, historyError(err)
@@ -392,7 +373,7 @@ func (w *Worker) diff(fn string, skill bool, data json.RawMessage) (any, error) 
 	if err != nil {
 		return nil, historyError(err)
 	}
-	if !skill { // one line per key: a readable diff of the definition
+	if !k.skill { // one line per key: a readable diff of the definition
 		a, b = indentJSON(a), indentJSON(b)
 	}
 	name := func(n int) string { return id + registry.SelectorSep + strconv.Itoa(n) }
@@ -405,14 +386,6 @@ func indentJSON(s string) string {
 		return s
 	}
 	return out.String() + "\n"
-}
-
-func (w *Worker) skillDiff(_ context.Context, data json.RawMessage) (any, error) {
-	return w.diff(FnSkillsDiff, true, data)
-}
-
-func (w *Worker) promptDiff(_ context.Context, data json.RawMessage) (any, error) {
-	return w.diff(FnPromptsDiff, false, data)
 }
 
 // putSkill stores body as skill id's served row and newest version (one

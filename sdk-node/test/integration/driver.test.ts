@@ -58,13 +58,6 @@ class Driver {
     return this.sendLine(id, JSON.stringify({ id, cmd, ...args }))
   }
 
-  /** `skill` and `function` take an argument named `id`, next to the frame id. */
-  sendWithIdArg(cmd: string, idArg: string, rest: Record<string, unknown>): Promise<Reply> {
-    const id = this.nextId++
-    const tail = JSON.stringify(rest).slice(1)
-    return this.sendLine(id, `{"id":${id},"cmd":${JSON.stringify(cmd)},"id":${JSON.stringify(idArg)},${tail}`)
-  }
-
   async ok(cmd: string, args: Record<string, unknown> = {}): Promise<unknown> {
     const r = await this.send(cmd, args)
     assert.equal(r.ok, true, `${cmd} failed: ${r.error}\n${this.stderr}`)
@@ -105,10 +98,10 @@ describe('conformance driver (node dist/driver.js)', () => {
       assert.deepEqual(await d.ok('hello'), { sdk: 'node', version: '0.1.0' })
       assert.equal(await d.ok('configure', { backoff: { initial_ms: 50, max_ms: 200 } }), null)
 
-      const skill = await d.sendWithIdArg('skill', 'drv', { markdown: '# drv\n\nDriver skill.\n' })
+      const skill = await d.send('skill', { skill_id: 'drv', markdown: '# drv\n\nDriver skill.\n' })
       assert.deepEqual(skill.result, null)
       assert.equal(skill.ok, true, skill.error)
-      const bad = await d.sendWithIdArg('skill', 'fn/x', { markdown: '# x' })
+      const bad = await d.send('skill', { skill_id: 'fn/x', markdown: '# x' })
       assert.deepEqual(bad.ok, false)
       assert.equal(
         bad.error,
@@ -134,7 +127,14 @@ describe('conformance driver (node dist/driver.js)', () => {
       const badPrompt = await d.send('prompt', { fixture: 'send-email', name: 'Drv Mail' })
       assert.equal(badPrompt.error, `name may only contain lowercase ASCII letters, digits, '-' and '_': "Drv Mail"`)
 
-      const fn = await d.sendWithIdArg('function', 'drv::echo', { fixture: 'echo' })
+      const missing = await d.send('skill', { markdown: '# x' })
+      assert.deepEqual(missing, { id: missing.id, ok: false, error: 'skill: missing argument "skill_id" (a string)' })
+      const numeric = await d.send('function', { fixture: 'echo', function_id: 7 })
+      assert.equal(numeric.error, 'function: argument "function_id" must be a string, got 7')
+      const noCmd = await d.sendLine(99, '{"id":99}')
+      assert.equal(noCmd.error, 'bad command line: missing "cmd" (the command name, a string)')
+
+      const fn = await d.send('function', { fixture: 'echo', function_id: 'drv::echo' })
       assert.equal(fn.ok, true, fn.error)
       assert.equal(await d.ok('subscribe', { kind: 'skills' }), null)
       assert.equal(await d.ok('subscribe', { kind: 'prompts' }), null)
@@ -210,7 +210,7 @@ describe('conformance driver (node dist/driver.js)', () => {
     const d = Driver.start(`ws://127.0.0.1:${await freePort()}`)
     try {
       await d.ok('configure', { backoff: { initial_ms: 20, multiplier: 2, max_ms: 40, give_up_ms: 300 } })
-      await d.sendWithIdArg('skill', 'lonely', { markdown: '# lonely' })
+      await d.ok('skill', { skill_id: 'lonely', markdown: '# lonely' })
       assert.equal(await d.ok('start', { wait: false }), null)
       await eventually(
         () => d.events.some((e) => e.event === 'gave_up'),

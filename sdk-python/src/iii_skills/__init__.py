@@ -23,11 +23,9 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from ._registrar import is_not_found
+from ._registrar import Backoff, is_not_found
 from .arguments import PromptArgument, PromptArgumentError
-from .backoff import Backoff
-from .events import ChangeOp, PromptChange, SkillChange
-from .publisher import Prompt, Publisher, Section, TypedFunction
+from .publisher import ChangeOp, Prompt, PromptChange, Publisher, Section, SkillChange, TypedFunction
 from .validation import (
     InvalidContentError,
     debug_quote,

@@ -22,9 +22,8 @@ from iii.iii import III
 
 from . import __version__
 from ._fixtures import add_function, add_prompt
-from .backoff import Backoff
-from .events import PromptChange, SkillChange
-from .publisher import Publisher
+from ._registrar import Backoff
+from .publisher import PromptChange, Publisher, SkillChange
 from .validation import InvalidContentError
 
 _DEFAULT_URL = "ws://127.0.0.1:49134"
@@ -120,8 +119,14 @@ class Driver:
         except CommandError as exc:
             self._fail(None, str(exc))
             return False
-        name = command.get("cmd")
-        handler = self._commands().get(name) if isinstance(name, str) else None
+        if "cmd" not in command:
+            self._fail(command_id, 'bad command line: missing "cmd" (the command name, a string)')
+            return False
+        name = command["cmd"]
+        if not isinstance(name, str):
+            self._fail(command_id, f'bad command line: "cmd" must be a string, got {json.dumps(name)}')
+            return False
+        handler = self._commands().get(name)
         if handler is None:
             self._fail(command_id, f"unknown command: {json.dumps(name)}")
             return False
@@ -191,12 +196,12 @@ class Driver:
         return None
 
     def _skill(self, command: dict[str, Any]) -> Any:
-        self.publisher().skill(_str(command, "id"), _str(command, "markdown"))
+        self.publisher().skill(_str(command, "skill_id"), _str(command, "markdown"))
         return None
 
     def _section(self, command: dict[str, Any]) -> Any:
         if "output" not in command:
-            raise CommandError("missing argument: output")
+            raise CommandError('section: missing argument "output" (any JSON)')
         output = command["output"]
         section = self.publisher().section(_str(command, "path"), lambda: output)
         return {"uri": section.uri}
@@ -204,12 +209,12 @@ class Driver:
     def _prompt(self, command: dict[str, Any]) -> Any:
         name = command.get("name")
         if name is not None and not isinstance(name, str):
-            raise CommandError("name must be a string")
+            raise CommandError(f'prompt: argument "name" must be a string, got {json.dumps(name)}')
         prompt = add_prompt(self.publisher(), _str(command, "fixture"), name)
         return {"function_id": prompt.function_id}
 
     def _function(self, command: dict[str, Any]) -> Any:
-        add_function(self.publisher(), _str(command, "fixture"), _str(command, "id"))
+        add_function(self.publisher(), _str(command, "fixture"), _str(command, "function_id"))
         return None
 
     def _subscribe(self, command: dict[str, Any]) -> Any:
@@ -232,9 +237,7 @@ class Driver:
         return None
 
     def _start(self, command: dict[str, Any]) -> Any:
-        wait = command.get("wait", True)
-        if not isinstance(wait, bool):
-            raise CommandError("wait must be a boolean")
+        wait = _bool(command, "wait", True)
         publisher = self.publisher()
         self._started = True
         if not wait:
@@ -256,9 +259,7 @@ class Driver:
         raise _Deferred
 
     def _close(self, command: dict[str, Any]) -> Any:
-        unregister = command.get("unregister", False)
-        if not isinstance(unregister, bool):
-            raise CommandError("unregister must be a boolean")
+        unregister = _bool(command, "unregister", False)
         self._shutdown(unregister=unregister)
         raise _Exit
 
@@ -282,68 +283,45 @@ class _Deferred(Exception):
     """The reply is sent later, from another thread."""
 
 
-# Commands whose argument is also called `id`, and its unambiguous spellings.
-_ID_ALIASES = {"skill": "skill_id", "function": "function_id"}
-
-
-class _Pairs(dict[str, Any]):
-    """A decoded JSON object that remembers its keys in order, duplicates included."""
-
-    pairs: list[tuple[str, Any]]
-
-
-def _object_pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
-    obj = _Pairs(pairs)
-    obj.pairs = pairs
-    return obj
-
-
 def decode_command(line: str) -> tuple[Any, dict[str, Any]]:
     """Split one command line into its frame id and its arguments (with ``cmd``).
 
-    DRIVER.md frames a command as ``{"id": <int>, "cmd": ..., ...arguments}``
-    while ``skill`` and ``function`` also take an argument named ``id``. A
-    JSON object keeps one value per key, so the top-level keys are read in
-    order: the first ``id`` is the frame id, a second one is the argument.
-    ``skill_id`` / ``function_id`` are accepted as unambiguous spellings, and
-    a lone string ``id`` can only be the argument (frame ids are integers).
-    The Node driver decodes lines the same way.
+    Plain JSON decoding: ``id`` is the frame id, every other key is an
+    argument (the skill and function ids are ``skill_id`` and
+    ``function_id``, never ``id``).
 
     Raises:
         CommandError: the line is not a JSON object.
     """
     try:
-        decoded = json.loads(line, object_pairs_hook=_object_pairs)
+        decoded = json.loads(line)
     except json.JSONDecodeError as exc:
         raise CommandError(f"bad command line: {exc}") from None
-    if not isinstance(decoded, _Pairs):
+    if not isinstance(decoded, dict):
         raise CommandError("bad command line: a command must be a JSON object")
-    frame_id: Any = None
-    seen_frame_id = False
-    arguments: dict[str, Any] = {}
-    for key, value in decoded.pairs:
-        if key == "id" and not seen_frame_id:
-            frame_id, seen_frame_id = value, True
-        elif key == "cmd" and "cmd" in arguments:
-            continue
-        else:
-            arguments[key] = value
-    name = arguments.get("cmd")
-    alias = _ID_ALIASES.get(name) if isinstance(name, str) else None
-    if alias is not None and "id" not in arguments:
-        if isinstance(arguments.get(alias), str):
-            arguments["id"] = arguments[alias]
-        elif isinstance(frame_id, str):
-            arguments["id"], frame_id = frame_id, None
-    return frame_id, arguments
+    frame_id = decoded.pop("id", None)
+    return frame_id, decoded
 
 
 def _str(command: dict[str, Any], key: str) -> str:
     if key not in command:
-        raise CommandError(f"missing argument: {key}")
+        raise CommandError(f'{command["cmd"]}: missing argument "{key}" (a string)')
     value = command[key]
     if not isinstance(value, str):
-        raise CommandError(f"{key} must be a string")
+        raise CommandError(
+            f'{command["cmd"]}: argument "{key}" must be a string, got {json.dumps(value)}'
+        )
+    return value
+
+
+def _bool(command: dict[str, Any], key: str, default: bool) -> bool:
+    value = command.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise CommandError(
+            f'{command["cmd"]}: argument "{key}" must be a boolean, got {json.dumps(value)}'
+        )
     return value
 
 

@@ -3,7 +3,8 @@
 One thread runs registration efforts (rounds with capped exponential backoff
 until everything is registered, refused or the deadline passed) and starts a
 new one when the engine connection comes back or ``skills::register``
-reappears. Go and Node keep the same job in ``registrar.go`` / ``registrar.ts``.
+reappears. Go and Node keep the same job, and the :class:`Backoff` settings,
+in ``registrar.go`` / ``registrar.ts``.
 :class:`_Registrar` is a base of :class:`~iii_skills.publisher.Publisher`, which
 owns the state declared below and sets it in its ``__init__``.
 """
@@ -13,11 +14,52 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import _messages as m
 from ._client import Client
-from .backoff import Backoff
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Capped exponential backoff between registration rounds, in seconds.
+
+    The defaults are the contract's: wait 5 s after the first failed round,
+    double each time, never more than 60 s, give up 180 s after the first
+    attempt (logging ``skills handshake gave up; install / start it and
+    restart this worker`` at warning level).
+    """
+
+    initial_delay: float = 5.0
+    multiplier: float = 2.0
+    max_delay: float = 60.0
+    give_up_after: float = 180.0
+
+    def __post_init__(self) -> None:
+        if self.initial_delay < 0 or self.max_delay < 0 or self.give_up_after < 0:
+            raise ValueError("backoff delays must not be negative")
+        if self.multiplier < 1:
+            raise ValueError("backoff multiplier must be at least 1")
+
+    def delays(self) -> "_DelayIterator":
+        """The successive waits: initial, ×multiplier, capped at max_delay."""
+        return _DelayIterator(self)
+
+
+class _DelayIterator:
+    def __init__(self, backoff: Backoff) -> None:
+        self._backoff = backoff
+        self._next = min(backoff.initial_delay, backoff.max_delay)
+
+    def __iter__(self) -> "_DelayIterator":
+        return self
+
+    def __next__(self) -> float:
+        current = self._next
+        self._next = min(current * self._backoff.multiplier, self._backoff.max_delay)
+        return current
+
 
 _Key = tuple[Literal["skill", "prompt"], str]
 _Status = Literal["registered", "gave_up", "rejected", "closed"]

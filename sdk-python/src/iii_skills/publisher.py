@@ -1,4 +1,8 @@
-"""The publisher: skills, sections, prompts and typed functions on an official iii client."""
+"""The publisher: skills, sections, prompts and typed functions on an official iii client.
+
+Also the typed change events its subscriptions deliver, as Go and Node keep
+them in ``publisher.go`` / ``publisher.ts``.
+"""
 
 from __future__ import annotations
 
@@ -14,20 +18,18 @@ import time
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Generic, ParamSpec, TypeVar, cast, overload
+from typing import Any, Generic, Literal, ParamSpec, TypeVar, cast, overload
 
 import pydantic
 from pydantic import BaseModel, TypeAdapter
 
 from . import _messages as m
 from ._client import Client, Registration
-from ._registrar import _Key, _Registrar, _Status
+from ._registrar import Backoff, _Key, _Registrar, _Status
 from .arguments import PromptArgument, check_arguments, derive_prompt_signature, type_hints
-from .backoff import Backoff
-from .events import PromptChange, SkillChange
 from .validation import validate_prompt, validate_section_path, validate_skill
 
-__all__ = ["Prompt", "Publisher", "Section", "TypedFunction"]
+__all__ = ["ChangeOp", "Prompt", "PromptChange", "Publisher", "Section", "SkillChange", "TypedFunction"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -101,6 +103,56 @@ class TypedFunction(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"TypedFunction({self.function_id!r})"
+
+
+# The events of skills::on-change / prompts::on-change, as subscriptions deliver them.
+
+ChangeOp = Literal["register", "unregister"]
+
+
+def _change_op(payload: Mapping[str, Any]) -> ChangeOp | None:
+    op = payload.get("op")
+    if op == "register":
+        return "register"
+    if op == "unregister":
+        return "unregister"
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class SkillChange:
+    """A skill was registered (or re-registered) or removed."""
+
+    op: ChangeOp
+    id: str
+
+    @classmethod
+    def from_payload(cls, payload: Any) -> SkillChange | None:
+        """Decode ``{"op", "id"}``; keys the engine adds are ignored. ``None`` if malformed."""
+        if not isinstance(payload, Mapping):
+            return None
+        op, skill_id = _change_op(payload), payload.get("id")
+        if op is None or not isinstance(skill_id, str):
+            return None
+        return cls(op=op, id=skill_id)
+
+
+@dataclasses.dataclass(frozen=True)
+class PromptChange:
+    """A prompt was registered (or re-registered) or removed."""
+
+    op: ChangeOp
+    name: str
+
+    @classmethod
+    def from_payload(cls, payload: Any) -> PromptChange | None:
+        """Decode ``{"op", "name"}``; keys the engine adds are ignored. ``None`` if malformed."""
+        if not isinstance(payload, Mapping):
+            return None
+        op, name = _change_op(payload), payload.get("name")
+        if op is None or not isinstance(name, str):
+            return None
+        return cls(op=op, name=name)
 
 
 def _caller_namespace() -> Mapping[str, Any]:

@@ -132,7 +132,12 @@ type reply struct {
 func (d *driver) handle(line string) (exit bool) {
 	c, err := decodeCommand(line)
 	if err != nil {
-		d.o.emit(map[string]any{"id": nil, "ok": false, "error": "bad command line: " + err.Error()})
+		// The frame id when the line got that far, so the suite can match the reply.
+		id := c.id
+		if id == nil {
+			id = json.RawMessage("null")
+		}
+		d.o.emit(reply{ID: id, OK: false, Error: "bad command line: " + err.Error()})
 		return false
 	}
 	respond := func(result any, err error) {
@@ -190,7 +195,7 @@ func (d *driver) execute(c command) (any, error) {
 	case "configure":
 		return nil, d.configure(c)
 	case "skill":
-		id, err := c.stringArg("id")
+		id, err := c.stringArg("skill_id")
 		if err != nil {
 			return nil, err
 		}
@@ -234,7 +239,7 @@ func (d *driver) execute(c command) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		id, err := c.stringArg("id")
+		id, err := c.stringArg("function_id")
 		if err != nil {
 			return nil, err
 		}
@@ -301,10 +306,13 @@ func (d *driver) configure(c command) error {
 }
 
 func (c command) stringArg(key string) (string, error) {
-	var s string
 	raw, ok := c.args[key]
-	if !ok || json.Unmarshal(raw, &s) != nil {
-		return "", fmt.Errorf("%s: %s must be a string", c.cmd, key)
+	if !ok {
+		return "", fmt.Errorf("%s: missing argument %q (a string)", c.cmd, key)
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", fmt.Errorf("%s: argument %q must be a string, got %s", c.cmd, key, raw)
 	}
 	return s, nil
 }
@@ -316,69 +324,36 @@ func (c command) boolArg(key string, def bool) (bool, error) {
 	}
 	var b bool
 	if json.Unmarshal(raw, &b) != nil {
-		return false, fmt.Errorf("%s: %s must be a boolean", c.cmd, key)
+		return false, fmt.Errorf("%s: argument %q must be a boolean, got %s", c.cmd, key, raw)
 	}
 	return b, nil
 }
 
-// idAliases are unambiguous spellings of the `id` argument of the commands
-// whose argument shares its name with the frame id.
-var idAliases = map[string]string{"skill": "skill_id", "function": "function_id"}
-
-// decodeCommand reads the top-level keys of a command in order: the first
-// "id" is the frame id, a second "id" is the command's own id argument.
+// decodeCommand decodes one command line with plain JSON decoding: "id" is
+// the frame id and "cmd" the command; every other key is an argument (the
+// skill and function ids are "skill_id" and "function_id", never "id").
 func decodeCommand(line string) (command, error) {
-	dec := json.NewDecoder(strings.NewReader(line))
-	tok, err := dec.Token()
+	var fields map[string]json.RawMessage
+	err := json.Unmarshal([]byte(line), &fields)
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) || err == nil && fields == nil { // an array, a string, null …
+		return command{}, errors.New("a command must be a JSON object")
+	}
 	if err != nil {
 		return command{}, err
 	}
-	if tok != json.Delim('{') {
-		return command{}, errors.New("a command must be a JSON object")
-	}
-	c := command{args: map[string]json.RawMessage{}}
-	sawID := false
-	var cmdRaw json.RawMessage
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return command{}, err
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return command{}, err
-		}
-		switch {
-		case key == "id" && !sawID:
-			c.id, sawID = v, true
-		case key == "cmd" && cmdRaw == nil:
-			cmdRaw = v
-		default:
-			c.args[key] = v
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return command{}, err
-	}
-	if dec.More() {
-		return command{}, errors.New("unexpected text after the command")
-	}
-	if json.Unmarshal(cmdRaw, &c.cmd) != nil {
-		return command{}, errors.New(`"cmd" must be a string`)
-	}
+	c := command{id: fields["id"], args: fields}
 	if c.id == nil {
 		c.id = json.RawMessage("null")
 	}
-	if alias, ok := idAliases[c.cmd]; ok {
-		if _, has := c.args["id"]; !has {
-			if v, ok := c.args[alias]; ok {
-				c.args["id"] = v
-			} else if len(c.id) > 0 && c.id[0] == '"' {
-				// A string frame id can only be the argument (frame ids are integers).
-				c.args["id"], c.id = c.id, json.RawMessage("null")
-			}
-		}
+	raw, ok := fields["cmd"]
+	delete(fields, "id")
+	delete(fields, "cmd")
+	if !ok {
+		return c, errors.New(`missing "cmd" (the command name, a string)`)
+	}
+	if json.Unmarshal(raw, &c.cmd) != nil {
+		return c, fmt.Errorf(`"cmd" must be a string, got %s`, raw)
 	}
 	return c, nil
 }

@@ -13,24 +13,38 @@ import (
 )
 
 func TestDecodeCommand(t *testing.T) {
-	c, err := decodeCommand(`{"id": 3, "cmd": "skill", "id": "resend", "markdown": "# r"}`)
+	c, err := decodeCommand(`{"id": 3, "cmd": "skill", "skill_id": "resend", "markdown": "# r"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(c.id) != "3" || c.cmd != "skill" || string(c.args["id"]) != `"resend"` || string(c.args["markdown"]) != `"# r"` {
+	if string(c.id) != "3" || c.cmd != "skill" || len(c.args) != 2 || string(c.args["skill_id"]) != `"resend"` || string(c.args["markdown"]) != `"# r"` {
 		t.Fatalf("got %+v", c)
 	}
-	c, _ = decodeCommand(`{"id": 4, "cmd": "function", "fixture": "echo", "function_id": "demo::echo"}`)
-	if string(c.args["id"]) != `"demo::echo"` {
-		t.Fatalf("alias: %+v", c)
+	// A second "id" is no argument: plain JSON decoding keeps the last one.
+	c, err = decodeCommand(`{"id": 4, "cmd": "skill", "id": "resend", "markdown": "x"}`)
+	if err != nil || string(c.id) != `"resend"` || c.args["id"] != nil {
+		t.Fatalf("duplicate id: %+v, %v", c, err)
 	}
-	c, _ = decodeCommand(`{"cmd": "skill", "id": "resend", "markdown": "x"}`)
-	if string(c.args["id"]) != `"resend"` || string(c.id) != "null" {
-		t.Fatalf("string id: %+v", c)
+	if _, err := c.stringArg("skill_id"); err == nil || err.Error() != `skill: missing argument "skill_id" (a string)` {
+		t.Fatalf("missing skill_id: %v", err)
 	}
-	for _, bad := range []string{`[1]`, `{"id":1,"cmd":2}`, `{"id":1`, `{"id":1,"cmd":"hello"} x`} {
-		if _, err := decodeCommand(bad); err == nil {
-			t.Errorf("%s: expected an error", bad)
+	c, err = decodeCommand(`{"cmd": "hello"}`)
+	if err != nil || string(c.id) != "null" {
+		t.Fatalf("no frame id: %+v, %v", c, err)
+	}
+	c, err = decodeCommand(`{"id": 5, "cmd": 2}`)
+	if err == nil || string(c.id) != "5" || err.Error() != `"cmd" must be a string, got 2` {
+		t.Fatalf("cmd not a string: %+v, %v", c, err)
+	}
+	for bad, want := range map[string]string{
+		`[1]`:                      "a command must be a JSON object",
+		`null`:                     "a command must be a JSON object",
+		`{"id":1}`:                 `missing "cmd" (the command name, a string)`,
+		`{"id":1`:                  "unexpected end of JSON input",
+		`{"id":1,"cmd":"hello"} x`: "invalid character 'x' after top-level value",
+	} {
+		if _, err := decodeCommand(bad); err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %q", bad, err, want)
 		}
 	}
 }
@@ -95,7 +109,7 @@ func TestDriverProtocol(t *testing.T) {
 	if r := replyTo(2); r["ok"] != true {
 		t.Fatalf("configure: %v", r)
 	}
-	send(`{"id":3,"cmd":"skill","id":"a/","markdown":"x"}`)
+	send(`{"id":3,"cmd":"skill","skill_id":"a/","markdown":"x"}`)
 	if r := replyTo(3); r["ok"] != false || r["error"] != `id may not have a leading or trailing '/': "a/"` {
 		t.Fatalf("skill: %v", r)
 	}
@@ -112,8 +126,18 @@ func TestDriverProtocol(t *testing.T) {
 		t.Fatalf("unknown: %v", r)
 	}
 	send(`not json`)
-	send(`{"id":7,"cmd":"skill","id":"lonely","markdown":"# lonely"}`)
-	replyTo(7)
+	send(`{"id":7,"cmd":"skill","markdown":"# lonely"}`)
+	if r := replyTo(7); r["ok"] != false || r["error"] != `skill: missing argument "skill_id" (a string)` {
+		t.Fatalf("skill without skill_id: %v", r)
+	}
+	send(`{"id":11,"cmd":"function","fixture":"echo","function_id":7}`)
+	if r := replyTo(11); r["ok"] != false || r["error"] != `function: argument "function_id" must be a string, got 7` {
+		t.Fatalf("function with a numeric function_id: %v", r)
+	}
+	send(`{"id":12,"cmd":"skill","skill_id":"lonely","markdown":"# lonely"}`)
+	if r := replyTo(12); r["ok"] != true {
+		t.Fatalf("skill: %v", r)
+	}
 	send(`{"id":8,"cmd":"start"}`)
 	if r := replyTo(8); r["ok"] != true || fmt.Sprint(r["result"]) != "map[registered:false]" {
 		t.Fatalf("start: %v", r)
