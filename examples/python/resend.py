@@ -82,10 +82,11 @@ def build(publisher: Publisher, started_at: float | None = None) -> None:
             "Be concise and friendly."
         }
 
-    # 6. React to registry changes (ours and everybody else's).
+    # 6. React to registry changes (ours and every other publisher's): logged
+    # under "registry", since most of them are not this example's doing.
     @publisher.on_skill_change
     def changed(event: SkillChange) -> None:
-        logging.getLogger("resend-python").info("skill %s: %s", event.op, event.id)
+        logging.getLogger("registry").info("announced: %s %s", event.op, event.id)
 
 
 def main() -> int:
