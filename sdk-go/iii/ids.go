@@ -36,3 +36,12 @@ const (
 	StateUpdate = "state::update"
 	StateList   = "state::list"
 )
+
+// The pubsub worker's function and trigger type (iii-pubsub; the embedded
+// engine has them too): Publish sends {topic, data} to every binding of
+// the Subscribe trigger type with config {topic}, on every engine sharing
+// the pubsub adapter.
+const (
+	Publish   = "publish"
+	Subscribe = "subscribe"
+)

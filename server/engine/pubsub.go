@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
@@ -14,8 +15,8 @@ import (
 // {topic, data} and `subscribe` bindings configured with {topic}). The
 // subscriber function receives data as published.
 const (
-	publishFunction        = "publish"
-	subscribeTriggerType   = "subscribe"
+	publishFunction        = iii.Publish
+	subscribeTriggerType   = iii.Subscribe
 	subscribeDescription   = "Subscribe to a topic"
 	pubsubWorkerName       = "iii-pubsub"
 	codeTopicNotSet        = "topic_not_set"

@@ -683,7 +683,7 @@ func (s *Server) workers(w http.ResponseWriter, r *http.Request) {
 		Workers []workerRow
 		Error   string
 	}
-	if err := s.call(r.Context(), "engine::workers::list", nil, &out); err != nil {
+	if err := s.call(r.Context(), iii.EngineListWorkers, nil, &out); err != nil {
 		d.Error = err.Error()
 	}
 	now := time.Now()

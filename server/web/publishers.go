@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 )
 
 // Publishers says who published a skill or prompt: the id of the worker
@@ -55,7 +57,7 @@ func (s *Server) workerNameTable(ctx context.Context, missing bool) (map[string]
 			Name string `json:"name"`
 		} `json:"workers"`
 	}
-	n.err = s.call(ctx, "engine::workers::list", nil, &out)
+	n.err = s.call(ctx, iii.EngineListWorkers, nil, &out)
 	if n.err == nil {
 		n.names = make(map[string]string, len(out.Workers))
 		for _, w := range out.Workers {

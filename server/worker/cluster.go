@@ -47,8 +47,6 @@ const (
 	opSet          = "set"
 	opDelete       = "delete"
 	opLabel        = "label"
-	publishFn      = "publish"
-	stateUpdateFn  = "state::update"
 	generationPath = "n"
 )
 
@@ -211,7 +209,7 @@ func (w *Worker) readGeneration(ctx context.Context) (int64, error) {
 // bumpGeneration increments the shared counter and returns its value
 // before and after.
 func (w *Worker) bumpGeneration(ctx context.Context) (from, to int64, err error) {
-	out, err := w.state.call(ctx, stateUpdateFn, map[string]any{
+	out, err := w.state.call(ctx, iii.StateUpdate, map[string]any{
 		"scope": w.generationScope(), "key": generationKey,
 		"ops": []map[string]any{{"type": "increment", "path": generationPath, "by": 1}},
 	})
@@ -256,7 +254,7 @@ func (w *Worker) broadcast(ctx context.Context, scope, op, key string) {
 	if err != nil {
 		return
 	}
-	if _, err := w.client.Trigger(ctx, iii.TriggerRequest{FunctionID: publishFn, Data: data, Action: iii.VoidAction(),
+	if _, err := w.client.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.Publish, Data: data, Action: iii.VoidAction(),
 		Timeout: w.cfg.StateTimeout()}); err != nil {
 		w.log.Warn("cluster: publishing a change failed", "scope", scope, "key", key, "err", err)
 	}
@@ -276,7 +274,7 @@ func (w *Worker) registerCluster() error {
 	if err != nil {
 		return err
 	}
-	return w.client.RegisterTrigger(uuid.NewString(), "subscribe", fnClusterSync, cfg)
+	return w.client.RegisterTrigger(uuid.NewString(), iii.Subscribe, fnClusterSync, cfg)
 }
 
 // clusterSync applies a change another instance published.

@@ -71,7 +71,7 @@ func (s stateStore) setRaw(ctx context.Context, scope, key string, value json.Ra
 	b = wire.AppendJSONString(b, key)
 	b = append(b, `,"value":`...)
 	b = append(b, value...)
-	_, err := s.trigger(ctx, "state::set", append(b, '}'))
+	_, err := s.trigger(ctx, iii.StateSet, append(b, '}'))
 	return err
 }
 
