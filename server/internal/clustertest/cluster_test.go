@@ -287,6 +287,35 @@ func (n *node) lists(fn, listKey, idKey, want string) bool {
 	return false
 }
 
+// bundle is a Skills Protocol bundle, the payload of skills::publish-bundle.
+func bundle(name, version string) map[string]any {
+	return map[string]any{"files": []map[string]string{
+		{"path": "skill.toml", "content": "name = \"" + name + "\"\nversion = \"" + version + "\"\ndescription = \"Say hello\"\nkind = \"instruction\"\n"},
+		{"path": "SKILL.md", "content": "# Hello\n\nPublished through one engine.\n"},
+	}}
+}
+
+// bundleVersions is what n's /rpc describe_skill lists for bundle name
+// (nil when it does not know it).
+func (n *node) bundleVersions(t testing.TB, name string) []string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "describe_skill", "params": map[string]string{"name": name}})
+	resp, err := http.Post("http://"+n.mcpAddr+"/rpc", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result struct {
+			Versions []string `json:"versions"`
+		} `json:"result"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&out) != nil {
+		return nil
+	}
+	return out.Result.Versions
+}
+
 // subscribe binds skills::on-change and prompts::on-change on n's caller.
 func (n *node) subscribe(t testing.TB) <-chan string {
 	t.Helper()
@@ -413,12 +442,24 @@ func TestTwoEnginesOnRedis(t *testing.T) {
 		waitEvent(t, evA, "prompt unregister cluster-prompt")
 	})
 
+	t.Run("bundle published through a is served by b", func(t *testing.T) {
+		a.mustCall(t, "skills::publish-bundle", bundle("cluster.tools.hello", "0.1.0"), nil)
+		eventually(t, "b's /rpc describes cluster.tools.hello 0.1.0", func() bool {
+			return slices.Contains(b.bundleVersions(t, "cluster.tools.hello"), "0.1.0")
+		})
+		waitEvent(t, evB, "skill register cluster/tools/hello")
+	})
+
 	t.Run("a registry killed and restarted catches up", func(t *testing.T) {
 		b.registry.stop(syscall.SIGKILL)
 		a.mustCall(t, "skills::register", map[string]string{"id": "cluster/while-down", "skill": "# while b was down\n"}, nil)
+		a.mustCall(t, "skills::publish-bundle", bundle("cluster.tools.hello", "0.2.0"), nil)
 		c.startRegistry(b)
 		testutil.Eventually(t, 20*time.Second, "b serves what was written while it was down", func() bool {
 			return b.fetch("iii://cluster/while-down") == "# while b was down\n"
+		})
+		eventually(t, "b serves the bundle version published while it was down", func() bool {
+			return slices.Contains(b.bundleVersions(t, "cluster.tools.hello"), "0.2.0")
 		})
 	})
 
