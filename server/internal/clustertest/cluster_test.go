@@ -444,7 +444,7 @@ func TestTwoEnginesOnRedis(t *testing.T) {
 
 	t.Run("bundle published through a is served by b", func(t *testing.T) {
 		a.mustCall(t, "skills::publish-bundle", bundle("cluster.tools.hello", "0.1.0"), nil)
-		eventually(t, "b's /rpc describes cluster.tools.hello 0.1.0", func() bool {
+		testutil.Eventually(t, 20*time.Second, "b's /rpc describes cluster.tools.hello 0.1.0", func() bool {
 			return slices.Contains(b.bundleVersions(t, "cluster.tools.hello"), "0.1.0")
 		})
 		waitEvent(t, evB, "skill register cluster/tools/hello")
@@ -458,7 +458,7 @@ func TestTwoEnginesOnRedis(t *testing.T) {
 		testutil.Eventually(t, 20*time.Second, "b serves what was written while it was down", func() bool {
 			return b.fetch("iii://cluster/while-down") == "# while b was down\n"
 		})
-		eventually(t, "b serves the bundle version published while it was down", func() bool {
+		testutil.Eventually(t, 20*time.Second, "b serves the bundle version published while it was down", func() bool {
 			return slices.Contains(b.bundleVersions(t, "cluster.tools.hello"), "0.2.0")
 		})
 	})

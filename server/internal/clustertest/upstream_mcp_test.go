@@ -57,9 +57,9 @@ func TestUpstreamMCPWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	start(t, "engine", dir, []string{"III_TELEMETRY_ENABLED=false"}, iiiBin, "--no-update-check", "--config", cfg)
-	eventually(t, "the engine listens", func() bool { return listening(addr) })
+	testutil.Eventually(t, 20*time.Second, "the engine listens", func() bool { return listening(addr) })
 	n := &node{name: "solo", engineAddr: addr, mcpAddr: testutil.FreeAddr(t), dataDir: filepath.Join(dir, "registry")}
-	c := &cluster{t: t, dir: dir, skillsBin: skillsBinary(t)}
+	c := &cluster{t: t, dir: dir, skillsBin: testutil.SkillsBinary(t)}
 	c.startRegistry(n)
 	n.caller = iii.RegisterWorker(n.url(), iii.WithName("upstream-mcp-test"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -105,7 +105,7 @@ func TestUpstreamMCPWorker(t *testing.T) {
 	// The bridge reaches our registry through the engine once it has
 	// connected: poll the index until it lists the skill.
 	var index string
-	eventually(t, "the bridge's iii://skills lists our skill", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the bridge's iii://skills lists our skill", func() bool {
 		res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "iii://skills"})
 		if err != nil || len(res.Contents) == 0 {
 			return false
