@@ -27,7 +27,7 @@ import (
 //     for $FETCH_LOAD_DURATION (default 5 s), with lost (unanswered
 //     within 5 s) and failed calls.
 //
-// The read is skills::resources-read of iii://bench/fetch, which both
+// The read is skills::resources-read of iii://bench-fetch, which both
 // workers serve (skill::fetch is ours and upstream v0.2.2's; older
 // upstream releases lack it). The callers run in this process, the
 // engines and registries in their own.
@@ -43,15 +43,15 @@ func BenchmarkRealEngineFetch(b *testing.B) {
 		loadFor = d
 	}
 	body := "# Fetch bench\n\n" + strings.Repeat("A skill body of two kibibytes, read by every caller. ", 38) + "\n"
-	payload := json.RawMessage(`{"uri":"iii://bench/fetch"}`)
+	payload := json.RawMessage(`{"uri":"iii://bench-fetch"}`)
 	for _, engines := range []int{1, 2} {
 		for _, reg := range registries {
 			b.Run(fmt.Sprintf("engines=%d/registry=%s", engines, reg.name), func(b *testing.B) {
 				c := startCluster(b, &cluster{upstreamBin: reg.upstream}, engines)
-				c.nodes[0].mustCall(b, "skills::register", map[string]string{"id": "bench/fetch", "skill": body}, nil)
+				c.nodes[0].mustCall(b, "skills::register", map[string]string{"id": "bench-fetch", "skill": body}, nil)
 				for _, n := range c.nodes {
 					n := n
-					testutil.Eventually(b, 20*time.Second, "engine "+n.name+" serves the skill", func() bool { return n.fetch("iii://bench/fetch") == body })
+					testutil.Eventually(b, 20*time.Second, "engine "+n.name+" serves the skill", func() bool { return n.fetch("iii://bench-fetch") == body })
 				}
 				lat := make([]time.Duration, 0, b.N)
 				cl := c.nodes[0].caller
