@@ -9,21 +9,20 @@
 #                           virtualenv) and run the three examples side by side against one
 #                           fresh `skills --standalone`; every iii:// link an example publishes
 #                           must resolve, and stopping one must leave the others registered
-#   make interop-upstream   opt-in, not part of `make test`: the real iii engine and upstream's
-#                           skills worker from ../shared/peers (PEERS=…); "not run" without them
+#   make interop-upstream   opt-in, not part of `make test`: our registry beside the real iii
+#                           engine and upstream's mcp and skills workers found on this machine
+#                           (III_BIN, III_MCP_BIN, UPSTREAM_SKILLS_BIN, UPSTREAM_BDD or PATH:
+#                           scripts/interop-upstream); each missing program is "not run"
 #   make test-python-matrix  the Python tests against the oldest and newest supported iii-sdk
 #                           ($(PY_MATRIX), each in its own .venv-iii-VERSION)
 
 # The publisher suite needs every driver: the Python one lives in the virtualenv.
 conformance-publishers: venv node-build
 
-# The peers live in the planning repo next to this one (../shared/peers).
-PEERS ?= $(firstword $(wildcard $(CURDIR)/../shared/peers $(CURDIR)/../../shared/peers))
-
 .PHONY: interop-upstream
 
 interop-upstream: build
-	@PEERS="$(PEERS)" SKILLS_BIN="$(BIN)/skills" GO="$(GO)" scripts/interop-upstream
+	@SKILLS_BIN="$(BIN)/skills" GO="$(GO)" scripts/interop-upstream
 
 # The iii-sdk releases the Python publisher claims (README "Client versions"): the oldest
 # supported and the newest, each in its own virtualenv; the dev .venv pins the one between.

@@ -13,6 +13,7 @@ import (
 	"github.com/iii-skills/skills/server/history"
 	skillsmcp "github.com/iii-skills/skills/server/mcp"
 	"github.com/iii-skills/skills/server/skillsext"
+	"github.com/iii-skills/skills/server/skillsprotocol"
 	"github.com/iii-skills/skills/server/worker"
 )
 
@@ -187,6 +188,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.defer_(func() { _ = spStore.Close() })
 	s.defer_(func() { _ = sp.Close() })
+	if w.SharesState() {
+		// Other registry instances may share this engine's state: bundles
+		// published through any of them are served by all (skillsprotocol/cluster.go).
+		sp.ShareBundles(skillsprotocol.IIIState(client, cfg.Registry.StateTimeout()), func(ctx context.Context, key string) {
+			w.Announce(ctx, skillsprotocol.SharedBundleScope, key)
+		})
+		w.AddClusterScope(worker.ClusterScope{Scope: skillsprotocol.SharedBundleScope,
+			Apply: sp.ApplySharedBundle, Relist: sp.RelistSharedBundles})
+	}
 	sp.SetSkillHistory(w.SkillVersionBody)        // describe_skill / read_skill_file `version` (docs/versions.md)
 	sp.SetSkillVersionList(w.SkillVersionNumbers) // … and describe_skill `versions`
 	view.SetVersions(w.SkillVersionBody)          // skill://<id>@<version>/SKILL.md

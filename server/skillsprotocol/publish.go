@@ -122,16 +122,31 @@ func (r *Runtime) folderHolder(id string) (*catalog.Entry, bool) {
 // from folders, count and byte caps), stores it durably in the server's
 // store and puts it in the catalog. A version is immutable: publishing it
 // again with other content is an error, with the same content a no-op.
+// When bundles are shared with other registry instances (ShareBundles),
+// it is written to the shared copy first and announced after.
 func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResult, error) {
 	// One publish at a time, decoding included: each holds a few copies
 	// of its bundle (up to 16 MiB) while it runs, so concurrent publishers
 	// cannot stack them up.
 	r.pubs.mu.Lock()
-	defer r.pubs.mu.Unlock()
 	files, err := decodeFiles(req.Files)
-	if err != nil {
-		return PublishResult{}, err
+	var res PublishResult
+	if err == nil {
+		res, err = r.publishLocked(ctx, files, time.Now().UTC(), true)
 	}
+	r.pubs.mu.Unlock()
+	if err == nil && !res.Unchanged {
+		r.shared.announce(ctx, res.Name+"@"+res.Version)
+	}
+	return res, err
+}
+
+// publishLocked is Publish once the files are decoded, with r.pubs.mu
+// held. byCaller: the bundle comes from a caller of this instance (its
+// token's namespaces apply, and the shared copy is written); otherwise
+// from another registry instance's shared copy, checked there already
+// for the caller and checked here again for everything else.
+func (r *Runtime) publishLocked(ctx context.Context, files map[string][]byte, at time.Time, byCaller bool) (PublishResult, error) {
 	var size int64
 	for _, b := range files {
 		size += int64(len(b))
@@ -139,15 +154,17 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 	if size > r.opts.MaxPublishedBundleBytes {
 		return PublishResult{}, fmt.Errorf("bundle holds %d bytes; a published bundle holds at most %d (skills_protocol.published_bundle_max_bytes)", size, r.opts.MaxPublishedBundleBytes)
 	}
-	e, err := BuildEntry(files, catalog.Origin{Kind: catalog.OriginBundle, Source: SourcePublishedBundles, Path: ManifestFile}, time.Now().UTC())
+	e, err := BuildEntry(files, catalog.Origin{Kind: catalog.OriginBundle, Source: SourcePublishedBundles, Path: ManifestFile}, at)
 	if err != nil {
 		return PublishResult{}, err
 	}
 	m := e.Extra.(*Manifest)
 	// Before anything else answers (even "unchanged"), so a scoped token
 	// learns nothing about other teams' bundles.
-	if err := r.publisherMayName(ctx, m.Name, e.ID); err != nil {
-		return PublishResult{}, err
+	if byCaller {
+		if err := r.publisherMayName(ctx, m.Name, e.ID); err != nil {
+			return PublishResult{}, err
+		}
 	}
 	res := PublishResult{Name: m.Name, Version: m.Version, Kind: m.Kind, Files: len(files)}
 	key := m.Name + "@" + m.Version
@@ -182,9 +199,16 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 	for _, f := range e.Files {
 		rec.Files = append(rec.Files, recordFile{Path: f.Path, Size: f.Size, SHA256: f.Digest.String()})
 	}
+	if byCaller {
+		// The shared copy first: a publish the other instances cannot
+		// see fails, rather than serving here only.
+		if err := r.shared.write(ctx, r, key, rec, e.Files, files); err != nil {
+			return PublishResult{}, fmt.Errorf("share %s with the other registry instances: %w", key, err)
+		}
+	}
 	// Contents first, the record last: a crash in between leaves no
 	// record, so the version is not published (and may be published again).
-	if err := r.storeFiles(ctx, key, e.Files, files); err != nil {
+	if err := r.storeFiles(ctx, r.opts.State, r.bundleFilesScope(), key, e.Files, files); err != nil {
 		r.dropFiles(ctx, key, len(e.Files)-1)
 		return PublishResult{}, fmt.Errorf("store %s: %w", key, err)
 	}
@@ -204,7 +228,11 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 	}
 	r.pubs.records[key] = rec
 	r.pubs.bytes += size
-	r.log.Info("skills protocol: bundle published", "name", m.Name, "version", m.Version, "files", len(files), "bytes", size)
+	if byCaller {
+		r.log.Info("skills protocol: bundle published", "name", m.Name, "version", m.Version, "files", len(files), "bytes", size)
+	} else {
+		r.log.Info("skills protocol: bundle published through another registry instance", "name", m.Name, "version", m.Version, "files", len(files), "bytes", size)
+	}
 	return res, nil
 }
 
@@ -244,10 +272,10 @@ func sameFiles(rec bundleRecord, files []catalog.File) bool {
 	return true
 }
 
-// storeFiles writes a bundle's contents, several at once: the store
+// storeFiles writes a bundle's contents into st's filesScope, several at once: the store
 // commits concurrent writes together (one fsync for many files instead
 // of one per file).
-func (r *Runtime) storeFiles(ctx context.Context, key string, list []catalog.File, files map[string][]byte) error {
+func (r *Runtime) storeFiles(ctx context.Context, st State, filesScope, key string, list []catalog.File, files map[string][]byte) error {
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -259,7 +287,7 @@ func (r *Runtime) storeFiles(ctx context.Context, key string, list []catalog.Fil
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			err := r.opts.State.Set(ctx, r.bundleFilesScope(), fileKey(key, i), base64.StdEncoding.EncodeToString(files[f.Path]))
+			err := st.Set(ctx, filesScope, fileKey(key, i), base64.StdEncoding.EncodeToString(files[f.Path]))
 			if err != nil {
 				mu.Lock()
 				if firstErr == nil {
@@ -285,24 +313,44 @@ func (r *Runtime) dropFiles(ctx context.Context, key string, last int) {
 // checks it against the sha256 recorded at publish: content changed in
 // the store is refused, never served or run.
 func (r *Runtime) readStoredFile(ctx context.Context, rec bundleRecord, i int) ([]byte, error) {
+	b, err := readBundleFile(ctx, r.opts.State, r.bundleFilesScope(), rec, i)
+	key, path := rec.Name+"@"+rec.Version, rec.Files[i].Path
+	switch {
+	case errors.Is(err, errFileMissing):
+		r.log.Error("skills protocol: published bundle file missing or unreadable in the store; refused", "bundle", key, "path", path)
+		return nil, fmt.Errorf("%s of published bundle %s is missing or unreadable in the store", path, key)
+	case errors.Is(err, errFileChanged):
+		r.log.Error("skills protocol: published bundle file does not match the digest recorded at publish (changed in the store); refused", "bundle", key, "path", path, "err", err)
+		return nil, fmt.Errorf("%s of published bundle %s was changed in the store after it was published: refused", path, key)
+	}
+	return b, err
+}
+
+var (
+	errFileMissing = errors.New("missing or unreadable")
+	errFileChanged = errors.New("does not match the sha256 recorded at publish")
+)
+
+// readBundleFile reads file i of rec from st (scope filesScope, stored by
+// storeFiles) and checks its sha256 against rec's. The error wraps
+// errFileMissing or errFileChanged for those verdicts.
+func readBundleFile(ctx context.Context, st State, filesScope string, rec bundleRecord, i int) ([]byte, error) {
 	key := rec.Name + "@" + rec.Version
 	f := rec.Files[i]
-	raw, err := r.opts.State.Get(ctx, r.bundleFilesScope(), fileKey(key, i))
+	raw, err := st.Get(ctx, filesScope, fileKey(key, i))
 	if err != nil {
 		return nil, fmt.Errorf("read %s of published bundle %s: %w", f.Path, key, err)
 	}
 	var text string
 	if raw == nil || json.Unmarshal(raw, &text) != nil {
-		r.log.Error("skills protocol: published bundle file missing or unreadable in the store; refused", "bundle", key, "path", f.Path)
-		return nil, fmt.Errorf("%s of published bundle %s is missing or unreadable in the store", f.Path, key)
+		return nil, fmt.Errorf("%s of %s: %w", f.Path, key, errFileMissing)
 	}
 	b, err := base64.StdEncoding.DecodeString(text)
-	if err == nil && catalog.DigestOf(b).String() != f.SHA256 {
-		err = fmt.Errorf("sha256 %s, recorded at publish %s", catalog.DigestOf(b), f.SHA256)
-	}
 	if err != nil {
-		r.log.Error("skills protocol: published bundle file does not match the digest recorded at publish (changed in the store); refused", "bundle", key, "path", f.Path, "err", err)
-		return nil, fmt.Errorf("%s of published bundle %s was changed in the store after it was published: refused", f.Path, key)
+		return nil, fmt.Errorf("%s of %s: not base64 (%v): %w", f.Path, key, err, errFileChanged)
+	}
+	if got := catalog.DigestOf(b).String(); got != f.SHA256 {
+		return nil, fmt.Errorf("%s of %s: sha256 %s, recorded %s: %w", f.Path, key, got, f.SHA256, errFileChanged)
 	}
 	return b, nil
 }

@@ -160,6 +160,9 @@ type Runtime struct {
 	runs    *runStore
 	blobs   blobIndex
 	pubs    published
+	// shared: bundles published here are shared with other registry
+	// instances, and theirs copied here (cluster.go).
+	shared sharedBundles
 	// blobLoads weighs blob contents being read (Options.MaxBlobLoadBytes).
 	blobLoads *semaphore.Weighted
 	guide     *catalog.Entry

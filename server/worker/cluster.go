@@ -50,6 +50,46 @@ const (
 	generationPath = "n"
 )
 
+// ClusterScope is data kept outside the registry's own scopes that every
+// registry instance must serve alike (the Skills Protocol's published
+// bundles): its owner writes it to shared state and calls Announce; other
+// instances get Apply for each announced key and Relist when changes were
+// missed (at connect, and when the reconcile finds a gap).
+type ClusterScope struct {
+	Scope  string
+	Apply  func(ctx context.Context, key string) error
+	Relist func(ctx context.Context) error
+}
+
+// AddClusterScope adds s to what this instance keeps coherent. Call it
+// before Start.
+func (w *Worker) AddClusterScope(s ClusterScope) {
+	if w.extraScopes == nil {
+		w.extraScopes = map[string]ClusterScope{}
+	}
+	w.extraScopes[s.Scope] = s
+}
+
+// SharesState reports whether other registry instances may share this
+// one's engine state (false on the embedded engine of --standalone).
+func (w *Worker) SharesState() bool { return !w.opts.SingleNode }
+
+// Announce tells the other registry instances that key of a ClusterScope
+// changed (nothing on a single node).
+func (w *Worker) Announce(ctx context.Context, scope, key string) {
+	w.broadcast(ctx, scope, opSet, key)
+}
+
+// relistExtraScopes runs every ClusterScope's Relist; a failure is logged
+// (the next reconcile that finds a gap tries again).
+func (w *Worker) relistExtraScopes(ctx context.Context) {
+	for _, s := range w.extraScopes {
+		if err := s.Relist(ctx); err != nil {
+			w.log.Warn("cluster: re-listing failed", "scope", s.Scope, "err", err)
+		}
+	}
+}
+
 // changeMessage is what a mutation publishes on ChangesTopic.
 type changeMessage struct {
 	Node  string `json:"node"`
@@ -293,7 +333,11 @@ func (w *Worker) clusterSync(ctx context.Context, data json.RawMessage) (any, er
 	case w.cfg.Scopes.Prompts:
 		err = w.applyRemotePrompt(ctx, msg.Key)
 	default:
-		return nil, nil // another registry's scopes on the same engines
+		s, ok := w.extraScopes[msg.Scope]
+		if !ok {
+			return nil, nil // another registry's scopes on the same engines
+		}
+		err = s.Apply(ctx, msg.Key)
 	}
 	if err != nil {
 		// Not applied: leave the generation behind so the reconcile re-lists.

@@ -125,6 +125,9 @@ type Worker struct {
 	own ownership
 	// coh keeps this instance coherent with others sharing its state (cluster.go).
 	coh *coherence
+	// extraScopes are the ClusterScopes of other parts of the server, by
+	// scope (set before Start, read-only after).
+	extraScopes map[string]ClusterScope
 
 	skillSubs  *iii.TriggerTypeRef
 	promptSubs *iii.TriggerTypeRef
@@ -357,6 +360,7 @@ func (w *Worker) loadCache(ctx context.Context) error {
 		w.index.Store(nil)
 		w.announceDiff(ctx, before, w.snapshotPublished())
 	}
+	w.relistExtraScopes(ctx)
 	w.coh.reset(gen, genErr == nil)
 	w.coh.loaded = true
 	w.repairHistory(w.ctx())

@@ -117,9 +117,12 @@ type cluster struct {
 	skillsBin string
 	redisAddr string
 	redis     *proc
-	nodes     [2]*node
+	nodes     []*node
 	// registryArgs are extra flags of every registry.
 	registryArgs []string
+	// upstreamBin, when set, runs upstream's skills worker as each node's
+	// registry instead of ours (benchmarks beside it).
+	upstreamBin string
 }
 
 type node struct {
@@ -134,23 +137,26 @@ type node struct {
 
 func (n *node) url() string { return "ws://" + n.engineAddr }
 
+// newCluster is Redis, two engines on it and our registry on each.
 func newCluster(t testing.TB, registryArgs ...string) *cluster {
+	return startCluster(t, &cluster{registryArgs: registryArgs}, 2)
+}
+
+// startCluster starts Redis, nodes engines on it and c's registry on each.
+func startCluster(t testing.TB, c *cluster, nodes int) *cluster {
 	t.Helper()
-	c := &cluster{t: t, dir: t.TempDir(), registryArgs: registryArgs,
-		iiiBin:    program(t, "III_BIN", "iii"),
-		redisBin:  program(t, "REDIS_SERVER", "redis-server"),
-		skillsBin: testutil.SkillsBinary(t),
-		redisAddr: testutil.FreeAddr(t),
-	}
+	c.t, c.dir = t, t.TempDir()
+	c.iiiBin = program(t, "III_BIN", "iii")
+	c.redisBin = program(t, "REDIS_SERVER", "redis-server")
+	c.skillsBin = testutil.SkillsBinary(t)
+	c.redisAddr = testutil.FreeAddr(t)
 	c.startRedis()
-	for i, name := range []string{"a", "b"} {
+	for i := range nodes {
+		name := string(rune('a' + i))
 		n := &node{name: name, engineAddr: testutil.FreeAddr(t), mcpAddr: testutil.FreeAddr(t),
 			dataDir: filepath.Join(c.dir, "registry-"+name)}
-		c.nodes[i] = n
+		c.nodes = append(c.nodes, n)
 		c.startEngine(n)
-	}
-	for _, n := range c.nodes {
-		c.startRegistry(n)
 		n.caller = iii.RegisterWorker(n.url(), iii.WithName("cluster-test-"+n.name))
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		err := n.caller.Connect(ctx)
@@ -159,6 +165,9 @@ func newCluster(t testing.TB, registryArgs ...string) *cluster {
 			t.Fatalf("connect to engine %s: %v", n.name, err)
 		}
 		t.Cleanup(func() { _ = n.caller.Close() })
+	}
+	for _, n := range c.nodes {
+		c.startRegistry(n)
 	}
 	return c
 }
@@ -212,6 +221,14 @@ func (c *cluster) startEngine(n *node) {
 }
 
 func (c *cluster) startRegistry(n *node) {
+	if c.upstreamBin != "" {
+		n.registry = start(c.t, "upstream registry "+n.name, c.dir, nil, c.upstreamBin, "--url", n.url(),
+			"--config", filepath.Join(c.dir, "none.yaml"))
+		testutil.Eventually(c.t, 20*time.Second, "upstream's registry "+n.name+" answers", func() bool {
+			return n.call("skills::list", map[string]any{}, nil) == nil
+		})
+		return
+	}
 	args := append([]string{"--url", n.url(), "--config", filepath.Join(c.dir, "none.yaml"), "--data", n.dataDir,
 		"--mcp-addr", n.mcpAddr}, c.registryArgs...)
 	n.registry = start(c.t, "registry "+n.name, c.dir, nil, c.skillsBin, args...)
@@ -285,6 +302,35 @@ func (n *node) lists(fn, listKey, idKey, want string) bool {
 		}
 	}
 	return false
+}
+
+// bundle is a Skills Protocol bundle, the payload of skills::publish-bundle.
+func bundle(name, version string) map[string]any {
+	return map[string]any{"files": []map[string]string{
+		{"path": "skill.toml", "content": "name = \"" + name + "\"\nversion = \"" + version + "\"\ndescription = \"Say hello\"\nkind = \"instruction\"\n"},
+		{"path": "SKILL.md", "content": "# Hello\n\nPublished through one engine.\n"},
+	}}
+}
+
+// bundleVersions is what n's /rpc describe_skill lists for bundle name
+// (nil when it does not know it).
+func (n *node) bundleVersions(t testing.TB, name string) []string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "describe_skill", "params": map[string]string{"name": name}})
+	resp, err := http.Post("http://"+n.mcpAddr+"/rpc", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result struct {
+			Versions []string `json:"versions"`
+		} `json:"result"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&out) != nil {
+		return nil
+	}
+	return out.Result.Versions
 }
 
 // subscribe binds skills::on-change and prompts::on-change on n's caller.
@@ -413,12 +459,24 @@ func TestTwoEnginesOnRedis(t *testing.T) {
 		waitEvent(t, evA, "prompt unregister cluster-prompt")
 	})
 
+	t.Run("bundle published through a is served by b", func(t *testing.T) {
+		a.mustCall(t, "skills::publish-bundle", bundle("cluster.tools.hello", "0.1.0"), nil)
+		testutil.Eventually(t, 20*time.Second, "b's /rpc describes cluster.tools.hello 0.1.0", func() bool {
+			return slices.Contains(b.bundleVersions(t, "cluster.tools.hello"), "0.1.0")
+		})
+		waitEvent(t, evB, "skill register cluster/tools/hello")
+	})
+
 	t.Run("a registry killed and restarted catches up", func(t *testing.T) {
 		b.registry.stop(syscall.SIGKILL)
 		a.mustCall(t, "skills::register", map[string]string{"id": "cluster/while-down", "skill": "# while b was down\n"}, nil)
+		a.mustCall(t, "skills::publish-bundle", bundle("cluster.tools.hello", "0.2.0"), nil)
 		c.startRegistry(b)
 		testutil.Eventually(t, 20*time.Second, "b serves what was written while it was down", func() bool {
 			return b.fetch("iii://cluster/while-down") == "# while b was down\n"
+		})
+		testutil.Eventually(t, 20*time.Second, "b serves the bundle version published while it was down", func() bool {
+			return slices.Contains(b.bundleVersions(t, "cluster.tools.hello"), "0.2.0")
 		})
 	})
 

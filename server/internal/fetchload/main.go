@@ -7,6 +7,9 @@
 //	fetchload --url ws://127.0.0.1:49200 --callers 64 --duration 20s \
 //	          --attempt-timeout 5s [--retry]
 //
+// --url takes several engines separated by commas (engines sharing one
+// Redis, a registry on each): the callers are spread over them in turn.
+//
 // Without --retry an attempt that gets no answer within --attempt-timeout is
 // counted lost. With --retry the caller re-sends the (idempotent) read after
 // --attempt-timeout, the caller-side mitigation: it reports how many retries
@@ -23,6 +26,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +35,7 @@ import (
 )
 
 func main() {
-	url := flag.String("url", "ws://127.0.0.1:49134", "engine URL")
+	url := flag.String("url", "ws://127.0.0.1:49134", "engine URL, or several separated by commas (callers spread over them)")
 	callers := flag.Int("callers", 64, "concurrent callers, one connection each")
 	duration := flag.Duration("duration", 20*time.Second, "how long to call")
 	attemptTimeout := flag.Duration("attempt-timeout", 5*time.Second, "how long one attempt waits for its answer")
@@ -59,18 +63,22 @@ func run(url string, callers int, duration, attemptTimeout time.Duration, retry 
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	urls := strings.Split(url, ",")
 	clients := make([]*iii.Client, callers)
 	for i := range clients {
-		c := iii.RegisterWorker(url, iii.WithName(fmt.Sprintf("fetchload-%d", i)), iii.WithLogger(quiet))
+		u := urls[i%len(urls)]
+		c := iii.RegisterWorker(u, iii.WithName(fmt.Sprintf("fetchload-%d", i)), iii.WithLogger(quiet))
 		if err := c.Connect(ctx); err != nil {
-			return fmt.Errorf("connect %s: %w", url, err)
+			return fmt.Errorf("connect %s: %w", u, err)
 		}
 		defer c.Close()
 		clients[i] = c
 	}
-	// One warm-up call proves the function answers at all.
-	if _, err := clients[0].Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: payload, Timeout: 10 * time.Second}); err != nil {
-		return fmt.Errorf("warm-up %s: %w", fn, err)
+	// One warm-up call per engine proves the function answers at all.
+	for i := range min(len(urls), len(clients)) {
+		if _, err := clients[i].Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: payload, Timeout: 10 * time.Second}); err != nil {
+			return fmt.Errorf("warm-up %s through %s: %w", fn, urls[i], err)
+		}
 	}
 	var r result
 	stop := time.Now().Add(duration)
@@ -119,7 +127,7 @@ func run(url string, callers int, duration, attemptTimeout time.Duration, retry 
 		return r.lat[min(len(r.lat)-1, int(p*float64(len(r.lat))))]
 	}
 	calls := r.calls.Load()
-	fmt.Printf("fetchload: %s x%d for %s (retry=%v, attempt timeout %s)\n", fn, callers, duration, retry, attemptTimeout)
+	fmt.Printf("fetchload: %s x%d through %d engine(s) for %s (retry=%v, attempt timeout %s)\n", fn, callers, len(urls), duration, retry, attemptTimeout)
 	fmt.Printf("  calls %d (%.0f/s), unanswered attempts %d (1 in %s), lost calls %d, retries %d, errors %d\n",
 		calls, float64(calls)/duration.Seconds(), r.lostAttempts.Load(), oneIn(calls, r.lostAttempts.Load()),
 		r.lostCalls.Load(), r.retries.Load(), r.errs.Load())

@@ -1,0 +1,118 @@
+package clustertest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/testutil"
+)
+
+// BenchmarkRealEngineFetch measures reads of one 2 KiB skill through real
+// iii engines on one Redis, with our registry on each engine and, in the
+// same run when $UPSTREAM_SKILLS_BIN names upstream's skills worker,
+// with upstream's worker on each engine instead:
+//
+//   - p50-µs / p99-µs: one caller, b.N sequential reads;
+//   - ops/s: 64 callers (one connection each, spread over the engines)
+//     for $FETCH_LOAD_DURATION (default 5 s), with lost (unanswered
+//     within 5 s) and failed calls.
+//
+// The read is skills::resources-read of iii://bench-fetch, which both
+// workers serve (skill::fetch is ours and upstream v0.2.2's; older
+// upstream releases lack it). The callers run in this process, the
+// engines and registries in their own.
+//
+//	III_BIN=… [UPSTREAM_SKILLS_BIN=…] go test -run '^$' -bench RealEngineFetch -benchtime 2000x ./internal/clustertest/
+func BenchmarkRealEngineFetch(b *testing.B) {
+	registries := []struct{ name, upstream string }{{"ours", ""}}
+	if p := os.Getenv("UPSTREAM_SKILLS_BIN"); p != "" {
+		registries = append(registries, struct{ name, upstream string }{"upstream", p})
+	}
+	loadFor := 5 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("FETCH_LOAD_DURATION")); err == nil && d > 0 {
+		loadFor = d
+	}
+	body := "# Fetch bench\n\n" + strings.Repeat("A skill body of two kibibytes, read by every caller. ", 38) + "\n"
+	payload := json.RawMessage(`{"uri":"iii://bench-fetch"}`)
+	for _, engines := range []int{1, 2} {
+		for _, reg := range registries {
+			b.Run(fmt.Sprintf("engines=%d/registry=%s", engines, reg.name), func(b *testing.B) {
+				c := startCluster(b, &cluster{upstreamBin: reg.upstream}, engines)
+				c.nodes[0].mustCall(b, "skills::register", map[string]string{"id": "bench-fetch", "skill": body}, nil)
+				for _, n := range c.nodes {
+					n := n
+					testutil.Eventually(b, 20*time.Second, "engine "+n.name+" serves the skill", func() bool { return n.fetch("iii://bench-fetch") == body })
+				}
+				lat := make([]time.Duration, 0, b.N)
+				cl := c.nodes[0].caller
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					t0 := time.Now()
+					if _, err := cl.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::resources-read", Data: payload, Timeout: 5 * time.Second}); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(t0))
+				}
+				b.StopTimer()
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+				calls, lost, failed := loadCallers(b, c, 64, loadFor, payload)
+				b.ReportMetric(float64(calls)/loadFor.Seconds(), "ops/s")
+				b.ReportMetric(float64(lost), "lost")
+				b.ReportMetric(float64(failed), "failed")
+			})
+		}
+	}
+}
+
+// loadCallers runs callers readers, one connection each, spread over the
+// cluster's engines, for d.
+func loadCallers(b *testing.B, c *cluster, callers int, d time.Duration, payload json.RawMessage) (calls, lost, failed int64) {
+	b.Helper()
+	clients := make([]*iii.Client, callers)
+	for i := range clients {
+		n := c.nodes[i%len(c.nodes)]
+		clients[i] = iii.RegisterWorker(n.url(), iii.WithName(fmt.Sprintf("fetch-bench-%d", i)),
+			iii.WithLogger(slog.New(slog.DiscardHandler)))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err := clients[i].Connect(ctx)
+		cancel()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer clients[i].Close()
+	}
+	var nCalls, nLost, nFailed atomic.Int64
+	var wg sync.WaitGroup
+	stop := time.Now().Add(d)
+	for _, cl := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(stop) {
+				_, err := cl.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::resources-read", Data: payload, Timeout: 5 * time.Second})
+				nCalls.Add(1)
+				switch {
+				case err == nil:
+				case strings.Contains(err.Error(), "timed out") || strings.Contains(err.Error(), "deadline"):
+					nLost.Add(1)
+				default:
+					nFailed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return nCalls.Load(), nLost.Load(), nFailed.Load()
+}
