@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -495,63 +493,16 @@ func TestTwoEnginesOnRedis(t *testing.T) {
 	})
 
 	t.Run("64 callers on each node lose no call", func(t *testing.T) {
-		lost, failed, total := hammer(t, c, 64, 3*time.Second)
+		r := callLoad(t, c.nodes, 64*len(c.nodes), 3*time.Second, "skill::fetch", json.RawMessage(`{"uri":"iii://cluster/one"}`))
+		lost, failed, total := r.lost, r.failed, r.calls
+		if r.firstErr != "" {
+			t.Logf("first failure: %s", r.firstErr)
+		}
 		t.Logf("64 callers on each of 2 engines for 3 s: %d calls, %d failed, %d never answered", total, failed, lost)
 		if lost != 0 || failed != 0 {
 			t.Fatalf("%d of %d calls never answered, %d failed", lost, total, failed)
 		}
 	})
-}
-
-// hammer runs callers goroutines per node calling skill::fetch for d, each
-// on its own client (like separate users), and counts unanswered and
-// failed calls.
-func hammer(t testing.TB, c *cluster, callers int, d time.Duration) (lost, failed, total int64) {
-	t.Helper()
-	var wg sync.WaitGroup
-	var nLost, nFailed, nTotal atomic.Int64
-	var firstErr atomic.Value
-	stop := time.Now().Add(d)
-	for _, n := range c.nodes {
-		clients := make([]*iii.Client, 8)
-		for i := range clients {
-			clients[i] = iii.RegisterWorker(n.url(), iii.WithName(fmt.Sprintf("cluster-load-%s-%d", n.name, i)))
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			err := clients[i].Connect(ctx)
-			cancel()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer clients[i].Close()
-		}
-		for i := 0; i < callers; i++ {
-			cl := clients[i%len(clients)]
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				data := json.RawMessage(`{"uri":"iii://cluster/one"}`)
-				for time.Now().Before(stop) {
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-					_, err := cl.Trigger(ctx, iii.TriggerRequest{FunctionID: "skill::fetch", Data: data, Timeout: 10 * time.Second})
-					cancel()
-					nTotal.Add(1)
-					switch {
-					case err == nil:
-					case strings.Contains(err.Error(), "timed out") || strings.Contains(err.Error(), "deadline"):
-						nLost.Add(1)
-					default:
-						nFailed.Add(1)
-						firstErr.CompareAndSwap(nil, err.Error())
-					}
-				}
-			}()
-		}
-	}
-	wg.Wait()
-	if e := firstErr.Load(); e != nil {
-		t.Logf("first failure: %v", e)
-	}
-	return nLost.Load(), nFailed.Load(), nTotal.Load()
 }
 
 // BenchmarkPropagation measures write on a → visible on b (b's registry

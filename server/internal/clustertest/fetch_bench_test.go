@@ -3,6 +3,7 @@ package clustertest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -67,33 +68,41 @@ func BenchmarkRealEngineFetch(b *testing.B) {
 				slices.Sort(lat)
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
-				calls, lost, failed := loadCallers(b, c, 64, loadFor, payload)
-				b.ReportMetric(float64(calls)/loadFor.Seconds(), "ops/s")
-				b.ReportMetric(float64(lost), "lost")
-				b.ReportMetric(float64(failed), "failed")
+				r := callLoad(b, c.nodes, 64, loadFor, "skills::resources-read", payload)
+				b.ReportMetric(float64(r.calls)/loadFor.Seconds(), "ops/s")
+				b.ReportMetric(float64(r.lost), "lost")
+				b.ReportMetric(float64(r.failed), "failed")
 			})
 		}
 	}
 }
 
-// loadCallers runs callers readers, one connection each, spread over the
-// cluster's engines, for d.
-func loadCallers(b *testing.B, c *cluster, callers int, d time.Duration, payload json.RawMessage) (calls, lost, failed int64) {
-	b.Helper()
+// loadResult counts the calls of a callLoad.
+type loadResult struct {
+	calls, lost, failed int64
+	firstErr            string
+}
+
+// callLoad runs callers goroutines, one connection each, spread over
+// nodes' engines in turn, calling fn with payload for d; a call with no
+// answer within 5 s is lost.
+func callLoad(tb testing.TB, nodes []*node, callers int, d time.Duration, fn string, payload json.RawMessage) loadResult {
+	tb.Helper()
 	clients := make([]*iii.Client, callers)
 	for i := range clients {
-		n := c.nodes[i%len(c.nodes)]
-		clients[i] = iii.RegisterWorker(n.url(), iii.WithName(fmt.Sprintf("fetch-bench-%d", i)),
+		n := nodes[i%len(nodes)]
+		clients[i] = iii.RegisterWorker(n.url(), iii.WithName(fmt.Sprintf("load-%s-%d", n.name, i)),
 			iii.WithLogger(slog.New(slog.DiscardHandler)))
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		err := clients[i].Connect(ctx)
 		cancel()
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		defer clients[i].Close()
 	}
 	var nCalls, nLost, nFailed atomic.Int64
+	var firstErr atomic.Value
 	var wg sync.WaitGroup
 	stop := time.Now().Add(d)
 	for _, cl := range clients {
@@ -101,18 +110,23 @@ func loadCallers(b *testing.B, c *cluster, callers int, d time.Duration, payload
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(stop) {
-				_, err := cl.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::resources-read", Data: payload, Timeout: 5 * time.Second})
+				_, err := cl.Trigger(context.Background(), iii.TriggerRequest{FunctionID: fn, Data: payload, Timeout: 5 * time.Second})
 				nCalls.Add(1)
 				switch {
 				case err == nil:
-				case strings.Contains(err.Error(), "timed out") || strings.Contains(err.Error(), "deadline"):
+				case errors.Is(err, iii.ErrTimeout):
 					nLost.Add(1)
 				default:
 					nFailed.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	return nCalls.Load(), nLost.Load(), nFailed.Load()
+	r := loadResult{calls: nCalls.Load(), lost: nLost.Load(), failed: nFailed.Load()}
+	if e, ok := firstErr.Load().(string); ok {
+		r.firstErr = e
+	}
+	return r
 }
