@@ -175,6 +175,8 @@ type Runtime struct {
 	historyList atomic.Pointer[SkillVersionList]
 	matMu       sync.Mutex
 	ownWork     bool
+	// workLock is held while this runtime owns its work folder (workdir.go).
+	workLock *os.File
 	// stamped: whether invocation metadata carries a caller the engine
 	// stamped (SetCallerStamped), which bounds scoped tokens' publishes.
 	stamped scope.Stamped
@@ -319,11 +321,17 @@ func sourceOf(c *catalog.Catalog, name string, rank int) (*catalog.Source, error
 func (r *Runtime) prepareWorkDir() error {
 	dir := r.opts.WorkDir
 	if dir == "" {
-		d, err := os.MkdirTemp("", "skills-protocol-")
+		sweepWorkDirs(os.TempDir(), time.Now(), r.log)
+		d, err := os.MkdirTemp("", workPrefix)
 		if err != nil {
 			return fmt.Errorf("skillsprotocol: work dir: %w", err)
 		}
-		dir, r.ownWork = d, true
+		lock, err := lockWorkDir(d)
+		if err != nil {
+			_ = os.RemoveAll(d)
+			return err
+		}
+		dir, r.ownWork, r.workLock = d, true, lock
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("skillsprotocol: work dir: %w", err)
@@ -383,7 +391,9 @@ func reachable(dir string) error {
 func (r *Runtime) Close() error {
 	r.stopBlobSweeper()
 	if r.ownWork {
-		return os.RemoveAll(r.work)
+		err := os.RemoveAll(r.work)
+		_ = r.workLock.Close()
+		return err
 	}
 	return nil
 }
