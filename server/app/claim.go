@@ -235,7 +235,7 @@ func heldTriggerTypes(ctx context.Context, client *iii.Client) []string {
 
 // triggerPatiently makes a call of claimFunctions, asking up to three times
 // when an answer does not come within 5 s: the real iii engine can lose the
-// result of a call answered very fast (shared/peers/README.md), and losing
+// result of a call answered very fast (docs/upstream-engine-race.md), and losing
 // one must not stop the worker.
 func triggerPatiently(ctx context.Context, client *iii.Client, req iii.TriggerRequest) (json.RawMessage, error) {
 	var err error
