@@ -1,15 +1,23 @@
-// Package clustertest runs the registry the way N-engine deployments do:
-// Redis (redis-server from Debian), two real iii engines whose iii-state
-// and iii-pubsub use the redis adapter, and one `skills --url` registry on
-// each (docs/deploy.md, "N engines on Redis"). It checks that every node
-// serves and announces what any node wrote (reads, listings, the index,
-// on-change subscribers and an MCP client of the other node, unregister,
-// prompts), that a registry killed and restarted and a Redis restarted
-// catch up, and that 64 callers on each node lose no call.
+// Package clustertest runs the registry against the real iii engine.
 //
-// The engine is not part of the project: the tests find it at $III_BIN or
-// as iii on PATH, and redis-server on PATH. `make test-cluster` installs
-// redis-server and prints "not run" without an engine; under plain go test
-// a missing program skips with a "not run" line, unless
-// CLUSTER_TESTS_REQUIRED=1 makes it a failure.
+// TestTwoEnginesOnRedis runs it the way N-engine deployments do: Redis
+// (redis-server from Debian), two real iii engines whose iii-state and
+// iii-pubsub use the redis adapter, and one `skills --url` registry on each
+// (docs/deploy.md, "N engines on Redis"). It checks that every node serves
+// and announces what any node wrote (reads, listings, the index, on-change
+// subscribers and an MCP client of the other node, unregister, prompts,
+// published Skills Protocol bundles), that a registry killed and restarted
+// and a Redis restarted catch up, and that 64 callers on each node lose no
+// call. TestUpstreamMCPWorker puts upstream's mcp worker in front of our
+// registry on one engine. BenchmarkPropagation and BenchmarkRealEngineFetch
+// measure a write reaching the other node and reads through one and two
+// engines, beside upstream's skills worker when it is installed.
+//
+// Neither the engine nor upstream's workers are part of the project: the
+// tests find the engine at $III_BIN or as iii on PATH, redis-server on
+// PATH, upstream's mcp worker at $III_MCP_BIN or as iii-mcp on PATH and
+// upstream's skills worker at $UPSTREAM_SKILLS_BIN. `make test-cluster`
+// installs redis-server and prints "not run" without an engine; under plain
+// go test a missing program skips with a "not run" line, unless
+// CLUSTER_TESTS_REQUIRED=1 makes a missing engine or Redis a failure.
 package clustertest
