@@ -34,6 +34,12 @@ type FunctionInfo struct {
 // listings that do not ask for internal ones.
 func (f FunctionInfo) Internal() bool { return MetadataInternal(f.Metadata) }
 
+// InternalMetadata is the function metadata that keeps a function out of
+// engine::functions::list unless include_internal is asked (and out of
+// every MCP tool listing): RegisterFunctionOptions{Metadata:
+// iii.InternalMetadata}. Do not modify it.
+var InternalMetadata = json.RawMessage(`{"internal":true}`)
+
 // MetadataInternal reports whether function metadata holds
 // "internal": true.
 func MetadataInternal(md json.RawMessage) bool {
