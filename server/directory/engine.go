@@ -163,22 +163,16 @@ func (d *Directory) functionsList(ctx context.Context, data json.RawMessage) (an
 		func(r functionRow) string { return r.FunctionID })
 }
 
-type registeredRef struct {
-	ID          string          `json:"id"`
-	TriggerType string          `json:"trigger_type"`
-	Config      json.RawMessage `json:"config"`
-}
-
 type functionInfo struct {
-	FunctionID         string          `json:"function_id"`
-	WorkerName         string          `json:"worker_name"`
-	Description        string          `json:"description"`
-	RequestSchema      json.RawMessage `json:"request_schema"`
-	ResponseSchema     json.RawMessage `json:"response_schema"`
-	Metadata           json.RawMessage `json:"metadata"`
-	RegisteredTriggers []registeredRef `json:"registered_triggers"`
-	HowGuide           *howGuide       `json:"how_guide,omitempty"`
-	RelatedSkills      []relatedSkill  `json:"related_skills"`
+	FunctionID         string             `json:"function_id"`
+	WorkerName         string             `json:"worker_name"`
+	Description        string             `json:"description"`
+	RequestSchema      json.RawMessage    `json:"request_schema"`
+	ResponseSchema     json.RawMessage    `json:"response_schema"`
+	Metadata           json.RawMessage    `json:"metadata"`
+	RegisteredTriggers []iii.BoundTrigger `json:"registered_triggers"`
+	HowGuide           *howGuide          `json:"how_guide,omitempty"`
+	RelatedSkills      []relatedSkill     `json:"related_skills"`
 }
 
 type howGuide struct {
@@ -212,10 +206,10 @@ func (d *Directory) functionInfo(ctx context.Context, id string, withHowTo bool)
 	}
 	info := &functionInfo{FunctionID: f.FunctionID, WorkerName: workerOf(f), Description: f.Description,
 		RequestSchema: orNull(f.RequestFormat), ResponseSchema: orNull(f.ResponseFormat), Metadata: orNull(f.Metadata),
-		RegisteredTriggers: []registeredRef{}, RelatedSkills: []relatedSkill{}}
+		RegisteredTriggers: []iii.BoundTrigger{}, RelatedSkills: []relatedSkill{}}
 	for _, r := range regs {
 		if r.FunctionID == id {
-			info.RegisteredTriggers = append(info.RegisteredTriggers, registeredRef{r.ID, r.TriggerType, orNull(r.Config)})
+			info.RegisteredTriggers = append(info.RegisteredTriggers, iii.BoundTrigger{ID: r.ID, TriggerType: r.TriggerType, Config: orNull(r.Config)})
 		}
 	}
 	if withHowTo {

@@ -184,15 +184,11 @@ func rawOptional(s string) json.RawMessage {
 func rawInt(n int64) json.RawMessage { return strconv.AppendInt(nil, n, 10) }
 
 func (e *Engine) workersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs(iii.EngineListWorkers, data, false, `{"search":"skills"}`)
+	in, errb := parseListInput(iii.EngineListWorkers, data, `{"search":"skills"}`, false, "search", "runtime", "status")
 	if errb != nil {
 		return nil, errb
 	}
-	opt, errb := a.optStrs("search", "runtime", "status")
-	if errb != nil {
-		return nil, errb
-	}
-	search, runtime, status := strings.ToLower(opt[0]), opt[1], opt[2]
+	search, runtime, status := in.filters[0], in.filters[1], in.filters[2]
 
 	e.mu.RLock()
 	counts := make(map[*conn]int)
@@ -275,20 +271,12 @@ func isEngineInternal(id string) bool {
 }
 
 func (e *Engine) functionsList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs(iii.EngineListFunctions, data, false, `{"prefix":"skills::"}`)
+	in, errb := parseListInput(iii.EngineListFunctions, data, `{"prefix":"skills::"}`, true, "search", "prefix", "worker")
 	if errb != nil {
 		return nil, errb
 	}
-	opt, errb := a.optStrs("search", "prefix", "worker")
-	if errb != nil {
-		return nil, errb
-	}
-	search, prefix, worker := strings.ToLower(opt[0]), opt[1], opt[2]
-	workers, haveWorkers, errb := a.optStrings("workers")
-	if errb != nil {
-		return nil, errb
-	}
-	includeInternal, errb := a.optBool("include_internal")
+	search, prefix, worker, includeInternal := in.filters[0], in.filters[1], in.filters[2], in.includeInternal
+	workers, haveWorkers, errb := in.optStrings("workers")
 	if errb != nil {
 		return nil, errb
 	}
@@ -412,19 +400,11 @@ func typeWorkerNameLocked(tt *triggerType) string {
 }
 
 func (e *Engine) triggersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs(iii.EngineListTriggers, data, false, `{"prefix":"skills::"}`)
+	in, errb := parseListInput(iii.EngineListTriggers, data, `{"prefix":"skills::"}`, true, "search", "prefix", "worker")
 	if errb != nil {
 		return nil, errb
 	}
-	opt, errb := a.optStrs("search", "prefix", "worker")
-	if errb != nil {
-		return nil, errb
-	}
-	search, prefix, worker := strings.ToLower(opt[0]), opt[1], opt[2]
-	includeInternal, errb := a.optBool("include_internal")
-	if errb != nil {
-		return nil, errb
-	}
+	search, prefix, worker, includeInternal := in.filters[0], in.filters[1], in.filters[2], in.includeInternal
 	out := []iii.TriggerTypeInfo{}
 	e.mu.RLock()
 	for _, tt := range e.triggerTypes {
@@ -476,19 +456,13 @@ func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) 
 }
 
 func (e *Engine) registeredTriggersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs(iii.EngineListRegisteredTriggers, data, false, `{"trigger_type":"state"}`)
+	in, errb := parseListInput(iii.EngineListRegisteredTriggers, data, `{"trigger_type":"state"}`, true,
+		"search", "trigger_type", "function_id", "worker")
 	if errb != nil {
 		return nil, errb
 	}
-	filters, errb := a.optStrs("search", "trigger_type", "function_id", "worker")
-	if errb != nil {
-		return nil, errb
-	}
-	search, triggerType, functionID, worker := strings.ToLower(filters[0]), filters[1], filters[2], filters[3]
-	includeInternal, errb := a.optBool("include_internal")
-	if errb != nil {
-		return nil, errb
-	}
+	search, triggerType, functionID, worker := in.filters[0], in.filters[1], in.filters[2], in.filters[3]
+	includeInternal := in.includeInternal
 	out := []iii.TriggerInfo{}
 	e.mu.RLock()
 	for _, b := range e.bindings {
