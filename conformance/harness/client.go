@@ -263,9 +263,7 @@ func intersect(a, b []string) []string {
 // FunctionIDs lists the function ids engine::functions::list reports.
 func (c *Client) FunctionIDs(ctx context.Context) ([]string, error) {
 	var out struct {
-		Functions []struct {
-			FunctionID string `json:"function_id"`
-		} `json:"functions"`
+		Functions []iii.FunctionInfo `json:"functions"`
 	}
 	if err := c.CallInto(ctx, iii.EngineListFunctions, map[string]any{}, &out); err != nil {
 		return nil, err

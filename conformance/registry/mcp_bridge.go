@@ -70,7 +70,7 @@ var _ = group.Describe("MCP bridge surface (checklist I)", Label("mcp_bridge"), 
 	It("I5 engine::functions::list has the public skill::fetch alias and the hidden canonical id", func(ctx SpecContext) {
 		fns := functionsByID(ctx)
 		Expect(fns).To(HaveKey("skill::fetch"))
-		Expect(fns["skill::fetch"]).To(HaveKeyWithValue("description", Not(BeEmpty())))
+		Expect(fns["skill::fetch"].Description).NotTo(BeEmpty())
 		Expect(fns).To(HaveKey("skills::fetch_skill"))
 		Expect(isHardFloored("skill::fetch")).To(BeFalse())
 		Expect(isHardFloored("skills::fetch_skill")).To(BeTrue())
@@ -85,11 +85,11 @@ var _ = group.Describe("MCP bridge surface (checklist I)", Label("mcp_bridge"), 
 		}
 		want := "Fetches the content of one or more skill resources identified by iii:// URIs. When you encounter " +
 			"iii:// links in skill instructions, use this tool to retrieve their contents (batch with `uris` when helpful)."
-		Expect(fns["skill::fetch"]).To(HaveKeyWithValue("description", want))
-		Expect(fns["skills::fetch_skill"]).To(HaveKeyWithValue("description", want))
-		Expect(fns["skills::register"]).To(HaveKeyWithValue("description",
+		Expect(fns["skill::fetch"].Description).To(Equal(want))
+		Expect(fns["skills::fetch_skill"].Description).To(Equal(want))
+		Expect(fns["skills::register"].Description).To(Equal(
 			"Register a markdown skill so it appears as iii://{id} in resources/list."))
-		Expect(fns["prompts::register"]).To(HaveKeyWithValue("description",
+		Expect(fns["prompts::register"].Description).To(Equal(
 			"Register a slash-command prompt; clients call prompts/get to render it."))
 	})
 })
@@ -107,16 +107,16 @@ func isHardFloored(id string) bool {
 }
 
 // functionsByID returns engine::functions::list entries keyed by function_id.
-func functionsByID(ctx context.Context) map[string]map[string]any {
+func functionsByID(ctx context.Context) map[string]iii.FunctionInfo {
 	GinkgoHelper()
 	var out struct {
-		Functions []map[string]any `json:"functions"`
+		Functions []iii.FunctionInfo `json:"functions"`
 	}
 	callInto(ctx, iii.EngineListFunctions, map[string]any{}, &out)
-	fns := map[string]map[string]any{}
+	fns := map[string]iii.FunctionInfo{}
 	for _, f := range out.Functions {
-		if id, ok := f["function_id"].(string); ok {
-			fns[id] = f
+		if f.FunctionID != "" {
+			fns[f.FunctionID] = f
 		}
 	}
 	return fns

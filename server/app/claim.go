@@ -52,7 +52,7 @@ func registerCallerProbe(client *iii.Client) error {
 		return c.WorkerID, nil
 	}, iii.RegisterFunctionOptions{
 		Description: "Internal: tells the registry whether its engine stamps the caller into invocation metadata.",
-		Metadata:    map[string]any{"internal": true},
+		Metadata:    iii.InternalMetadata,
 	})
 	return err
 }
@@ -166,17 +166,14 @@ func workerNames(ctx context.Context, client *iii.Client) map[string]string {
 		return nil
 	}
 	var list struct {
-		Workers []struct {
-			ID   string `json:"id"`
-			Name string `json:"name"`
-		} `json:"workers"`
+		Workers []iii.WorkerInfo `json:"workers"`
 	}
 	if json.Unmarshal(out, &list) != nil {
 		return nil
 	}
 	names := make(map[string]string, len(list.Workers))
 	for _, w := range list.Workers {
-		names[w.ID] = w.Name
+		names[w.StringID()] = w.StringName()
 	}
 	return names
 }
@@ -220,14 +217,13 @@ func heldTriggerTypes(ctx context.Context, client *iii.Client) []string {
 		data, _ := json.Marshal(map[string]string{"id": id})
 		raw, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: iii.EngineInfoTriggers, Data: data})
 		cancel()
-		var info map[string]json.RawMessage
-		var provider string
+		var info iii.TriggerTypeDetail
 		switch {
 		case err != nil:
 			// Not ours to judge: an engine without the type's info.
-		case json.Unmarshal(raw, &info) != nil || info["provider_worker_id"] == nil:
-		case json.Unmarshal(info["provider_worker_id"], &provider) != nil || provider != me:
-			out = append(out, fmt.Sprintf("trigger type %s is provided by worker %s", id, provider))
+		case json.Unmarshal(raw, &info) != nil || info.ProviderWorkerID == nil:
+		case *info.ProviderWorkerID != me:
+			out = append(out, fmt.Sprintf("trigger type %s is provided by worker %s", id, *info.ProviderWorkerID))
 		}
 	}
 	return out

@@ -23,46 +23,12 @@ const (
 	engRegistered = iii.EngineListRegisteredTriggers
 )
 
-type engFunction struct {
-	FunctionID     string          `json:"function_id"`
-	WorkerName     string          `json:"worker_name"`
-	Description    string          `json:"description"`
-	RequestFormat  json.RawMessage `json:"request_format"`
-	ResponseFormat json.RawMessage `json:"response_format"`
-	Metadata       json.RawMessage `json:"metadata"`
-}
-
+// engType is a row of the engine's trigger types with the one schema name
+// iii.TriggerTypeInfo does not hold: return_schema, which upstream read
+// from engine::trigger-types::list (v0.5), for an engine that still sends it.
 type engType struct {
-	ID                   string          `json:"id"`
-	WorkerName           string          `json:"worker_name"`
-	Description          string          `json:"description"`
-	ConfigurationSchema  json.RawMessage `json:"configuration_schema"`
-	TriggerRequestFormat json.RawMessage `json:"trigger_request_format"`
-	CallRequestFormat    json.RawMessage `json:"call_request_format"`
-	RequestSchema        json.RawMessage `json:"request_schema"`
-	ReturnSchema         json.RawMessage `json:"return_schema"`
-}
-
-type engRegisteredTrigger struct {
-	ID          string          `json:"id"`
-	TriggerType string          `json:"trigger_type"`
-	FunctionID  string          `json:"function_id"`
-	Config      json.RawMessage `json:"config"`
-	Metadata    json.RawMessage `json:"metadata"`
-}
-
-type engWorker struct {
-	Name              *string         `json:"name"`
-	Version           json.RawMessage `json:"version"`
-	ID                json.RawMessage `json:"id"`
-	Runtime           string          `json:"runtime"`
-	OS                json.RawMessage `json:"os"`
-	Status            string          `json:"status"`
-	FunctionCount     json.RawMessage `json:"function_count"`
-	ConnectedAtMs     json.RawMessage `json:"connected_at_ms"`
-	ActiveInvocations json.RawMessage `json:"active_invocations"`
-	Isolation         json.RawMessage `json:"isolation"`
-	IPAddress         json.RawMessage `json:"ip_address"`
+	iii.TriggerTypeInfo
+	ReturnSchema json.RawMessage `json:"return_schema"`
 }
 
 // engineList triggers an engine list function and decodes key; a list
@@ -163,21 +129,21 @@ func (l lookup[E]) find(ctx context.Context, requested string) (E, string, error
 
 // workerOf attributes a function: the worker whose functions list holds
 // it (the engine's worker_name), failing that the id's first segment.
-func workerOf(f engFunction) string {
+func workerOf(f iii.FunctionInfo) string {
 	if f.WorkerName != "" {
 		return f.WorkerName
 	}
 	return firstSegment(f.FunctionID)
 }
 
-func (d *Directory) functions(ctx context.Context) ([]engFunction, error) {
-	return engineList[engFunction](ctx, d.client, engFunctions, map[string]any{"include_internal": true}, "functions")
+func (d *Directory) functions(ctx context.Context) ([]iii.FunctionInfo, error) {
+	return engineList[iii.FunctionInfo](ctx, d.client, engFunctions, map[string]any{"include_internal": true}, "functions")
 }
 
 // functionLookup finds a function by id.
-func (d *Directory) functionLookup() lookup[engFunction] {
-	return lookup[engFunction]{empty: msgFunctionID, missing: fmtFunctionMissing, read: d.functions,
-		key: func(f engFunction) string { return f.FunctionID }}
+func (d *Directory) functionLookup() lookup[iii.FunctionInfo] {
+	return lookup[iii.FunctionInfo]{empty: msgFunctionID, missing: fmtFunctionMissing, read: d.functions,
+		key: func(f iii.FunctionInfo) string { return f.FunctionID }}
 }
 
 type functionRow struct {
@@ -188,7 +154,7 @@ type functionRow struct {
 
 func (d *Directory) functionsList(ctx context.Context, data json.RawMessage) (any, error) {
 	return listing(ctx, data, "FunctionsListInput", "functions", d.functions,
-		func(in listFilter, f engFunction) (functionRow, bool) {
+		func(in listFilter, f iii.FunctionInfo) (functionRow, bool) {
 			w := workerOf(f)
 			keep := (containsFold(f.FunctionID, in.Search) || containsFold(f.Description, in.Search)) &&
 				strings.HasPrefix(f.FunctionID, in.Prefix) && (in.Worker == "" || w == in.Worker)
@@ -197,22 +163,16 @@ func (d *Directory) functionsList(ctx context.Context, data json.RawMessage) (an
 		func(r functionRow) string { return r.FunctionID })
 }
 
-type registeredRef struct {
-	ID          string          `json:"id"`
-	TriggerType string          `json:"trigger_type"`
-	Config      json.RawMessage `json:"config"`
-}
-
 type functionInfo struct {
-	FunctionID         string          `json:"function_id"`
-	WorkerName         string          `json:"worker_name"`
-	Description        string          `json:"description"`
-	RequestSchema      json.RawMessage `json:"request_schema"`
-	ResponseSchema     json.RawMessage `json:"response_schema"`
-	Metadata           json.RawMessage `json:"metadata"`
-	RegisteredTriggers []registeredRef `json:"registered_triggers"`
-	HowGuide           *howGuide       `json:"how_guide,omitempty"`
-	RelatedSkills      []relatedSkill  `json:"related_skills"`
+	FunctionID         string             `json:"function_id"`
+	WorkerName         string             `json:"worker_name"`
+	Description        string             `json:"description"`
+	RequestSchema      json.RawMessage    `json:"request_schema"`
+	ResponseSchema     json.RawMessage    `json:"response_schema"`
+	Metadata           json.RawMessage    `json:"metadata"`
+	RegisteredTriggers []iii.BoundTrigger `json:"registered_triggers"`
+	HowGuide           *howGuide          `json:"how_guide,omitempty"`
+	RelatedSkills      []relatedSkill     `json:"related_skills"`
 }
 
 type howGuide struct {
@@ -240,16 +200,16 @@ func (d *Directory) functionInfo(ctx context.Context, id string, withHowTo bool)
 	if err != nil {
 		return nil, err
 	}
-	regs, err := engineList[engRegisteredTrigger](ctx, d.client, engRegistered, map[string]any{"include_internal": true, "function_id": id}, "registered_triggers")
+	regs, err := engineList[iii.TriggerInfo](ctx, d.client, engRegistered, map[string]any{"include_internal": true, "function_id": id}, "registered_triggers")
 	if err != nil {
 		return nil, err
 	}
 	info := &functionInfo{FunctionID: f.FunctionID, WorkerName: workerOf(f), Description: f.Description,
 		RequestSchema: orNull(f.RequestFormat), ResponseSchema: orNull(f.ResponseFormat), Metadata: orNull(f.Metadata),
-		RegisteredTriggers: []registeredRef{}, RelatedSkills: []relatedSkill{}}
+		RegisteredTriggers: []iii.BoundTrigger{}, RelatedSkills: []relatedSkill{}}
 	for _, r := range regs {
 		if r.FunctionID == id {
-			info.RegisteredTriggers = append(info.RegisteredTriggers, registeredRef{r.ID, r.TriggerType, orNull(r.Config)})
+			info.RegisteredTriggers = append(info.RegisteredTriggers, iii.BoundTrigger{ID: r.ID, TriggerType: r.TriggerType, Config: orNull(r.Config)})
 		}
 	}
 	if withHowTo {
@@ -371,7 +331,7 @@ func (d *Directory) typeInfo(ctx context.Context, id string) (*typeInfo, error) 
 	if err != nil {
 		return nil, err
 	}
-	regs, err := engineList[engRegisteredTrigger](ctx, d.client, engRegistered, map[string]any{"include_internal": true, "trigger_type": id}, "registered_triggers")
+	regs, err := engineList[iii.TriggerInfo](ctx, d.client, engRegistered, map[string]any{"include_internal": true, "trigger_type": id}, "registered_triggers")
 	if err != nil {
 		return nil, err
 	}
@@ -414,8 +374,8 @@ func (d *Directory) functionWorkers(ctx context.Context) map[string]string {
 	return m
 }
 
-func (d *Directory) registered(ctx context.Context) ([]engRegisteredTrigger, error) {
-	return engineList[engRegisteredTrigger](ctx, d.client, engRegistered, map[string]any{"include_internal": true}, "registered_triggers")
+func (d *Directory) registered(ctx context.Context) ([]iii.TriggerInfo, error) {
+	return engineList[iii.TriggerInfo](ctx, d.client, engRegistered, map[string]any{"include_internal": true}, "registered_triggers")
 }
 
 // summary is a config as compact JSON with newlines turned into spaces,
@@ -436,15 +396,15 @@ func summary(cfg json.RawMessage) string {
 }
 
 // registeredLookup finds a registered trigger by id.
-func (d *Directory) registeredLookup() lookup[engRegisteredTrigger] {
-	return lookup[engRegisteredTrigger]{empty: msgIDEmpty, missing: fmtRegMissing, read: d.registered,
-		key: func(r engRegisteredTrigger) string { return r.ID }}
+func (d *Directory) registeredLookup() lookup[iii.TriggerInfo] {
+	return lookup[iii.TriggerInfo]{empty: msgIDEmpty, missing: fmtRegMissing, read: d.registered,
+		key: func(r iii.TriggerInfo) string { return r.ID }}
 }
 
 // registeredWorker attributes a registered trigger to the worker of its
 // function (owners: functionWorkers), failing that the function id's
 // first segment.
-func registeredWorker(owners map[string]string, r engRegisteredTrigger) string {
+func registeredWorker(owners map[string]string, r iii.TriggerInfo) string {
 	if w := owners[r.FunctionID]; w != "" {
 		return w
 	}
@@ -461,7 +421,7 @@ type registeredRow struct {
 
 func (d *Directory) registeredList(ctx context.Context, data json.RawMessage) (any, error) {
 	var owners map[string]string
-	read := func(ctx context.Context) ([]engRegisteredTrigger, error) {
+	read := func(ctx context.Context) ([]iii.TriggerInfo, error) {
 		regs, err := d.registered(ctx)
 		if err == nil {
 			owners = d.functionWorkers(ctx)
@@ -469,7 +429,7 @@ func (d *Directory) registeredList(ctx context.Context, data json.RawMessage) (a
 		return regs, err
 	}
 	return listing(ctx, data, "RegisteredTriggersListInput", "registered_triggers", read,
-		func(in listFilter, r engRegisteredTrigger) (registeredRow, bool) {
+		func(in listFilter, r iii.TriggerInfo) (registeredRow, bool) {
 			w := registeredWorker(owners, r)
 			keep := (containsFold(r.ID, in.Search) || containsFold(r.TriggerType, in.Search) || containsFold(r.FunctionID, in.Search)) &&
 				(in.TriggerType == "" || r.TriggerType == in.TriggerType) && (in.FunctionID == "" || r.FunctionID == in.FunctionID) &&
@@ -527,7 +487,7 @@ type workerRow struct {
 }
 
 func (d *Directory) workers(ctx context.Context) ([]workerRow, error) {
-	ws, err := engineList[engWorker](ctx, d.client, engWorkers, map[string]any{}, "workers")
+	ws, err := engineList[iii.WorkerInfo](ctx, d.client, engWorkers, map[string]any{}, "workers")
 	if err != nil {
 		return nil, err
 	}

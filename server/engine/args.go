@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/iii-skills/skills/sdk-go/wire"
 )
@@ -34,6 +35,34 @@ func parseArgs(fn string, data json.RawMessage, required bool, example string) (
 		return nil, decodeErr("%s: input is not a valid JSON object: %v", fn, err)
 	}
 	return a, nil
+}
+
+// listInput is the parsed input of a listing built-in (engine::*::list).
+type listInput struct {
+	*args
+	filters         []string // the string filters asked for, "" when absent; the first, search, lower-cased
+	includeInternal bool
+}
+
+// parseListInput parses a listing's input: optional string filters, the
+// first of them "search" (matched case-insensitively), and with internal
+// the flag include_internal.
+func parseListInput(fn string, data json.RawMessage, example string, internal bool, filters ...string) (listInput, *wire.ErrorBody) {
+	a, errb := parseArgs(fn, data, false, example)
+	if errb != nil {
+		return listInput{}, errb
+	}
+	in := listInput{args: a}
+	if in.filters, errb = a.optStrs(filters...); errb != nil {
+		return listInput{}, errb
+	}
+	in.filters[0] = strings.ToLower(in.filters[0])
+	if internal {
+		if in.includeInternal, errb = a.optBool("include_internal"); errb != nil {
+			return listInput{}, errb
+		}
+	}
+	return in, nil
 }
 
 func decodeErr(format string, v ...any) *wire.ErrorBody {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -108,17 +109,6 @@ func nullToNil(v json.RawMessage) json.RawMessage {
 	return v
 }
 
-// isInternalMetadata reports metadata.internal == true.
-func isInternalMetadata(md json.RawMessage) bool {
-	if len(md) == 0 {
-		return false
-	}
-	var v struct {
-		Internal bool `json:"internal"`
-	}
-	return json.Unmarshal(md, &v) == nil && v.Internal
-}
-
 // ---- engine::workers::register / list ----
 
 func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
@@ -173,23 +163,6 @@ func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessag
 	return json.RawMessage(`{"success":true}`), nil
 }
 
-type workerSummary struct {
-	ID                string  `json:"id"`
-	Name              string  `json:"name"`
-	Description       *string `json:"description"`
-	Runtime           string  `json:"runtime"`
-	Version           *string `json:"version"`
-	OS                *string `json:"os"`
-	PID               uint32  `json:"pid"`
-	Status            string  `json:"status"`
-	FunctionCount     int     `json:"function_count"`
-	ConnectedAtMs     int64   `json:"connected_at_ms"`
-	ActiveInvocations int64   `json:"active_invocations"`
-	Namespace         string  `json:"namespace"`
-	Isolation         *string `json:"isolation"`
-	IPAddress         string  `json:"ip_address"`
-}
-
 func optional(s string) *string {
 	if s == "" {
 		return nil
@@ -197,50 +170,66 @@ func optional(s string) *string {
 	return &s
 }
 
+// rawString and rawOptional encode the raw fields of iii.WorkerInfo; an
+// empty optional text is null.
+func rawString(s string) json.RawMessage { return mustJSON(s) }
+
+func rawOptional(s string) json.RawMessage {
+	if s == "" {
+		return jsonNull
+	}
+	return mustJSON(s)
+}
+
+func rawInt(n int64) json.RawMessage { return strconv.AppendInt(nil, n, 10) }
+
 func (e *Engine) workersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs(iii.EngineListWorkers, data, false, `{"search":"skills"}`)
+	in, errb := parseListInput(iii.EngineListWorkers, data, `{"search":"skills"}`, false, "search", "runtime", "status")
 	if errb != nil {
 		return nil, errb
 	}
-	opt, errb := a.optStrs("search", "runtime", "status")
-	if errb != nil {
-		return nil, errb
-	}
-	search, runtime, status := strings.ToLower(opt[0]), opt[1], opt[2]
+	search, runtime, status := in.filters[0], in.filters[1], in.filters[2]
 
 	e.mu.RLock()
 	counts := make(map[*conn]int)
 	for _, f := range e.functions {
 		counts[f.owner]++
 	}
-	workers := []workerSummary{}
+	const connected = "connected" // the status of every listed worker
+	type row struct {
+		id, name string // the sort keys, which info holds encoded
+		info     iii.WorkerInfo
+	}
+	var rows []row
 	for _, c := range e.conns {
 		if c.info == nil || c.info.PID == nil {
 			continue // like the real engine: connections without pid are hidden
 		}
 		in := c.info
-		w := workerSummary{
-			ID: c.id, Name: in.Name, Description: optional(in.Description), Runtime: in.Runtime,
-			Version: optional(in.Version), OS: optional(in.OS), PID: *in.PID, Status: "connected",
-			FunctionCount: counts[c], ConnectedAtMs: c.connectedAt.UnixMilli(),
-			ActiveInvocations: c.active.Load(), Namespace: defaultNamespace,
-			Isolation: optional(in.Isolation), IPAddress: c.remoteIP,
-		}
-		if search != "" && !strings.Contains(strings.ToLower(w.Name), search) {
+		if (search != "" && !strings.Contains(strings.ToLower(in.Name), search)) ||
+			(runtime != "" && in.Runtime != runtime) || (status != "" && connected != status) {
 			continue
 		}
-		if (runtime != "" && w.Runtime != runtime) || (status != "" && w.Status != status) {
-			continue
-		}
-		workers = append(workers, w)
+		name := in.Name
+		rows = append(rows, row{id: c.id, name: name, info: iii.WorkerInfo{
+			ID: rawString(c.id), Name: &name, Description: optional(in.Description), Runtime: in.Runtime,
+			Version: rawOptional(in.Version), OS: rawOptional(in.OS), PID: *in.PID, Status: connected,
+			FunctionCount: rawInt(int64(counts[c])), ConnectedAtMs: rawInt(c.connectedAt.UnixMilli()),
+			ActiveInvocations: rawInt(c.active.Load()), Namespace: defaultNamespace,
+			Isolation: rawOptional(in.Isolation), IPAddress: rawString(c.remoteIP),
+		}})
 	}
 	e.mu.RUnlock()
-	slices.SortFunc(workers, func(x, y workerSummary) int {
-		if c := strings.Compare(x.Name, y.Name); c != 0 {
+	slices.SortFunc(rows, func(x, y row) int {
+		if c := strings.Compare(x.name, y.name); c != 0 {
 			return c
 		}
-		return strings.Compare(x.ID, y.ID)
+		return strings.Compare(x.id, y.id)
 	})
+	workers := make([]iii.WorkerInfo, len(rows))
+	for i, r := range rows {
+		workers[i] = r.info
+	}
 	return mustJSON(map[string]any{"workers": workers}), nil
 }
 
@@ -271,7 +260,7 @@ func (e *Engine) functionViewsLocked() map[string]fnView {
 			wn = firstSegment(id)
 		}
 		out[id] = fnView{id: id, description: f.description, request: f.requestFormat, response: f.responseFormat,
-			metadata: f.metadata, workerName: wn, internal: isEngineInternal(id) || isInternalMetadata(f.metadata)}
+			metadata: f.metadata, workerName: wn, internal: isEngineInternal(id) || iii.MetadataInternal(f.metadata)}
 	}
 	return out
 }
@@ -281,31 +270,13 @@ func isEngineInternal(id string) bool {
 	return strings.HasPrefix(id, "engine::") && !strings.HasPrefix(id, "engine::queue::")
 }
 
-type functionSummary struct {
-	FunctionID     string          `json:"function_id"`
-	Namespace      string          `json:"namespace"`
-	WorkerName     string          `json:"worker_name"`
-	Description    string          `json:"description,omitempty"`
-	RequestFormat  json.RawMessage `json:"request_format"`
-	ResponseFormat json.RawMessage `json:"response_format"`
-	Metadata       json.RawMessage `json:"metadata,omitempty"`
-}
-
 func (e *Engine) functionsList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs(iii.EngineListFunctions, data, false, `{"prefix":"skills::"}`)
+	in, errb := parseListInput(iii.EngineListFunctions, data, `{"prefix":"skills::"}`, true, "search", "prefix", "worker")
 	if errb != nil {
 		return nil, errb
 	}
-	opt, errb := a.optStrs("search", "prefix", "worker")
-	if errb != nil {
-		return nil, errb
-	}
-	search, prefix, worker := strings.ToLower(opt[0]), opt[1], opt[2]
-	workers, haveWorkers, errb := a.optStrings("workers")
-	if errb != nil {
-		return nil, errb
-	}
-	includeInternal, errb := a.optBool("include_internal")
+	search, prefix, worker, includeInternal := in.filters[0], in.filters[1], in.filters[2], in.includeInternal
+	workers, haveWorkers, errb := in.optStrings("workers")
 	if errb != nil {
 		return nil, errb
 	}
@@ -313,7 +284,7 @@ func (e *Engine) functionsList(_ context.Context, _ *conn, data json.RawMessage)
 	e.mu.RLock()
 	views := e.functionViewsLocked()
 	e.mu.RUnlock()
-	out := []functionSummary{}
+	out := []iii.FunctionInfo{}
 	for _, v := range views {
 		switch {
 		case v.internal && !includeInternal,
@@ -324,28 +295,11 @@ func (e *Engine) functionsList(_ context.Context, _ *conn, data json.RawMessage)
 				!strings.Contains(strings.ToLower(v.description), search):
 			continue
 		}
-		out = append(out, functionSummary{FunctionID: v.id, Namespace: defaultNamespace, WorkerName: v.workerName,
+		out = append(out, iii.FunctionInfo{FunctionID: v.id, Namespace: defaultNamespace, WorkerName: v.workerName,
 			Description: v.description, RequestFormat: v.request, ResponseFormat: v.response, Metadata: v.metadata})
 	}
-	slices.SortFunc(out, func(x, y functionSummary) int { return strings.Compare(x.FunctionID, y.FunctionID) })
+	slices.SortFunc(out, func(x, y iii.FunctionInfo) int { return strings.Compare(x.FunctionID, y.FunctionID) })
 	return mustJSON(map[string]any{"functions": out}), nil
-}
-
-type registeredTriggerRef struct {
-	ID          string          `json:"id"`
-	TriggerType string          `json:"trigger_type"`
-	Config      json.RawMessage `json:"config"`
-}
-
-type functionDetail struct {
-	FunctionID         string                 `json:"function_id"`
-	Namespace          string                 `json:"namespace"`
-	WorkerName         string                 `json:"worker_name"`
-	Description        string                 `json:"description,omitempty"`
-	RequestSchema      json.RawMessage        `json:"request_schema,omitempty"`
-	ResponseSchema     json.RawMessage        `json:"response_schema,omitempty"`
-	Metadata           json.RawMessage        `json:"metadata,omitempty"`
-	RegisteredTriggers []registeredTriggerRef `json:"registered_triggers"`
 }
 
 func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
@@ -378,20 +332,20 @@ func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage)
 
 	e.mu.RLock()
 	views := e.functionViewsLocked()
-	detail := func(id string) (functionDetail, bool) {
+	detail := func(id string) (iii.FunctionDetail, bool) {
 		v, ok := views[id]
 		if !ok {
-			return functionDetail{}, false
+			return iii.FunctionDetail{}, false
 		}
-		d := functionDetail{FunctionID: id, Namespace: defaultNamespace, WorkerName: v.workerName,
+		d := iii.FunctionDetail{FunctionID: id, Namespace: defaultNamespace, WorkerName: v.workerName,
 			Description: v.description, RequestSchema: nullToNil(v.request), ResponseSchema: nullToNil(v.response),
-			Metadata: v.metadata, RegisteredTriggers: []registeredTriggerRef{}}
+			Metadata: v.metadata, RegisteredTriggers: []iii.BoundTrigger{}}
 		for _, b := range e.bindings {
 			if b.functionID == id {
-				d.RegisteredTriggers = append(d.RegisteredTriggers, registeredTriggerRef{ID: b.id, TriggerType: b.triggerType, Config: configOrEmpty(b.config)})
+				d.RegisteredTriggers = append(d.RegisteredTriggers, iii.BoundTrigger{ID: b.id, TriggerType: b.triggerType, Config: configOrEmpty(b.config)})
 			}
 		}
-		slices.SortFunc(d.RegisteredTriggers, func(x, y registeredTriggerRef) int { return strings.Compare(x.ID, y.ID) })
+		slices.SortFunc(d.RegisteredTriggers, func(x, y iii.BoundTrigger) int { return strings.Compare(x.ID, y.ID) })
 		return d, true
 	}
 	defer e.mu.RUnlock()
@@ -434,13 +388,6 @@ func configOrEmpty(c json.RawMessage) json.RawMessage {
 
 // ---- engine::triggers::list / info, engine::registered-triggers::list ----
 
-type triggerTypeSummary struct {
-	ID          string `json:"id"`
-	Namespace   string `json:"namespace"`
-	WorkerName  string `json:"worker_name"`
-	Description string `json:"description"`
-}
-
 // typeWorkerNameLocked names the worker providing tt. Callers hold e.mu.
 func typeWorkerNameLocked(tt *triggerType) string {
 	if tt.provider == nil {
@@ -453,23 +400,15 @@ func typeWorkerNameLocked(tt *triggerType) string {
 }
 
 func (e *Engine) triggersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs(iii.EngineListTriggers, data, false, `{"prefix":"skills::"}`)
+	in, errb := parseListInput(iii.EngineListTriggers, data, `{"prefix":"skills::"}`, true, "search", "prefix", "worker")
 	if errb != nil {
 		return nil, errb
 	}
-	opt, errb := a.optStrs("search", "prefix", "worker")
-	if errb != nil {
-		return nil, errb
-	}
-	search, prefix, worker := strings.ToLower(opt[0]), opt[1], opt[2]
-	includeInternal, errb := a.optBool("include_internal")
-	if errb != nil {
-		return nil, errb
-	}
-	out := []triggerTypeSummary{}
+	search, prefix, worker, includeInternal := in.filters[0], in.filters[1], in.filters[2], in.includeInternal
+	out := []iii.TriggerTypeInfo{}
 	e.mu.RLock()
 	for _, tt := range e.triggerTypes {
-		s := triggerTypeSummary{ID: tt.id, Namespace: defaultNamespace, WorkerName: typeWorkerNameLocked(tt), Description: tt.description}
+		s := iii.TriggerTypeInfo{ID: tt.id, Namespace: defaultNamespace, WorkerName: typeWorkerNameLocked(tt), Description: tt.description}
 		switch {
 		case !includeInternal && strings.HasPrefix(tt.id, "engine::"),
 			prefix != "" && !strings.HasPrefix(tt.id, prefix),
@@ -481,21 +420,8 @@ func (e *Engine) triggersList(_ context.Context, _ *conn, data json.RawMessage) 
 		out = append(out, s)
 	}
 	e.mu.RUnlock()
-	slices.SortFunc(out, func(x, y triggerTypeSummary) int { return strings.Compare(x.ID, y.ID) })
+	slices.SortFunc(out, func(x, y iii.TriggerTypeInfo) int { return strings.Compare(x.ID, y.ID) })
 	return mustJSON(map[string]any{"triggers": out}), nil
-}
-
-type triggerTypeDetail struct {
-	ID                  string          `json:"id"`
-	Namespace           string          `json:"namespace"`
-	WorkerName          string          `json:"worker_name"`
-	Description         string          `json:"description"`
-	ConfigurationSchema json.RawMessage `json:"configuration_schema,omitempty"`
-	RequestSchema       json.RawMessage `json:"request_schema,omitempty"`
-	InstanceCount       int             `json:"instance_count"`
-	// ProviderWorkerID is ours: the connection providing the type ("" for
-	// the engine's own), so a worker can tell it provides its own types.
-	ProviderWorkerID string `json:"provider_worker_id"`
 }
 
 func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
@@ -513,11 +439,14 @@ func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) 
 	if tt == nil {
 		return nil, &wire.ErrorBody{Code: codeNotFound, Message: fmt.Sprintf("Trigger type %s not found", id)}
 	}
-	d := triggerTypeDetail{ID: tt.id, Namespace: defaultNamespace, WorkerName: typeWorkerNameLocked(tt),
-		Description: tt.description, ConfigurationSchema: nullToNil(tt.triggerReq), RequestSchema: nullToNil(tt.callReq)}
+	provider := "" // the engine's own type
 	if tt.provider != nil {
-		d.ProviderWorkerID = tt.provider.id
+		provider = tt.provider.id
 	}
+	d := iii.TriggerTypeDetail{TriggerTypeInfo: iii.TriggerTypeInfo{ID: tt.id, Namespace: defaultNamespace,
+		WorkerName: typeWorkerNameLocked(tt), Description: tt.description,
+		ConfigurationSchema: nullToNil(tt.triggerReq), RequestSchema: nullToNil(tt.callReq)},
+		ProviderWorkerID: &provider}
 	for _, b := range e.bindings {
 		if b.triggerType == id {
 			d.InstanceCount++
@@ -526,30 +455,15 @@ func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) 
 	return mustJSON(d), nil
 }
 
-type registeredTrigger struct {
-	ID            string          `json:"id"`
-	TriggerType   string          `json:"trigger_type"`
-	FunctionID    string          `json:"function_id"`
-	WorkerName    string          `json:"worker_name"`
-	Config        json.RawMessage `json:"config"`
-	ConfigSummary string          `json:"config_summary"`
-}
-
 func (e *Engine) registeredTriggersList(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs(iii.EngineListRegisteredTriggers, data, false, `{"trigger_type":"state"}`)
+	in, errb := parseListInput(iii.EngineListRegisteredTriggers, data, `{"trigger_type":"state"}`, true,
+		"search", "trigger_type", "function_id", "worker")
 	if errb != nil {
 		return nil, errb
 	}
-	filters, errb := a.optStrs("search", "trigger_type", "function_id", "worker")
-	if errb != nil {
-		return nil, errb
-	}
-	search, triggerType, functionID, worker := strings.ToLower(filters[0]), filters[1], filters[2], filters[3]
-	includeInternal, errb := a.optBool("include_internal")
-	if errb != nil {
-		return nil, errb
-	}
-	out := []registeredTrigger{}
+	search, triggerType, functionID, worker := in.filters[0], in.filters[1], in.filters[2], in.filters[3]
+	includeInternal := in.includeInternal
+	out := []iii.TriggerInfo{}
 	e.mu.RLock()
 	for _, b := range e.bindings {
 		wn := b.owner.name()
@@ -565,11 +479,11 @@ func (e *Engine) registeredTriggersList(_ context.Context, _ *conn, data json.Ra
 			continue
 		}
 		cfg := configOrEmpty(b.config)
-		out = append(out, registeredTrigger{ID: b.id, TriggerType: b.triggerType, FunctionID: b.functionID,
+		out = append(out, iii.TriggerInfo{ID: b.id, TriggerType: b.triggerType, FunctionID: b.functionID,
 			WorkerName: wn, Config: cfg, ConfigSummary: summarize(cfg)})
 	}
 	e.mu.RUnlock()
-	slices.SortFunc(out, func(x, y registeredTrigger) int { return strings.Compare(x.ID, y.ID) })
+	slices.SortFunc(out, func(x, y iii.TriggerInfo) int { return strings.Compare(x.ID, y.ID) })
 	return mustJSON(map[string]any{"registered_triggers": out}), nil
 }
 

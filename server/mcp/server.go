@@ -186,10 +186,6 @@ func newInstanceIDs() instanceIDs {
 	return instanceIDs{skillsChanged: p + "skills-changed", promptsChanged: p + "prompts-changed", functionsChanged: p + "functions-changed"}
 }
 
-// internalMetadata keeps this server's functions out of
-// engine::functions::list (and so out of every tool listing).
-var internalMetadata = map[string]any{"internal": true}
-
 // New builds the MCP server for client. Call Start to subscribe to the
 // registry and load the mirror; the client may connect before or after.
 func New(client *iii.Client, opts Options) *Server {
@@ -327,7 +323,7 @@ func (s *Server) start(parent context.Context) error {
 
 // bind registers an internal function and binds it to a trigger type.
 func (s *Server) bind(fn, triggerType string, h iii.Handler, desc string) error {
-	ref, err := s.client.RegisterFunction(fn, h, iii.RegisterFunctionOptions{Description: desc, Metadata: internalMetadata})
+	ref, err := s.client.RegisterFunction(fn, h, iii.RegisterFunctionOptions{Description: desc, Metadata: iii.InternalMetadata})
 	if err != nil {
 		return fmt.Errorf("register %s: %w", fn, err)
 	}
@@ -528,9 +524,7 @@ func (s *Server) engineHasTriggerType(ctx context.Context, id string) bool {
 		return false
 	}
 	var out struct {
-		Triggers []struct {
-			ID string `json:"id"`
-		} `json:"triggers"`
+		Triggers []iii.TriggerTypeInfo `json:"triggers"`
 	}
 	if json.Unmarshal(raw, &out) != nil {
 		return false

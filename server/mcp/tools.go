@@ -35,23 +35,6 @@ func (t toolDef) equal(o toolDef) bool {
 // every upstream bridge does.
 func ToolName(functionID string) string { return strings.ReplaceAll(functionID, "::", "__") }
 
-// functionSummary is one engine::functions::list row.
-type functionSummary struct {
-	FunctionID    string          `json:"function_id"`
-	Description   string          `json:"description"`
-	RequestFormat json.RawMessage `json:"request_format"`
-	Metadata      json.RawMessage `json:"metadata"`
-}
-
-// isInternal reports metadata.internal == true (the engine already leaves
-// these out of the list; checked again for engines that do not).
-func (f functionSummary) isInternal() bool {
-	var md struct {
-		Internal bool `json:"internal"`
-	}
-	return len(f.Metadata) > 0 && json.Unmarshal(f.Metadata, &md) == nil && md.Internal
-}
-
 // syncTools reloads the tool mirror from engine::functions::list. It also
 // reports whether the skills registry is running (its resources-list
 // function is registered), for the poller.
@@ -63,19 +46,21 @@ func (s *Server) syncTools(ctx context.Context) (registryPresent bool, err error
 		return false, err
 	}
 	var env struct {
-		Functions []functionSummary `json:"functions"`
+		Functions []iii.FunctionInfo `json:"functions"`
 	}
 	if err := json.Unmarshal(raw, &env); err != nil {
 		return false, fmt.Errorf("engine::functions::list: %w: %v", errRegistryShape, err)
 	}
 	sort.Slice(env.Functions, func(i, j int) bool { return env.Functions[i].FunctionID < env.Functions[j].FunctionID })
 
-	var visible []functionSummary
+	var visible []iii.FunctionInfo
 	for _, f := range env.Functions {
 		if f.FunctionID == registry.FnSkillsResourcesList {
 			registryPresent = true
 		}
-		if f.FunctionID == "" || registry.IsHidden(f.FunctionID) || f.isInternal() {
+		// The engine leaves internal functions out already; checked
+		// again for engines that do not.
+		if f.FunctionID == "" || registry.IsHidden(f.FunctionID) || f.Internal() {
 			continue
 		}
 		visible = append(visible, f)
@@ -171,7 +156,7 @@ func (s *Server) addTool(t toolDef) (err error) {
 // fillSchemasLocked asks engine::functions::info for the request_schema of
 // functions listed without a request_format (a real engine's list carries
 // none). Answers, including "no schema", are memoized per function id.
-func (s *Server) fillSchemasLocked(ctx context.Context, fns []functionSummary) {
+func (s *Server) fillSchemasLocked(ctx context.Context, fns []iii.FunctionInfo) {
 	var missing []string
 	for _, f := range fns {
 		if _, memo := s.infoMemo[f.FunctionID]; !usableSchema(f.RequestFormat) && !memo {
@@ -187,10 +172,7 @@ func (s *Server) fillSchemasLocked(ctx context.Context, fns []functionSummary) {
 			return
 		}
 		var out struct {
-			Functions []struct {
-				FunctionID    string          `json:"function_id"`
-				RequestSchema json.RawMessage `json:"request_schema"`
-			} `json:"functions"`
+			Functions []iii.FunctionDetail `json:"functions"`
 		}
 		if json.Unmarshal(raw, &out) != nil {
 			return
@@ -209,7 +191,7 @@ func (s *Server) fillSchemasLocked(ctx context.Context, fns []functionSummary) {
 // toolDescription is the function's description, or a plain statement of
 // what the tool calls when it published none (clients and agents expect
 // every tool to say something).
-func toolDescription(f functionSummary) string {
+func toolDescription(f iii.FunctionInfo) string {
 	if strings.TrimSpace(f.Description) != "" {
 		return f.Description
 	}

@@ -24,9 +24,6 @@ const (
 	TriggerCatalogChg = "skills::catalog-on-change"
 )
 
-// internal keeps the functions out of engine::functions::list.
-var internal = map[string]any{"internal": true}
-
 type listIn struct {
 	After string `json:"after"`
 	Limit int    `json:"limit"`
@@ -171,7 +168,7 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 			}},
 	}
 	for _, f := range fns {
-		if _, err := client.RegisterFunction(f.id, f.h, iii.RegisterFunctionOptions{Description: f.desc, Metadata: internal}); err != nil {
+		if _, err := client.RegisterFunction(f.id, f.h, iii.RegisterFunctionOptions{Description: f.desc, Metadata: iii.InternalMetadata}); err != nil {
 			return fmt.Errorf("register %s: %w", f.id, err)
 		}
 	}
@@ -318,7 +315,7 @@ func (r *Remote) Watch(ctx context.Context, changed func(string)) error {
 			changed(ev.Path)
 		}
 		return nil, nil
-	}, iii.RegisterFunctionOptions{Description: "MCP server: follows catalog changes", Metadata: internal})
+	}, iii.RegisterFunctionOptions{Description: "MCP server: follows catalog changes", Metadata: iii.InternalMetadata})
 	if err != nil {
 		return fmt.Errorf("register %s: %w", fn, err)
 	}

@@ -660,24 +660,22 @@ func (s *Server) diagnostics(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "diagnostics", &page{Title: "Diagnostics", Nav: "diagnostics", Live: "catalog", Data: d})
 }
 
+// workerRow is a worker as the workers page shows it.
 type workerRow struct {
-	ID          string  `json:"id"`
-	Name        string  `json:"name"`
-	Description *string `json:"description"`
-	Runtime     string  `json:"runtime"`
-	Version     *string `json:"version"`
-	PID         uint32  `json:"pid"`
-	Status      string  `json:"status"`
-	Functions   int     `json:"function_count"`
-	ConnectedAt int64   `json:"connected_at_ms"`
-	Active      int64   `json:"active_invocations"`
-	IP          string  `json:"ip_address"`
-	Since       string  `json:"-"`
+	Name        string
+	Description *string
+	Runtime     string
+	Version     string
+	PID         uint32
+	Functions   string
+	Active      string
+	IP          string
+	Since       string
 }
 
 func (s *Server) workers(w http.ResponseWriter, r *http.Request) {
 	var out struct {
-		Workers []workerRow `json:"workers"`
+		Workers []iii.WorkerInfo `json:"workers"`
 	}
 	var d struct {
 		Workers []workerRow
@@ -688,8 +686,13 @@ func (s *Server) workers(w http.ResponseWriter, r *http.Request) {
 	}
 	now := time.Now()
 	for _, wk := range out.Workers {
-		wk.Since = age(time.UnixMilli(wk.ConnectedAt), now)
-		d.Workers = append(d.Workers, wk)
+		since := age(time.Time{}, now) // "unknown" unless the engine says
+		if ms, err := strconv.ParseInt(iii.RawText(wk.ConnectedAtMs), 10, 64); err == nil {
+			since = age(time.UnixMilli(ms), now)
+		}
+		d.Workers = append(d.Workers, workerRow{Name: wk.StringName(), Description: wk.Description, Runtime: wk.Runtime,
+			Version: iii.RawText(wk.Version), PID: wk.PID, Functions: iii.RawText(wk.FunctionCount),
+			Active: iii.RawText(wk.ActiveInvocations), IP: iii.RawText(wk.IPAddress), Since: since})
 	}
 	s.render(w, r, http.StatusOK, "workers", &page{Title: "Workers", Nav: "workers", Data: d})
 }

@@ -52,16 +52,13 @@ func (s *Server) workerNameTable(ctx context.Context, missing bool) (map[string]
 	ctx, cancel := context.WithTimeout(ctx, namesTimeout)
 	defer cancel()
 	var out struct {
-		Workers []struct {
-			ID   string `json:"id"`
-			Name string `json:"name"`
-		} `json:"workers"`
+		Workers []iii.WorkerInfo `json:"workers"`
 	}
 	n.err = s.call(ctx, iii.EngineListWorkers, nil, &out)
 	if n.err == nil {
 		n.names = make(map[string]string, len(out.Workers))
 		for _, w := range out.Workers {
-			n.names[w.ID] = cleanName(w.Name)
+			n.names[w.StringID()] = cleanName(w.StringName())
 		}
 	}
 	n.fetched = time.Now()

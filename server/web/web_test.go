@@ -453,3 +453,28 @@ func TestRelativeLinksBetweenFolderSkills(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkersPageShowsTheEngineRows renders engine::workers::list rows as
+// the embedded engine answers them (server/engine/listings_test.go pins
+// those bytes): a full row, and one whose optional texts are null.
+func TestWorkersPageShowsTheEngineRows(t *testing.T) {
+	s, _, fc := newTestServer(t, "")
+	connected := time.Now().Add(-210 * time.Second).UnixMilli()
+	fc.answers[iii.EngineListWorkers] = fmt.Sprintf(`{"workers":[`+
+		`{"id":"w-1","name":"pub","description":"the publisher","runtime":"go","version":"1.2.3","os":"linux","pid":7,"status":"connected","function_count":2,"connected_at_ms":%d,"active_invocations":1,"namespace":"default","isolation":"none","ip_address":"127.0.0.1"},`+
+		`{"id":"w-2","name":"quiet","description":null,"runtime":"unknown","version":null,"os":null,"pid":9,"status":"connected","function_count":0,"connected_at_ms":%d,"active_invocations":0,"namespace":"default","isolation":null,"ip_address":"10.0.0.2"}]}`,
+		connected, connected)
+	body := bodyOf(t, get(t, s, "/workers", nil))
+	rows := regexp.MustCompile(`(?s)<tbody>.*</tbody>`).FindString(body)
+	for _, want := range []string{
+		`<tr><td>pub<br><span class="hint">the publisher</span></td><td>go</td><td>1.2.3</td><td>7</td><td>2</td><td>1</td><td>127.0.0.1</td><td>`,
+		`<tr><td>quiet</td><td>unknown</td><td></td><td>9</td><td>0</td><td>0</td><td>10.0.0.2</td><td>`,
+	} {
+		if !strings.Contains(rows, want) {
+			t.Errorf("workers page lacks %s in\n%s", want, rows)
+		}
+	}
+	if strings.Count(rows, "<td>3 min ago</td>") != 2 {
+		t.Errorf("connected age not shown: %s", rows)
+	}
+}

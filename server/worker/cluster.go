@@ -305,7 +305,7 @@ func (w *Worker) broadcast(ctx context.Context, scope, op, key string) {
 func (w *Worker) registerCluster() error {
 	_, err := w.client.RegisterFunction(fnClusterSync, w.clusterSync, iii.RegisterFunctionOptions{
 		Description: "Internal: applies registry changes other registry instances publish on " + ChangesTopic + ".",
-		Metadata:    map[string]any{"internal": true},
+		Metadata:    iii.InternalMetadata,
 	})
 	if err != nil {
 		return err

@@ -180,15 +180,13 @@ func (w *Worker) workerAlive(ctx context.Context, workerID string) (bool, error)
 		return false, err
 	}
 	var list struct {
-		Workers []struct {
-			ID string `json:"id"`
-		} `json:"workers"`
+		Workers []iii.WorkerInfo `json:"workers"`
 	}
 	if err := json.Unmarshal(out, &list); err != nil {
 		return false, err
 	}
 	for _, x := range list.Workers {
-		if x.ID == workerID {
+		if x.StringID() == workerID {
 			return true, nil
 		}
 	}

@@ -236,7 +236,7 @@ func (w *Worker) Register() error {
 	}
 	_, err := w.client.RegisterFunction(fnCacheSync, w.cacheSync, iii.RegisterFunctionOptions{
 		Description: "Internal: keeps the skills registry's in-memory index in step with state events of its scope.",
-		Metadata:    map[string]any{"internal": true},
+		Metadata:    iii.InternalMetadata,
 	})
 	if err != nil {
 		return err

@@ -68,9 +68,7 @@ func (r *checkRemote) HasFunction(ctx context.Context, id string) (bool, error) 
 			return false, err
 		}
 		var out struct {
-			Functions []struct {
-				FunctionID string `json:"function_id"`
-			} `json:"functions"`
+			Functions []iii.FunctionInfo `json:"functions"`
 		}
 		if err := json.Unmarshal(raw, &out); err != nil {
 			return false, fmt.Errorf("engine::functions::list: %w", err)
