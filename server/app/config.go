@@ -142,27 +142,46 @@ type FolderList []string
 
 // UnmarshalYAML accepts a string or a list of strings.
 func (f *FolderList) UnmarshalYAML(n *yaml.Node) error {
+	list, err := decodeStrings(n, func(s string) []string { return []string{s} })
+	if err != nil {
+		return listError(fmt.Sprintf("skills_folder (line %d): expected a path or a list of paths", n.Line), err)
+	}
+	*f = list
+	return nil
+}
+
+// decodeStrings decodes a scalar (through one) or a list of strings;
+// null is none. A node of another kind is errNotStrings.
+func decodeStrings(n *yaml.Node, one func(string) []string) ([]string, error) {
 	switch n.Kind {
 	case yaml.ScalarNode:
 		if n.Tag == "!!null" {
-			*f = nil
-			return nil
+			return nil, nil
 		}
 		var s string
 		if err := n.Decode(&s); err != nil {
-			return err
+			return nil, err
 		}
-		*f = FolderList{s}
-		return nil
+		return one(s), nil
 	case yaml.SequenceNode:
 		var list []string
 		if err := n.Decode(&list); err != nil {
-			return fmt.Errorf("skills_folder: expected a path or a list of paths: %w", err)
+			return nil, err
 		}
-		*f = list
-		return nil
+		return list, nil
 	}
-	return fmt.Errorf("skills_folder (line %d): expected a path or a list of paths", n.Line)
+	return nil, errNotStrings
+}
+
+var errNotStrings = errors.New("neither a string nor a list of strings")
+
+// listError is expected (what the key takes, where), with the decoder's
+// reason unless the node simply had the wrong kind.
+func listError(expected string, err error) error {
+	if errors.Is(err, errNotStrings) {
+		return errors.New(expected)
+	}
+	return fmt.Errorf("%s: %w", expected, err)
 }
 
 // validate refuses a non-positive download timeout, a negative cache TTL
@@ -258,23 +277,12 @@ type HostList []string
 
 // UnmarshalYAML accepts one string (split at commas) or a list.
 func (h *HostList) UnmarshalYAML(n *yaml.Node) error {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		var s string
-		if err := n.Decode(&s); err != nil {
-			return err
-		}
-		*h = SplitList(s)
-		return nil
-	case yaml.SequenceNode:
-		var list []string
-		if err := n.Decode(&list); err != nil {
-			return fmt.Errorf("line %d: expected a host name or a list of host names: %w", n.Line, err)
-		}
-		*h = list
-		return nil
+	list, err := decodeStrings(n, SplitList)
+	if err != nil {
+		return listError(fmt.Sprintf("line %d: expected a host name or a list of host names", n.Line), err)
 	}
-	return fmt.Errorf("line %d: expected a host name or a list of host names", n.Line)
+	*h = list
+	return nil
 }
 
 // SplitList splits a comma-separated value, dropping blanks.
