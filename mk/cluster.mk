@@ -3,9 +3,9 @@
 #
 #   make test-cluster   finds the engine at $III_BIN or as iii on PATH (without one it prints
 #                       "not run" and succeeds: the engine is not part of the project), installs
-#                       redis-server from Debian when missing, and runs the cluster checks;
-#                       with upstream's mcp worker installed (III_MCP_BIN or iii-mcp on PATH)
-#                       also the check of our registry behind it (TestUpstreamMCPWorker)
+#                       redis-server from Debian when missing, and runs the cluster checks and
+#                       the MCP bridges in front of our registry on the engine: `skills mcp`,
+#                       and upstream's mcp worker when installed (III_MCP_BIN or iii-mcp on PATH)
 
 .PHONY: cluster-deps test-cluster
 
@@ -25,6 +25,6 @@ test-cluster:
 		echo "test-cluster: not run: no iii engine (set III_BIN)"; exit 0; fi; \
 	$(MAKE) --no-print-directory build cluster-deps && \
 	cd server && CLUSTER_TESTS_REQUIRED=1 III_BIN="$$iii" SKILLS_BIN=$(BIN)/skills \
-		$(GO) test -count=1 -timeout 10m -v -run 'TestTwoEnginesOnRedis|TestUpstreamMCPWorker' ./internal/clustertest/
+		$(GO) test -count=1 -timeout 10m -v -run 'TestTwoEnginesOnRedis|TestMCPBridgesOnRealEngine' ./internal/clustertest/
 
 TEST_TARGETS += test-cluster

@@ -8,8 +8,9 @@
 // subscribers and an MCP client of the other node, unregister, prompts,
 // published Skills Protocol bundles), that a registry killed and restarted
 // and a Redis restarted catch up, and that 64 callers on each node lose no
-// call. TestUpstreamMCPWorker puts upstream's mcp worker in front of our
-// registry on one engine. BenchmarkPropagation and BenchmarkRealEngineFetch
+// call. TestMCPBridgesOnRealEngine puts MCP bridges in front of our
+// registry on one engine: our `skills mcp --stdio`, and upstream's mcp worker
+// when it is installed. BenchmarkPropagation and BenchmarkRealEngineFetch
 // measure a write reaching the other node and reads through one and two
 // engines, beside upstream's skills worker when it is installed.
 //
