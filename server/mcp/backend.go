@@ -27,8 +27,10 @@ type Backend interface {
 	// digest covers; skillsext.ErrNoSuchFile for an unknown skill or file.
 	ReadFile(ctx context.Context, path, file string) ([]byte, error)
 	// Watch calls changed with the path of every skill that was added,
-	// changed or removed, until ctx ends.
-	Watch(ctx context.Context, changed func(path string)) error
+	// changed or removed, from the moment it returns until stop is called
+	// or ctx ends. It returns once the watch is in place, so a listing read
+	// afterwards misses no change.
+	Watch(ctx context.Context, changed func(path string)) (stop func(), err error)
 }
 
 // SkillEntry is one skill as the MCP Skills extension serves it.

@@ -301,17 +301,18 @@ func (s *Server) start(parent context.Context) error {
 	})
 	s.cleanups = append(s.cleanups, removeHook)
 
-	s.resyncAll(ctx)
-
+	// The skill catalog is followed before it is first read, so that no
+	// change between that listing and the watch is lost (a change during
+	// the listing is reconciled by syncSkills).
 	if s.backend != nil {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			if err := s.backend.Watch(ctx, func(p string) { s.onSkillChanged(ctx, p) }); err != nil && ctx.Err() == nil {
-				s.log.Warn("MCP: stopped following the skill catalog", "err", err)
-			}
-		}()
+		if stop, err := s.backend.Watch(ctx, func(p string) { s.onSkillChanged(ctx, p) }); err != nil {
+			s.log.Warn("MCP: cannot follow the skill catalog; skill:// changes are not announced", "err", err)
+		} else {
+			s.cleanups = append(s.cleanups, stop)
+		}
 	}
+
+	s.resyncAll(ctx)
 
 	s.wg.Add(1)
 	go func() {

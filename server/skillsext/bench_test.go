@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/iii-skills/skills/server/catalog"
 	"github.com/iii-skills/skills/server/skillsext"
@@ -32,8 +31,9 @@ func BenchmarkView(b *testing.B) {
 		done := make(chan struct{}, 1)
 		wctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		go func() { _ = v.Watch(wctx, func(string) { done <- struct{}{} }) }()
-		time.Sleep(10 * time.Millisecond)
+		if _, err := v.Watch(wctx, func(string) { done <- struct{}{} }); err != nil {
+			b.Fatal(err)
+		}
 		b.ResetTimer()
 		for i := range b.N {
 			_ = src.Put(published("team/skill-00042", fmt.Sprintf("# Skill 42\n\nVersion %d.\n\n%s", i, body4k)))

@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/google/uuid"
 	"log/slog"
+	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
@@ -176,14 +178,13 @@ func Register(ctx context.Context, client *iii.Client, v *View, log *slog.Logger
 	if err != nil {
 		return fmt.Errorf("register %s: %w", TriggerCatalogChg, err)
 	}
-	go func() {
-		_ = v.Watch(ctx, func(p string) {
-			if err := ref.FireJSON(ctx, map[string]string{"path": p}); err != nil && log != nil {
-				log.Warn("catalog change fan-out failed", "trigger_type", TriggerCatalogChg, "err", err)
-			}
-		})
-	}()
-	return nil
+	// Until ctx ends: the view's watch stops with it.
+	_, err = v.Watch(ctx, func(p string) {
+		if err := ref.FireJSON(ctx, map[string]string{"path": p}); err != nil && log != nil {
+			log.Warn("catalog change fan-out failed", "trigger_type", TriggerCatalogChg, "err", err)
+		}
+	})
+	return err
 }
 
 // Remote reads the view another process published with Register.
@@ -301,9 +302,9 @@ func (r *Remote) readFileOnce(ctx context.Context, p, file string) ([]byte, erro
 }
 
 // Watch binds an internal function of this client to
-// skills::catalog-on-change and calls changed for each event until ctx
-// ends.
-func (r *Remote) Watch(ctx context.Context, changed func(string)) error {
+// skills::catalog-on-change and calls changed for each event, from its
+// return (the binding is in place) until stop is called or ctx ends.
+func (r *Remote) Watch(ctx context.Context, changed func(string)) (stop func(), err error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	fn := "mcp::" + hex.EncodeToString(b[:]) + "::catalog-changed"
@@ -317,14 +318,20 @@ func (r *Remote) Watch(ctx context.Context, changed func(string)) error {
 		return nil, nil
 	}, iii.RegisterFunctionOptions{Description: "MCP server: follows catalog changes", Metadata: iii.InternalMetadata})
 	if err != nil {
-		return fmt.Errorf("register %s: %w", fn, err)
+		return nil, fmt.Errorf("register %s: %w", fn, err)
 	}
-	defer func() { _ = ref.Unregister() }()
 	bindingID := uuid.NewString()
 	if err := r.Client.RegisterTrigger(bindingID, TriggerCatalogChg, fn, json.RawMessage(`{}`)); err != nil {
-		return fmt.Errorf("bind %s to %s: %w", fn, TriggerCatalogChg, err)
+		_ = ref.Unregister()
+		return nil, fmt.Errorf("bind %s to %s: %w", fn, TriggerCatalogChg, err)
 	}
-	defer func() { _ = r.Client.UnregisterTrigger(bindingID) }()
-	<-ctx.Done()
-	return nil
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = r.Client.UnregisterTrigger(bindingID)
+			_ = ref.Unregister()
+		})
+	}
+	context.AfterFunc(ctx, stop)
+	return stop, nil
 }

@@ -159,7 +159,11 @@ func TestRemote(t *testing.T) {
 	}
 
 	changed := make(chan string, 4)
-	go func() { _ = r.Watch(ctx, func(p string) { changed <- p }) }()
+	stop, err := r.Watch(ctx, func(p string) { changed <- p })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
 	testutil.Eventually(t, 5*time.Second, "skills::catalog-on-change reaches the remote reader", func() bool {
 		src.Remove("big")
 		select {

@@ -230,19 +230,24 @@ func (v *View) readFile(p, file string) ([]byte, catalog.Digest, error) {
 	return b, f.Digest, nil
 }
 
-// Watch calls changed with the path of every skill that changes until ctx
-// ends.
-func (v *View) Watch(ctx context.Context, changed func(string)) error {
+// Watch calls changed with the path of every skill that changes, from
+// its return until stop is called or ctx ends.
+func (v *View) Watch(ctx context.Context, changed func(string)) (stop func(), err error) {
 	v.wmu.Lock()
 	id := v.nextW
 	v.nextW++
 	v.watchers[id] = changed
 	v.wmu.Unlock()
-	<-ctx.Done()
-	v.wmu.Lock()
-	delete(v.watchers, id)
-	v.wmu.Unlock()
-	return nil
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			v.wmu.Lock()
+			delete(v.watchers, id)
+			v.wmu.Unlock()
+		})
+	}
+	context.AfterFunc(ctx, stop)
+	return stop, nil
 }
 
 // build computes the served form of one entry.

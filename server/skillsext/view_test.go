@@ -153,8 +153,9 @@ func TestListAndWatch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	seen := make(chan string, 16)
-	go func() { _ = v.Watch(ctx, func(p string) { seen <- p }) }()
-	time.Sleep(20 * time.Millisecond) // let Watch register
+	if _, err := v.Watch(ctx, func(p string) { seen <- p }); err != nil {
+		t.Fatal(err)
+	}
 	if err := src.Put(published("b", "# B\n\nb\n"), published("a/x", "# A\n\na\n"), published("c", "# C\n\nc\n")); err != nil {
 		t.Fatal(err)
 	}
