@@ -36,11 +36,15 @@ const (
 	seqBytes = 8
 	// dropMappedEvery is how many bytes of values are written between two
 	// dropMapped calls (see there). A write touches whole pages of the
-	// tree around its key (with 2 KiB values at scattered keys, ~4x its
-	// size), so this keeps the file's share of resident memory at a few
-	// MiB; one call costs a walk of the map's page tables (well under a
-	// millisecond for a few hundred MiB).
-	dropMappedEvery = 1 << 20
+	// tree around its key: a skills::register writes ~4.5 KiB (version,
+	// head, served row) into three buckets and reads an 8 KiB leaf of
+	// each, ~6x its size. Every 256 KiB keeps the file's share of resident
+	// memory at ~1.6 MiB during a burst of registrations (every 1 MiB left
+	// 6 MiB, a third of the bodies of 10 000 2 KiB skills, xproc
+	// BenchmarkMemory10K); one call costs a walk of the map's page tables
+	// (well under a millisecond for a few hundred MiB), ~90 a second at
+	// 5 000 registrations a second.
+	dropMappedEvery = 256 << 10
 )
 
 // Errors returned by the store. Validation errors wrap ErrInvalid.
