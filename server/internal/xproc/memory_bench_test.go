@@ -26,7 +26,8 @@ import (
 // a multiple of the bodies (…_x). burst=fetch is the baseline: a fresh
 // server holding one 2 KiB skill, fetched 10 000 times by the same 64
 // callers, so the same traffic of 2 KiB frames without the data kept.
-// ops/s is the burst's throughput (register path cost before/after).
+// ops/s is the burst's throughput and server_cpu_µs/op the server's CPU
+// per call during it (what a memory change costs the register path).
 func BenchmarkMemory10K(b *testing.B) {
 	const n, writers = 10000, 64
 	bodies := float64(n * 2048)
@@ -36,19 +37,20 @@ func BenchmarkMemory10K(b *testing.B) {
 			for range b.N {
 				sum = sum.add(memoryBurst(b, burst, n, writers))
 			}
-			sum.report(b, float64(b.N), bodies)
+			sum.report(b, float64(b.N), bodies, n)
 		})
 	}
 }
 
 // memSample is the growth of VmRSS and RssAnon at each reading point, and
-// the burst's throughput.
+// the burst's throughput and server CPU.
 type memSample struct {
 	rss, anon [4]int64 // at_ack, 1s, 3s, settled
 	// file is the resident pages of the state file (bbolt's map) and of
 	// the binary, at each point (not growth: both start near zero).
 	stateFile, binFile [4]int64
 	opsPerSec          float64
+	serverCPU          time.Duration // the server's CPU time during the burst
 }
 
 var memPoints = [4]string{"at_ack", "1s", "3s", "settled"}
@@ -61,11 +63,12 @@ func (m memSample) add(o memSample) memSample {
 		m.binFile[i] += o.binFile[i]
 	}
 	m.opsPerSec += o.opsPerSec
+	m.serverCPU += o.serverCPU
 	return m
 }
 
 // report prints the mean of runs samples.
-func (m memSample) report(b *testing.B, runs, bodies float64) {
+func (m memSample) report(b *testing.B, runs, bodies float64, n int) {
 	for i, p := range memPoints {
 		rss, anon := float64(m.rss[i])/runs, float64(m.anon[i])/runs
 		b.ReportMetric(rss/(1<<20), "rss_"+p+"_MiB")
@@ -76,6 +79,7 @@ func (m memSample) report(b *testing.B, runs, bodies float64) {
 		b.ReportMetric(float64(m.binFile[i])/runs/(1<<20), "binary_"+p+"_MiB")
 	}
 	b.ReportMetric(m.opsPerSec/runs, "ops/s")
+	b.ReportMetric(float64(m.serverCPU.Microseconds())/runs/float64(n), "server_cpu_µs/op")
 }
 
 // memoryBurst starts a fresh server, runs one burst of n calls from
@@ -99,6 +103,7 @@ func memoryBurst(b *testing.B, burst string, n, writers int) memSample {
 	}
 	rss0 := settledRSS(b, pid)
 	anon0 := procStatus(b, pid, "RssAnon")
+	cpu0 := procCPU(b, pid)
 	b.StartTimer()
 	start := time.Now()
 	if burst == "register" {
@@ -110,6 +115,9 @@ func memoryBurst(b *testing.B, burst string, n, writers int) memSample {
 	b.StopTimer()
 	var m memSample
 	m.opsPerSec = float64(n) / elapsed.Seconds()
+	// The server's CPU per call: what a change costs the register path,
+	// steadier than the rate on a machine whose two cores are shared.
+	m.serverCPU = procCPU(b, pid) - cpu0
 	sample := func(i int) {
 		m.rss[i] = procStatus(b, pid, "VmRSS") - rss0
 		m.anon[i] = procStatus(b, pid, "RssAnon") - anon0
