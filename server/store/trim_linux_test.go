@@ -38,13 +38,13 @@ func mappedRSS(t *testing.T, path string) int64 {
 func TestIdleStoreDropsMappedPages(t *testing.T) {
 	s, path := openTemp(t)
 	body, _ := json.Marshal(strings.Repeat("x", 2000))
-	for i := range 200 { // ~400 KiB: under dropMappedEvery
+	for i := range 100 { // ~200 KiB: under dropMappedEvery
 		if _, err := s.Set("skills", "s"+strconv.Itoa(i), body); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Read every value back through the map: its pages are resident.
-	for i := range 200 {
+	for i := range 100 {
 		if _, ok, err := s.Get("skills", "s"+strconv.Itoa(i)); err != nil || !ok {
 			t.Fatalf("get s%d: %v %v", i, ok, err)
 		}
