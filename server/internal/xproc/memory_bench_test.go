@@ -46,8 +46,9 @@ func BenchmarkMemory10K(b *testing.B) {
 // the burst's throughput and server CPU.
 type memSample struct {
 	rss, anon [4]int64 // at_ack, 1s, 3s, settled
-	// file is the resident pages of the state file (bbolt's map) and of
-	// the binary, at each point (not growth: both start near zero).
+	// stateFile and binFile are the resident pages of the files in the
+	// data directory (bbolt's maps of the state files) and of the binary
+	// at each point: sizes, not growth.
 	stateFile, binFile [4]int64
 	opsPerSec          float64
 	serverCPU          time.Duration // the server's CPU time during the burst
@@ -95,7 +96,6 @@ func memoryBurst(b *testing.B, burst string, n, writers int) memSample {
 		clients[i] = dial(b, skills.url)
 		defer clients[i].Close()
 	}
-	body := func(i int) string { return body2K(i) }
 	if burst == "fetch" {
 		if err := call(clients[0], registry.FnSkillsRegister, map[string]string{"id": "w0/s0", "skill": body2K(0)}); err != nil {
 			b.Fatal(err)
@@ -107,7 +107,7 @@ func memoryBurst(b *testing.B, burst string, n, writers int) memSample {
 	b.StartTimer()
 	start := time.Now()
 	if burst == "register" {
-		parallelRegister(b, clients, n, nestedID, body)
+		parallelRegister(b, clients, n, nestedID, body2K)
 	} else {
 		parallelCall(b, clients, n, registry.FnSkillFetch, func(int) any { return map[string]string{"uri": "iii://w0/s0"} })
 	}
