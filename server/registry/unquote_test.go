@@ -1,8 +1,10 @@
 package registry
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzUnquote checks the one-pass string decoder against encoding/json:
@@ -31,5 +33,26 @@ func FuzzUnquote(f *testing.F) {
 		if ok && got != want {
 			t.Fatalf("unquote(%q) = %q, encoding/json gives %q", q, got, want)
 		}
+		// The fast path sizes its output by decodedMax: never short.
+		if body := q[1 : len(q)-1]; ok && utf8.Valid(body) {
+			if esc := bytes.IndexByte(body, '\\'); esc >= 0 && decodedMax(body, esc) < len(got) {
+				t.Fatalf("decodedMax(%q) = %d, decoded %d bytes", body, decodedMax(body, esc), len(got))
+			}
+		}
 	})
+}
+
+// TestDecodedMaxIsExactForOneLetterEscapes: a markdown body's escapes are
+// \n, \" and \\; its decoded string is then allocated at its exact size.
+func TestDecodedMaxIsExactForOneLetterEscapes(t *testing.T) {
+	for _, s := range []string{`a\nb`, `\\\\`, `line\n\\n\"q\"\t`, `\n`} {
+		var want string
+		if err := json.Unmarshal([]byte(`"`+s+`"`), &want); err != nil {
+			t.Fatal(err)
+		}
+		body := []byte(s)
+		if got := decodedMax(body, bytes.IndexByte(body, '\\')); got != len(want) {
+			t.Errorf("decodedMax(%q) = %d, want %d (%q)", s, got, len(want), want)
+		}
+	}
 }

@@ -36,11 +36,20 @@ const (
 	seqBytes = 8
 	// dropMappedEvery is how many bytes of values are written between two
 	// dropMapped calls (see there). A write touches whole pages of the
-	// tree around its key (with 2 KiB values at scattered keys, ~4x its
-	// size), so this keeps the file's share of resident memory at a few
-	// MiB; one call costs a walk of the map's page tables (well under a
-	// millisecond for a few hundred MiB).
-	dropMappedEvery = 1 << 20
+	// tree around its key: a skills::register writes ~4.5 KiB (version,
+	// head, served row) into three buckets and reads an 8 KiB leaf of
+	// each, ~6x its size. Every 256 KiB keeps the file's share of resident
+	// memory at 1-3 MiB during a burst of registrations (every MiB left up
+	// to 6 MiB, a third of the bodies of 10 000 2 KiB skills: xproc
+	// BenchmarkMemory10K). One call walks the map's page tables (well
+	// under a millisecond for a few hundred MiB) and the next commit
+	// faults its pages in again: ~3 µs per 2 KiB write in
+	// BenchmarkSetSkills64, not measurable in a register's ~140 µs.
+	dropMappedEvery = 256 << 10
+	// dropMappedIdle: once no write came for this long, the pages the last
+	// writes touched are dropped too, rather than staying resident until
+	// the next burst; under load it never fires.
+	dropMappedIdle = 100 * time.Millisecond
 )
 
 // Errors returned by the store. Validation errors wrap ErrInvalid.
@@ -598,11 +607,18 @@ func (s *Store) commitLoop() {
 	target := 1
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	idle := time.NewTimer(time.Hour)
+	idle.Stop()
+	defer idle.Stop()
 	for {
 		batch = batch[:0]
 		select {
 		case o := <-s.ops:
 			batch = append(batch, o)
+		case <-idle.C:
+			s.sinceDrop = 0
+			s.dropMapped()
+			continue
 		case <-s.stop:
 			s.finishQueued(batch)
 			return
@@ -639,6 +655,9 @@ func (s *Store) commitLoop() {
 		s.commit(batch)
 		s.commits.Add(1)
 		s.committed.Add(int64(len(batch)))
+		if s.sinceDrop > 0 {
+			idle.Reset(dropMappedIdle) // pushed back by every commit
+		}
 		target = min(len(batch)+len(s.ops), maxBatch)
 	}
 }

@@ -286,41 +286,6 @@ func BenchmarkRegister(b *testing.B) {
 	}
 }
 
-// BenchmarkMemory10K registers 10 000 skills of 2 KiB into a `skills
-// --standalone` process and reports that process's resident growth against
-// the body bytes (rss_per_body_byte; the target is ≤ 2.5).
-func BenchmarkMemory10K(b *testing.B) {
-	const n = 10000
-	skills := startSkills(b, b.TempDir())
-	pid := skills.cmd.Process.Pid
-	clients := make([]*iii.Client, 64)
-	for i := range clients {
-		clients[i] = dial(b, skills.url)
-	}
-	// The baseline includes the 64 connections: the growth is the skills.
-	before := testutil.SettledRSS(b, pid)
-	parallelRegister(b, clients, n, nestedID, body2K)
-	if err := call(clients[0], registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}); err != nil {
-		b.Fatal(err)
-	}
-	growth := float64(testutil.SettledRSS(b, pid) - before)
-	anon, file := testutil.ProcStatus(b, pid, "RssAnon"), testutil.ProcStatus(b, pid, "RssFile")
-	bodies := float64(n * 2048)
-	b.Run(fmt.Sprintf("skills=%d", n), func(b *testing.B) {
-		for range b.N {
-			if err := call(clients[0], registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://w0/s1"}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(growth/(1<<20), "rss_growth_MiB")
-		b.ReportMetric(growth/bodies, "rss_per_body_byte")
-		// Where it is: the heap, and mapped file pages (the binary, bbolt's
-		// read-only map of the state file).
-		b.ReportMetric(float64(anon)/(1<<20), "rss_anon_MiB")
-		b.ReportMetric(float64(file)/(1<<20), "rss_file_MiB")
-	})
-}
-
 // procCPU is the user+system CPU time a process has used so far
 // (/proc/{pid}/stat fields 14 and 15, in clock ticks of 10 ms).
 func procCPU(tb testing.TB, pid int) time.Duration {
