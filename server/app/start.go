@@ -157,8 +157,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		SectionMaxDepth: cfg.Registry.SectionMaxDepth, SectionMaxBytes: cfg.Registry.SectionMaxBytes,
 		AdminToken: cfg.Registry.AdminToken}
 	if eng != nil {
-		// Cold loads read the embedded store directly (see ListState).
+		// Cold loads read the embedded store directly (see ListState), and
+		// published bodies stay in it, read on demand (see ReadState).
 		wopts.ListState = eng.ListState
+		wopts.ReadState = eng.StateStore().Get
 		// History joins the engine's group commit in-process.
 		wopts.History = history.StoreBackend(eng.StateStore())
 		// Nobody else shares the embedded engine's state: no broadcasts.

@@ -91,12 +91,17 @@ func ParseDigest(s string) (Digest, error) {
 // called on the read path, so it must not hash or parse.
 type Loader func() ([]byte, error)
 
+// StringLoader reads text content on demand, as a string (which String
+// then returns without a copy).
+type StringLoader func() (string, error)
+
 // Content is text or bytes held in memory or loaded on demand. The zero
 // value is empty in-memory content. Content is immutable and safe to share.
 type Content struct {
-	data string
-	size int64
-	load Loader // nil: data is the content
+	data       string
+	size       int64
+	load       Loader       // nil (and loadString nil): data is the content
+	loadString StringLoader // set by LazyString
 }
 
 // Inline holds s in memory.
@@ -108,8 +113,13 @@ func InlineBytes(b []byte) Content { return Inline(string(b)) }
 // Lazy loads size bytes with load on every read; nothing is kept.
 func Lazy(size int64, load Loader) Content { return Content{size: size, load: load} }
 
+// LazyString is Lazy for text its loader keeps as a string.
+func LazyString(size int64, load StringLoader) Content {
+	return Content{size: size, loadString: load}
+}
+
 // InMemory reports whether reads are served from memory.
-func (c Content) InMemory() bool { return c.load == nil }
+func (c Content) InMemory() bool { return c.load == nil && c.loadString == nil }
 
 // Size is the content's length in bytes (as known when the source loaded it).
 func (c Content) Size() int64 { return c.size }
@@ -118,6 +128,9 @@ func (c Content) Size() int64 { return c.size }
 func (c Content) String() (string, error) {
 	if c.InMemory() {
 		return c.data, nil
+	}
+	if c.loadString != nil {
+		return c.loadString()
 	}
 	b, err := c.load()
 	if err != nil {
@@ -130,6 +143,10 @@ func (c Content) String() (string, error) {
 func (c Content) Bytes() ([]byte, error) {
 	if c.InMemory() {
 		return []byte(c.data), nil
+	}
+	if c.loadString != nil {
+		s, err := c.loadString()
+		return []byte(s), err
 	}
 	return c.load()
 }

@@ -2,7 +2,10 @@ package worker
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/iii-skills/skills/server/catalog"
@@ -17,7 +20,10 @@ const PublishedSource = "published"
 // source, so the index, listings and single reads never re-list and
 // re-parse the whole scope (upstream does on every read; with 10 000
 // skills that is the difference between microseconds and hundreds of
-// milliseconds). The catalog holds the one in-memory copy of each body.
+// milliseconds). Against an external engine the catalog holds the one
+// in-memory copy of each body; on the embedded engine (read set) bodies
+// stay in its store and each read fetches its row (a few microseconds),
+// so memory holds only what listings need (stored).
 //
 // State stays the source of truth: every write goes to state first and the
 // catalog follows it. Writes that other workers make straight into the
@@ -26,6 +32,11 @@ const PublishedSource = "published"
 // back to state, exactly like upstream.
 type published struct {
 	src *catalog.Source
+	// read, when set, reads a row of the skills scope from the store this
+	// process owns; entries then read their bodies through it (stored).
+	read func(id string) (json.RawMessage, bool, error)
+	// hot keeps the bodies read most recently (with read set).
+	hot *hotBodies
 	// serve, when set (a serve label is configured), returns the content
 	// a read of row's id serves when that is not row itself: the serve
 	// label's version (see pinnedEntry).
@@ -106,7 +117,53 @@ func (c *published) entryFor(s registry.StoredSkill) *catalog.Entry {
 			return e
 		}
 	}
-	return entryOf(s)
+	return c.stored(entryOf(s), s.ID)
+}
+
+// followerReads is how many reads of a new entry its followers make (the
+// search index and the MCP Skills view read each new body once).
+const followerReads = 2
+
+// stored makes e (the entry of state row id) read its body from the store
+// on each use instead of holding it, when the worker reads its own store.
+// Why: the body is already in the store's file; a second copy in the heap
+// is most of the registry's memory, and the collector's headroom over it
+// half as much again right after a burst of registrations. Title and
+// description are copied out so that no substring keeps the body alive.
+// A read racing a newer write of the id returns the newer body, as a read
+// of a folder skill being edited returns the new file.
+func (c *published) stored(e *catalog.Entry, id string) *catalog.Entry {
+	if c.read == nil {
+		return e
+	}
+	e.Title, e.Description = strings.Clone(e.Title), strings.Clone(e.Description)
+	digest := e.BodyDigest
+	// The first reads of a new entry are the catalog's followers (search
+	// index, MCP view) taking it in once; only a skill read again after
+	// them is worth keeping hot, or a burst of registrations would fill
+	// the hot bodies with skills nobody reads.
+	var reads atomic.Int32
+	e.Body = catalog.LazyString(e.Body.Size(), func() (string, error) {
+		if body, ok := c.hot.get(id, digest); ok {
+			return body, nil
+		}
+		raw, ok, err := c.read(id)
+		if err != nil {
+			return "", fmt.Errorf("read skill %s from the store: %w", id, err)
+		}
+		if !ok {
+			return "", fmt.Errorf("skill %s is no longer stored", id)
+		}
+		row, err := registry.DecodeStoredSkill(raw)
+		if err != nil {
+			return "", fmt.Errorf("stored skill %s: %w", id, err)
+		}
+		if reads.Add(1) > followerReads {
+			c.hot.put(id, digest, row.Skill)
+		}
+		return row.Skill, nil
+	})
+	return e
 }
 
 // servedAt is the registered_at a listing shows for a published entry:
@@ -115,20 +172,44 @@ func servedAt(e *catalog.Entry) string {
 	if _, ok := e.Extra.(pinnedMeta); ok {
 		return registry.Timestamp(e.Modified)
 	}
-	return rowOf(e).RegisteredAt
+	return rowRegisteredAt(e)
 }
 
-// rowOf is the state row an entry of the published source came from.
+// rowRegisteredAt is the registered_at of the state row an unpinned entry
+// came from.
+func rowRegisteredAt(e *catalog.Entry) string {
+	if m, ok := e.Extra.(publishedMeta); ok {
+		return m.registeredAt
+	}
+	return registry.Timestamp(e.Modified)
+}
+
+// rowOf is the state row an entry of the published source came from
+// (reading its body from the store when it is kept there).
 func rowOf(e *catalog.Entry) registry.StoredSkill {
 	if p, ok := e.Extra.(pinnedMeta); ok {
 		return p.row
 	}
-	at := registry.Timestamp(e.Modified)
-	if m, ok := e.Extra.(publishedMeta); ok {
-		at = m.registeredAt
+	body, _ := e.Body.String()
+	return registry.StoredSkill{ID: e.ID, RegisteredAt: rowRegisteredAt(e), Skill: body}
+}
+
+// rowMark identifies the state row an entry came from without its body:
+// registered_at and the body's digest.
+type rowMark struct {
+	registeredAt string
+	digest       catalog.Digest
+}
+
+func markOf(e *catalog.Entry) rowMark {
+	if p, ok := e.Extra.(pinnedMeta); ok {
+		return rowMark{p.row.RegisteredAt, catalog.DigestOfString(p.row.Skill)}
 	}
-	body, _ := e.Body.String() // in memory: never fails
-	return registry.StoredSkill{ID: e.ID, RegisteredAt: at, Skill: body}
+	return rowMark{rowRegisteredAt(e), e.BodyDigest}
+}
+
+func markOfRow(s registry.StoredSkill) rowMark {
+	return rowMark{s.RegisteredAt, catalog.DigestOfString(s.Skill)}
 }
 
 // beginLoad starts journaling writes ahead of a load.
@@ -222,7 +303,7 @@ func (c *published) putIfChanged(s registry.StoredSkill) bool {
 // current reports whether cur is the entry state row s makes: the same
 // row, serving the same content.
 func (c *published) current(cur *catalog.Entry, s registry.StoredSkill) bool {
-	if rowOf(cur) != s {
+	if cur.ID != s.ID || markOf(cur) != markOfRow(s) {
 		return false
 	}
 	_, pinned := cur.Extra.(pinnedMeta)
@@ -247,6 +328,9 @@ func (c *published) repin(id string) {
 
 // remove drops id and reports whether the mirror held it.
 func (c *published) remove(id string) bool {
+	if c.hot != nil {
+		c.hot.drop(id)
+	}
 	c.mu.Lock()
 	_, had := c.src.Get(id, "")
 	c.src.Remove(id)

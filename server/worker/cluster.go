@@ -455,19 +455,19 @@ func (w *Worker) reconcile(ctx context.Context) (relisted bool, err error) {
 	return true, w.loadCache(ctx)
 }
 
-// snapshotPublished is the published rows the catalog holds, by id.
-func (w *Worker) snapshotPublished() map[string]registry.StoredSkill {
+// snapshotPublished marks the published rows the catalog holds, by id.
+func (w *Worker) snapshotPublished() map[string]rowMark {
 	entries := w.skills.src.Entries()
-	out := make(map[string]registry.StoredSkill, len(entries))
+	out := make(map[string]rowMark, len(entries))
 	for _, e := range entries {
-		out[e.ID] = rowOf(e)
+		out[e.ID] = markOf(e)
 	}
 	return out
 }
 
 // announceDiff fires on-change for every id whose row differs between two
 // snapshots of the published source.
-func (w *Worker) announceDiff(ctx context.Context, before, after map[string]registry.StoredSkill) {
+func (w *Worker) announceDiff(ctx context.Context, before, after map[string]rowMark) {
 	for id, row := range after {
 		if old, ok := before[id]; !ok || old != row {
 			w.notify(ctx, w.skillSubs, registry.SkillChange{Op: registry.OpRegister, ID: id})

@@ -76,6 +76,11 @@ type Options struct {
 	// load of a large registry does not travel as one huge frame. Nil
 	// calls state::list, as against an external engine.
 	ListState func(scope string) ([]json.RawMessage, error)
+	// ReadState, when set, reads one row of a state scope straight from
+	// the store this process owns (the embedded engine's: the standalone
+	// process passes its store's Get). Published bodies then stay in the
+	// store and are read on demand, not held in memory (cache.go).
+	ReadState func(scope, key string) (json.RawMessage, bool, error)
 	// History is where versions and labels are kept: the standalone
 	// process passes its engine's store (history.StoreBackend). Nil keeps
 	// them through state::* calls, like every other write.
@@ -171,6 +176,11 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 	state := stateStore{client: client, timeout: cfg.StateTimeout(), local: opts.ListState}
 	hist := newHistories(cfg, opts, state)
 	skills := newPublished(src)
+	if opts.ReadState != nil {
+		scope := cfg.Scopes.Skills
+		skills.read = func(id string) (json.RawMessage, bool, error) { return opts.ReadState(scope, id) }
+		skills.hot = newHotBodies(DefaultHotBodyBytes)
+	}
 	if hist.serveLabel != "" {
 		skills.serve = hist.servedSkill
 	}
@@ -340,7 +350,7 @@ func (w *Worker) loadCache(ctx context.Context) error {
 	// bumps it again, and the next reconcile looks once more.
 	gen, genErr := w.readGeneration(ctx)
 	again := w.coh.loaded
-	var before map[string]registry.StoredSkill
+	var before map[string]rowMark
 	if again {
 		before = w.snapshotPublished()
 	}

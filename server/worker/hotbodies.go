@@ -1,0 +1,91 @@
+package worker
+
+import (
+	"container/list"
+	"sync"
+
+	"github.com/iii-skills/skills/server/catalog"
+)
+
+// DefaultHotBodyBytes bounds the bodies kept in memory after a read when
+// published bodies live in the store (published.stored): the skills read
+// most recently, so a skill read over and over is not decoded from the
+// store each time, while a burst of registrations (which reads none)
+// leaves memory as it was.
+const DefaultHotBodyBytes = 4 << 20
+
+// hotBodies keeps recently read bodies, least recently read out first,
+// up to max bytes. A body is kept under its skill id and the digest of
+// the entry that read it, so an entry made by a newer write never gets an
+// older body.
+type hotBodies struct {
+	mu    sync.Mutex
+	max   int64
+	bytes int64
+	order *list.List // of *hotBody, most recent first
+	byID  map[string]*list.Element
+}
+
+type hotBody struct {
+	id     string
+	digest catalog.Digest
+	body   string
+}
+
+func newHotBodies(max int64) *hotBodies {
+	return &hotBodies{max: max, order: list.New(), byID: map[string]*list.Element{}}
+}
+
+// get returns id's body read for the entry with digest d.
+func (h *hotBodies) get(id string, d catalog.Digest) (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	el, ok := h.byID[id]
+	if !ok {
+		return "", false
+	}
+	b := el.Value.(*hotBody)
+	if b.digest != d {
+		return "", false
+	}
+	h.order.MoveToFront(el)
+	return b.body, true
+}
+
+// put keeps body as id's, read for the entry with digest d, and drops the
+// least recently read bodies beyond max.
+func (h *hotBodies) put(id string, d catalog.Digest, body string) {
+	if int64(len(body)) > h.max/4 {
+		return // one large body must not push out many small ones
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if el, ok := h.byID[id]; ok {
+		old := el.Value.(*hotBody)
+		h.bytes -= int64(len(old.body))
+		old.digest, old.body = d, body
+		h.bytes += int64(len(body))
+		h.order.MoveToFront(el)
+	} else {
+		h.byID[id] = h.order.PushFront(&hotBody{id: id, digest: d, body: body})
+		h.bytes += int64(len(body))
+	}
+	for h.bytes > h.max {
+		el := h.order.Back()
+		b := el.Value.(*hotBody)
+		h.order.Remove(el)
+		delete(h.byID, b.id)
+		h.bytes -= int64(len(b.body))
+	}
+}
+
+// drop forgets id (unregistered: its body need not stay).
+func (h *hotBodies) drop(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if el, ok := h.byID[id]; ok {
+		h.bytes -= int64(len(el.Value.(*hotBody).body))
+		h.order.Remove(el)
+		delete(h.byID, id)
+	}
+}
