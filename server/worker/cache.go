@@ -117,14 +117,10 @@ func (c *published) entryFor(s registry.StoredSkill) *catalog.Entry {
 			return e
 		}
 	}
-	return c.stored(entryOf(s), s.ID)
+	return c.stored(entryOf(s), s)
 }
 
-// followerReads is how many reads of a new entry its followers make (the
-// search index and the MCP Skills view read each new body once).
-const followerReads = 2
-
-// stored makes e (the entry of state row id) read its body from the store
+// stored makes e (the entry of state row s) read its body from the store
 // on each use instead of holding it, when the worker reads its own store.
 // Why: the body is already in the store's file; a second copy in the heap
 // is most of the registry's memory, and the collector's headroom over it
@@ -132,18 +128,24 @@ const followerReads = 2
 // description are copied out so that no substring keeps the body alive.
 // A read racing a newer write of the id returns the newer body, as a read
 // of a folder skill being edited returns the new file.
-func (c *published) stored(e *catalog.Entry, id string) *catalog.Entry {
+func (c *published) stored(e *catalog.Entry, s registry.StoredSkill) *catalog.Entry {
 	if c.read == nil {
 		return e
 	}
 	e.Title, e.Description = strings.Clone(e.Title), strings.Clone(e.Description)
-	digest := e.BodyDigest
-	// The first reads of a new entry are the catalog's followers (search
-	// index, MCP view) taking it in once; only a skill read again after
-	// them is worth keeping hot, or a burst of registrations would fill
-	// the hot bodies with skills nobody reads.
-	var reads atomic.Int32
+	id, digest := s.ID, e.BodyDigest
+	// The first read of a new entry is the search index taking it in, right
+	// after the write: it gets the body the write brought, which is then
+	// let go. Of the reads from the store, the first (the MCP view taking
+	// the skill in) is not kept hot: only a skill read again is, or a burst
+	// of registrations would fill the hot bodies with skills nobody reads.
+	var fresh atomic.Pointer[string]
+	fresh.Store(&s.Skill)
+	var storeReads atomic.Int32
 	e.Body = catalog.LazyString(e.Body.Size(), func() (string, error) {
+		if body := fresh.Swap(nil); body != nil {
+			return *body, nil
+		}
 		if body, ok := c.hot.get(id, digest); ok {
 			return body, nil
 		}
@@ -158,7 +160,7 @@ func (c *published) stored(e *catalog.Entry, id string) *catalog.Entry {
 		if err != nil {
 			return "", fmt.Errorf("stored skill %s: %w", id, err)
 		}
-		if reads.Add(1) > followerReads {
+		if storeReads.Add(1) > 1 {
 			c.hot.put(id, digest, row.Skill)
 		}
 		return row.Skill, nil

@@ -3,6 +3,7 @@ package worker
 import (
 	"container/list"
 	"sync"
+	"sync/atomic"
 
 	"github.com/iii-skills/skills/server/catalog"
 )
@@ -14,22 +15,25 @@ import (
 // leaves memory as it was.
 const DefaultHotBodyBytes = 4 << 20
 
-// hotBodies keeps recently read bodies, least recently read out first,
-// up to max bytes. A body is kept under its skill id and the digest of
-// the entry that read it, so an entry made by a newer write never gets an
-// older body.
+// hotBodies keeps recently read bodies up to max bytes, evicting with the
+// clock (second-chance) rule: a hit only sets the body's referenced flag
+// under a read lock, so 64 callers reading one hot skill do not queue on
+// a lock to reorder a list. A body is kept under its skill id and the
+// digest of the entry that read it, so an entry made by a newer write
+// never gets an older body.
 type hotBodies struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	max   int64
 	bytes int64
-	order *list.List // of *hotBody, most recent first
+	order *list.List // of *hotBody, newest first; eviction looks at the back
 	byID  map[string]*list.Element
 }
 
 type hotBody struct {
-	id     string
-	digest catalog.Digest
-	body   string
+	id         string
+	digest     catalog.Digest
+	body       string
+	referenced atomic.Bool // read since it was last passed over by eviction
 }
 
 func newHotBodies(max int64) *hotBodies {
@@ -38,8 +42,8 @@ func newHotBodies(max int64) *hotBodies {
 
 // get returns id's body read for the entry with digest d.
 func (h *hotBodies) get(id string, d catalog.Digest) (string, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.mu.RLock()
+	defer h.mu.RUnlock()
 	el, ok := h.byID[id]
 	if !ok {
 		return "", false
@@ -48,12 +52,12 @@ func (h *hotBodies) get(id string, d catalog.Digest) (string, bool) {
 	if b.digest != d {
 		return "", false
 	}
-	h.order.MoveToFront(el)
+	b.referenced.Store(true)
 	return b.body, true
 }
 
-// put keeps body as id's, read for the entry with digest d, and drops the
-// least recently read bodies beyond max.
+// put keeps body as id's, read for the entry with digest d, and drops
+// bodies not read lately beyond max.
 func (h *hotBodies) put(id string, d catalog.Digest, body string) {
 	if int64(len(body)) > h.max/4 {
 		return // one large body must not push out many small ones
@@ -73,6 +77,10 @@ func (h *hotBodies) put(id string, d catalog.Digest, body string) {
 	for h.bytes > h.max {
 		el := h.order.Back()
 		b := el.Value.(*hotBody)
+		if b.referenced.Swap(false) {
+			h.order.MoveToFront(el) // read since: a second chance
+			continue
+		}
 		h.order.Remove(el)
 		delete(h.byID, b.id)
 		h.bytes -= int64(len(b.body))

@@ -32,15 +32,24 @@ import (
 )
 
 func main() {
-	// The registry's live heap is mostly skill bodies: strings the collector
-	// never scans. Collecting at 50 % growth instead of 100 % costs little
-	// CPU and keeps the resident size near 1.5x the bodies instead of 2x.
-	// GOGC, when set, still wins.
+	// A registry on an external engine keeps every skill body in its heap:
+	// strings the collector never scans. Collecting at 50 % growth instead
+	// of 100 % costs little CPU and keeps the resident size near 1.5x the
+	// bodies instead of 2x. The standalone registry keeps bodies in its
+	// store (runWorker raises it to standaloneGCPercent). GOGC, when set,
+	// still wins.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
+
+// standaloneGCPercent is the collector's growth target of `skills
+// --standalone`, whose heap holds no skill bodies (they stay in the
+// store): at 50 % its small heap would be collected twice as often as the
+// bodies' did, for the same CPU it takes 75 % (docs/benchmarks.md, "Memory
+// right after a burst").
+const standaloneGCPercent = 75
 
 // usageCommands is the command list of `skills --help`: one entry per
 // subcommand (TestHelpListsEverySubcommand holds it to the table below).
@@ -159,6 +168,9 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg.Logger = log
+	if cfg.Engine.Standalone && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(standaloneGCPercent)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
