@@ -196,11 +196,11 @@ func (d *Directory) fromRegistry(ctx context.Context, root, worker, version, tag
 	k, v, _ := selector(version, tag)
 	u := d.cfg.RegistryURL + "/w/" + worker + "/skills?" + k + "=" + v
 	if err := d.downloadHosts.checkURL(u); err != nil {
-		return nil, err
+		return nil, refusal(err)
 	}
 	var b registryBundle
 	if err := d.getJSONWith(ctx, d.downloadHTTP, u, &b); err != nil {
-		return nil, err
+		return nil, refusal(err) // a redirect to a host not allowed
 	}
 	if b.Name != nil && *b.Name != worker {
 		return nil, fmt.Errorf(fmtRegistryName, rules.RustQuote(*b.Name), rules.RustQuote(worker))
@@ -326,7 +326,10 @@ func (d *Directory) fromGit(ctx context.Context, root, repo, skill, branch strin
 		return nil, invalidArguments(errors.New(msgBranchEmpty))
 	}
 	if err := d.downloadHosts.checkRepo(repo); err != nil {
-		return nil, err
+		if r := refusal(err); r != err {
+			return nil, r
+		}
+		return nil, invalidArguments(err) // a repo URL git would read another way
 	}
 	tmp, err := os.MkdirTemp("", "iii-directory-clone-")
 	if err != nil {

@@ -1,6 +1,8 @@
 package directory
 
 import (
+	"errors"
+
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 )
@@ -25,4 +27,15 @@ func invalidArguments(err error) error {
 // repository lacks) with code NOT_FOUND.
 func notFound(err error) error {
 	return &iii.InvocationError{Code: rules.CodeNotFound, Message: err.Error()}
+}
+
+// refusal answers a download the operator's download_hosts does not allow
+// (downloads off, or a host, registry redirect included, not listed) with
+// code FORBIDDEN, keeping the message; any other error is returned as is.
+func refusal(err error) error {
+	var h hostRefused
+	if errors.As(err, &h) {
+		return &iii.InvocationError{Code: rules.CodeForbidden, Message: err.Error()}
+	}
+	return err
 }

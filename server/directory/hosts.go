@@ -72,7 +72,7 @@ func (a hostAllowlist) empty() bool { return len(a.exact) == 0 && len(a.anyPort)
 // check allows host:port (port "" = the scheme's default, given as def).
 func (a hostAllowlist) check(host, port, def string) error {
 	if a.empty() {
-		return errDownloadsOff
+		return hostRefused{errDownloadsOff}
 	}
 	host = strings.ToLower(host)
 	if port == "" {
@@ -81,9 +81,16 @@ func (a hostAllowlist) check(host, port, def string) error {
 	if a.exact[net.JoinHostPort(host, port)] || (port == def && a.anyPort[host]) {
 		return nil
 	}
-	return fmt.Errorf("download host %s is not allowed: add it to %s in config.yaml (allowed: %s)",
-		net.JoinHostPort(host, port), SettingDownloadHosts, a.rendered)
+	return hostRefused{fmt.Errorf("download host %s is not allowed: add it to %s in config.yaml (allowed: %s)",
+		net.JoinHostPort(host, port), SettingDownloadHosts, a.rendered)}
 }
+
+// hostRefused is the operator's download_hosts refusing a host: a
+// refusal the caller cannot get past by asking again (refusal).
+type hostRefused struct{ err error }
+
+func (h hostRefused) Error() string { return h.err.Error() }
+func (h hostRefused) Unwrap() error { return h.err }
 
 // plainHost: a DNS name or an IP address, nothing a URL parser or git
 // could read another way (no brackets, '@', '/', ':' outside IPv6, spaces).

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // hostOf is the host:port of a URL, for download_hosts.
@@ -102,7 +104,7 @@ func TestDownloadDialsOnlyAllowedHosts(t *testing.T) {
 		cfg.RegistryURL = "http://" + target.addr()
 		s := startStack(t, []string{root}, cfg, Options{})
 		for _, a := range attacks {
-			s.fails(t, FnSkillsDownload, a, "downloads are off: download_hosts in config.yaml lists no host")
+			s.refused(t, FnSkillsDownload, a, rules.CodeForbidden, "downloads are off: download_hosts in config.yaml lists no host")
 		}
 	})
 
@@ -119,10 +121,10 @@ func TestDownloadDialsOnlyAllowedHosts(t *testing.T) {
 		cfg.DownloadHosts = []string{"github.com", hostOf(t, reg.URL)}
 		s := startStack(t, []string{root}, cfg, Options{})
 		notAllowed := "download host " + target.addr() + " is not allowed: add it to download_hosts in config.yaml (allowed: github.com, " + hostOf(t, reg.URL) + ")"
-		s.fails(t, FnSkillsDownload, attacks[0], notAllowed)
-		s.fails(t, FnSkillsDownload, attacks[1], notAllowed)
-		s.fails(t, FnSkillsDownload, attacks[2], notAllowed)
-		s.fails(t, FnSkillsDownload, attacks[3], "download host 127.0.0.1:22 is not allowed")
+		s.refused(t, FnSkillsDownload, attacks[0], rules.CodeForbidden, notAllowed)
+		s.refused(t, FnSkillsDownload, attacks[1], rules.CodeForbidden, notAllowed)
+		s.refused(t, FnSkillsDownload, attacks[2], rules.CodeForbidden, notAllowed)
+		s.refused(t, FnSkillsDownload, attacks[3], rules.CodeForbidden, "download host 127.0.0.1:22 is not allowed")
 		for repo, want := range map[string]string{
 			// An allowed name in the user part still dials the host after '@'.
 			"https://github.com@" + target.addr() + "/r.git": notAllowed,
@@ -134,10 +136,14 @@ func TestDownloadDialsOnlyAllowedHosts(t *testing.T) {
 			"git@github.com/../x:r.git":         "needs a plain host name",
 			"git@github.com":                    "needs a plain host name",
 		} {
-			s.fails(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "victim"}, want)
+			code := rules.CodeForbidden
+			if strings.Contains(want, "plain host name") {
+				code = rules.CodeInvalidArguments
+			}
+			s.refused(t, FnSkillsDownload, map[string]any{"repo": repo, "skill": "victim"}, code, want)
 		}
 		// The registry is allowed; its redirect to the target is not followed.
-		s.fails(t, FnSkillsDownload, map[string]any{"worker": "mailer"}, notAllowed)
+		s.refused(t, FnSkillsDownload, map[string]any{"worker": "mailer"}, rules.CodeForbidden, notAllowed)
 		if redirected.Load() == 0 {
 			t.Fatal("the allowed registry was not asked")
 		}

@@ -73,7 +73,7 @@ const (
 	msgSkillRequired     = "skill is required when repo is set"
 	msgWorkerRequired    = "worker is required when version or tag is set"
 	fmtCreateDir         = "create_dir_all %s: %v"
-	fmtHTTPGet           = "GET %s (%s): %v"
+	fmtHTTPGet           = "GET %s (%s): %w"
 	fmtHTTPStatus        = "registry GET %s returned HTTP %d: %s"
 	fmtDecodeRegistry    = "decode registry response: %v"
 	msgWorkerNameEmpty   = "worker name must be non-empty"

@@ -128,6 +128,16 @@ func (s *stack) fails(tb testing.TB, fn string, payload any, want string) {
 	}
 }
 
+// refused is fails for a verdict: the error carries code and a message
+// containing want.
+func (s *stack) refused(tb testing.TB, fn string, payload any, code, want string) {
+	tb.Helper()
+	_, err := s.call(fn, payload)
+	if got, msg := verdict(err); got != code || !strings.Contains(msg, want) {
+		tb.Fatalf("%s(%v) error = %v, want code %s and a message containing %q", fn, payload, err, code, want)
+	}
+}
+
 // sink registers a function bound to trigger type tt and returns the
 // payloads it receives (without the engine's _caller_worker_id).
 func (s *stack) sink(tb testing.TB, tt string, bound func() int) <-chan string {
