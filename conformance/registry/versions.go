@@ -165,11 +165,15 @@ var _ = group.Describe("versions, labels and rollback (V)", Label("versions"), f
 		id := scoped("v8")
 		register(ctx, id, "one\n", nil)
 		register(ctx, id, "two\n", nil)
+		// Both registrations' events first, so the next one is the rollback's.
+		Eventually(func() int { return len(ev.About("id", id)) }).WithTimeout(eventLimit).
+			WithPolling(20 * time.Millisecond).Should(BeNumerically(">=", 2))
 		before := len(ev.About("id", id))
 		call(ctx, "skills::rollback", map[string]any{"id": id, "version": 1})
 		Eventually(func() int { return len(ev.About("id", id)) }).WithTimeout(eventLimit).
 			WithPolling(20 * time.Millisecond).Should(BeNumerically(">", before))
-		last := ev.About("id", id)[len(ev.About("id", id))-1]
+		events := ev.About("id", id) // one snapshot: more may arrive meanwhile
+		last := events[len(events)-1]
 		Expect(payloadKeys(last)).To(Equal([]string{"id", "op"}))
 		Expect(last["op"]).To(Equal("register"))
 	})
