@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/iii-skills/skills/server/catalog"
@@ -111,7 +112,7 @@ func (r *Runtime) copyShared(ctx context.Context, raw json.RawMessage) error {
 	r.pubs.mu.Lock()
 	defer r.pubs.mu.Unlock()
 	if held, ok := r.pubs.records[key]; ok {
-		if !sameRecordFiles(held, rec) {
+		if !slices.Equal(held.Files, rec.Files) {
 			r.log.Warn("skills protocol: the shared copy of a published bundle differs from the one served here; this instance keeps its own (versions are immutable)", "bundle", key)
 		}
 		return nil
@@ -128,25 +129,8 @@ func (r *Runtime) copyShared(ctx context.Context, raw json.RawMessage) error {
 	if err != nil {
 		at = time.Now().UTC()
 	}
-	res, err := r.publishLocked(ctx, files, at, false)
-	if err != nil {
+	if _, err := r.publishLocked(ctx, files, at, key); err != nil {
 		return fmt.Errorf("shared bundle %s: %w", key, err)
 	}
-	if res.Name+"@"+res.Version != key {
-		r.log.Warn("skills protocol: a shared bundle record names another version than its skill.toml", "record", key, "manifest", res.Name+"@"+res.Version)
-	}
 	return nil
-}
-
-// sameRecordFiles reports whether two records list the same files.
-func sameRecordFiles(a, b bundleRecord) bool {
-	if len(a.Files) != len(b.Files) {
-		return false
-	}
-	for i := range a.Files {
-		if a.Files[i] != b.Files[i] {
-			return false
-		}
-	}
-	return true
 }

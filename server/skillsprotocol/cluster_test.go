@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -157,6 +158,39 @@ func TestPublishedBundlesReachOtherInstances(t *testing.T) {
 		}
 		if got := codeOf(t, c, "0.1.0"); got != "" {
 			t.Fatalf("c serves the changed 0.1.0 after a re-list: %q", got)
+		}
+	})
+
+	t.Run("a shared record whose files name another version is refused", func(t *testing.T) {
+		raw, ok, err := sharedStore.Get(sp.SharedBundleScope, "acme.tools.hello@0.2.0")
+		if err != nil || !ok {
+			t.Fatalf("shared record of 0.2.0: %v %v", ok, err)
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			t.Fatal(err)
+		}
+		rec["version"] = "9.9.9"
+		forged, _ := json.Marshal(rec)
+		if _, err := sharedStore.Set(sp.SharedBundleScope, "acme.tools.hello@9.9.9", forged); err != nil {
+			t.Fatal(err)
+		}
+		for i := range rec["files"].([]any) {
+			f, _, _ := sharedStore.Get(sp.SharedBundleScope+"-files", "acme.tools.hello@0.2.0#"+strconv.Itoa(i))
+			if _, err := sharedStore.Set(sp.SharedBundleScope+"-files", "acme.tools.hello@9.9.9#"+strconv.Itoa(i), f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e := newInstance(t, shared, nil, sp.Options{})
+		err = e.rt.ApplySharedBundle(ctx, "acme.tools.hello@9.9.9")
+		if err == nil || !strings.Contains(err.Error(), "its skill.toml names acme.tools.hello@0.2.0") {
+			t.Fatalf("copying a record that names another version: %v", err)
+		}
+		if n, _ := e.rt.PublishedStats(); n != 0 {
+			t.Fatalf("e holds %d bundle versions; want none", n)
+		}
+		if _, _, err := sharedStore.Delete(sp.SharedBundleScope, "acme.tools.hello@9.9.9"); err != nil {
+			t.Fatal(err)
 		}
 	})
 

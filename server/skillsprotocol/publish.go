@@ -132,7 +132,7 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 	files, err := decodeFiles(req.Files)
 	var res PublishResult
 	if err == nil {
-		res, err = r.publishLocked(ctx, files, time.Now().UTC(), true)
+		res, err = r.publishLocked(ctx, files, time.Now().UTC(), "")
 	}
 	r.pubs.mu.Unlock()
 	if err == nil && !res.Unchanged {
@@ -142,11 +142,13 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 }
 
 // publishLocked is Publish once the files are decoded, with r.pubs.mu
-// held. byCaller: the bundle comes from a caller of this instance (its
-// token's namespaces apply, and the shared copy is written); otherwise
-// from another registry instance's shared copy, checked there already
-// for the caller and checked here again for everything else.
-func (r *Runtime) publishLocked(ctx context.Context, files map[string][]byte, at time.Time, byCaller bool) (PublishResult, error) {
+// held. With sharedKey "" the bundle comes from a caller of this instance
+// (its token's namespaces apply, and the shared copy is written);
+// otherwise it is another registry instance's shared copy stored under
+// sharedKey (name@version), whose files must name that version: checked
+// there for the caller, and here again for everything else.
+func (r *Runtime) publishLocked(ctx context.Context, files map[string][]byte, at time.Time, sharedKey string) (PublishResult, error) {
+	byCaller := sharedKey == ""
 	var size int64
 	for _, b := range files {
 		size += int64(len(b))
@@ -168,6 +170,9 @@ func (r *Runtime) publishLocked(ctx context.Context, files map[string][]byte, at
 	}
 	res := PublishResult{Name: m.Name, Version: m.Version, Kind: m.Kind, Files: len(files)}
 	key := m.Name + "@" + m.Version
+	if !byCaller && key != sharedKey {
+		return PublishResult{}, fmt.Errorf("its skill.toml names %s", key)
+	}
 	if old, ok := r.pubs.records[key]; ok {
 		if sameFiles(old, e.Files) {
 			res.Unchanged = true

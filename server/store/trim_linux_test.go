@@ -56,7 +56,10 @@ func TestIdleStoreDropsMappedPages(t *testing.T) {
 	if _, err := s.Set("skills", "last", body); err != nil {
 		t.Fatal(err)
 	}
-	for mappedRSS(t, path) > 64<<10 {
-		time.Sleep(10 * time.Millisecond) // the test's own timeout bounds the wait
+	for deadline := time.Now().Add(30 * time.Second); mappedRSS(t, path) > 64<<10; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the state file's pages are still resident (%d bytes) 30 s after the last write", mappedRSS(t, path))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
