@@ -1,12 +1,12 @@
-# Skills folders and the iii-directory v0.5 surface (server/catalog, server/fsource,
-# server/directory). Included by the root Makefile.
+# Skills folders and the iii-directory v0.5 surface (server/internal/catalog, server/internal/fsource,
+# server/internal/directory). Included by the root Makefile.
 #
 #   make conformance-directory   the black-box `directory` group against our skills --standalone
 #                                on a folder it controls; against another engine:
 #                                III_URL=ws://host:port CONFORMANCE_SKILLS_FOLDER=/srv/skills make conformance-directory
 #   make bench-directory         cold load, index read, edit-to-subscriber latency, RSS (10 000 skills)
 #   make directory-deps          apt-get install git when git or git-http-backend is missing
-#                                (server/directory's download-from-git test serves a repository
+#                                (server/internal/directory's download-from-git test serves a repository
 #                                through git-http-backend; under make it fails instead of skipping)
 
 DIRECTORY_URL_FLAG := $(if $(filter environment environment\ override command\ line,$(origin III_URL)),--iii-url=$(III_URL))
@@ -22,7 +22,7 @@ directory-deps:
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq git; \
 	fi
 
-# server/directory's tests clone over git-http-backend; under make a missing git
+# server/internal/directory's tests clone over git-http-backend; under make a missing git
 # is a failure, not a skip.
 test-go: directory-deps
 test-go: export SKILLS_TEST_REQUIRE_GIT := 1
@@ -32,6 +32,6 @@ conformance-directory:
 		$(if $(CONFORMANCE_SKILLS_FOLDER),--skills-folder=$(CONFORMANCE_SKILLS_FOLDER))
 
 bench-directory:
-	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$${BENCHTIME:-2s} ./server/fsource/ ./server/catalog/ ./server/directory/
+	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$${BENCHTIME:-2s} ./server/internal/fsource/ ./server/internal/catalog/ ./server/internal/directory/
 
 TEST_TARGETS += conformance-directory

@@ -1,8 +1,8 @@
-# MCP: the skills MCP endpoint (server/mcp) driven by the official MCP TypeScript
+# MCP: the skills MCP endpoint (server/internal/mcp) driven by the official MCP TypeScript
 # clients, and the official MCP server conformance suite. Included by the root Makefile.
-# (The Go tests of server/mcp run with test-go.)
+# (The Go tests of server/internal/mcp run with test-go.)
 #
-#   make mcp-deps   npm ci in server/mcp/testdata/node-clients, only when its lock changed
+#   make mcp-deps   npm ci in server/internal/mcp/testdata/node-clients, only when its lock changed
 #   make test-mcp   Node client tests (v2 @modelcontextprotocol/client on 2026-07-28,
 #                   v1 @modelcontextprotocol/sdk on 2025-11-25; HTTP and stdio), then
 #                   @modelcontextprotocol/conformance against a freshly started
@@ -11,7 +11,7 @@
 
 NPM ?= npm
 NODE ?= node
-MCP_NODE := server/mcp/testdata/node-clients
+MCP_NODE := server/internal/mcp/testdata/node-clients
 
 .PHONY: mcp-deps test-mcp
 

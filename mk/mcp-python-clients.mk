@@ -2,9 +2,9 @@
 # Included by the root Makefile.
 #
 #   make mcp-py-deps      .venv-mcp-clients with the pinned clients (reinstalled only when
-#                         server/mcp/testdata/python-clients/requirements.txt changes)
+#                         server/internal/mcp/testdata/python-clients/requirements.txt changes)
 #   make mcp-py1-deps     .venv-mcp-v1 with the latest 1.x of the official `mcp` client
-#                         (server/mcp/testdata/python-v1/requirements.txt)
+#                         (server/internal/mcp/testdata/python-v1/requirements.txt)
 #   make test-mcp-python  FastMCP's Skills-extension client (skills/list, skills/get,
 #                         read_skill with digest checks, skills-ref validation of what it
 #                         wrote back) and the official `mcp` client over HTTP (2025-11-25
@@ -12,11 +12,11 @@
 #                         same quiet check with `mcp` 1.x (2025-11-25 over HTTP and stdio)
 
 PYTHON3 ?= python3
-MCP_PY := server/mcp/testdata/python-clients
+MCP_PY := server/internal/mcp/testdata/python-clients
 MCP_PY_VENV := $(CURDIR)/.venv-mcp-clients
 MCP_PY_STAMP := $(MCP_PY_VENV)/.deps-stamp
 
-MCP_PY1 := server/mcp/testdata/python-v1
+MCP_PY1 := server/internal/mcp/testdata/python-v1
 MCP_PY1_VENV := $(CURDIR)/.venv-mcp-v1
 MCP_PY1_STAMP := $(MCP_PY1_VENV)/.deps-stamp
 

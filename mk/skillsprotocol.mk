@@ -1,4 +1,4 @@
-# Skills Protocol runtime (server/skillsprotocol, server/sandbox): the sandbox needs
+# Skills Protocol runtime (server/internal/skillsprotocol, server/internal/sandbox): the sandbox needs
 # bubblewrap, util-linux prlimit and the system Python (/usr/bin/python3), installed here
 # on a fresh Debian/Ubuntu machine before any Go test runs, so the sandbox attack tests
 # run in CI and are never skipped there. Included by the root Makefile.

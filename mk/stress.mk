@@ -30,29 +30,29 @@ RPCMEM_MAX_MIB ?= 400
 LOADTEST := $(BIN)/loadtest
 
 FUZZ_TARGETS := \
-	./server/registry:FuzzParseURI \
-	./server/registry:FuzzTitleDescription \
-	./server/registry:FuzzNormalizeOutputs \
-	./server/registry:FuzzPrettyJSON \
+	./server/internal/registry:FuzzParseURI \
+	./server/internal/registry:FuzzTitleDescription \
+	./server/internal/registry:FuzzNormalizeOutputs \
+	./server/internal/registry:FuzzPrettyJSON \
 	./sdk-go/rules:FuzzValidators \
 	./sdk-go/rules:FuzzRustQuote \
 	./sdk-go/wire:FuzzValid \
 	./sdk-go/wire:FuzzHasSpace \
-	./server/engine:FuzzHandleFrame \
-	./server/engine:FuzzStateUpdateOps \
-	./server/engine:FuzzParseArgs \
-	./server/registry:FuzzDecodeInputs \
-	./server/registry:FuzzUnquote \
-	./server/engine:FuzzScanState \
-	./server/engine:FuzzStampCaller \
-	./server/httpguard:FuzzCheck \
+	./server/internal/engine:FuzzHandleFrame \
+	./server/internal/engine:FuzzStateUpdateOps \
+	./server/internal/engine:FuzzParseArgs \
+	./server/internal/registry:FuzzDecodeInputs \
+	./server/internal/registry:FuzzUnquote \
+	./server/internal/engine:FuzzScanState \
+	./server/internal/engine:FuzzStampCaller \
+	./server/internal/httpguard:FuzzCheck \
 	./sdk-go/skills:FuzzDecodeArguments \
 	./sdk-go/skills/internal/driver:FuzzDecodeCommand \
 	./sdk-go/wire:FuzzScanResultFrame \
-	./server/catalog:FuzzFrontmatter \
-	./server/skillsprotocol:FuzzParseManifest \
-	./server/skillsprotocol:FuzzBuildEntry \
-	./server/skillsprotocol:FuzzRPCParams
+	./server/internal/catalog:FuzzFrontmatter \
+	./server/internal/skillsprotocol:FuzzParseManifest \
+	./server/internal/skillsprotocol:FuzzBuildEntry \
+	./server/internal/skillsprotocol:FuzzRPCParams
 
 .PHONY: fuzz soak test-kill9 loadtest rpcmem
 

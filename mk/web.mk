@@ -1,4 +1,4 @@
-# The web page at / of the HTTP listener (server/web) and its browser tests.
+# The web page at / of the HTTP listener (server/internal/web) and its browser tests.
 # Included by the root Makefile.
 #
 #   make web-deps         apt-get install Debian's chromium when none is on PATH

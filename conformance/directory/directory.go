@@ -165,7 +165,7 @@ var _ = group.Describe("the iii-directory v0.5 surface", func() {
 				Metadata    json.RawMessage `json:"metadata"`
 			} `json:"functions"`
 		}
-		Expect(json.Unmarshal(mustCall(iii.EngineListFunctions, map[string]any{"prefix": "directory::"}), &fl)).To(Succeed())
+		Expect(json.Unmarshal(mustCall(iii.FnListFunctions, map[string]any{"prefix": "directory::"}), &fl)).To(Succeed())
 		got := map[string]string{}
 		for _, f := range fl.Functions {
 			got[f.FunctionID] = f.Description
@@ -187,7 +187,7 @@ var _ = group.Describe("the iii-directory v0.5 surface", func() {
 				ID string `json:"id"`
 			} `json:"triggers"`
 		}
-		Expect(json.Unmarshal(mustCall(iii.EngineListTriggers, map[string]any{"prefix": "directory::"}), &tl)).To(Succeed())
+		Expect(json.Unmarshal(mustCall(iii.FnListTriggers, map[string]any{"prefix": "directory::"}), &tl)).To(Succeed())
 		var ids []string
 		for _, t := range tl.Triggers {
 			ids = append(ids, t.ID)

@@ -265,7 +265,7 @@ func (c *Client) FunctionIDs(ctx context.Context) ([]string, error) {
 	var out struct {
 		Functions []iii.FunctionInfo `json:"functions"`
 	}
-	if err := c.CallInto(ctx, iii.EngineListFunctions, map[string]any{}, &out); err != nil {
+	if err := c.CallInto(ctx, iii.FnListFunctions, map[string]any{}, &out); err != nil {
 		return nil, err
 	}
 	ids := make([]string, 0, len(out.Functions))

@@ -132,7 +132,7 @@ var _ = group.Describe("publisher SDK (DRIVER.md)", func() {
 			Request  map[string]any `json:"request_schema"`
 			Response map[string]any `json:"response_schema"`
 		}
-		Expect(json.Unmarshal(call(ctx, iii.EngineInfoFunctions, map[string]any{"function_id": fid}), &info)).To(Succeed())
+		Expect(json.Unmarshal(call(ctx, iii.FnInfoFunctions, map[string]any{"function_id": fid}), &info)).To(Succeed())
 		Expect(info.Request).To(HaveKeyWithValue("type", "object"))
 		Expect(info.Request).To(HaveKeyWithValue("properties", And(HaveKey("message"), HaveKey("repeat"))))
 		Expect(info.Request).To(HaveKeyWithValue("required", ConsistOf("message", "repeat")))

@@ -112,7 +112,7 @@ func functionsByID(ctx context.Context) map[string]iii.FunctionInfo {
 	var out struct {
 		Functions []iii.FunctionInfo `json:"functions"`
 	}
-	callInto(ctx, iii.EngineListFunctions, map[string]any{}, &out)
+	callInto(ctx, iii.FnListFunctions, map[string]any{}, &out)
 	fns := map[string]iii.FunctionInfo{}
 	for _, f := range out.Functions {
 		if f.FunctionID != "" {

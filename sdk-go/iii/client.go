@@ -668,7 +668,7 @@ func (c *Client) replayLocked() [][]byte {
 		}
 		out = append(out, wire.EncodeMessage(&wire.Message{
 			Type:       wire.TypeInvokeFunction,
-			FunctionID: EngineRegisterWorker,
+			FunctionID: FnRegisterWorker,
 			Data:       mustMarshal(hello),
 			Action:     VoidAction(),
 		}))

@@ -11,7 +11,7 @@ import (
 // encodes them and every consumer decodes them with these types, so the
 // two sides cannot drift. Names follow the official iii SDKs (FunctionInfo,
 // WorkerInfo, TriggerTypeInfo, TriggerInfo); the JSON is the embedded
-// engine's, byte for byte (server/engine/listings_test.go pins it).
+// engine's, byte for byte (server/internal/engine/listings_test.go pins it).
 //
 // Values a consumer re-serves unchanged, and that engines may send with
 // another type or leave out, are json.RawMessage, so passing them on does

@@ -5,27 +5,27 @@ package iii
 // EngineTriggers.FUNCTIONS_AVAILABLE), so every package of this repo
 // writes them once, here.
 const (
-	EngineListFunctions          = "engine::functions::list"
-	EngineInfoFunctions          = "engine::functions::info"
-	EngineListWorkers            = "engine::workers::list"
-	EngineInfoWorkers            = "engine::workers::info"
-	EngineListTriggers           = "engine::triggers::list"
-	EngineInfoTriggers           = "engine::triggers::info"
-	EngineListRegisteredTriggers = "engine::registered-triggers::list"
-	EngineInfoRegisteredTriggers = "engine::registered-triggers::info"
-	EngineRegisterWorker         = "engine::workers::register"
+	FnListFunctions          = "engine::functions::list"
+	FnInfoFunctions          = "engine::functions::info"
+	FnListWorkers            = "engine::workers::list"
+	FnInfoWorkers            = "engine::workers::info"
+	FnListTriggers           = "engine::triggers::list"
+	FnInfoTriggers           = "engine::triggers::info"
+	FnListRegisteredTriggers = "engine::registered-triggers::list"
+	FnInfoRegisteredTriggers = "engine::registered-triggers::info"
+	FnRegisterWorker         = "engine::workers::register"
 
-	// EngineWorkerIdentity is ours (not in the official SDKs): the calling
+	// FnWorkerIdentity is ours (not in the official SDKs): the calling
 	// connection's identity, or whether another connection is alive.
-	EngineWorkerIdentity = "engine::workers::identity"
+	FnWorkerIdentity = "engine::workers::identity"
 )
 
 // Trigger types the engine itself fires.
 const (
-	EngineFunctionsAvailable = "engine::functions-available"
-	// EngineWorkersAvailable fires when a worker connects, changes its
+	TriggerFunctionsAvailable = "engine::functions-available"
+	// TriggerWorkersAvailable fires when a worker connects, changes its
 	// metadata or leaves.
-	EngineWorkersAvailable = "engine::workers-available"
+	TriggerWorkersAvailable = "engine::workers-available"
 )
 
 // Ids of the engine's state functions.

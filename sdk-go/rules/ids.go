@@ -1,7 +1,7 @@
 package rules
 
 // Function ids and trigger type ids of the skills registry, written once
-// here for the registry (server/registry, server/worker) and the Go
+// here for the registry (server/internal/registry, server/internal/worker) and the Go
 // publisher (sdk-go/skills). Their descriptions are served from the
 // worker's api.json.
 const (

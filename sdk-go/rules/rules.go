@@ -1,6 +1,6 @@
 // Package rules holds the skills registry's validation rules and their
 // exact upstream (skills v0.2.2) messages. The registry worker
-// (server/registry) and the Go publisher (sdk-go/skills) both call it, so a
+// (server/internal/registry) and the Go publisher (sdk-go/skills) both call it, so a
 // publisher refuses locally with the very text the registry would answer.
 // It depends on the standard library only.
 //

@@ -10,7 +10,7 @@ import (
 )
 
 // The rules are pinned message by message by the registry's specs
-// (server/registry) and the Go publisher's tests (sdk-go/skills), which both
+// (server/internal/registry) and the Go publisher's tests (sdk-go/skills), which both
 // call them; these tests cover what only this package defines.
 
 func TestRustQuote(t *testing.T) {

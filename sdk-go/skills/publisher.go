@@ -28,7 +28,7 @@ const (
 	FnPromptsUnregister  = rules.FnPromptsUnregister
 	TriggerSkillChange   = rules.TriggerSkillsOnChange
 	TriggerPromptChange  = rules.TriggerPromptsOnChange
-	TriggerFunctionsList = iii.EngineFunctionsAvailable
+	TriggerFunctionsList = iii.TriggerFunctionsAvailable
 )
 
 // DefaultCallTimeout bounds each registry call.
@@ -548,7 +548,7 @@ func (p *Publisher) functionsAvailable(ctx context.Context, data json.RawMessage
 	_ = json.Unmarshal(data, &ev)
 	if ev.Functions == nil {
 		// No list in the event: ask the engine.
-		res, err := p.trigger(ctx, iii.EngineListFunctions, map[string]any{"prefix": "skills::"})
+		res, err := p.trigger(ctx, iii.FnListFunctions, map[string]any{"prefix": "skills::"})
 		if err != nil {
 			p.log.Debug("engine::functions::list failed", "error", err)
 			return nil, nil

@@ -1,6 +1,6 @@
 // Package wire is the iii worker protocol on the wire, shared by the client
 // ([github.com/iii-skills/skills/sdk-go/iii]) and the embedded engine
-// (server/engine): one definition of every frame, code and encoding, so the
+// (server/internal/engine): one definition of every frame, code and encoding, so the
 // two sides cannot drift apart.
 //
 // # Frames

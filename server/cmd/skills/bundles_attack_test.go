@@ -22,8 +22,8 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/testutil"
-	"github.com/iii-skills/skills/server/skillsprotocol"
 )
 
 // spServer is a `skills --standalone` with its data folder and config,

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/testutil"
-	"github.com/iii-skills/skills/server/skillsprotocol"
 )
 
 // settledRSS samples the resident set (VmRSS, and RssAnon: the heap and

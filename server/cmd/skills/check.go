@@ -13,7 +13,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
-	"github.com/iii-skills/skills/server/skillcheck"
+	"github.com/iii-skills/skills/server/internal/skillcheck"
 )
 
 const checkUsage = `Usage: skills check [--format text|github|json] [--strict] [--url URL] PATH...
@@ -62,7 +62,7 @@ func (r *checkRemote) HasFunction(ctx context.Context, id string) (bool, error) 
 	if r.fns == nil {
 		ctx, cancel := context.WithTimeout(ctx, r.timeout)
 		defer cancel()
-		raw, err := r.client.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.EngineListFunctions,
+		raw, err := r.client.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.FnListFunctions,
 			Data: json.RawMessage(`{}`), Timeout: r.timeout})
 		if err != nil {
 			return false, err

@@ -14,7 +14,7 @@ import (
 )
 
 // fixtures is skillcheck's folder of broken (and good) skills.
-const fixtures = "../../skillcheck/testdata"
+const fixtures = "../../internal/skillcheck/testdata"
 
 func TestCheckExitStatusAndFormats(t *testing.T) {
 	var out, errb bytes.Buffer

@@ -11,7 +11,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/iii-skills/skills/server/app"
+	"github.com/iii-skills/skills/server/internal/app"
 )
 
 // parseFlags parses args with fs. --help / -h prints fs's usage on stdout

@@ -7,7 +7,7 @@ package main
 import (
 	"flag"
 
-	"github.com/iii-skills/skills/server/httpguard"
+	"github.com/iii-skills/skills/server/internal/httpguard"
 )
 
 // allowedHosts is the flag's list when the flag was given, else the config

@@ -11,7 +11,7 @@
 //	skills help [COMMAND]                        usage of skills or of one command (stdout)
 //
 // This file only dispatches: the server itself is assembled by package
-// server/app (Config, Load, Start); each subcommand lives in its own file.
+// server/internal/app (Config, Load, Start); each subcommand lives in its own file.
 package main
 
 import (
@@ -27,8 +27,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/iii-skills/skills/server/app"
-	"github.com/iii-skills/skills/server/worker"
+	"github.com/iii-skills/skills/server/internal/app"
+	"github.com/iii-skills/skills/server/internal/worker"
 )
 
 func main() {

@@ -20,10 +20,10 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/app"
-	"github.com/iii-skills/skills/server/health"
-	skillsmcp "github.com/iii-skills/skills/server/mcp"
-	"github.com/iii-skills/skills/server/skillsext"
+	"github.com/iii-skills/skills/server/internal/app"
+	"github.com/iii-skills/skills/server/internal/health"
+	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
+	"github.com/iii-skills/skills/server/internal/skillsext"
 )
 
 // engineConnected is the readiness of `skills mcp`: it serves what the

@@ -1,7 +1,7 @@
 package main
 
 // `skills sp-tools --format schema|openai|anthropic` (the /rpc endpoint
-// itself is wired in server/app).
+// itself is wired in server/internal/app).
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/iii-skills/skills/server/skillsprotocol"
+	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 )
 
 func runSPTools(args []string, stdout, stderr io.Writer) int {

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/testutil"
-	"github.com/iii-skills/skills/server/skillsprotocol"
 )
 
 // waitListening waits until addr accepts connections (readiness, not a

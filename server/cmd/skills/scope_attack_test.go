@@ -22,7 +22,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/skillsprotocol"
+	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 )
 
 const (

@@ -13,7 +13,8 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/worker"
+	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/worker"
 )
 
 // runSearch is `skills search [flags] QUERY...`: skills::search on the
@@ -68,14 +69,14 @@ func runSearch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "skills search: cannot reach the iii engine at %s: %v\n", *engineURL, err)
 		return 1
 	}
-	out, err := client.Trigger(ctx, iii.TriggerRequest{FunctionID: worker.FnSkillsSearch, Data: body, Timeout: *timeout})
+	out, err := client.Trigger(ctx, iii.TriggerRequest{FunctionID: rules.FnSkillsSearch, Data: body, Timeout: *timeout})
 	if err != nil {
 		var ie *iii.InvocationError
 		if errors.As(err, &ie) && ie.Code == "INVALID_ARGUMENTS" {
 			fmt.Fprintf(stderr, "skills search: %s\n", ie.Message)
 			return 2
 		}
-		fmt.Fprintf(stderr, "skills search: %s: %v\n", worker.FnSkillsSearch, err)
+		fmt.Fprintf(stderr, "skills search: %s: %v\n", rules.FnSkillsSearch, err)
 		return 1
 	}
 	if *asJSON {

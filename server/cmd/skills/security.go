@@ -5,8 +5,8 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/app"
-	skillsmcp "github.com/iii-skills/skills/server/mcp"
+	"github.com/iii-skills/skills/server/internal/app"
+	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
 )
 
 // Environment variables that supply a flag's value when it is not given.

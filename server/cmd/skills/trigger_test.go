@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iii-skills/skills/server/app"
+	"github.com/iii-skills/skills/server/internal/app"
 )
 
 // startEngine starts an embedded engine alone (no registry) and returns

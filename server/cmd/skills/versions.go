@@ -14,8 +14,8 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/history"
-	"github.com/iii-skills/skills/server/worker"
+	"github.com/iii-skills/skills/server/internal/history"
+	"github.com/iii-skills/skills/server/internal/worker"
 )
 
 // adminTokenEnv supplies --admin-token when the flag is not given.

@@ -1,6 +1,6 @@
 package main
 
-// The web page (server/web) driven by a real Chromium against the real
+// The web page (server/internal/web) driven by a real Chromium against the real
 // skills binary: a standalone registry with a skills folder, a token and a
 // publisher connected over iii. The tests skip with "not run: no chromium"
 // when no browser is installed, unless SKILLS_TEST_REQUIRE_CHROMIUM=1

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/iii-skills/skills/server/history"
+	"github.com/iii-skills/skills/server/internal/history"
 )
 
 // versions is TestWebPageInBrowser/VersionsLabelsAndDiffs: a skill

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/engine"
+	"github.com/iii-skills/skills/server/internal/engine"
 )
 
 // goSide is the Go worker the scripts talk to.

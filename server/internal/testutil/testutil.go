@@ -5,7 +5,7 @@
 // (SkillsBinary, BuildSkills) and a process's resident memory read from
 // /proc (ProcStatus, SelfRSS, SettledRSS). It is imported by tests only.
 // The whole server started for a test is in package appstack (it imports
-// server/app, which testutil cannot: the packages app assembles use
+// server/internal/app, which testutil cannot: the packages app assembles use
 // testutil in their internal tests, and that would be an import cycle).
 package testutil
 

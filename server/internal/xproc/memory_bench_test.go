@@ -9,8 +9,8 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/testutil"
-	"github.com/iii-skills/skills/server/registry"
 )
 
 // BenchmarkMemory10K measures the resident size of a fresh `skills
@@ -98,7 +98,7 @@ func memoryBurst(b *testing.B, burst string, n, writers int) memSample {
 		defer clients[i].Close()
 	}
 	if burst == "fetch" {
-		if err := call(clients[0], registry.FnSkillsRegister, map[string]string{"id": "w0/s0", "skill": body2K(0)}); err != nil {
+		if err := call(clients[0], rules.FnSkillsRegister, map[string]string{"id": "w0/s0", "skill": body2K(0)}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -110,7 +110,7 @@ func memoryBurst(b *testing.B, burst string, n, writers int) memSample {
 	if burst == "register" {
 		parallelRegister(b, clients, n, nestedID, body2K)
 	} else {
-		parallelCall(b, clients, n, registry.FnSkillFetch, func(int) any { return map[string]string{"uri": "iii://w0/s0"} })
+		parallelCall(b, clients, n, rules.FnSkillFetch, func(int) any { return map[string]string{"uri": "iii://w0/s0"} })
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/registry"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // corpusDir holds the search evaluation corpus (real skills, licences
 // beside them).
-const corpusDir = "../../search/testdata/corpus"
+const corpusDir = "../search/testdata/corpus"
 
 // BenchmarkSearch10K measures skills::search from another process over
 // 10 000 published skills (bodies of the search corpus, 322 skills
@@ -34,7 +34,7 @@ func BenchmarkSearch10K(b *testing.B) {
 	// The index follows the catalog's changes in order: once a skill
 	// registered last is found, every earlier one is indexed.
 	c := clients[0]
-	if err := call(c, registry.FnSkillsRegister, map[string]string{"id": "zz/sentinel", "skill": "# Sentinel\n\nquokkasentinel\n"}); err != nil {
+	if err := call(c, rules.FnSkillsRegister, map[string]string{"id": "zz/sentinel", "skill": "# Sentinel\n\nquokkasentinel\n"}); err != nil {
 		b.Fatal(err)
 	}
 	for {
@@ -75,7 +75,7 @@ func corpusBodies(b *testing.B) []string {
 
 func evalQueries(b *testing.B) []string {
 	b.Helper()
-	f, err := os.Open("../../search/testdata/eval/queries.tsv")
+	f, err := os.Open("../search/testdata/eval/queries.tsv")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/testutil"
-	"github.com/iii-skills/skills/server/registry"
 )
 
 // Versions (issue 23), measured like BenchmarkRegister and BenchmarkFetch:
@@ -52,7 +52,7 @@ func BenchmarkRegisterVersion(b *testing.B) {
 					if changed {
 						body = body2K(ids + n) // a header no earlier call had
 					}
-					return call(c, registry.FnSkillsRegister, map[string]string{"id": "v/s" + strconv.Itoa(id), "skill": body})
+					return call(c, rules.FnSkillsRegister, map[string]string{"id": "v/s" + strconv.Itoa(id), "skill": body})
 				}
 			}
 			pid := skills.cmd.Process.Pid
@@ -76,7 +76,7 @@ func parallelRegister(b *testing.B, clients []*iii.Client, n int, id, body func(
 		go func() {
 			defer wg.Done()
 			for i := ci; i < n; i += len(clients) {
-				if err := call(c, registry.FnSkillsRegister, map[string]string{"id": id(i), "skill": body(i)}); err != nil {
+				if err := call(c, rules.FnSkillsRegister, map[string]string{"id": id(i), "skill": body(i)}); err != nil {
 					failed.Store(err)
 					return
 				}
@@ -98,7 +98,7 @@ func BenchmarkReadSelector(b *testing.B) {
 	const ids = 100
 	for i := range ids {
 		id := "v/s" + strconv.Itoa(i)
-		if err := call(c0, registry.FnSkillsRegister, map[string]string{"id": id, "skill": body2K(i)}); err != nil {
+		if err := call(c0, rules.FnSkillsRegister, map[string]string{"id": id, "skill": body2K(i)}); err != nil {
 			b.Fatal(err)
 		}
 		if err := call(c0, "skills::label", map[string]any{"id": id, "label": "production", "version": 1}); err != nil {
@@ -118,7 +118,7 @@ func BenchmarkReadSelector(b *testing.B) {
 					c := dial(b, skills.url)
 					ops[i] = func() error {
 						uri := "iii://v/s" + strconv.Itoa(int(seq.Add(1))%ids) + sel
-						return call(c, registry.FnSkillsResourcesRead, map[string]string{"uri": uri})
+						return call(c, rules.FnSkillsResourcesRead, map[string]string{"uri": uri})
 					}
 				}
 				// The server's CPU per read: what a selector adds, less
@@ -160,7 +160,7 @@ func BenchmarkHistoryMemory10Kx10(b *testing.B) {
 	bodies := float64(n * versions * 2048)
 	b.Run(fmt.Sprintf("skills=%d/versions=%d", n, versions), func(b *testing.B) {
 		for range b.N {
-			if err := call(clients[0], registry.FnSkillsResourcesRead, map[string]string{"uri": "iii://v/s1@3"}); err != nil {
+			if err := call(clients[0], rules.FnSkillsResourcesRead, map[string]string{"uri": "iii://v/s1@3"}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -21,8 +21,9 @@ import (
 
 	"github.com/gorilla/websocket"
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/testutil"
-	"github.com/iii-skills/skills/server/registry"
 )
 
 func TestMain(m *testing.M) {
@@ -91,7 +92,7 @@ func startSkills(b *testing.B, data string) *skillsProc {
 	b.Cleanup(p.kill)
 	c := dial(b, p.url)
 	deadline := time.Now().Add(15 * time.Second)
-	for call(c, registry.FnSkillsList, map[string]any{}) != nil {
+	for call(c, rules.FnSkillsList, map[string]any{}) != nil {
 		if time.Now().After(deadline) {
 			b.Fatal("skills --standalone did not answer within 15 s")
 		}
@@ -196,7 +197,7 @@ var bodyFiller = strings.Repeat("- a line of orientation text about one function
 func BenchmarkFetch(b *testing.B) {
 	floorURL := startFloor(b)
 	skills := startSkills(b, b.TempDir())
-	if err := call(dial(b, skills.url), registry.FnSkillsRegister, map[string]string{"id": "bench/one", "skill": body2K(1)}); err != nil {
+	if err := call(dial(b, skills.url), rules.FnSkillsRegister, map[string]string{"id": "bench/one", "skill": body2K(1)}); err != nil {
 		b.Fatal(err)
 	}
 	fetch := map[string]string{"uri": "iii://bench/one"}
@@ -218,7 +219,7 @@ func BenchmarkFetch(b *testing.B) {
 			ops := make([]func() error, callers)
 			for i := range ops {
 				c := dial(b, skills.url)
-				ops[i] = func() error { return call(c, registry.FnSkillFetch, fetch) }
+				ops[i] = func() error { return call(c, rules.FnSkillFetch, fetch) }
 			}
 			r := measure(b, ops)
 			if floor.opsPerSec > 0 {
@@ -246,7 +247,7 @@ func BenchmarkRegister(b *testing.B) {
 			ops[i] = func() error {
 				n := seq.Add(1)
 				id := "w" + strconv.FormatInt(n%100, 10) + "/s" + strconv.FormatInt(n, 10)
-				if err := call(c, registry.FnSkillsRegister, map[string]string{"id": id, "skill": body2K(int(n))}); err != nil {
+				if err := call(c, rules.FnSkillsRegister, map[string]string{"id": id, "skill": body2K(int(n))}); err != nil {
 					return err
 				}
 				acked.Store(id, true)
@@ -262,7 +263,7 @@ func BenchmarkRegister(b *testing.B) {
 	})
 	skills.kill()
 	restarted := startSkills(b, data)
-	out, err := dial(b, restarted.url).Trigger(context.Background(), iii.TriggerRequest{FunctionID: registry.FnSkillsList, Data: json.RawMessage(`{}`), Timeout: 30 * time.Second})
+	out, err := dial(b, restarted.url).Trigger(context.Background(), iii.TriggerRequest{FunctionID: rules.FnSkillsList, Data: json.RawMessage(`{}`), Timeout: 30 * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/iii-skills/skills/server/app"
+	"github.com/iii-skills/skills/server/internal/app"
 )
 
 // Config is a standalone server on free loopback ports, its data in a

@@ -1,0 +1,249 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/engine"
+)
+
+// DefaultResultResend is how long after a result the worker sends it
+// again against an external engine (docs/upstream-engine-race.md).
+const DefaultResultResend = 50 * time.Millisecond
+
+// DefaultClaimTimeout bounds how long the worker keeps asking for function
+// ids another worker holds before it exits (--claim-timeout).
+const DefaultClaimTimeout = 30 * time.Second
+
+// fnIdentity is our engine's identity built-in; on an engine that lacks it
+// the call still serves as the round trip claimFunctions needs.
+const fnIdentity = iii.FnWorkerIdentity
+
+// claimResult is what claimFunctions learned about the engine.
+type claimResult struct {
+	// stampsCaller: the engine replaces a client's engine.CallerKey
+	// metadata with the real caller (probeCallerStamp), so the registry
+	// may trust it.
+	stampsCaller bool
+}
+
+// fnCallerProbe is the registry's internal function that answers the
+// engine.CallerKey worker_id of the invocation it receives.
+const fnCallerProbe = "skills::caller-probe"
+
+// registerCallerProbe registers fnCallerProbe (before Connect, like every
+// registry function).
+func registerCallerProbe(client *iii.Client) error {
+	_, err := client.RegisterFunction(fnCallerProbe, func(ctx context.Context, _ json.RawMessage) (any, error) {
+		var m map[string]json.RawMessage
+		var c struct {
+			WorkerID string `json:"worker_id"`
+		}
+		if meta, ok := iii.MetadataFromContext(ctx); ok && json.Unmarshal(meta, &m) == nil {
+			_ = json.Unmarshal(m[engine.CallerKey], &c)
+		}
+		return c.WorkerID, nil
+	}, iii.RegisterFunctionOptions{
+		Description: "Internal: tells the registry whether its engine stamps the caller into invocation metadata.",
+		Metadata:    iii.InternalMetadata,
+	})
+	return err
+}
+
+// probeCallerStamp calls our own probe with a forged caller: an engine
+// that stamps the caller (ours) replaces it with our worker id; one that
+// passes metadata through leaves the forgery. Asking the engine itself
+// (engine::workers::identity) would not do: on an engine that does not
+// reserve engine::* ids, anyone could answer for it.
+func probeCallerStamp(ctx context.Context, client *iii.Client) (bool, error) {
+	const forged = "forged-by-the-probe"
+	meta, _ := json.Marshal(map[string]any{engine.CallerKey: map[string]string{"worker_id": forged}})
+	out, err := triggerPatiently(ctx, client, iii.TriggerRequest{FunctionID: fnCallerProbe, Data: json.RawMessage(`{}`), Metadata: meta})
+	if err != nil {
+		return false, fmt.Errorf("the registry's caller probe failed: %w", err)
+	}
+	var got string
+	_ = json.Unmarshal(out, &got)
+	return got != "" && got == client.WorkerID(), nil
+}
+
+// claimFunctions makes sure the engine accepted every function the client
+// registered before the worker says it is ready. A round trip orders the
+// check after the replayed registrations; each function another worker
+// holds is logged with its owner and asked for again with capped backoff
+// (the holder may be leaving) until bound, then it fails naming the
+// holders, so a registry that cannot serve its own ids never claims to.
+func claimFunctions(ctx context.Context, client *iii.Client, bound time.Duration, log *slog.Logger) (claimResult, error) {
+	if bound <= 0 {
+		bound = DefaultClaimTimeout
+	}
+	deadline := time.Now().Add(bound)
+	delay := 250 * time.Millisecond
+	var res claimResult
+	for attempt := 1; ; attempt++ {
+		_, err := triggerPatiently(ctx, client, iii.TriggerRequest{FunctionID: fnIdentity, Data: json.RawMessage(`{}`)})
+		var ie *iii.InvocationError
+		switch {
+		case err == nil, errors.As(err, &ie) && ie.Code == iii.CodeFunctionNotFound:
+			// Any answer will do: it orders the check after the replay.
+		case ctx.Err() != nil:
+			return res, ctx.Err()
+		default:
+			return res, fmt.Errorf("no answer from the engine after registering: %w", err)
+		}
+		refused := client.RefusedFunctions()
+		types := heldTriggerTypes(ctx, client)
+		if len(refused) == 0 && len(types) == 0 {
+			// The probe is one of our functions: only now is it ours.
+			if res.stampsCaller, err = probeCallerStamp(ctx, client); err != nil {
+				return res, err
+			}
+		}
+		if len(refused) == 0 && len(types) == 0 {
+			if attempt > 1 {
+				log.Info("every registry function and trigger type is registered now", "attempts", attempt)
+			}
+			return res, nil
+		}
+		held := describeHolders(ctx, client, refused)
+		for i, r := range refused {
+			log.Error("another worker holds a function of the registry; not ready", "function_id", r.FunctionID,
+				"owner_worker_id", r.OwnerWorkerID, "owner", held[i], "reason", r.Reason, "attempt", attempt)
+		}
+		for _, t := range types {
+			log.Error("another worker provides a trigger type of the registry; not ready (ours is on standby)", "trigger_type", t, "attempt", attempt)
+		}
+		held = append(held, types...)
+		left := time.Until(deadline)
+		if left <= 0 {
+			return res, fmt.Errorf("the engine gave %d of the registry's functions and trigger types to other workers for %s: %s; stop the worker that holds them or point --url at another engine (--claim-timeout sets how long to wait)",
+				len(held), bound, strings.Join(held, "; "))
+		}
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-time.After(min(delay, left)):
+		}
+		delay = min(delay*2, 5*time.Second)
+		client.RetryRefusedFunctions()
+	}
+}
+
+// describeHolders says who holds each refused function: "skills::list is
+// held by worker <id> (name <name>)", the engine itself, or the token.
+func describeHolders(ctx context.Context, client *iii.Client, refused []*iii.RegistrationRejectedError) []string {
+	names := workerNames(ctx, client)
+	out := make([]string, len(refused))
+	for i, r := range refused {
+		switch {
+		case r.Reason != "":
+			out[i] = r.FunctionID + " is refused: " + r.Reason
+		case r.OwnerWorkerID == "":
+			out[i] = r.FunctionID + " is reserved by the engine"
+		case names[r.OwnerWorkerID] != "":
+			out[i] = fmt.Sprintf("%s is held by worker %s (name %q)", r.FunctionID, r.OwnerWorkerID, names[r.OwnerWorkerID])
+		default:
+			out[i] = fmt.Sprintf("%s is held by worker %s", r.FunctionID, r.OwnerWorkerID)
+		}
+	}
+	return out
+}
+
+// workerNames maps worker ids to names from engine::workers::list (best
+// effort: nil when the engine does not answer).
+func workerNames(ctx context.Context, client *iii.Client) map[string]string {
+	callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: iii.FnListWorkers, Data: json.RawMessage(`{}`)})
+	if err != nil {
+		return nil
+	}
+	var list struct {
+		Workers []iii.WorkerInfo `json:"workers"`
+	}
+	if json.Unmarshal(out, &list) != nil {
+		return nil
+	}
+	names := make(map[string]string, len(list.Workers))
+	for _, w := range list.Workers {
+		names[w.StringID()] = w.StringName()
+	}
+	return names
+}
+
+// reclaimOnReconnect runs claimFunctions on every later connection (an
+// engine that restarted may have let another worker take the ids first),
+// hands what its probe found to setStamped (the engine may be another one
+// now) and reports a failure on the returned channel.
+func reclaimOnReconnect(ctx context.Context, client *iii.Client, bound time.Duration, log *slog.Logger, setStamped func(bool)) <-chan error {
+	failed := make(chan error, 1)
+	var seen atomic.Int32
+	client.OnConnect(func(cctx context.Context) {
+		if seen.Add(1) == 1 {
+			return // the connection claimFunctions has just checked
+		}
+		res, err := claimFunctions(cctx, client, bound, log)
+		if err == nil {
+			setStamped(res.stampsCaller)
+		}
+		if err != nil && cctx.Err() == nil && ctx.Err() == nil {
+			select {
+			case failed <- err:
+			default:
+			}
+		}
+	})
+	return failed
+}
+
+// heldTriggerTypes names the client's trigger types another worker
+// provides ("skills::on-change is provided by worker <id>"). The engine
+// answers registertriggertype with nothing and keeps a second provider on
+// standby, so only our engine's engine::triggers::info (provider_worker_id)
+// tells; another engine's answer lacks the key and is not judged. The
+// standby registration takes over when the holder leaves.
+func heldTriggerTypes(ctx context.Context, client *iii.Client) []string {
+	var out []string
+	me := client.WorkerID()
+	for _, id := range client.TriggerTypeIDs() {
+		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		data, _ := json.Marshal(map[string]string{"id": id})
+		raw, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: iii.FnInfoTriggers, Data: data})
+		cancel()
+		var info iii.TriggerTypeDetail
+		switch {
+		case err != nil:
+			// Not ours to judge: an engine without the type's info.
+		case json.Unmarshal(raw, &info) != nil || info.ProviderWorkerID == nil:
+		case *info.ProviderWorkerID != me:
+			out = append(out, fmt.Sprintf("trigger type %s is provided by worker %s", id, *info.ProviderWorkerID))
+		}
+	}
+	return out
+}
+
+// triggerPatiently makes a call of claimFunctions, asking up to three times
+// when an answer does not come within 5 s: the real iii engine can lose the
+// result of a call answered very fast (docs/upstream-engine-race.md), and losing
+// one must not stop the worker.
+func triggerPatiently(ctx context.Context, client *iii.Client, req iii.TriggerRequest) (json.RawMessage, error) {
+	var err error
+	for try := 0; try < 3; try++ {
+		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		var out json.RawMessage
+		out, err = client.Trigger(callCtx, req)
+		timedOut := callCtx.Err() != nil && ctx.Err() == nil
+		cancel()
+		if err == nil || !timedOut {
+			return out, err
+		}
+	}
+	return nil, err
+}

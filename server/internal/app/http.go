@@ -1,0 +1,130 @@
+package app
+
+// The HTTP listener: /mcp, /rpc (with rpc_path), the web page at / and the
+// probes, for the assembled server and for `skills mcp`.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/health"
+	"github.com/iii-skills/skills/server/internal/httpguard"
+	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
+	"github.com/iii-skills/skills/server/internal/skillsprotocol"
+	"github.com/iii-skills/skills/server/internal/worker"
+)
+
+// StartHTTP serves the MCP endpoint for client on addr until ctx ends and
+// returns a func that stops it and waits. backend (nil: iii:// only)
+// serves the skill:// catalog; tools carries the tool options
+// (NoSkillTools, AllowSideEffects and its setting's name). With rt set, the same listener serves the
+// Skills Protocol endpoint at rpcPath (and its tool definitions at
+// rpcPath/tools) behind the same guard. With page set, it also serves the
+// web page of its catalog at / (server/internal/web).
+func StartHTTP(ctx context.Context, client *iii.Client, addr string, opts skillsmcp.HTTPOptions, backend skillsmcp.Backend,
+	tools skillsmcp.Options, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string, page *webSource, ready health.Check) (bound net.Addr, stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := skillsmcp.New(client, MCPOptions(tools, backend, log))
+	ctx, cancel := context.WithCancel(ctx)
+	if err := srv.Start(ctx); err != nil {
+		cancel()
+		_ = ln.Close()
+		return nil, nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath, webPage(page, client, log), ready); err != nil {
+			log.Error("MCP endpoint stopped", "err", err)
+		}
+	}()
+	log.Info(fmt.Sprintf("MCP endpoint http://%s%s", ln.Addr(), skillsmcp.Path), "auth", opts.Token != "")
+	logAllowedHosts(log, "the HTTP endpoint", opts.AllowedHosts)
+	if rt != nil && rpcPath != "" {
+		log.Info(fmt.Sprintf("Skills Protocol endpoint http://%s%s", ln.Addr(), rpcPath), "auth", opts.Token != "", "sandbox", sandboxState(rt))
+	}
+	if page != nil {
+		log.Info(fmt.Sprintf("web page http://%s/", ln.Addr()), "auth", opts.Token != "")
+	}
+	if !httpguard.IsLoopbackAddr(ln.Addr().String()) && opts.Token == "" {
+		log.Warn("SECURITY: the MCP endpoint listens on a non-loopback address without a token: anyone who can reach "+
+			ln.Addr().String()+" can call every visible function; set --mcp-token / "+EnvMCPToken+" or bind 127.0.0.1", "addr", ln.Addr().String())
+	}
+	return ln.Addr(), func() {
+		cancel()
+		<-done
+		_ = srv.Close()
+	}, nil
+}
+
+// MCPOptions completes the tool options of an MCP server.
+func MCPOptions(tools skillsmcp.Options, backend skillsmcp.Backend, log *slog.Logger) skillsmcp.Options {
+	tools.Version, tools.Logger, tools.Backend = worker.Version, log, backend
+	return tools
+}
+
+func sandboxState(rt *skillsprotocol.Runtime) string {
+	if err := rt.Sandbox().Available(); err != nil {
+		return err.Error()
+	}
+	mode, _ := rt.Sandbox().CgroupMode()
+	return "bubblewrap (" + string(mode) + ")"
+}
+
+// serveHTTP serves /mcp, the probes /healthz and /readyz (ready: nil is
+// always ready), with page set the web page at /, and, when rt is set and
+// rpcPath is not empty, the Skills Protocol at rpcPath, until ctx ends.
+func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts skillsmcp.HTTPOptions, rt *skillsprotocol.Runtime, rpcPath string,
+	page func(httpguard.Policy) (http.Handler, func()), ready health.Check) error {
+	mux := http.NewServeMux()
+	// Probes answer outside the door rules (see package health).
+	health.Mount(mux, ready)
+	opts.ListenAddr = ln.Addr().String()
+	mux.Handle(skillsmcp.Path, srv.HTTPHandler(opts))
+	if page != nil {
+		// The page applies the same Host, Origin and token rules itself
+		// (its sign-in form must be reachable without the token).
+		h, closePage := page(opts.Policy())
+		// Closing ends the page's event streams, which would otherwise
+		// hold the server's graceful shutdown until its deadline.
+		stopPage := context.AfterFunc(ctx, closePage)
+		defer func() {
+			if stopPage() {
+				closePage()
+			}
+		}()
+		mux.Handle("/", h)
+	}
+	if rt != nil && rpcPath != "" {
+		// The same door as /mcp: Origin, Host (against DNS rebinding; /rpc
+		// runs code) and token.
+		guard := opts.Policy()
+		mux.Handle(rpcPath, guard.Wrap(rt))
+		mux.Handle(strings.TrimSuffix(rpcPath, "/")+"/tools", guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defs, err := skillsprotocol.ToolDefinitions(r.URL.Query().Get("format"))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(defs)
+		})))
+	}
+	return skillsmcp.ServeHandler(ctx, ln, mux)
+}
+
+// logAllowedHosts says at start which names a listener answers to.
+func logAllowedHosts(log *slog.Logger, what string, hosts []string) {
+	if len(hosts) > 0 {
+		log.Info(what+" also answers to these Host names", "hosts", hosts)
+	}
+}

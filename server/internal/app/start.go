@@ -1,0 +1,283 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/engine"
+	"github.com/iii-skills/skills/server/internal/history"
+	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
+	"github.com/iii-skills/skills/server/internal/skillsext"
+	"github.com/iii-skills/skills/server/internal/skillsprotocol"
+	"github.com/iii-skills/skills/server/internal/worker"
+)
+
+// ErrNotReady is wrapped by Start's error when the worker could not get
+// its function ids (another worker holds them past ClaimTimeout).
+var ErrNotReady = errors.New("not ready")
+
+// Server is a running skills server: the embedded engine (with
+// Engine.Standalone), the registry worker and its surfaces.
+type Server struct {
+	// EngineURL is the engine the worker dialed (the embedded one's URL
+	// with Standalone, its real port when the config said :0).
+	EngineURL string
+	// HTTPURL is http://host:port of the HTTP listener; empty when it is
+	// off or could not listen (logged).
+	HTTPURL string
+	// Engine is the embedded engine (nil without Standalone).
+	Engine *engine.Engine
+	// Catalog is what every surface reads (nil with Engine.Only).
+	Catalog *catalog.Catalog
+	// Worker is the registry worker (nil with Engine.Only).
+	Worker *worker.Worker
+
+	client  *iii.Client
+	lost    <-chan error
+	cancel  context.CancelFunc
+	closers []func()
+	log     *slog.Logger
+}
+
+// Lost reports, once, that the worker lost its functions to another
+// worker after a reconnect: the server no longer serves and should be
+// closed. It never fires with Engine.Only.
+func (s *Server) Lost() <-chan error { return s.lost }
+
+// Close stops every part in the reverse order of Start and waits for them.
+func (s *Server) Close() error {
+	s.cancel()
+	if s.client != nil {
+		_ = s.client.Close()
+	}
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+	return nil
+}
+
+func (s *Server) defer_(f func()) { s.closers = append(s.closers, f) }
+
+func (c *Config) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
+
+// Start validates cfg and starts the server it describes: with
+// Engine.Standalone the embedded engine, then (unless Engine.Only) the
+// registry worker, its Skills Protocol runtime, the skills folders and the
+// HTTP listener. It returns once the worker owns its functions and the
+// engine accepts other workers. The server runs until ctx ends or Close.
+// A failure to listen on HTTP.Addr is logged, not fatal (the registry runs
+// without it, as it always has).
+func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.logger()
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Server{cancel: cancel, log: log}
+	defer func() {
+		if err != nil {
+			_ = s.Close()
+		}
+	}()
+
+	if cfg.PprofAddr != "" {
+		stopPprof, err := startPprof(cfg.PprofAddr, log)
+		if err != nil {
+			return nil, err
+		}
+		s.defer_(stopPprof)
+	}
+
+	target := cfg.Engine.URL
+	var eng *engine.Engine
+	if cfg.Engine.Standalone {
+		addr, _ := ListenAddr(cfg.Engine.URL) // Validate checked it
+		scoped, _ := cfg.ScopedTokens()
+		// Sockets are held until the registry owns its functions
+		// (AcceptSockets below): no client can race it for its ids.
+		eng, err = engine.New(engine.Config{Addr: addr, DataDir: cfg.Engine.DataDir, Logger: log,
+			Token: cfg.Engine.Token, AllowedOrigins: cfg.Engine.AllowOrigin, AllowedOriginsSetting: "--engine-allow-origin", MaxConnections: cfg.Engine.MaxConnections,
+			AllowedHosts: cfg.Engine.AllowHost, AllowedHostsSetting: "--engine-allow-host (config engine_allow_host)",
+			ScopedTokens: scoped, HoldSockets: !cfg.Engine.Only})
+		if err != nil {
+			log.Error("cannot open the embedded engine", "data", cfg.Engine.DataDir, "err", err)
+			return nil, fmt.Errorf("cannot open the embedded engine: %w", err)
+		}
+		if err := eng.Start(); err != nil {
+			log.Error("cannot start the embedded engine", "addr", addr, "err", err)
+			_ = eng.Close()
+			return nil, fmt.Errorf("cannot start the embedded engine: %w", err)
+		}
+		s.defer_(func() { _ = eng.Close() })
+		s.Engine = eng
+		target = eng.URL()
+		s.EngineURL = target
+		if cfg.Engine.Only {
+			log.Info("embedded engine only (no registry worker)", "url", target)
+			return s, nil
+		}
+	}
+	s.EngineURL = target
+
+	opts := []iii.Option{iii.WithName(worker.Name), iii.WithDescription(worker.Description), iii.WithLogger(log),
+		WithEngineToken(cfg.Engine.Token)}
+	if eng != nil {
+		// The worker reaches its own engine through an in-process
+		// connection: the same frames through the same client and engine
+		// code, without two loopback hops per call. Other workers still
+		// dial the socket.
+		opts = append(opts, iii.WithNetDialer(eng.DialContext))
+	} else {
+		opts = append(opts, iii.WithResultHold(cfg.Registry.ResultHold), iii.WithResultResend(cfg.Registry.ResultResend))
+	}
+	// New, not RegisterWorker: the first handshake already carries every
+	// function and trigger type, so no caller ever sees a half-registered
+	// registry.
+	client := iii.New(target, opts...)
+	s.client = client
+	// The catalog every surface reads; its MCP Skills extension view is
+	// served in-process and, for `skills mcp`, over iii.
+	cat := catalog.New()
+	s.Catalog = cat
+	view := skillsext.NewView(cat)
+	s.defer_(view.Close)
+	s.defer_(trimAfterChanges(cat, trimBytes, trimQuiet))
+	wopts := worker.Options{StrictFetch: cfg.Registry.StrictFetch, Logger: log, Catalog: cat,
+		SectionMaxDepth: cfg.Registry.SectionMaxDepth, SectionMaxBytes: cfg.Registry.SectionMaxBytes,
+		AdminToken: cfg.Registry.AdminToken}
+	if eng != nil {
+		// Cold loads read the embedded store directly (see ListState), and
+		// published bodies stay in it, read on demand (see ReadState).
+		wopts.ListState = eng.ListState
+		wopts.ReadState = eng.StateStore().Get
+		// History joins the engine's group commit in-process.
+		wopts.History = history.StoreBackend(eng.StateStore())
+		// Nobody else shares the embedded engine's state: no broadcasts.
+		wopts.SingleNode = true
+		// A new version and its served row: one store transaction.
+		wopts.SetStateWith = eng.SetStateWith
+	}
+	w := worker.New(client, cfg.Registry.Config, wopts)
+	s.Worker = w
+	if err := w.Register(); err != nil {
+		log.Error("cannot register the registry functions", "err", err)
+		return nil, fmt.Errorf("cannot register the registry functions: %w", err)
+	}
+	s.defer_(w.Close)
+	if err := registerCallerProbe(client); err != nil {
+		log.Error("cannot register the registry functions", "err", err)
+		return nil, fmt.Errorf("cannot register the registry functions: %w", err)
+	}
+	if err := skillsext.Register(ctx, client, view, log); err != nil {
+		log.Error("cannot register the catalog functions", "err", err)
+		return nil, fmt.Errorf("cannot register the catalog functions: %w", err)
+	}
+	sp, spStore, err := newSkillsProtocol(client, cat, cfg.SkillsProtocol, cfg.in(), cfg.Engine.DataDir, log)
+	if err != nil {
+		log.Error("cannot start the Skills Protocol runtime", "err", err)
+		return nil, fmt.Errorf("cannot start the Skills Protocol runtime: %w", err)
+	}
+	s.defer_(func() { _ = spStore.Close() })
+	s.defer_(func() { _ = sp.Close() })
+	if w.SharesState() {
+		// Other registry instances may share this engine's state: bundles
+		// published through any of them are served by all (skillsprotocol/cluster.go).
+		sp.ShareBundles(skillsprotocol.IIIState(client, cfg.Registry.StateTimeout()), func(ctx context.Context, key string) {
+			w.Announce(ctx, skillsprotocol.SharedBundleScope, key)
+		})
+		w.AddClusterScope(worker.ClusterScope{Scope: skillsprotocol.SharedBundleScope,
+			Apply: sp.ApplySharedBundle, Relist: sp.RelistSharedBundles})
+	}
+	sp.SetSkillHistory(w.SkillVersionBody)        // describe_skill / read_skill_file `version` (docs/versions.md)
+	sp.SetSkillVersionList(w.SkillVersionNumbers) // … and describe_skill `versions`
+	view.SetVersions(w.SkillVersionBody)          // skill://<id>@<version>/SKILL.md
+	dir, stopFolders, err := startFolders(client, cat, cfg.Directory, sp, log)
+	if err != nil {
+		log.Error("cannot serve the skills folders", "err", err)
+		return nil, fmt.Errorf("cannot serve the skills folders: %w", err)
+	}
+	s.defer_(stopFolders)
+	log.Info("connecting to the iii engine", "url", target)
+	if err := client.Connect(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		log.Error("cannot connect to the iii engine", "url", target, "err", err)
+		return nil, fmt.Errorf("cannot connect to the iii engine at %s: %w", target, err)
+	}
+	claimed, err := claimFunctions(ctx, client, cfg.Registry.ClaimTimeout, log)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		log.Error("skills cannot serve: "+err.Error(), "url", target)
+		return nil, fmt.Errorf("%w: %w", ErrNotReady, err)
+	}
+	// Our engine stamps the caller on every invocation; the registry's
+	// ownership rules, the bundle publisher and downloads trust the whole
+	// stamp only then (scope.Stamped), told again after every reconnect.
+	setStamped := func(v bool) {
+		w.SetCallerStamped(v)
+		sp.SetCallerStamped(v)
+		if dir != nil {
+			dir.SetCallerStamped(v)
+		}
+	}
+	setStamped(claimed.stampsCaller)
+	if eng != nil {
+		if err := eng.AcceptSockets(); err != nil {
+			log.Error("cannot open the embedded engine to other workers", "err", err)
+			return nil, fmt.Errorf("cannot open the embedded engine to other workers: %w", err)
+		}
+	}
+	w.Start(ctx)
+	s.lost = reclaimOnReconnect(ctx, client, cfg.Registry.ClaimTimeout, log, setStamped)
+	log.Info("skills ready: 13 functions + skills::search / skill::search + 2 custom trigger types")
+	if cfg.Engine.Standalone {
+		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
+	}
+	if cfg.HTTP.Addr != "" {
+		tools := skillsmcp.Options{NoSkillTools: cfg.HTTP.NoSkillTools, AllowSideEffects: cfg.Registry.MCP.AllowSideEffects,
+			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
+		page := &webSource{cat: cat, w: w}
+		if cfg.HTTP.WebAdminLabels {
+			page.adminToken = cfg.Registry.AdminToken
+			if page.adminToken == "" {
+				log.Warn("--web-admin-labels has no effect: no --admin-token (or " + EnvAdminToken + ") is set")
+			}
+		}
+		if bound, stopHTTP, err := StartHTTP(ctx, client, cfg.HTTP.Addr, cfg.HTTP.options(), view, tools, log, sp, cfg.HTTP.RPCPath, page, w.Ready); err != nil {
+			log.Warn("HTTP endpoints (MCP, Skills Protocol) not started (the registry runs without them; choose another --mcp-addr)", "addr", cfg.HTTP.Addr, "err", err)
+		} else {
+			s.HTTPURL = "http://" + bound.String()
+			s.defer_(stopHTTP)
+		}
+	}
+	return s, nil
+}
+
+// options are the listener's door rules and MCP session limits.
+func (h HTTPConfig) options() skillsmcp.HTTPOptions {
+	return skillsmcp.HTTPOptions{Token: h.Token, MaxSessions: h.MaxSessions, IdleSessionTimeout: h.IdleTimeout,
+		AllowedOrigins: h.AllowOrigin, OriginsSetting: "--mcp-allow-origin",
+		AllowedHosts: h.AllowHost, HostsSetting: "--mcp-allow-host (config mcp_allow_host)"}
+}
+
+// WithEngineToken presents the worker token at connect (no-op when empty).
+func WithEngineToken(token string) iii.Option {
+	if token == "" {
+		return iii.WithHeaders(nil) // no headers: the client's default
+	}
+	return iii.WithHeaders(http.Header{"Authorization": {"Bearer " + token}})
+}

@@ -1,0 +1,270 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/httpguard"
+)
+
+// Caller invokes an iii function, as *iii.Client does.
+type Caller interface {
+	Trigger(ctx context.Context, req iii.TriggerRequest) (json.RawMessage, error)
+}
+
+// Options configure the page.
+type Options struct {
+	// Catalog is what the page shows (required).
+	Catalog *catalog.Catalog
+	// Caller reaches the registry functions (prompts, diagnostics, workers,
+	// unregister). Nil: those sections say they are unavailable.
+	Caller Caller
+	// Searcher ranks search results; nil uses FilterSearcher on Catalog.
+	Searcher Searcher
+	// Guard is the listener's Host / Origin / token policy. Its Token
+	// protects every page and is required by every action.
+	Guard httpguard.Policy
+	// TokenSetting names where the operator sets the token, for messages
+	// ("--mcp-token").
+	TokenSetting string
+	// PageSize is how many skills one catalog page lists (default 100).
+	PageSize int
+	// CallTimeout bounds each iii call (default 10 s).
+	CallTimeout time.Duration
+	// MaxStreams bounds the open live-update streams, one per open page
+	// (default 256); more get 503 and their pages work without live updates.
+	MaxStreams int
+	// VersionChanges, when set, subscribes to changes of the registry's
+	// versions and labels (worker.SubscribeVersions: kind "skill" or
+	// "prompt", and the id), so open pages refresh their versions lists,
+	// label moves that change nothing served included.
+	VersionChanges func(fn func(kind, id string)) (cancel func())
+	// ServeLabel is the registry's serve label (--serve-label), to mark
+	// the version reads without a selector serve.
+	ServeLabel string
+	// ProtectedLabels are the labels that move only with the admin token.
+	ProtectedLabels []string
+	// AdminToken is passed as admin_token on label moves made from the
+	// page. Empty (the default): the page holds no admin token and never
+	// sends one, so protected labels cannot be moved from it. Set only
+	// when the operator chose so (--web-admin-labels): anyone holding
+	// Guard.Token can then move them.
+	AdminToken string
+	// Publishers says which worker published a skill or prompt
+	// (worker.Worker); the page names it through engine::workers::list.
+	// Nil: published skills say only that a worker published them.
+	Publishers Publishers
+	Logger     *slog.Logger
+}
+
+// Server is the web page; it is an http.Handler.
+type Server struct {
+	opts   Options
+	cat    *catalog.Catalog
+	search Searcher
+	mux    *http.ServeMux
+	tmpl   *template.Template
+	hub    *hub
+	csp    string
+	tree   atomic.Pointer[treeCache]
+	names  workerNames
+	// unsubNames ends the subscriptions that mark the names stale.
+	unsubNames func()
+}
+
+//go:embed assets templates
+var files embed.FS
+
+// Cookie names: the signed-in token and the CSRF double-submit value.
+const (
+	tokenCookie = "skills_web_token"
+	csrfCookie  = "skills_web_csrf"
+	csrfField   = "csrf"
+)
+
+// contentSecurityPolicy allows only this origin's script and style, images
+// over http(s) (markdown images), fetches and event streams to this origin,
+// and nothing else: no inline script, no objects, no frames, no <base>.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' http: https:; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+
+// New builds the page and subscribes to the catalog; Close unsubscribes.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = 100
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = 10 * time.Second
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = 256
+	}
+	if opts.TokenSetting == "" {
+		opts.TokenSetting = "--mcp-token"
+	}
+	s := &Server{opts: opts, cat: opts.Catalog, search: opts.Searcher, csp: contentSecurityPolicy}
+	if s.search == nil {
+		s.search = FilterSearcher{Catalog: opts.Catalog}
+	}
+	s.tmpl = template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))
+	s.hub = newHub(opts.Catalog, opts.VersionChanges)
+	s.unsubNames = func() {}
+	if opts.Publishers != nil {
+		// A publish may come from a worker the cached names do not hold yet.
+		unsubCat := opts.Catalog.Subscribe(func(catalog.Change) { s.names.stale.Store(true) })
+		unsubVersions := func() {}
+		if opts.VersionChanges != nil { // prompts change no catalog entry
+			unsubVersions = opts.VersionChanges(func(string, string) { s.names.stale.Store(true) })
+		}
+		s.unsubNames = func() { unsubCat(); unsubVersions() }
+	}
+	assets, _ := fs.Sub(files, "assets")
+	mux := http.NewServeMux()
+	mux.Handle("GET /assets/", http.StripPrefix("/assets/", assetHandler(assets)))
+	mux.HandleFunc("GET /{$}", s.authed(s.index))
+	mux.HandleFunc("GET /skill/{id...}", s.authed(s.skill))
+	mux.HandleFunc("GET /prompts", s.authed(s.prompts))
+	mux.HandleFunc("POST /prompts/render", s.authed(s.renderPrompt))
+	mux.HandleFunc("GET /diagnostics", s.authed(s.diagnostics))
+	mux.HandleFunc("GET /workers", s.authed(s.workers))
+	mux.HandleFunc("GET /events", s.authed(s.events))
+	mux.HandleFunc("GET /prompt/{name...}", s.authed(s.prompt))
+	// Actions check the token themselves (form field, cookie or header).
+	mux.HandleFunc("POST /actions/unregister", s.unregister)
+	mux.HandleFunc("POST /actions/label", s.moveLabel)
+	mux.HandleFunc("POST /actions/rollback", s.rollback)
+	mux.HandleFunc("GET /signin", s.signinForm)
+	mux.HandleFunc("POST /signin", s.signin)
+	mux.HandleFunc("/", s.notFound)
+	s.mux = mux
+	return s
+}
+
+// Close stops the change subscription and ends open event streams.
+func (s *Server) Close() { s.unsubNames(); s.hub.close() }
+
+// ServeHTTP applies the listener's Host and Origin rules and the security
+// headers, then routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", s.csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	guard := s.opts.Guard
+	guard.Token = "" // checked per route: the sign-in form must be reachable without it
+	if ref := guard.Check(r); ref != nil {
+		http.Error(w, ref.Message, ref.Status)
+		return
+	}
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// maxFormBytes bounds a posted form: the page's forms carry an id, a token
+// and a few prompt arguments.
+const maxFormBytes = 64 << 10
+
+// hasToken reports whether the request presents the listener token (bearer
+// header or the sign-in cookie). With no token configured every request
+// passes.
+func (s *Server) hasToken(r *http.Request) bool {
+	tok := s.opts.Guard.Token
+	if tok == "" {
+		return true
+	}
+	if httpguard.BearerOK(r.Header.Get("Authorization"), tok) {
+		return true
+	}
+	c, err := r.Cookie(tokenCookie)
+	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(tok)) == 1
+}
+
+// authed serves h only to requests that present the token when one is
+// configured; browsers are sent to the sign-in form.
+func (s *Server) authed(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.hasToken(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="skills"`)
+			s.render(w, r, http.StatusUnauthorized, "signin", &page{Title: "Sign in", Data: signinData{
+				Next: r.URL.RequestURI(), Setting: s.opts.TokenSetting}})
+			return
+		}
+		h(w, r)
+	}
+}
+
+// csrfToken returns the request's CSRF value, setting the cookie when the
+// browser has none yet.
+func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) == 32 {
+		return c.Value
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	v := hex.EncodeToString(b[:])
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: v, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	return v
+}
+
+// checkPost refuses a state-changing request that is not a same-origin
+// form post carrying the CSRF value of its cookie. It returns "" when the
+// request may proceed, else why not.
+func (s *Server) checkPost(r *http.Request) string {
+	if err := r.ParseForm(); err != nil {
+		return fmt.Sprintf("the form could not be read (%v); expected a form of at most %d KiB", err, maxFormBytes>>10)
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return "the request has no Origin header: changes are accepted only from this page (a same-origin POST)"
+	}
+	if !sameOrigin(origin, r) {
+		return "origin " + origin + " is not this page's origin: changes are accepted only from this page"
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		return "Sec-Fetch-Site is " + site + ": changes are accepted only from this page"
+	}
+	c, err := r.Cookie(csrfCookie)
+	form := r.PostFormValue(csrfField)
+	if err != nil || form == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(form)) != 1 {
+		return "the form's CSRF token is missing or stale: reload the page and try again"
+	}
+	return ""
+}
+
+// sameOrigin compares an Origin header with the request's own host.
+func sameOrigin(origin string, r *http.Request) bool {
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	return strings.EqualFold(origin, scheme+r.Host)
+}
+
+func assetHandler(assets fs.FS) http.Handler {
+	fsrv := http.FileServerFS(assets)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		fsrv.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,285 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/engine"
+	"github.com/iii-skills/skills/server/internal/store"
+	"github.com/iii-skills/skills/server/internal/testutil"
+)
+
+// twoNodes starts two registry instances, each on its own embedded engine;
+// the engines share one state store, like real engines on one Redis.
+// With sharedBus they also share pubsub; without, every broadcast is lost
+// and only the reconcile carries changes across.
+func twoNodes(t testing.TB, sharedBus bool, opts ...func(*engine.Engine, *Options)) (a, b *stack) {
+	t.Helper()
+	st := store.OpenMemory()
+	t.Cleanup(func() { _ = st.Close() })
+	busA, busB := engine.NewPubSub(), engine.NewPubSub()
+	if sharedBus {
+		busB = busA
+	}
+	opts = append(opts, func(_ *engine.Engine, o *Options) { o.ReconcileInterval = 20 * time.Millisecond })
+	a = startStackOn(t, engine.Config{Store: st, PubSub: busA}, nil, opts...)
+	b = startStackOn(t, engine.Config{Store: st, PubSub: busB}, nil, opts...)
+	return a, b
+}
+
+// subscribe binds skills::on-change and prompts::on-change on s's caller
+// and returns the events as "skill register x", "prompt unregister p".
+func subscribe(t testing.TB, s *stack, name string) <-chan string {
+	t.Helper()
+	events := make(chan string, 64)
+	for _, kind := range []string{"skill", "prompt"} {
+		fn, typ, key := "sub::"+name+"-skills", rules.TriggerSkillsOnChange, "id"
+		if kind == "prompt" {
+			fn, typ, key = "sub::"+name+"-prompts", rules.TriggerPromptsOnChange, "name"
+		}
+		if _, err := s.caller.RegisterFunction(fn, func(_ context.Context, data json.RawMessage) (any, error) {
+			var m map[string]any
+			_ = json.Unmarshal(data, &m)
+			events <- fmt.Sprintf("%s %v %v", kind, m["op"], m[key])
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.caller.RegisterTrigger(fn, typ, fn, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.Eventually(t, 5*time.Second, "the subscriptions are bound", func() bool {
+		return len(s.worker.skillSubs.Bindings()) == 1 && len(s.worker.promptSubs.Bindings()) == 1
+	})
+	return events
+}
+
+func expectEvent(t testing.TB, events <-chan string, want string) {
+	t.Helper()
+	select {
+	case got := <-events:
+		if got != want {
+			t.Fatalf("event %q; want %q", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no event; want %q", want)
+	}
+}
+
+func listedIDs(t *testing.T, s *stack) map[string]bool {
+	t.Helper()
+	var out struct {
+		Skills []struct {
+			ID string `json:"id"`
+		} `json:"skills"`
+	}
+	s.mustCall(t, rules.FnSkillsList, nil, &out)
+	ids := map[string]bool{}
+	for _, sk := range out.Skills {
+		ids[sk.ID] = true
+	}
+	return ids
+}
+
+func promptNames(t *testing.T, s *stack) map[string]bool {
+	t.Helper()
+	var out struct {
+		Prompts []struct {
+			Name string `json:"name"`
+		} `json:"prompts"`
+	}
+	s.mustCall(t, rules.FnPromptsList, nil, &out)
+	names := map[string]bool{}
+	for _, p := range out.Prompts {
+		names[p.Name] = true
+	}
+	return names
+}
+
+// A write through either node is served by the other, which tells its own
+// subscribers once; the writer tells its subscribers once too.
+func TestClusterWritesOnOneNodeShowOnTheOther(t *testing.T) {
+	a, b := twoNodes(t, true, func(_ *engine.Engine, o *Options) { o.ServeLabel = "production" })
+	evA, evB := subscribe(t, a, "a"), subscribe(t, b, "b")
+
+	a.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "x", "skill": "# x\n\nfrom a\n"}, nil)
+	expectEvent(t, evA, "skill register x")
+	expectEvent(t, evB, "skill register x")
+	if got, err := readURI(t, b, "iii://x"); err != nil || got != "# x\n\nfrom a\n" {
+		t.Fatalf("b reads iii://x: %q, %v", got, err)
+	}
+	if !listedIDs(t, b)["x"] {
+		t.Fatal("b's skills::list lacks x")
+	}
+	if idx, _ := readURI(t, b, "iii://skills"); !strings.Contains(idx, "iii://x") {
+		t.Fatalf("b's index lacks x:\n%s", idx)
+	}
+
+	// Versions and the serve label written through b are served by a.
+	b.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "x", "skill": "# x\n\nv2 from b\n"}, nil)
+	expectEvent(t, evB, "skill register x")
+	expectEvent(t, evA, "skill register x") // one event: not a second for a's own echo
+	b.mustCall(t, rules.FnSkillsLabel, map[string]any{"id": "x", "label": "production", "version": 1}, nil)
+	expectEvent(t, evB, "skill register x")
+	expectEvent(t, evA, "skill register x")
+	if got, _ := readURI(t, a, "iii://x"); got != "# x\n\nfrom a\n" {
+		t.Fatalf("a serves %q after b labelled version 1 production", got)
+	}
+
+	a.mustCall(t, rules.FnPromptsRegister, map[string]any{"name": "p", "description": "d", "function_id": "f::g"}, nil)
+	expectEvent(t, evA, "prompt register p")
+	expectEvent(t, evB, "prompt register p")
+	if !promptNames(t, b)["p"] {
+		t.Fatal("b's prompts::list lacks p")
+	}
+
+	b.mustCall(t, rules.FnSkillsUnregister, map[string]string{"id": "x"}, nil)
+	expectEvent(t, evB, "skill unregister x")
+	expectEvent(t, evA, "skill unregister x")
+	if listedIDs(t, a)["x"] {
+		t.Fatal("a still lists x after b unregistered it")
+	}
+	b.mustCall(t, rules.FnPromptsUnregister, map[string]string{"name": "p"}, nil)
+	expectEvent(t, evB, "prompt unregister p")
+	expectEvent(t, evA, "prompt unregister p")
+
+	// Nothing was missed: a reconcile costs one read and re-lists nothing.
+	gen, err := a.worker.readGeneration(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*stack{a, b} {
+		testutil.Eventually(t, 5*time.Second, "every change is applied", func() bool { return s.worker.coh.upToDate(gen) })
+		if relisted, err := s.worker.reconcile(context.Background()); err != nil || relisted {
+			t.Fatalf("reconcile with nothing missed: relisted %v, %v", relisted, err)
+		}
+	}
+	select {
+	case ev := <-evA:
+		t.Fatalf("a got an extra event %q", ev)
+	case ev := <-evB:
+		t.Fatalf("b got an extra event %q", ev)
+	default:
+	}
+}
+
+// With every broadcast lost, the periodic reconcile still brings the other
+// node in step and tells its subscribers once per change.
+func TestClusterReconcileRepairsLostBroadcasts(t *testing.T) {
+	a, b := twoNodes(t, false)
+	evB := subscribe(t, b, "b")
+
+	a.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "lost", "skill": "# lost\n\nbody\n"}, nil)
+	expectEvent(t, evB, "skill register lost")
+	if got, err := readURI(t, b, "iii://lost"); err != nil || got != "# lost\n\nbody\n" {
+		t.Fatalf("b reads %q, %v", got, err)
+	}
+	a.mustCall(t, rules.FnPromptsRegister, map[string]any{"name": "lp", "description": "d", "function_id": "f::g"}, nil)
+	expectEvent(t, evB, "prompt register lp")
+	a.mustCall(t, rules.FnSkillsUnregister, map[string]string{"id": "lost"}, nil)
+	expectEvent(t, evB, "skill unregister lost")
+	testutil.Eventually(t, 5*time.Second, "b no longer lists lost", func() bool { return !listedIDs(t, b)["lost"] })
+
+	// A write b makes itself is not announced twice by its reconcile.
+	b.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "mine", "skill": "# mine\n"}, nil)
+	expectEvent(t, evB, "skill register mine")
+	gen, err := b.worker.readGeneration(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 5*time.Second, "b is up to date", func() bool { return b.worker.coh.upToDate(gen) })
+	if _, err := b.worker.reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-evB:
+		t.Fatalf("b got an extra event %q", ev)
+	default:
+	}
+}
+
+// BenchmarkReconcileUnchanged10K is the periodic reconcile of a registry
+// holding 10 000 skills when nothing changed: one state::get of the
+// generation, however large the catalog.
+func BenchmarkReconcileUnchanged10K(b *testing.B) {
+	s := startStack(b, b.TempDir(), func(_ *engine.Engine, o *Options) { o.ReconcileInterval = time.Hour })
+	loadSkills(b, s, 10000)
+	ctx := context.Background()
+	gen, err := s.worker.readGeneration(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	testutil.Eventually(b, 5*time.Second, "the registry applied every change", func() bool { return s.worker.coh.upToDate(gen) })
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		relisted, err := s.worker.reconcile(ctx)
+		if err != nil || relisted {
+			b.Fatalf("reconcile: relisted %v, %v", relisted, err)
+		}
+	}
+}
+
+// BenchmarkReconcileMissed10K is the same reconcile after a missed change:
+// a full re-list of 10 000 skills (and the prompts), for comparison.
+func BenchmarkReconcileMissed10K(b *testing.B) {
+	s := startStack(b, b.TempDir(), func(_ *engine.Engine, o *Options) { o.ReconcileInterval = time.Hour })
+	loadSkills(b, s, 10000)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.worker.coh.forget()
+		if relisted, err := s.worker.reconcile(ctx); err != nil || !relisted {
+			b.Fatalf("reconcile: relisted %v, %v", relisted, err)
+		}
+	}
+}
+
+// BenchmarkClusterPropagation is write on a → applied on b and announced
+// to b's subscriber, for two embedded engines sharing state and pubsub in
+// process (the real-engine figure is clustertest's BenchmarkPropagation).
+func BenchmarkClusterPropagation(b *testing.B) {
+	a, bn := twoNodes(b, true)
+	events := subscribe(b, bn, "b")
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("p/%d", i)
+		t0 := time.Now()
+		a.mustCall(b, rules.FnSkillsRegister, map[string]string{"id": id, "skill": "# p\n"}, nil)
+		expectEvent(b, events, "skill register "+id)
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// TestSingleNodeDoesNotBroadcast: on the embedded engine of --standalone
+// no other instance shares state, so a write neither bumps the shared
+// generation nor publishes (a commit and a frame saved per write).
+func TestSingleNodeDoesNotBroadcast(t *testing.T) {
+	s := startStack(t, t.TempDir(), func(_ *engine.Engine, o *Options) { o.SingleNode = true })
+	s.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "solo", "skill": "# solo\n"}, nil)
+	s.mustCall(t, rules.FnSkillsLabel, map[string]any{"id": "solo", "label": "staging", "version": 1}, nil)
+	gen, err := s.worker.state.get(context.Background(), s.worker.generationScope(), generationKey)
+	if err != nil || gen != nil {
+		t.Fatalf("a single node bumped the shared generation: %s %v", gen, err)
+	}
+	// The same write on an instance that may have peers does bump it.
+	p := startStack(t, t.TempDir())
+	p.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "peer", "skill": "# peer\n"}, nil)
+	gen, err = p.worker.state.get(context.Background(), p.worker.generationScope(), generationKey)
+	if err != nil || !strings.Contains(string(gen), `"n"`) {
+		t.Fatalf("generation after a write with peers: %s", gen)
+	}
+}
