@@ -349,29 +349,29 @@ func TestHotReload(t *testing.T) {
 	ev := subscribe(s)
 
 	// Create.
-	write(t, root, "new/skill.md", "# New\n")
-	e := ev.wait(t, fsource.KindSkill, "new/skill", catalog.OpPut)
-	if e.Skill.Title != "New" || e.Path != "new/skill.md" {
+	write(t, root, "new/note.md", "# New\n")
+	e := ev.wait(t, fsource.KindSkill, "new/note", catalog.OpPut)
+	if e.Skill.Title != "New" || e.Path != "new/note.md" {
 		t.Fatalf("create: %+v", e)
 	}
-	if c := <-changes; c.ID != "new/skill" || c.Op != catalog.OpPut {
+	if c := <-changes; c.ID != "new/note" || c.Op != catalog.OpPut {
 		t.Fatalf("catalog change %+v", c)
 	}
 	// Edit.
-	write(t, root, "new/skill.md", "# Edited\n")
-	if e := ev.wait(t, fsource.KindSkill, "new/skill", catalog.OpPut); e.Skill.Title != "Edited" {
+	write(t, root, "new/note.md", "# Edited\n")
+	if e := ev.wait(t, fsource.KindSkill, "new/note", catalog.OpPut); e.Skill.Title != "Edited" {
 		t.Fatalf("edit: %+v", e)
 	}
 	// Atomic save through an editor's temporary file.
-	write(t, root, "new/.skill.md.swp", "junk")
-	write(t, root, "new/skill.md.tmp", "# Atomic\n")
-	must(t, os.Rename(filepath.Join(root, "new/skill.md.tmp"), filepath.Join(root, "new/skill.md")))
-	if e := ev.wait(t, fsource.KindSkill, "new/skill", catalog.OpPut); e.Skill.Title != "Atomic" {
+	write(t, root, "new/.note.md.swp", "junk")
+	write(t, root, "new/note.md.tmp", "# Atomic\n")
+	must(t, os.Rename(filepath.Join(root, "new/note.md.tmp"), filepath.Join(root, "new/note.md")))
+	if e := ev.wait(t, fsource.KindSkill, "new/note", catalog.OpPut); e.Skill.Title != "Atomic" {
 		t.Fatalf("atomic save: %+v", e)
 	}
 	// Rename.
-	must(t, os.Rename(filepath.Join(root, "new/skill.md"), filepath.Join(root, "new/renamed.md")))
-	ev.wait(t, fsource.KindSkill, "new/skill", catalog.OpRemove)
+	must(t, os.Rename(filepath.Join(root, "new/note.md"), filepath.Join(root, "new/renamed.md")))
+	ev.wait(t, fsource.KindSkill, "new/note", catalog.OpRemove)
 	ev.wait(t, fsource.KindSkill, "new/renamed", catalog.OpPut)
 	// Delete a folder.
 	must(t, os.RemoveAll(filepath.Join(root, "new")))

@@ -59,7 +59,7 @@ func (f *folder) loadPrompt(o *scanOut, rel string) {
 	}
 	p := &Prompt{
 		Name: strings.Clone(name), Description: strings.Clone(desc), Folder: f.root, Path: rel,
-		Size: fi.Size(), Modified: fi.ModTime(), Body: catalog.Lazy(int64(len(body)), f.bodyLoader(rel)),
+		Size: fi.Size(), Modified: fi.ModTime(), Body: catalog.Lazy(int64(len(body)), f.bodyLoader(rel, false)),
 	}
 	o.add(&unit{kind: unitPrompt, path: rel, prompt: p})
 }
