@@ -49,6 +49,9 @@ FUZZ_TARGETS := \
 	./sdk-go/skills:FuzzDecodeArguments \
 	./sdk-go/skills/internal/driver:FuzzDecodeCommand \
 	./sdk-go/wire:FuzzScanResultFrame \
+	./sdk-go/sshsig:FuzzVerify \
+	./sdk-go/sshsig:FuzzAllowedSigners \
+	./sdk-go/sshsig:FuzzMatchPattern \
 	./server/internal/catalog:FuzzFrontmatter \
 	./server/internal/skillsprotocol:FuzzParseManifest \
 	./server/internal/skillsprotocol:FuzzBuildEntry \
