@@ -478,3 +478,20 @@ func TestWorkersPageShowsTheEngineRows(t *testing.T) {
 		t.Errorf("connected age not shown: %s", rows)
 	}
 }
+
+// A search the ranked index answers with low_confidence says so above the
+// results, as `skills search` and the MCP tool do; a confident one does not.
+func TestSearchShowsLowConfidence(t *testing.T) {
+	for _, low := range []bool{true, false} {
+		fc := &fakeCaller{answers: map[string]string{"skills::search": fmt.Sprintf(
+			`{"query":"q","results":[{"id":"mail/send","score":0.4}],"low_confidence":%t}`, low)}}
+		s, _ := newServer(t, Options{Caller: fc, Searcher: FunctionSearcher{Caller: fc}}, "", published("mail/send", "# Send mail\n\nSends an email."))
+		body := bodyOf(t, get(t, s, "/?q=translate+this+poem", nil))
+		if !strings.Contains(body, `data-id="mail/send"`) {
+			t.Fatalf("low_confidence %t: the closest result is not listed", low)
+		}
+		if got := strings.Contains(body, "Low confidence: no skill matches this search well"); got != low {
+			t.Errorf("low_confidence %t: the page shows the low-confidence notice: %t", low, got)
+		}
+	}
+}
