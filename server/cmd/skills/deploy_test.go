@@ -7,6 +7,7 @@ package main
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -207,5 +208,49 @@ func TestMalformedHostConfigIsRefused(t *testing.T) {
 	}
 	if !strings.Contains(string(out), cfg+": line 1: expected a host name or a list of host names") {
 		t.Errorf("the error does not name the file, line and what was expected: %s", out)
+	}
+}
+
+// runUntilExit runs `skills ARGS…` to its end (killed after 90 s: a broken
+// start that keeps running fails the test instead of hanging it) and
+// returns its exit code and output.
+func runUntilExit(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := skillsCommand(append([]string{"--config", filepath.Join(t.TempDir(), "none.yaml")}, args...)...)
+	out := &testutil.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(90*time.Second, func() { _ = cmd.Process.Kill() })
+	defer timer.Stop()
+	_ = cmd.Wait()
+	return cmd.ProcessState.ExitCode(), out.String()
+}
+
+// A port the server cannot listen on stops start-up, whether it is the
+// HTTP listener's or the engine's: exit 1 before the registry serves, with
+// an error that names the address and the setting to change. (A taken
+// HTTP port used to leave a registry running without /mcp, /rpc and its
+// web page, with one WARN line.)
+func TestTakenPortStopsStartup(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	busy := taken.Addr().String()
+	for _, c := range []struct {
+		name, engine, http, want string
+	}{
+		{"HTTP port", testutil.FreeAddr(t), busy, "the HTTP endpoints (/mcp, /rpc, the web page) cannot listen on " + busy +
+			": bind: address already in use; choose another address with --http-addr / --mcp-addr (config http_addr; make run: MCP_ADDR=host:port)"},
+		{"engine port", busy, testutil.FreeAddr(t), "the iii engine cannot listen on " + busy +
+			": bind: address already in use; choose another address with --url (config url; make run: ADDR=host:port)"},
+	} {
+		rc, out := runUntilExit(t, "--standalone", "--url", "ws://"+c.engine, "--data", t.TempDir(), "--mcp-addr", c.http)
+		if rc != 1 || !strings.Contains(out, c.want) || strings.Contains(out, "skills ready") {
+			t.Errorf("%s taken: exit %d, want 1 before the registry serves, with %q; output:\n%s", c.name, rc, c.want, out)
+		}
 	}
 }

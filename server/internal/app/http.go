@@ -6,6 +6,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -33,6 +34,14 @@ func StartHTTP(ctx context.Context, client *iii.Client, addr string, opts skills
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	return startHTTPOn(ctx, client, ln, opts, backend, tools, log, rt, rpcPath, page, ready)
+}
+
+// startHTTPOn is StartHTTP on a listener already open (Start opens it
+// before anything else, so that a taken port stops start-up); it closes
+// ln when it fails, and when stopped.
+func startHTTPOn(ctx context.Context, client *iii.Client, ln net.Listener, opts skillsmcp.HTTPOptions, backend skillsmcp.Backend,
+	tools skillsmcp.Options, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string, page *webSource, ready health.Check) (bound net.Addr, stop func(), err error) {
 	srv := skillsmcp.New(client, MCPOptions(tools, backend, log))
 	ctx, cancel := context.WithCancel(ctx)
 	if err := srv.Start(ctx); err != nil {
@@ -120,6 +129,18 @@ func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts
 		})))
 	}
 	return skillsmcp.ServeHandler(ctx, ln, mux)
+}
+
+// listenError says that what (a listener) cannot listen on addr, why, and
+// which setting chooses another address: a taken port, or one the process
+// may not bind, stops start-up the same way for the engine and for HTTP.
+func listenError(what, addr, setting string, err error) error {
+	cause := err
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		cause = op.Err // "bind: address already in use"
+	}
+	return fmt.Errorf("%s cannot listen on %s: %v; choose another address with %s", what, addr, cause, setting)
 }
 
 // logAllowedHosts says at start which names a listener answers to.

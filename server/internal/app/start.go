@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
@@ -28,7 +29,7 @@ type Server struct {
 	// with Standalone, its real port when the config said :0).
 	EngineURL string
 	// HTTPURL is http://host:port of the HTTP listener; empty when it is
-	// off or could not listen (logged).
+	// off (a port it cannot listen on fails Start).
 	HTTPURL string
 	// Engine is the embedded engine (nil without Standalone).
 	Engine *engine.Engine
@@ -76,8 +77,8 @@ func (c *Config) logger() *slog.Logger {
 // registry worker, its Skills Protocol runtime, the skills folders and the
 // HTTP listener. It returns once the worker owns its functions and the
 // engine accepts other workers. The server runs until ctx ends or Close.
-// A failure to listen on HTTP.Addr is logged, not fatal (the registry runs
-// without it, as it always has).
+// A port it cannot listen on (the engine's or HTTP.Addr) fails it with an
+// error naming the address and the setting to change.
 func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -98,6 +99,18 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 		s.defer_(stopPprof)
 	}
+	// The HTTP listener is opened before anything else: a taken port stops
+	// start-up with the setting to change, as a taken engine port does,
+	// instead of a registry running without /mcp, /rpc and its web page.
+	var httpLn net.Listener
+	if cfg.HTTP.Addr != "" && !cfg.Engine.Only {
+		if httpLn, err = net.Listen("tcp", cfg.HTTP.Addr); err != nil {
+			err = listenError("the HTTP endpoints (/mcp, /rpc, the web page)", cfg.HTTP.Addr, httpAddrSetting, err)
+			log.Error(err.Error())
+			return nil, err
+		}
+		s.defer_(func() { _ = httpLn.Close() }) // closed already once served
+	}
 
 	target := cfg.Engine.URL
 	var eng *engine.Engine
@@ -115,8 +128,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, fmt.Errorf("cannot open the embedded engine: %w", err)
 		}
 		if err := eng.Start(); err != nil {
-			log.Error("cannot start the embedded engine", "addr", addr, "err", err)
 			_ = eng.Close()
+			var listenErr *net.OpError
+			if errors.As(err, &listenErr) {
+				err = listenError("the iii engine", addr, engineURLSetting, err)
+				log.Error(err.Error())
+				return nil, err
+			}
+			log.Error("cannot start the embedded engine", "addr", addr, "err", err)
 			return nil, fmt.Errorf("cannot start the embedded engine: %w", err)
 		}
 		s.defer_(func() { _ = eng.Close() })
@@ -257,15 +276,22 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 				log.Warn("--web-admin-labels has no effect: no --admin-token (or " + EnvAdminToken + ") is set")
 			}
 		}
-		if bound, stopHTTP, err := StartHTTP(ctx, client, cfg.HTTP.Addr, cfg.HTTP.options(), view, tools, log, sp, cfg.HTTP.RPCPath, page, w.Ready); err != nil {
-			log.Warn("HTTP endpoints (MCP, Skills Protocol) not started (the registry runs without them; choose another --mcp-addr)", "addr", cfg.HTTP.Addr, "err", err)
-		} else {
-			s.HTTPURL = "http://" + bound.String()
-			s.defer_(stopHTTP)
+		bound, stopHTTP, err := startHTTPOn(ctx, client, httpLn, cfg.HTTP.options(), view, tools, log, sp, cfg.HTTP.RPCPath, page, w.Ready)
+		if err != nil {
+			log.Error("cannot serve the HTTP endpoints", "addr", cfg.HTTP.Addr, "err", err)
+			return nil, fmt.Errorf("cannot serve the HTTP endpoints on %s: %w", cfg.HTTP.Addr, err)
 		}
+		s.HTTPURL = "http://" + bound.String()
+		s.defer_(stopHTTP)
 	}
 	return s, nil
 }
+
+// Where an operator chooses the two listeners' addresses, for errors.
+const (
+	httpAddrSetting  = "--http-addr / --mcp-addr (config http_addr; make run: MCP_ADDR=host:port), or an empty one to run without HTTP"
+	engineURLSetting = "--url (config url; make run: ADDR=host:port)"
+)
 
 // options are the listener's door rules and MCP session limits.
 func (h HTTPConfig) options() skillsmcp.HTTPOptions {
