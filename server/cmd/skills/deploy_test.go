@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -251,6 +252,35 @@ func TestTakenPortStopsStartup(t *testing.T) {
 		rc, out := runUntilExit(t, "--standalone", "--url", "ws://"+c.engine, "--data", t.TempDir(), "--mcp-addr", c.http)
 		if rc != 1 || !strings.Contains(out, c.want) || strings.Contains(out, "skills ready") {
 			t.Errorf("%s taken: exit %d, want 1 before the registry serves, with %q; output:\n%s", c.name, rc, c.want, out)
+		}
+	}
+}
+
+// --mcp-allow-host (or --public-url) naming a host beyond loopback without
+// a token warns at start: a proxy forwarding that name exposes /mcp, /rpc
+// and the web page as much as a public address would. Loopback names, or a
+// token, do not warn.
+func TestPublicHostWithoutTokenWarns(t *testing.T) {
+	const warning = "SECURITY: the HTTP endpoints answer to "
+	for _, c := range []struct {
+		args []string
+		want string // "" = no warning
+	}{
+		{[]string{"--mcp-allow-host", "skills.example.com,localhost:8080"}, warning + "skills.example.com (--mcp-allow-host, --public-url) without a token"},
+		{[]string{"--public-url", "https://skills.example.com"}, warning + "skills.example.com (--mcp-allow-host, --public-url) without a token"},
+		{[]string{"--mcp-allow-host", "localhost,127.0.0.1:8080"}, ""},
+		{[]string{"--mcp-allow-host", "skills.example.com", "--mcp-token", "s3cret"}, ""},
+	} {
+		httpAddr := testutil.FreeAddr(t)
+		cmd, logs := startSkills(t, append([]string{"--standalone", "--url", "ws://" + testutil.FreeAddr(t), "--data", t.TempDir(),
+			"--mcp-addr", httpAddr}, c.args...)...)
+		waitForStatus(t, "http://"+httpAddr+"/readyz", http.StatusOK, "ready\n", logs)
+		// Stopped, so that every line of the start is written.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		out := logs.String()
+		if c.want != "" && !strings.Contains(out, c.want) || c.want == "" && strings.Contains(out, "SECURITY") {
+			t.Errorf("%v: want warning %q; output:\n%s", c.args, c.want, out)
 		}
 	}
 }

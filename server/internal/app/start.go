@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/engine"
 	"github.com/iii-skills/skills/server/internal/history"
+	"github.com/iii-skills/skills/server/internal/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
 	"github.com/iii-skills/skills/server/internal/skillsext"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
@@ -270,6 +272,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		tools := skillsmcp.Options{NoSkillTools: cfg.HTTP.NoSkillTools, AllowSideEffects: cfg.Registry.MCP.AllowSideEffects,
 			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
 		page := &webSource{cat: cat, w: w}
+		page.publicOrigin, _, _ = httpguard.PublicOrigin("", cfg.HTTP.PublicURL) // Validate checked it
 		if cfg.HTTP.WebAdminLabels {
 			page.adminToken = cfg.Registry.AdminToken
 			if page.adminToken == "" {
@@ -293,11 +296,16 @@ const (
 	engineURLSetting = "--url (config url; make run: ADDR=host:port)"
 )
 
-// options are the listener's door rules and MCP session limits.
+// options are the listener's door rules and MCP session limits. The host
+// of --public-url is answered to like a name in --mcp-allow-host.
 func (h HTTPConfig) options() skillsmcp.HTTPOptions {
+	hosts := []string(h.AllowHost)
+	if _, host, err := httpguard.PublicOrigin("", h.PublicURL); err == nil {
+		hosts = append(slices.Clip(hosts), host)
+	}
 	return skillsmcp.HTTPOptions{Token: h.Token, MaxSessions: h.MaxSessions, IdleSessionTimeout: h.IdleTimeout,
 		AllowedOrigins: h.AllowOrigin, OriginsSetting: "--mcp-allow-origin",
-		AllowedHosts: h.AllowHost, HostsSetting: "--mcp-allow-host (config mcp_allow_host)"}
+		AllowedHosts: hosts, HostsSetting: "--mcp-allow-host (config mcp_allow_host)"}
 }
 
 // WithEngineToken presents the worker token at connect (no-op when empty).

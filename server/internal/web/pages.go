@@ -783,7 +783,7 @@ func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 			Error: "That is not the token this server was started with (" + s.opts.TokenSetting + ")."}})
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.overTLS(r)})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
