@@ -34,14 +34,6 @@ func StartHTTP(ctx context.Context, client *iii.Client, addr string, opts skills
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	return startHTTPOn(ctx, client, ln, opts, backend, tools, log, rt, rpcPath, page, ready)
-}
-
-// startHTTPOn is StartHTTP on a listener already open (Start opens it
-// before anything else, so that a taken port stops start-up); it closes
-// ln when it fails, and when stopped.
-func startHTTPOn(ctx context.Context, client *iii.Client, ln net.Listener, opts skillsmcp.HTTPOptions, backend skillsmcp.Backend,
-	tools skillsmcp.Options, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string, page *webSource, ready health.Check) (bound net.Addr, stop func(), err error) {
 	srv := skillsmcp.New(client, MCPOptions(tools, backend, log))
 	ctx, cancel := context.WithCancel(ctx)
 	if err := srv.Start(ctx); err != nil {

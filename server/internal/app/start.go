@@ -101,17 +101,19 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 		s.defer_(stopPprof)
 	}
-	// The HTTP listener is opened before anything else: a taken port stops
-	// start-up with the setting to change, as a taken engine port does,
-	// instead of a registry running without /mcp, /rpc and its web page.
-	var httpLn net.Listener
+	// A taken HTTP port stops start-up before anything starts, with the
+	// setting to change, as a taken engine port does (instead of a registry
+	// running without /mcp, /rpc and its web page). The port is bound for
+	// good only once the registry serves, so that a listening port still
+	// means a started server; losing it in between fails Start all the same.
 	if cfg.HTTP.Addr != "" && !cfg.Engine.Only {
-		if httpLn, err = net.Listen("tcp", cfg.HTTP.Addr); err != nil {
-			err = listenError("the HTTP endpoints (/mcp, /rpc, the web page)", cfg.HTTP.Addr, httpAddrSetting, err)
+		ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+		if err != nil {
+			err = listenError(httpListener, cfg.HTTP.Addr, httpAddrSetting, err)
 			log.Error(err.Error())
 			return nil, err
 		}
-		s.defer_(func() { _ = httpLn.Close() }) // closed already once served
+		_ = ln.Close()
 	}
 
 	target := cfg.Engine.URL
@@ -279,10 +281,16 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 				log.Warn("--web-admin-labels has no effect: no --admin-token (or " + EnvAdminToken + ") is set")
 			}
 		}
-		bound, stopHTTP, err := startHTTPOn(ctx, client, httpLn, cfg.HTTP.options(), view, tools, log, sp, cfg.HTTP.RPCPath, page, w.Ready)
+		bound, stopHTTP, err := StartHTTP(ctx, client, cfg.HTTP.Addr, cfg.HTTP.options(), view, tools, log, sp, cfg.HTTP.RPCPath, page, w.Ready)
 		if err != nil {
-			log.Error("cannot serve the HTTP endpoints", "addr", cfg.HTTP.Addr, "err", err)
-			return nil, fmt.Errorf("cannot serve the HTTP endpoints on %s: %w", cfg.HTTP.Addr, err)
+			var listenErr *net.OpError
+			if errors.As(err, &listenErr) {
+				err = listenError(httpListener, cfg.HTTP.Addr, httpAddrSetting, err)
+			} else {
+				err = fmt.Errorf("cannot serve the HTTP endpoints on %s: %w", cfg.HTTP.Addr, err)
+			}
+			log.Error(err.Error())
+			return nil, err
 		}
 		s.HTTPURL = "http://" + bound.String()
 		s.defer_(stopHTTP)
@@ -290,8 +298,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	return s, nil
 }
 
-// Where an operator chooses the two listeners' addresses, for errors.
+// The HTTP listener, and where an operator chooses the two listeners'
+// addresses, for errors.
 const (
+	httpListener     = "the HTTP endpoints (/mcp, /rpc, the web page)"
 	httpAddrSetting  = "--http-addr / --mcp-addr (config http_addr; make run: MCP_ADDR=host:port), or an empty one to run without HTTP"
 	engineURLSetting = "--url (config url; make run: ADDR=host:port)"
 )
