@@ -153,10 +153,16 @@ func selfSigned(t *testing.T, dir string) (certPath, keyPath string, pool *x509.
 // start runs a process until the test ends (SIGTERM, then SIGKILL).
 func start(t *testing.T, name string, args ...string) *testutil.Buffer {
 	t.Helper()
+	return startEnv(t, nil, name, args...)
+}
+
+// startEnv is start with env added to the test's environment.
+func startEnv(t *testing.T, env []string, name string, args ...string) *testutil.Buffer {
+	t.Helper()
 	cmd := exec.Command(name, args...)
 	out := &testutil.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = append(os.Environ(), "SKILLS_LOG=info")
+	cmd.Env = append(append(os.Environ(), "SKILLS_LOG=info"), env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -458,17 +464,9 @@ func TestBehindCaddy(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(global+site), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(caddy, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile")
-	out := &testutil.Buffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
+	// Its own home: Caddy saves its config and data there.
+	out := startEnv(t, []string{"HOME=" + dir, "XDG_DATA_HOME=" + filepath.Join(dir, "xdg-data"), "XDG_CONFIG_HOME=" + filepath.Join(dir, "xdg-config")},
+		caddy, "run", "--config", filepath.Join(dir, "Caddyfile"), "--adapter", "caddyfile")
 	p := newThroughProxy(t, pool, tlsAddr, plainAddr, out.String)
 	checkRegistryThroughProxy(t, p, engineAddr, logs)
 	checkWebThroughProxy(t, p)
