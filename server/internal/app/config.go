@@ -224,6 +224,10 @@ type HTTPConfig struct {
 	// WebAdminLabels gives the web page the registry's admin token, so
 	// that anyone holding Token may move protected labels (docs/web.md).
 	WebAdminLabels bool `yaml:"web_admin_labels"`
+	// PublicURL is the URL browsers use behind a reverse proxy that
+	// terminates TLS (https://skills.example.com): the web page's origin,
+	// its cookies Secure, its host answered to (docs/deploy.md).
+	PublicURL string `yaml:"public_url"`
 }
 
 // SkillsProtocolConfig is the skills_protocol section (every key optional):
@@ -383,6 +387,11 @@ func (c *Config) Validate() error {
 	}
 	if err := httpguard.CheckHostPatterns("mcp_allow_host", c.HTTP.AllowHost); err != nil {
 		return err
+	}
+	if c.HTTP.PublicURL != "" {
+		if _, _, err := httpguard.PublicOrigin("--public-url (config public_url)", c.HTTP.PublicURL); err != nil {
+			return err
+		}
 	}
 	if c.HTTP.RPCPath != "" && !strings.HasPrefix(c.HTTP.RPCPath, "/") {
 		return fmt.Errorf("--rpc-path %q must start with / (e.g. /rpc), or be empty to disable the endpoint", c.HTTP.RPCPath)

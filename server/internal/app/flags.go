@@ -40,6 +40,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 		"Comma-separated browser origins (https://app.example) allowed to use the HTTP endpoints (MCP, Skills Protocol) besides loopback pages; clients that send no Origin are always allowed")
 	fs.Var(listFlag{(*[]string)(&h.AllowHost)}, "mcp-allow-host",
 		"Comma-separated Host names the HTTP endpoints (MCP, Skills Protocol) answer to besides loopback names and the listen address: the public name a reverse proxy forwards (skills.example.com), *.example.com for every subdomain, * for any (config mcp_allow_host)")
+	fs.StringVar(&h.PublicURL, "public-url", h.PublicURL, "The URL browsers use when a reverse proxy that terminates TLS serves this server (https://skills.example.com): the web page accepts its forms from that origin, marks its cookies Secure, and the HTTP endpoints answer to its host (config public_url)")
 	fs.StringVar(&e.Token, "engine-token", e.Token, "Worker token: with --standalone every worker must present it to the embedded engine (Authorization: Bearer, or ?token= in its URL); this worker presents it to the engine it dials (env "+EnvEngineToken+")")
 	fs.IntVar(&r.SectionMaxDepth, "section-max-depth", r.SectionMaxDepth, "How many section reads (iii://fn/…) may nest; a cycle is refused at once")
 	fs.IntVar(&r.SectionMaxBytes, "section-max-bytes", r.SectionMaxBytes, "Largest section output served; larger ones fail with \"section output too large (N bytes; max M)\"")
