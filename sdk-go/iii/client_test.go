@@ -1367,7 +1367,7 @@ func TestResultResendCopyNeverAnswersAReusedInvocationID(t *testing.T) {
 	fc.waitFor(t, "the first answer", func(f frame) bool {
 		return f.Type == wire.TypeInvocationResult && f.InvocationID == id && string(f.Result) == `"answer 1"`
 	})
-	call() // the same invocation_id again, before the copy left
+	call()                  // the same invocation_id again, before the copy left
 	time.Sleep(10 * resend) // room for a copy that was not cancelled to go out
 	close(release)
 	got := fc.waitFor(t, "the second answer", func(f frame) bool {

@@ -32,9 +32,9 @@ type wsConn struct {
 	// resends are the result copies waiting to go (WithResultResend), by
 	// invocation_id; guarded by mu.
 	resends map[string]*time.Timer
-	wake   chan struct{}
-	done   chan struct{}
-	once   sync.Once
+	wake    chan struct{}
+	done    chan struct{}
+	once    sync.Once
 }
 
 func newWSConn(parent context.Context, ws *websocket.Conn) *wsConn {
