@@ -250,6 +250,7 @@ func TestURLWorkerIsNotReadyWhileAnotherHoldsItsIDsAfterAnEngineRestart(t *testi
 	// (the worker re-dials after about a second). If the worker won the
 	// race, restart again.
 	_ = first.Close()
+	waitForStatus(t, readyz, http.StatusServiceUnavailable, "not ready: not connected to the iii engine\n", logs)
 	var holder *iii.Client
 	for attempt := 0; holder == nil; attempt++ {
 		e := startEngineAt()
