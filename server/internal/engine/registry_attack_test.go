@@ -578,3 +578,35 @@ func TestResultResendCannotAnswerAReusedInvocationID(t *testing.T) {
 		t.Fatalf("the call reusing invocation_id %s was answered %s; want answer 2, not a copy of the first result", id, f.raw)
 	}
 }
+
+// What waits at one worker's gate is bounded too: past four times
+// MaxWorkerBytes (or 16 384 calls) a call is refused at once, naming the
+// worker's function, instead of held in the engine's memory.
+func TestWorkerGateIsBounded(t *testing.T) {
+	e := startEngine(t, Config{MaxWorkerBytes: 4 << 10})
+	owner := dialWorker(t, e.URL()) // never answers
+	owner.register("stuck::f", nil)
+	pad := strings.Repeat("z", 3<<10)
+	refused := ""
+	for i := 0; i < 16 && refused == ""; i++ {
+		c := dialWorker(t, e.URL()) // a caller of its own each time: no caller budget applies
+		id := uuid.NewString()
+		c.send(map[string]any{"type": "invokefunction", "invocation_id": id, "function_id": "stuck::f", "data": map[string]any{"pad": pad}})
+		c.send(map[string]any{"type": "ping"})
+		for {
+			f := c.next()
+			if f.str("type") == "pong" {
+				break
+			}
+			if f.str("type") == "invocationresult" && f.obj("error") != nil {
+				refused, _ = f.obj("error")["message"].(string)
+				if f.obj("error")["code"] != CodeTooManyInvocations {
+					t.Fatalf("call %d: %s; want too_many_invocations", i, f.raw)
+				}
+			}
+		}
+	}
+	if !strings.Contains(refused, "worker busy:") || !strings.Contains(refused, "the worker serving stuck::f") {
+		t.Fatalf("calls past the gate's bound: refusal %q; want worker busy naming the function", refused)
+	}
+}

@@ -36,30 +36,28 @@ func newReservations() reservations {
 	return r
 }
 
-// reservedBy says why socket connection c may not register the function
-// id, or returns "" when it may; an in-process c reserves the id. Callers
-// hold e.mu.
+// functionReservedLocked says why socket connection c may not register
+// the function id, or returns "" when it may; an in-process c reserves
+// the id. Callers hold e.mu.
 func (e *Engine) functionReservedLocked(c *conn, id string) string {
-	if c.local {
-		e.reserved.functions[id] = true
-		return ""
-	}
-	if !e.reserved.functions[id] {
-		return ""
-	}
-	return fmt.Sprintf("reserved: function %s belongs to the worker running inside this engine's process (skills --standalone) for the engine's life; a socket connection cannot register it", id)
+	return reserveLocked(e.reserved.functions, c, id, "function", "register")
 }
 
 // typeReservedLocked is functionReservedLocked for a trigger type.
 func (e *Engine) typeReservedLocked(c *conn, id string) string {
+	return reserveLocked(e.reserved.types, c, id, "trigger type", "provide")
+}
+
+func reserveLocked(set map[string]bool, c *conn, id, what, verb string) string {
 	if c.local {
-		e.reserved.types[id] = true
+		set[id] = true
 		return ""
 	}
-	if !e.reserved.types[id] {
+	if !set[id] {
 		return ""
 	}
-	return fmt.Sprintf("reserved: trigger type %s belongs to the worker running inside this engine's process (skills --standalone) for the engine's life; a socket connection cannot provide it", id)
+	return fmt.Sprintf("reserved: %s %s belongs to the worker running inside this engine's process (skills --standalone) for the engine's life; a socket connection cannot %s it",
+		what, id, verb)
 }
 
 // nameReservedLocked says why socket connection c may not call itself
