@@ -26,6 +26,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
 // registryFunctionIDs lists the functions the registry serves, as an
@@ -215,9 +216,12 @@ func TestAttackFloodAndClaimerCannotTakeTheRegistry(t *testing.T) {
 		}
 	}()
 
+	idle := testutil.ProcStatus(t, s.cmd.Process.Pid, "VmRSS")
 	start := time.Now()
 	answered, refused := floodSockets(t, s.url, "directory::engine::workers::list", 4, 8)
 	took := time.Since(start)
+	t.Logf("server memory: %d MiB before the flood, peak %d MiB (VmHWM, measured, not asserted)",
+		idle>>20, testutil.ProcStatus(t, s.cmd.Process.Pid, "VmHWM")>>20)
 	close(cl.stop)
 	<-cl.done
 	close(stop)
