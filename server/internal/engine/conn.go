@@ -65,7 +65,7 @@ type conn struct {
 	loadBytes int64
 	loadCalls int
 	gate      []gatedCall
-	gateBytes int64
+	gateBytes int64 // of the gated calls over smallCall bytes
 
 	info *workerInfo // set by engine::workers::register; guarded by e.mu
 	dead bool        // cleanup has started; guarded by e.pmu

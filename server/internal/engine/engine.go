@@ -119,8 +119,9 @@ type Config struct {
 	// MaxWorkerBytes bounds the bytes of the invocations delivered to one
 	// worker and not answered yet (one call always goes when none is in
 	// flight); others wait at the worker's gate in arrival order, up to
-	// four times as many bytes and 16 384 calls, then are answered with
-	// too_many_invocations (gate.go). Zero means DefaultMaxWorkerBytes.
+	// 65 536 calls and, of calls over 4 KiB, four times as many bytes,
+	// then are answered with too_many_invocations (gate.go). Zero means
+	// DefaultMaxWorkerBytes.
 	MaxWorkerBytes int64
 	// MaxConnectionsPerClient bounds the sockets one client holds: all
 	// those presenting one scoped token, else all those from one remote

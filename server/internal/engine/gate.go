@@ -10,7 +10,9 @@ package engine
 //     answered carry at most Config.MaxWorkerBytes (one call always goes
 //     when none is in flight). Others wait at the worker's gate, in
 //     arrival order, and go as answers come back. A flood is slowed to the
-//     worker's pace and honest calls take their turn between its calls;
+//     worker's pace and honest calls take their turn between its calls
+//     (the gate's own bound, maxGateCalls and maxGateBytes, refuses large
+//     calls long before it could shut small ones out);
 //     nothing a caller sends can push a worker past its outbound cap, so a
 //     flood never disconnects it.
 //   - per caller: one connection's worker-routed calls (waiting for its
@@ -46,24 +48,41 @@ func (e *Engine) deliver(p *pending, frame []byte) {
 		o.send(frame)
 		return
 	}
-	if len(o.gate) >= maxGateCalls || o.gateBytes+p.size > e.maxGateBytes() {
+	if len(o.gate) >= maxGateCalls || p.size > smallCall && o.gateBytes+p.size > e.maxGateBytes() {
 		n, b := len(o.gate), o.gateBytes
 		o.gmu.Unlock()
 		e.refuse(p, CodeTooManyInvocations, fmt.Sprintf(
-			"worker busy: %d calls (%d bytes) already wait for the worker serving %s (max %d calls, %d bytes); try again later",
-			n, b, p.functionID, maxGateCalls, e.maxGateBytes()))
+			"worker busy: %d calls (%d bytes in calls over %d bytes) already wait for the worker serving %s (max %d calls, %d bytes); try again later",
+			n, b, smallCall, p.functionID, maxGateCalls, e.maxGateBytes()))
 		return
 	}
 	o.gate = append(o.gate, gatedCall{p: p, frame: frame})
-	o.gateBytes += p.size
+	o.gateBytes += bigPart(p.size)
 	o.gmu.Unlock()
 }
 
-// maxGateCalls and maxGateBytes bound what waits at one worker's gate:
-// past them a call is refused (too_many_invocations) instead of held.
-const maxGateCalls = 16384
+// What waits at one worker's gate is bounded: at most maxGateCalls
+// calls, and calls over smallCall bytes at most maxGateBytes in all; past
+// that a call is refused (too_many_invocations) instead of held. Small
+// calls (a fetch, a list) do not count against the bytes, so a flood of
+// large frames cannot shut them out; and one client cannot fill the
+// count alone (its sockets × the 32 calls each may have out, with the
+// default shares, are a quarter of it). Small calls waiting stay under
+// maxGateCalls × smallCall (256 MiB) however many clients send them.
+const (
+	maxGateCalls = 65536
+	smallCall    = 4 << 10
+)
 
 func (e *Engine) maxGateBytes() int64 { return 4 * e.cfg.MaxWorkerBytes }
+
+// bigPart is what a call of size bytes counts in gateBytes.
+func bigPart(size int64) int64 {
+	if size > smallCall {
+		return size
+	}
+	return 0
+}
 
 // refuse answers p, which never reached its owner, with an error and
 // forgets it.
@@ -132,13 +151,13 @@ func (e *Engine) releaseGate(o *conn) {
 	for ; n < len(o.gate); n++ {
 		g := o.gate[n]
 		if g.p.left {
-			o.gateBytes -= g.p.size
+			o.gateBytes -= bigPart(g.p.size)
 			continue
 		}
 		if !e.fitsLocked(o, g.p.size) {
 			break
 		}
-		o.gateBytes -= g.p.size
+		o.gateBytes -= bigPart(g.p.size)
 		e.chargeLocked(o, g.p)
 		out = append(out, g.frame)
 	}

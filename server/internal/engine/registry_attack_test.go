@@ -579,14 +579,15 @@ func TestResultResendCannotAnswerAReusedInvocationID(t *testing.T) {
 	}
 }
 
-// What waits at one worker's gate is bounded too: past four times
-// MaxWorkerBytes (or 16 384 calls) a call is refused at once, naming the
-// worker's function, instead of held in the engine's memory.
+// What waits at one worker's gate is bounded too: large calls past four
+// times MaxWorkerBytes (and any past 65 536 calls) are refused at once,
+// naming the worker's function, instead of held in the engine's memory;
+// small calls still wait their turn.
 func TestWorkerGateIsBounded(t *testing.T) {
 	e := startEngine(t, Config{MaxWorkerBytes: 4 << 10})
 	owner := dialWorker(t, e.URL()) // never answers
 	owner.register("stuck::f", nil)
-	pad := strings.Repeat("z", 3<<10)
+	pad := strings.Repeat("z", 5<<10) // over smallCall: counted in the gate's bytes
 	refused := ""
 	for i := 0; i < 16 && refused == ""; i++ {
 		c := dialWorker(t, e.URL()) // a caller of its own each time: no caller budget applies
@@ -608,5 +609,12 @@ func TestWorkerGateIsBounded(t *testing.T) {
 	}
 	if !strings.Contains(refused, "worker busy:") || !strings.Contains(refused, "the worker serving stuck::f") {
 		t.Fatalf("calls past the gate's bound: refusal %q; want worker busy naming the function", refused)
+	}
+	// Large calls filling the gate do not shut a small one out: it waits
+	// for its turn instead of being refused.
+	small := dialWorker(t, e.URL())
+	small.send(map[string]any{"type": "invokefunction", "invocation_id": uuid.NewString(), "function_id": "stuck::f", "data": map[string]any{"small": true}})
+	if got := small.syncCollect(); len(got) != 0 {
+		t.Fatalf("a small call behind a gate full of large ones got %s; want it to wait", got[0].raw)
 	}
 }
