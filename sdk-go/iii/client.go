@@ -125,8 +125,10 @@ func WithResultHold(d time.Duration) Option {
 // expects it, and delivers it. When the first one was delivered, the engine
 // finds no caller for the copy and drops it (a debug log line), so callers
 // see each result once. It costs one extra frame per call and no latency.
-// Zero (the default) sends once. Never use it against an engine that
-// treats a second result as an error.
+// A copy that has not left yet is dropped when an invocation under the
+// same invocation_id arrives: the engine would take it for the answer to
+// that new call. Zero (the default) sends once. Never use it against an
+// engine that treats a second result as an error.
 func WithResultResend(d time.Duration) Option {
 	return func(o *options) { o.resultResend = max(d, 0) }
 }
@@ -713,9 +715,9 @@ func (c *Client) dispatch(cn *wsConn, data []byte) {
 	// handed to the handler as it is; the full decode would check it, scan
 	// it again and copy it.
 	if f, ok := wire.ScanInvokeFrame(data); ok && wire.Valid(f.Data) && (f.Metadata == nil || wire.Valid(f.Metadata)) {
-		go c.handleInvoke(cn, wire.Message{Type: wire.TypeInvokeFunction, InvocationID: f.InvocationID,
+		c.startInvoke(cn, wire.Message{Type: wire.TypeInvokeFunction, InvocationID: f.InvocationID,
 			FunctionID: f.FunctionID, Data: f.Data, Metadata: f.Metadata, Action: f.Action,
-			Traceparent: f.Traceparent, Baggage: f.Baggage})
+			Traceparent: f.Traceparent, Baggage: f.Baggage, TriggerID: f.TriggerID})
 		return
 	}
 	var m wire.Message
@@ -731,7 +733,7 @@ func (c *Client) dispatch(cn *wsConn, data []byte) {
 		c.mu.Unlock()
 		c.log.Debug("iii: worker registered", "worker_id", m.WorkerID)
 	case wire.TypeInvokeFunction:
-		go c.handleInvoke(cn, m)
+		c.startInvoke(cn, m)
 	case wire.TypeInvocationResult:
 		c.resolve(m)
 	case wire.TypeRegisterTrigger:

@@ -58,6 +58,9 @@ type EngineConfig struct {
 	AllowHost      HostList `yaml:"engine_allow_host"`
 	AllowOrigin    HostList `yaml:"engine_allow_origin"`
 	MaxConnections int      `yaml:"engine_max_connections"`
+	// MaxConnectionsPerClient is one client's share of MaxConnections
+	// (one scoped token, else one remote address); 0: an eighth of it.
+	MaxConnectionsPerClient int `yaml:"engine_max_connections_per_client"`
 	// Tokens are per-publisher tokens limited to namespaces.
 	Tokens TokenList `yaml:"engine_tokens"`
 }
@@ -378,6 +381,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Engine.MaxConnections < 0 {
 		return fmt.Errorf("engine_max_connections %d: expected a positive number of sockets", c.Engine.MaxConnections)
+	}
+	if c.Engine.MaxConnectionsPerClient < 0 {
+		return fmt.Errorf("engine_max_connections_per_client %d: expected a positive number of sockets (0: an eighth of engine_max_connections)", c.Engine.MaxConnectionsPerClient)
 	}
 	if _, err := c.ScopedTokens(); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/engine"
+	"github.com/iii-skills/skills/server/internal/health"
 	"github.com/iii-skills/skills/server/internal/history"
 	"github.com/iii-skills/skills/server/internal/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
@@ -126,7 +127,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		eng, err = engine.New(engine.Config{Addr: addr, DataDir: cfg.Engine.DataDir, Logger: log,
 			Token: cfg.Engine.Token, AllowedOrigins: cfg.Engine.AllowOrigin, AllowedOriginsSetting: "--engine-allow-origin", MaxConnections: cfg.Engine.MaxConnections,
 			AllowedHosts: cfg.Engine.AllowHost, AllowedHostsSetting: "--engine-allow-host (config engine_allow_host)",
-			ScopedTokens: scoped, HoldSockets: !cfg.Engine.Only})
+			ScopedTokens: scoped, HoldSockets: !cfg.Engine.Only,
+			MaxConnectionsPerClient: cfg.Engine.MaxConnectionsPerClient, PrivateScopes: privateScopes(cfg)})
 		if err != nil {
 			log.Error("cannot open the embedded engine", "data", cfg.Engine.DataDir, "err", err)
 			return nil, fmt.Errorf("cannot open the embedded engine: %w", err)
@@ -239,7 +241,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		log.Error("cannot connect to the iii engine", "url", target, "err", err)
 		return nil, fmt.Errorf("cannot connect to the iii engine at %s: %w", target, err)
 	}
-	claimed, err := claimFunctions(ctx, client, cfg.Registry.ClaimTimeout, log)
+	claims := &claimStatus{}
+	claimed, err := claimFunctions(ctx, client, cfg.Registry.ClaimTimeout, log, claims)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -265,7 +268,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 	}
 	w.Start(ctx)
-	s.lost = reclaimOnReconnect(ctx, client, cfg.Registry.ClaimTimeout, log, setStamped)
+	s.lost = reclaimOnReconnect(ctx, client, cfg.Registry.ClaimTimeout, log, setStamped, claims)
 	log.Info("skills ready: 13 functions + skills::search / skill::search + 2 custom trigger types")
 	if cfg.Engine.Standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
@@ -281,7 +284,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 				log.Warn("--web-admin-labels has no effect: no --admin-token (or " + EnvAdminToken + ") is set")
 			}
 		}
-		bound, stopHTTP, err := StartHTTP(ctx, client, cfg.HTTP.Addr, cfg.HTTP.options(), view, tools, log, sp, cfg.HTTP.RPCPath, page, w.Ready)
+		bound, stopHTTP, err := StartHTTP(ctx, client, cfg.HTTP.Addr, cfg.HTTP.options(), view, tools, log, sp, cfg.HTTP.RPCPath, page, health.All(w.Ready, claims.Ready))
 		if err != nil {
 			var listenErr *net.OpError
 			if errors.As(err, &listenErr) {

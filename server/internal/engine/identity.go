@@ -90,7 +90,7 @@ func (e *Engine) authenticate(r *http.Request) (*ScopedToken, *httpguard.Refusal
 	if e.cfg.Token == "" && len(e.cfg.ScopedTokens) == 0 {
 		return nil, nil
 	}
-	if _, inProcess := r.Context().Value(http.LocalAddrContextKey).(memAddr); inProcess {
+	if isInProcess(r) {
 		return nil, nil
 	}
 	got := presentedToken(r)
@@ -156,7 +156,7 @@ func (c *conn) forbiddenCall(functionID string) string {
 	// publish is forbidden too: a message on the registry's change topic
 	// would make every registry instance re-read keys and could vouch for
 	// changes it never applied.
-	if c.scope == nil || (!strings.HasPrefix(functionID, "state::") && functionID != publishFunction) {
+	if c == nil || c.scope == nil || (!strings.HasPrefix(functionID, "state::") && functionID != publishFunction) {
 		return ""
 	}
 	return fmt.Sprintf("forbidden: token %q (scoped to %s) cannot call %s; scoped tokens publish through the registry and do not touch engine state or pubsub",
