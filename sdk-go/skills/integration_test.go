@@ -98,7 +98,7 @@ type server struct {
 func startServer(t *testing.T, port int, dataDir string) *server {
 	t.Helper()
 	s := &server{url: fmt.Sprintf("ws://127.0.0.1:%d", port), out: &bytes.Buffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(serverBin, "--standalone", "--url", s.url, "--data", dataDir,
+	s.cmd = exec.Command(serverBin, "--standalone", "--url", s.url, "--data", dataDir, "--mcp-addr", "",
 		"--config", filepath.Join(t.TempDir(), "absent.yaml"))
 	s.cmd.Stdout, s.cmd.Stderr = &lockedWriter{w: s.out}, &lockedWriter{w: s.out}
 	if err := s.cmd.Start(); err != nil {

@@ -321,5 +321,10 @@ func (s *claimStatus) failed(err error) {
 // registry write (engine.Config.PrivateScopes): its version history, its
 // cluster counter and the shared copies of published bundles.
 func privateScopes(cfg Config) []string {
+	if cfg.Engine.Only {
+		// No registry runs inside this engine: the registry that connects
+		// as a worker keeps its history in these scopes.
+		return nil
+	}
 	return append(cfg.Registry.PrivateScopes(), skillsprotocol.SharedBundleScope)
 }
