@@ -248,7 +248,7 @@ func (r *Runtime) publishLocked(ctx context.Context, files map[string][]byte, at
 // stamp callers (where scoped tokens do not exist), may publish any name.
 func (r *Runtime) publisherMayName(ctx context.Context, name, id string) error {
 	c, ok := r.stamped.Caller(ctx)
-	if !ok || !c.Scoped() || scope.Namespaced(id, c.Namespaces) {
+	if !ok || c.Covers(scope.KindBundle, id) {
 		return nil
 	}
 	r.log.Warn("skills protocol: publish refused: the bundle name is outside the namespaces of the caller's token",
