@@ -68,6 +68,36 @@ func entryDescription(e *catalog.Entry) string {
 	return d
 }
 
+// entry is id's entry as the Skills Protocol serves it: the catalog's
+// effective one, except that a skill registered over iii (skills::register,
+// which outranks folders on the registry's own surfaces) does not take a
+// name the operator serves from a folder here, where a name runs code and
+// receives secrets: the rule of bundles published over iii
+// (Options.PublishedMayShadowFolders lifts both).
+func (r *Runtime) entry(id string) (*catalog.Entry, bool) {
+	e, ok := r.cat.Get(id)
+	if !ok || e.Origin.Kind != catalog.OriginPublished || r.opts.PublishedMayShadowFolders {
+		return e, ok
+	}
+	if f, held := r.folderHolder(id); held {
+		return f, true
+	}
+	return e, true
+}
+
+// entryVersions lists the versions of id from the source entry(id) comes
+// from, highest first.
+func (r *Runtime) entryVersions(id string) []*catalog.Entry {
+	e, ok := r.entry(id)
+	if !ok {
+		return nil
+	}
+	if s := r.cat.Source(e.SourceName()); s != nil {
+		return s.Versions(id)
+	}
+	return []*catalog.Entry{e}
+}
+
 // find resolves name and an optional version to a catalog entry.
 func (r *Runtime) find(name, version string) (skillView, *Error) {
 	if name == "" {
@@ -78,13 +108,13 @@ func (r *Runtime) find(name, version string) (skillView, *Error) {
 		return viewOf(r.guide), nil
 	}
 	if version == "" {
-		e, ok := r.cat.Get(id)
+		e, ok := r.entry(id)
 		if !ok {
 			return skillView{}, invalidParams("unknown skill %q (list_skills shows the available names)", name)
 		}
 		return viewOf(e), nil
 	}
-	versions := r.cat.Versions(id)
+	versions := r.entryVersions(id)
 	if len(versions) == 0 {
 		return skillView{}, invalidParams("unknown skill %q (list_skills shows the available names)", name)
 	}
@@ -106,7 +136,7 @@ func (r *Runtime) versionsOf(id string) []string {
 	if id == r.guide.ID {
 		return []string{r.guide.Version}
 	}
-	vs := r.cat.Versions(id)
+	vs := r.entryVersions(id)
 	out := make([]string, 0, len(vs))
 	for _, e := range vs {
 		out = append(out, viewOf(e).version)
@@ -196,9 +226,10 @@ func (r *Runtime) listSkills(p listParams) (any, *Error) {
 }
 
 // withGuide is entries (sorted by id) with the built-in guide in its
-// place, replacing a catalog entry of the same id. The catalog's List is
-// a shared snapshot, so the result is a copy; the copy is cached per
-// catalog generation.
+// place, replacing a catalog entry of the same id, and each id's entry as
+// entry serves it (a folder's rather than a skill registered over iii).
+// The catalog's List is a shared snapshot, so the result is a copy; the
+// copy is cached per catalog generation.
 func (r *Runtime) withGuide(entries []*catalog.Entry) []*catalog.Entry {
 	gen := r.cat.Generation()
 	if c := r.listCache.Load(); c != nil && c.gen == gen && len(c.src) == len(entries) && (len(entries) == 0 || &c.src[0] == &entries[0]) {
@@ -212,6 +243,11 @@ func (r *Runtime) withGuide(entries []*catalog.Entry) []*catalog.Entry {
 		i++
 	}
 	out = append(out, entries[i:]...)
+	for i, e := range out {
+		if e.Origin.Kind == catalog.OriginPublished {
+			out[i], _ = r.entry(e.ID)
+		}
+	}
 	r.listCache.Store(&listCache{gen: gen, src: entries, out: out})
 	return out
 }
