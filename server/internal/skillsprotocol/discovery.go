@@ -70,14 +70,19 @@ func entryDescription(e *catalog.Entry) string {
 
 // entry is id's entry as the Skills Protocol serves it: the catalog's
 // effective one, except that a skill registered over iii (skills::register,
-// which outranks folders on the registry's own surfaces) does not take a
-// name the operator serves from a folder here, where a name runs code and
-// receives secrets: the rule of bundles published over iii
-// (Options.PublishedMayShadowFolders lifts both).
+// which outranks folders on the registry's own surfaces) or one a download
+// wrote does not take a name the operator serves from a folder here, where
+// a name runs code and receives secrets: the rule of bundles published
+// over iii (Options.PublishedMayShadowFolders lifts it for registered
+// skills).
 func (r *Runtime) entry(id string) (*catalog.Entry, bool) {
 	e, ok := r.cat.Get(id)
-	if !ok || e.Origin.Kind != catalog.OriginPublished || r.opts.PublishedMayShadowFolders {
+	switch {
+	case !ok:
 		return e, ok
+	case e.Origin.Downloaded:
+	case e.Origin.Kind != catalog.OriginPublished || r.opts.PublishedMayShadowFolders:
+		return e, true
 	}
 	if f, held := r.folderHolder(id); held {
 		return f, true
@@ -244,7 +249,7 @@ func (r *Runtime) withGuide(entries []*catalog.Entry) []*catalog.Entry {
 	}
 	out = append(out, entries[i:]...)
 	for i, e := range out {
-		if e.Origin.Kind == catalog.OriginPublished {
+		if e.Origin.Kind == catalog.OriginPublished || e.Origin.Downloaded {
 			out[i], _ = r.entry(e.ID)
 		}
 	}

@@ -105,16 +105,28 @@ func decodeFiles(files []BundleFile) (map[string][]byte, error) {
 }
 
 // folderHolder is the entry an operator serves from a folder at id
-// (a bundle folder or a skills folder), if any.
+// (a bundle folder or a skills folder, not what a download wrote there),
+// if any.
 func (r *Runtime) folderHolder(id string) (*catalog.Entry, bool) {
 	for _, e := range r.cat.Holders(id) {
-		switch {
-		case e.Origin.Kind == catalog.OriginFolder,
-			e.Origin.Kind == catalog.OriginBundle && e.Origin.Source != SourcePublishedBundles:
+		if operatorFolderEntry(e) {
 			return e, true
 		}
 	}
 	return nil, false
+}
+
+// operatorFolderEntry reports whether e is served from a folder the
+// operator configured (not published over iii, not written by a download).
+func operatorFolderEntry(e *catalog.Entry) bool {
+	switch {
+	case e.Origin.Downloaded:
+		return false
+	case e.Origin.Kind == catalog.OriginFolder,
+		e.Origin.Kind == catalog.OriginBundle && e.Origin.Source != SourcePublishedBundles:
+		return true
+	}
+	return false
 }
 
 // Publish validates a bundle with the same rules as bundle folders and
