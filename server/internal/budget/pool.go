@@ -128,12 +128,18 @@ func (r *Refusal) Error() string {
 
 // Wait says how Acquire waits.
 type Wait struct {
-	// Max bounds the wait (0: until ctx ends).
+	// Max bounds the time spent waiting for other clients to release
+	// (0: until ctx ends).
 	Max time.Duration
-	// ForShare waits while the client holds its share too; without it a
-	// client at its share is refused at once (it can only wait for
-	// itself).
+	// ForShare waits while the client holds its share too (its own
+	// earlier requests must end first); without it a client at its share
+	// is refused at once.
 	ForShare bool
+	// ShareMax bounds the time spent waiting at the share (0: until ctx
+	// ends). A caller that already holds a lease of this pool sets it: a
+	// client's requests that each hold part of its share and wait for
+	// more would otherwise wait on one another for ever.
+	ShareMax time.Duration
 }
 
 // fitsLocked reports whether client may take n now, and if not, whether
@@ -223,32 +229,76 @@ func (p *Pool) Acquire(ctx context.Context, client string, n int64, w Wait) (*Le
 	p.mu.Unlock()
 
 	start := time.Now()
-	var timeout <-chan time.Time
-	if w.Max > 0 {
-		t := time.NewTimer(w.Max)
-		defer t.Stop()
-		timeout = t.C
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		var err error
+		select {
+		case <-me.ready:
+			return &Lease{p: p, client: client, n: n}, nil
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-p.wake(timer, start, w):
+		}
+		p.mu.Lock()
+		select {
+		case <-me.ready: // granted while giving up: keep it
+			p.mu.Unlock()
+			return &Lease{p: p, client: client, n: n}, nil
+		default:
+		}
+		// The bound of what holds the request back now: the pool (Max)
+		// or its own share (ShareMax).
+		_, atShare := p.fitsLocked(client, n)
+		bound := w.Max
+		if atShare {
+			bound = w.ShareMax
+		}
+		if err == nil && (bound <= 0 || time.Since(start) < bound) {
+			p.mu.Unlock()
+			continue
+		}
+		p.waiters.Remove(elem)
+		p.grantLocked() // it may have held others back
+		p.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		p.mu.Lock()
+		r := p.refusalLocked(client, n, atShare, time.Since(start))
+		p.mu.Unlock()
+		return nil, r
 	}
-	var err error
-	select {
-	case <-me.ready:
-		return &Lease{p: p, client: client, n: n}, nil
-	case <-ctx.Done():
-		err = ctx.Err()
-	case <-timeout:
+}
+
+// wake arms timer for the next bound of w to pass, or to look again in a
+// while when the bound of one reason has passed but the request is held
+// back by the other (unbounded) one; nil when w has no bound.
+func (p *Pool) wake(timer *time.Timer, start time.Time, w Wait) <-chan time.Time {
+	const poll = 50 * time.Millisecond
+	next := time.Duration(-1)
+	for _, b := range []time.Duration{w.Max, w.ShareMax} {
+		if b <= 0 {
+			continue
+		}
+		d := time.Until(start.Add(b))
+		if d <= 0 {
+			d = poll
+		}
+		if next < 0 || d < next {
+			next = d
+		}
 	}
+	if next < 0 {
+		return nil
+	}
+	timer.Reset(next)
+	return timer.C
+}
+
+// fitsState is fitsLocked under the lock.
+func (p *Pool) fitsState(client string, n int64) (fits, atShare bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	select {
-	case <-me.ready: // granted while giving up: keep it
-		return &Lease{p: p, client: client, n: n}, nil
-	default:
-	}
-	p.waiters.Remove(elem)
-	p.grantLocked() // it may have held others back
-	if err != nil {
-		return nil, err
-	}
-	_, atShare = p.fitsLocked(client, n)
-	return nil, p.refusalLocked(client, n, atShare, time.Since(start))
+	return p.fitsLocked(client, n)
 }

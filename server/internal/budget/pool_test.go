@@ -172,3 +172,33 @@ func TestClientOf(t *testing.T) {
 		t.Fatal("ClientFrom")
 	}
 }
+
+// Max bounds waiting for other clients only; ShareMax bounds waiting at
+// the client's own share.
+func TestWaitBoundsByReason(t *testing.T) {
+	must := granted(t)
+	p := New("bytes", 10, 5)
+	own := must(p.TryAcquire("a", 5))
+	done := make(chan error, 1)
+	go func() {
+		l, err := p.Acquire(context.Background(), "a", 1, Wait{Max: 20 * time.Millisecond, ForShare: true})
+		l.Release()
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // well past Max: still waiting at its share
+	select {
+	case err := <-done:
+		t.Fatalf("a waiting at its share ended after Max: %v", err)
+	default:
+	}
+	own.Release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	own = must(p.TryAcquire("a", 5))
+	defer own.Release()
+	_, err := p.Acquire(context.Background(), "a", 1, Wait{ForShare: true, ShareMax: 20 * time.Millisecond})
+	if !isShareRefusal(err) {
+		t.Fatalf("ShareMax: %v", err)
+	}
+}

@@ -328,19 +328,31 @@ func (r *Runtime) readBlob(ctx context.Context, p readBlobParams) (any, *Error) 
 	if p.BlobID == "" {
 		return nil, invalidParams("blob_id is required (a handle such as blob:0123456789abcdef)")
 	}
+	// The answer's bytes come from the answer budget before the blob is
+	// loaded: the whole blob for mode full, at most max_bytes otherwise
+	// (the load itself is bounded by MaxBlobLoadBytes).
+	if size, perr := r.blobSize(ctx, p.BlobID); perr == nil {
+		want := size
+		if mode != "full" {
+			want = min(size, int64(max))
+		}
+		if perr := r.reserve(ctx, want); perr != nil {
+			return nil, perr
+		}
+	}
 	rec, perr := r.getBlob(ctx, p.BlobID)
 	if perr != nil {
 		return nil, perr
 	}
 	content := rec.Content
-	switch mode {
+	switch mode { // a copy: the blob itself need not stay alive while the answer is written
 	case "sample_head":
-		content = headUTF8(content, max)
+		content = strings.Clone(headUTF8(content, max))
 	case "sample_tail":
-		content = tailUTF8(content, max)
+		content = strings.Clone(tailUTF8(content, max))
 	}
-	return map[string]any{"blob_id": rec.ID, "kind": rec.Kind, "size": rec.Size, "mode": mode,
-		"content": content, "truncated": len(content) < rec.Size}, nil
+	return &bigResult{fields: map[string]any{"blob_id": rec.ID, "kind": rec.Kind, "size": rec.Size, "mode": mode,
+		"truncated": len(content) < rec.Size}, text: content}, nil
 }
 
 // headUTF8 is at most n bytes of s from the start, cut on a rune boundary.

@@ -1,6 +1,8 @@
 package skillsprotocol
 
 import (
+	"bytes"
+	"context"
 	"encoding/base64"
 	"sort"
 	"strings"
@@ -331,7 +333,10 @@ type readFileParams struct {
 	Path    string `json:"path"`
 }
 
-func (r *Runtime) readSkillFile(p readFileParams) (any, *Error) {
+// readSkillFile answers a file's content; its bytes are drawn from the
+// answer budget before the file is read, and written to the response from
+// the one copy read (bigResult).
+func (r *Runtime) readSkillFile(ctx context.Context, p readFileParams) (any, *Error) {
 	if p.Path == "" {
 		return nil, invalidParams("path is required (a file of the skill such as SKILL.md)")
 	}
@@ -357,16 +362,24 @@ func (r *Runtime) readSkillFile(p readFileParams) (any, *Error) {
 		}
 		return nil, invalidParams("skill %s %s has no file %q (files: %s)", v.name, v.version, p.Path, strings.Join(paths, ", "))
 	}
+	if perr := r.reserve(ctx, file.Size); perr != nil {
+		return nil, perr
+	}
 	b, err := file.Content.Bytes()
 	if err != nil {
 		return nil, internalError("read %s of %s %s: %v", p.Path, v.name, v.version, err)
 	}
-	out := map[string]any{"name": v.name, "version": v.version, "path": file.Path, "mime": file.MIME,
-		"size": len(b), "sha256": catalog.DigestOf(b).String()}
-	if catalog.IsText(file.MIME) && utf8.Valid(b) || utf8.Valid(b) && !strings.ContainsRune(string(b), 0) {
-		out["encoding"], out["content"] = "utf-8", string(b)
+	if extra := int64(len(b)) - file.Size; extra > 0 { // the file grew since it was scanned
+		if perr := r.reserve(ctx, extra); perr != nil {
+			return nil, perr
+		}
+	}
+	out := &bigResult{fields: map[string]any{"name": v.name, "version": v.version, "path": file.Path, "mime": file.MIME,
+		"size": len(b), "sha256": catalog.DigestOf(b).String()}, bin: b}
+	if catalog.IsText(file.MIME) && utf8.Valid(b) || utf8.Valid(b) && !bytes.Contains(b, []byte{0}) {
+		out.fields["encoding"] = "utf-8"
 	} else {
-		out["encoding"], out["content"] = "base64", base64.StdEncoding.EncodeToString(b)
+		out.fields["encoding"], out.b64 = "base64", true
 	}
 	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/sandbox"
 	"github.com/iii-skills/skills/server/internal/scope"
@@ -137,6 +138,21 @@ type Options struct {
 	// at once, over all requests and runs (default twice MaxBlobBytes);
 	// more reads wait.
 	MaxBlobLoadBytes int64
+	// AnswerBudget bounds the bytes of request bodies and big answers
+	// (read_skill_file, read_blob) held at once over all requests, each
+	// client (HTTP address) holding at most its share; a request waits up
+	// to AnswerWait for room, then is answered CodeServerBusy with a
+	// Retry-After. Default NewAnswerBudget(DefaultAnswerBudgetBytes); MCP
+	// may share the same pool.
+	AnswerBudget *budget.Pool
+	AnswerWait   time.Duration
+	// ConcurrentRunsPerClient is the share of ConcurrentRuns one client
+	// (HTTP address) may hold (default half of them, at least 1): its
+	// further runs wait for its own to end, while other clients' runs
+	// take the other sandboxes. A client may have at most 8 times
+	// ConcurrentRuns runs running or waiting (the server 16 times); past
+	// that they are refused CodeServerBusy.
+	ConcurrentRunsPerClient int
 	// MaxBatchRequests caps the requests of a JSON-RPC batch and
 	// MaxBatchResponseBytes the size of its answers together; requests past
 	// the size cap are answered with an error, not run.
@@ -166,7 +182,11 @@ type Runtime struct {
 	// blobLoads weighs blob contents being read (Options.MaxBlobLoadBytes).
 	blobLoads *semaphore.Weighted
 	guide     *catalog.Entry
-	slots     chan struct{}
+	// sandboxes are the run slots (ConcurrentRuns, a share per client);
+	// answers the bytes in flight (Options.AnswerBudget).
+	sandboxes *budget.Pool
+	runQueue  *budget.Pool
+	answers   *budget.Pool
 	// listCache is the catalog's list with the guide merged in.
 	listCache atomic.Pointer[listCache]
 	// history serves registry versions of published skills (history.go).
@@ -268,6 +288,15 @@ func New(opts Options) (*Runtime, error) {
 	if opts.MaxBlobLoadBytes <= 0 {
 		opts.MaxBlobLoadBytes = 2 * opts.MaxBlobBytes
 	}
+	if opts.AnswerBudget == nil {
+		opts.AnswerBudget = NewAnswerBudget(DefaultAnswerBudgetBytes)
+	}
+	if opts.AnswerWait <= 0 {
+		opts.AnswerWait = DefaultAnswerWait
+	}
+	if opts.ConcurrentRunsPerClient <= 0 {
+		opts.ConcurrentRunsPerClient = max(1, opts.ConcurrentRuns/2)
+	}
 	if opts.MaxBatchRequests <= 0 {
 		opts.MaxBatchRequests = DefaultMaxBatchRequests
 	}
@@ -284,7 +313,9 @@ func New(opts Options) (*Runtime, error) {
 		opts.Logger.Info("skills protocol sandbox: one cgroup per run bounds its memory and processes", "mode", mode)
 	}
 	r := &Runtime{opts: opts, cat: opts.Catalog, sb: opts.Sandbox, log: opts.Logger, runs: newRunStore(opts.RunRetention, opts.MaxRuns),
-		slots: make(chan struct{}, opts.ConcurrentRuns), blobLoads: semaphore.NewWeighted(opts.MaxBlobLoadBytes)}
+		sandboxes: budget.New("sandboxes", int64(opts.ConcurrentRuns), int64(opts.ConcurrentRunsPerClient)),
+		runQueue:  budget.New("runs running or waiting for a sandbox", 16*int64(opts.ConcurrentRuns), 8*int64(opts.ConcurrentRuns)),
+		answers:   opts.AnswerBudget, blobLoads: semaphore.NewWeighted(opts.MaxBlobLoadBytes)}
 	if err := r.prepareWorkDir(); err != nil {
 		return nil, err
 	}
@@ -400,6 +431,9 @@ func (r *Runtime) Close() error {
 
 // Sandbox is the sandbox runs use.
 func (r *Runtime) Sandbox() *sandbox.Sandbox { return r.sb }
+
+// SandboxSlots is the pool of sandboxes runs take, a share per client.
+func (r *Runtime) SandboxSlots() *budget.Pool { return r.sandboxes }
 
 // LoadFolders (re)loads the bundle folders under roots into the catalog
 // (source SourceFolderBundles). Bad bundles are logged and skipped.
