@@ -350,29 +350,30 @@ func TestAttackStateCannotReadOrRewriteSkillsProtocolData(t *testing.T) {
 
 // Attack 7: publishing without end. Count, per-bundle and total byte caps
 // refuse with the key to raise; what was published stays, across a restart.
+// Each publish comes over its own connection: one publisher alone stops at
+// its share first (TestAttackOnePublisherCannotTakeTheCaps).
 func TestAttackPublishedBundleCaps(t *testing.T) {
 	s := startSPServer(t, "skills_protocol:\n  published_max_bundles: 3\n  published_bundle_max_bytes: 4096\n  published_max_bytes: 5000\n")
-	c := s.attacker()
 	small := func(name string, pad int) map[string]string {
 		f := bundleFiles(name, "1.0.0", name)
 		f["resources/pad.txt"] = strings.Repeat("x", pad)
 		return f
 	}
-	if _, err := publishFiles(t, c, small("cap.big", 5000)); err == nil || !strings.Contains(err.Error(), "a published bundle holds at most 4096 (skills_protocol.published_bundle_max_bytes)") {
+	if _, err := publishFiles(t, s.attacker(), small("cap.big", 5000)); err == nil || !strings.Contains(err.Error(), "a published bundle holds at most 4096 (skills_protocol.published_bundle_max_bytes)") {
 		t.Fatalf("oversized bundle: %v", err)
 	}
-	if _, err := publishFiles(t, c, small("cap.one", 2600)); err != nil {
+	if _, err := publishFiles(t, s.attacker(), small("cap.one", 2600)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := publishFiles(t, c, small("cap.two", 2600)); err == nil || !strings.Contains(err.Error(), "(skills_protocol.published_max_bytes)") {
+	if _, err := publishFiles(t, s.attacker(), small("cap.two", 2600)); err == nil || !strings.Contains(err.Error(), "(skills_protocol.published_max_bytes)") {
 		t.Fatalf("past the total: %v", err)
 	}
 	for _, n := range []string{"cap.a", "cap.b"} {
-		if _, err := publishFiles(t, c, small(n, 10)); err != nil {
+		if _, err := publishFiles(t, s.attacker(), small(n, 10)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := publishFiles(t, c, small("cap.c", 10)); err == nil || !strings.Contains(err.Error(), "3 bundle versions are published, the most this server keeps (skills_protocol.published_max_bundles)") {
+	if _, err := publishFiles(t, s.attacker(), small("cap.c", 10)); err == nil || !strings.Contains(err.Error(), "3 bundle versions are published, the most this server keeps (skills_protocol.published_max_bundles)") {
 		t.Fatalf("past the count: %v", err)
 	}
 	s.restart()

@@ -246,3 +246,69 @@ func TestSandboxesAreSharedBetweenClients(t *testing.T) {
 	<-hogDone
 	<-hogDone
 }
+
+// postFrom posts one request from loopback address ip and decodes the
+// answer.
+func postFrom(t *testing.T, url, ip, method string, params any) (int, http.Header, map[string]json.RawMessage) {
+	t.Helper()
+	resp, err := clientFrom(ip).Post(url, "application/json", bytes.NewReader(rpcBody(method, params)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]json.RawMessage
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	return resp.StatusCode, resp.Header, out
+}
+
+// One client's blobs never push out another's: past its share it loses
+// its own oldest, and a store full of other clients' blobs refuses new
+// ones (503, Retry-After) instead of removing theirs.
+func TestBlobsOfOneClientCannotPushOutAnothers(t *testing.T) {
+	e := newEnv(t, sp.Options{MaxBlobBytes: 1000, MaxBlobStoreBytes: 4000}) // a share of 2000
+	create := func(ip, fill string) (int, http.Header, map[string]json.RawMessage) {
+		return postFrom(t, e.url, ip, "create_blob", map[string]any{"content": strings.Repeat(fill, 1000), "kind": "text/plain"})
+	}
+	idOf := func(out map[string]json.RawMessage) string {
+		var r struct {
+			BlobID string `json:"blob_id"`
+		}
+		if json.Unmarshal(out["result"], &r) != nil || r.BlobID == "" {
+			t.Fatalf("create_blob: %s %s", out["result"], out["error"])
+		}
+		return r.BlobID
+	}
+	_, _, out := create("127.0.0.2", "v")
+	victim := idOf(out)
+	var attackers []string
+	for range 10 {
+		_, _, out := create("127.0.0.1", "a")
+		attackers = append(attackers, idOf(out))
+	}
+	readable := func(id string) bool {
+		_, _, out := postFrom(t, e.url, "127.0.0.9", "read_blob", map[string]any{"blob_id": id})
+		return out["error"] == nil
+	}
+	if !readable(victim) {
+		t.Fatal("the attacker's blobs pushed out the victim's")
+	}
+	for i, id := range attackers {
+		if want := i >= 8; readable(id) != want {
+			t.Fatalf("attacker blob %d readable: %v; want only its two newest (its share)", i, !want)
+		}
+	}
+	_, _, out = create("127.0.0.3", "c")
+	idOf(out) // 4000 of 4000 bytes now
+	status, h, out := create("127.0.0.4", "d")
+	var e2 rpcErr
+	_ = json.Unmarshal(out["error"], &e2)
+	if status != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || e2.Code != sp.CodeServerBusy ||
+		!strings.Contains(e2.Message, "the blob store is full: other clients' blobs hold 4000 of its 4000 bytes") {
+		t.Fatalf("a full store: %d %q %s", status, h.Get("Retry-After"), out["error"])
+	}
+	if !readable(victim) {
+		t.Fatal("the victim's blob is gone")
+	}
+}

@@ -102,6 +102,16 @@ type Options struct {
 	MaxPublishedBundles     int
 	MaxPublishedBundleBytes int64
 	MaxPublishedBytes       int64
+	// MaxPublishedBundlesPerPublisher and MaxPublishedBytesPerPublisher
+	// are one publisher's share of those (default half of each): no
+	// publisher (a connection, or every connection of a scoped token)
+	// takes them all. A publisher frees its share with
+	// skills::unpublish-bundle.
+	MaxPublishedBundlesPerPublisher int
+	MaxPublishedBytesPerPublisher   int64
+	// AdminToken lets skills::unpublish-bundle remove any publisher's
+	// bundle (the registry's --admin-token; empty: only publishers).
+	AdminToken string
 	// BlobScope and BundleScope are the state scopes of blobs and of
 	// bundles published over iii.
 	BlobScope, BundleScope string
@@ -113,6 +123,11 @@ type Options struct {
 	// without end.
 	BlobTTL           time.Duration
 	MaxBlobStoreBytes int64
+	// MaxBlobStoreBytesPerClient is one client's share of the store
+	// (default half): a client past it loses its own oldest blobs, and a
+	// store full of other clients' blobs refuses new ones until some
+	// expire; no client's blob is ever removed for another's.
+	MaxBlobStoreBytesPerClient int64
 	// BlobSweepInterval is how often expired blobs are removed between
 	// writes (default a quarter of BlobTTL, from 10 ms to 10 min).
 	BlobSweepInterval time.Duration
@@ -253,6 +268,15 @@ func New(opts Options) (*Runtime, error) {
 	if opts.MaxPublishedBytes <= 0 {
 		opts.MaxPublishedBytes = DefaultMaxPublishedBytes
 	}
+	if opts.MaxPublishedBundlesPerPublisher <= 0 {
+		opts.MaxPublishedBundlesPerPublisher = max(1, opts.MaxPublishedBundles/2)
+	}
+	if opts.MaxPublishedBytesPerPublisher <= 0 {
+		opts.MaxPublishedBytesPerPublisher = max(opts.MaxPublishedBundleBytes, opts.MaxPublishedBytes/2)
+	}
+	if opts.MaxBlobStoreBytesPerClient <= 0 {
+		opts.MaxBlobStoreBytesPerClient = max(opts.MaxBlobBytes, opts.MaxBlobStoreBytes/2)
+	}
 	if opts.MaxPublishedBundleBytes > MaxBundleBytes {
 		return nil, fmt.Errorf("skillsprotocol: MaxPublishedBundleBytes (%d) is above the bundle limit of %d bytes", opts.MaxPublishedBundleBytes, MaxBundleBytes)
 	}
@@ -320,7 +344,7 @@ func New(opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	var err error
-	r.pubs.records = map[string]bundleRecord{}
+	r.pubs.records, r.pubs.usage = map[string]bundleRecord{}, map[string]publisherUsage{}
 	pubRank := RankPublishedBelowFolders
 	if opts.PublishedMayShadowFolders {
 		pubRank = RankPublishedBundles
