@@ -167,6 +167,20 @@ func TestClientOf(t *testing.T) {
 	if got := ClientOf(r); got != "addr:127.0.0.2" {
 		t.Fatalf("ClientOf = %q", got)
 	}
+	// Behind a reverse proxy on the same host: the address it appended.
+	r.Header.Add("X-Forwarded-For", "10.9.9.9, 203.0.113.7")
+	if got := ClientOf(r); got != "addr:203.0.113.7" {
+		t.Fatalf("ClientOf behind a proxy = %q", got)
+	}
+	r.Header.Add("X-Forwarded-For", "not an address")
+	if got := ClientOf(r); got != "addr:127.0.0.2" {
+		t.Fatalf("ClientOf with a malformed X-Forwarded-For = %q", got)
+	}
+	// From a remote peer the header is the client's own word: ignored.
+	r.RemoteAddr = "198.51.100.4:5555"
+	if got := ClientOf(r); got != "addr:198.51.100.4" {
+		t.Fatalf("ClientOf of a remote peer = %q", got)
+	}
 	ctx := WithClient(context.Background(), "addr:x")
 	if ClientFrom(ctx) != "addr:x" || ClientFrom(context.Background()) != "" {
 		t.Fatal("ClientFrom")
