@@ -260,9 +260,10 @@ func (r *Runtime) publishLocked(ctx context.Context, files map[string][]byte, at
 		return PublishResult{}, missingGrantError(m, missing)
 	}
 	publisher, _ := ctx.Value(publisherKey{}).(string)
-	if byCaller {
+	if byCaller && publisher != "" {
 		// The publisher's share first: one publisher cannot take the
-		// caps from everyone else.
+		// caps from everyone else. A publisher the engine does not name
+		// cannot be told from the others: the global caps alone apply.
 		u := r.pubs.usage[publisher]
 		if u.bundles >= r.opts.MaxPublishedBundlesPerPublisher {
 			return PublishResult{}, fmt.Errorf("%s has %d bundle versions published, its share of the %d this server keeps (skills_protocol.published_max_bundles; a publisher may hold %d): unpublish some with %s",
