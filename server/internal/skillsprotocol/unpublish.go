@@ -89,6 +89,7 @@ func (r *Runtime) Unpublish(ctx context.Context, req UnpublishRequest) (Unpublis
 			return res, fmt.Errorf("%s: remove %s: %w", UnpublishFunction, k, err)
 		}
 		r.dropFiles(ctx, k, len(rec.Files)-1)
+		r.dropSharedCopy(ctx, k, len(rec.Files))
 		r.pub.RemoveVersion(NameToID(rec.Name), rec.Version)
 		delete(r.pubs.records, k)
 		r.pubs.count(rec, -1)
@@ -96,6 +97,23 @@ func (r *Runtime) Unpublish(ctx context.Context, req UnpublishRequest) (Unpublis
 		r.log.Info("skills protocol: bundle unpublished", "name", rec.Name, "version", rec.Version, "publisher", rec.Publisher, "by", who, "admin", admin)
 	}
 	return res, nil
+}
+
+// dropSharedCopy removes the shared copy of bundle key (cluster.go), if
+// bundles are shared: no registry instance copies it again (this one at
+// its next re-list included). Instances that copied it already keep their
+// own copy until it is unpublished there too.
+func (r *Runtime) dropSharedCopy(ctx context.Context, key string, files int) {
+	if !r.shared.enabled() {
+		return
+	}
+	if err := r.shared.state.Delete(ctx, SharedBundleScope, key); err != nil {
+		r.log.Warn("skills protocol: the shared copy of an unpublished bundle was not removed; other instances may still copy it", "bundle", key, "err", err)
+		return
+	}
+	for i := range files {
+		_ = r.shared.state.Delete(ctx, SharedBundleScope+"-files", fileKey(key, i))
+	}
 }
 
 func versionWord(v string) string {
