@@ -224,6 +224,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		w.AddClusterScope(worker.ClusterScope{Scope: skillsprotocol.SharedBundleScope,
 			Apply: sp.ApplySharedBundle, Relist: sp.RelistSharedBundles})
 	}
+	sp.SetAdminToken(cfg.Registry.AdminToken)     // skills::unpublish-bundle of any publisher's bundle
 	sp.SetSkillHistory(w.SkillVersionBody)        // describe_skill / read_skill_file `version` (docs/versions.md)
 	sp.SetSkillVersionList(w.SkillVersionNumbers) // … and describe_skill `versions`
 	view.SetVersions(w.SkillVersionBody)          // skill://<id>@<version>/SKILL.md

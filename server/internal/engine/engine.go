@@ -247,6 +247,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := ValidateScopedTokens(cfg.ScopedTokens, cfg.Token); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	cfg.ScopedTokens = withNested(cfg.ScopedTokens)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/httpguard"
 )
@@ -59,8 +60,11 @@ type Options struct {
 	// CallTimeout bounds each iii call (default 10 s).
 	CallTimeout time.Duration
 	// MaxStreams bounds the open live-update streams, one per open page
-	// (default 256); more get 503 and their pages work without live updates.
-	MaxStreams int
+	// (default 256), and MaxStreamsPerClient those of one client address
+	// (default an eighth of them): more get 503 and their pages work
+	// without live updates.
+	MaxStreams          int
+	MaxStreamsPerClient int
 	// VersionChanges, when set, subscribes to changes of the registry's
 	// versions and labels (worker.SubscribeVersions: kind "skill" or
 	// "prompt", and the id), so open pages refresh their versions lists,
@@ -100,6 +104,9 @@ type Server struct {
 	// publicHost is PublicOrigin's host, and publicTLS whether it is https.
 	publicHost string
 	publicTLS  bool
+
+	// streams are the live-update streams, a share per client address.
+	streams *budget.Pool
 }
 
 //go:embed assets templates
@@ -132,6 +139,9 @@ func New(opts Options) *Server {
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = 256
 	}
+	if opts.MaxStreamsPerClient <= 0 {
+		opts.MaxStreamsPerClient = max(1, opts.MaxStreams/8)
+	}
 	if opts.TokenSetting == "" {
 		opts.TokenSetting = "--mcp-token"
 	}
@@ -144,6 +154,7 @@ func New(opts Options) *Server {
 	}
 	s.tmpl = template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))
 	s.hub = newHub(opts.Catalog, opts.VersionChanges)
+	s.streams = budget.New("live-update streams", int64(opts.MaxStreams), int64(opts.MaxStreamsPerClient))
 	s.unsubNames = func() {}
 	if opts.Publishers != nil {
 		// A publish may come from a worker the cached names do not hold yet.

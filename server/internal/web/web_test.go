@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -593,5 +594,40 @@ func TestPublicOriginBehindTLSProxy(t *testing.T) {
 	res = post(t, s, "/signin", signin, nil)
 	if c := cookieNamed(res, tokenCookie); res.StatusCode != http.StatusSeeOther || c == nil || c.Secure {
 		t.Errorf("loopback sign-in: %d, token cookie %+v, want 303 and a cookie without Secure", res.StatusCode, c)
+	}
+}
+
+// One client cannot take every live-update stream: past its share its
+// pages are refused (503, Retry-After, the share named) while another
+// client's page still gets one.
+func TestLiveStreamsAreSharedBetweenClients(t *testing.T) {
+	s, _ := newServer(t, Options{MaxStreams: 4, MaxStreamsPerClient: 2}, "")
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	from := func(ip string) *http.Client {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	}
+	open := func(ip string) *http.Response {
+		t.Helper()
+		res, err := from(ip).Get(srv.URL + "/events")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		return res
+	}
+	for range 2 {
+		if res := open("127.0.0.1"); res.StatusCode != http.StatusOK {
+			t.Fatalf("a stream within the share: %d", res.StatusCode)
+		}
+	}
+	res := open("127.0.0.1")
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" ||
+		!strings.Contains(bodyOf(t, res), "this client already holds 2 of its share of 2 live-update streams") {
+		t.Fatalf("a stream past the share: %d %q", res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	if res := open("127.0.0.2"); res.StatusCode != http.StatusOK {
+		t.Fatalf("another client's stream: %d", res.StatusCode)
 	}
 }

@@ -82,7 +82,7 @@ func (w *Worker) callerOf(ctx context.Context, data json.RawMessage) caller {
 func (w *Worker) claim(ctx context.Context, kind, id string, c caller, extra ...string) error {
 	if c.Token != "" {
 		for i, x := range append([]string{id}, extra...) {
-			if i == 0 && !scope.Namespaced(x, c.Namespaces) || i > 0 && !scope.NamespacedFunction(x, c.Namespaces) {
+			if i == 0 && !c.Covers(kind, x) || i > 0 && !c.CoversFunction(x) {
 				what := kind
 				if i > 0 {
 					what = "function"
