@@ -196,9 +196,16 @@ func verdict(err error) (any, error) {
 		return map[string]any{"registered": true, "rejected": rejected}, nil
 	case errors.As(err, &rerr):
 		for _, r := range rerr.Rejected {
+			var holder any // null when the refusal names no holder
+			if h := r.Holder; h != nil {
+				var name any // null when the registry names only the id
+				if h.WorkerName != "" {
+					name = h.WorkerName
+				}
+				holder = map[string]any{"worker_id": h.WorkerID, "worker_name": name}
+			}
 			rejected = append(rejected, map[string]any{"kind": r.Kind, "name": r.Name, "code": r.Code,
-				"message": r.Message, "holder": r.Holder,
-				"advice": r.Advice, "retried": r.Retried()})
+				"message": r.Message, "holder": holder, "advice": r.Advice, "retried": r.Retried()})
 		}
 	case !errors.Is(err, skills.ErrGaveUp):
 		return nil, err

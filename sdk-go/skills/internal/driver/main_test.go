@@ -187,6 +187,15 @@ func TestStartVerdict(t *testing.T) {
 	if string(b) != want {
 		t.Fatalf("verdict %s\nwant    %s", b, want)
 	}
+	unnamed := &skills.RejectedError{Kind: "prompt", Name: "p", Code: "FORBIDDEN", Holder: &skills.Holder{WorkerID: "w2"}}
+	bare := &skills.RejectedError{Kind: "skill", Name: "b", Code: "INVALID_ARGUMENTS"}
+	got, _ = verdict(&skills.RegistrationError{Rejected: []*skills.RejectedError{unnamed, bare}})
+	b, _ = json.Marshal(got)
+	want = `{"registered":false,"rejected":[{"advice":"","code":"FORBIDDEN","holder":{"worker_id":"w2","worker_name":null},"kind":"prompt","message":"","name":"p","retried":true},` +
+		`{"advice":"","code":"INVALID_ARGUMENTS","holder":null,"kind":"skill","message":"","name":"b","retried":false}]}`
+	if string(b) != want {
+		t.Fatalf("verdict %s\nwant    %s", b, want)
+	}
 	for _, ok := range []error{nil, fmt.Errorf("%w: x", skills.ErrGaveUp)} {
 		if _, err := verdict(ok); err != nil {
 			t.Fatalf("verdict(%v) failed: %v", ok, err)
