@@ -225,11 +225,17 @@ type connectHook struct {
 	f  func(context.Context)
 }
 
-// New builds a client for the engine at url (for example DefaultEngineURL)
-// without dialling: Connect starts the connection. Use it when nothing may
-// reach the engine before the program says so; RegisterWorker is the usual
-// entry point.
+// New builds a client for the engine at url (for example DefaultEngineURL;
+// "" reads $III_URL, else DefaultEngineURL: EngineURL) without dialling:
+// Connect starts the connection. Use it when nothing may reach the engine
+// before the program says so; RegisterWorker is the usual entry point. A
+// url that cannot be an engine's stops the client at once: Connect,
+// FatalError and every call return EngineURL's error, and nothing retries.
 func New(url string, opts ...Option) *Client {
+	resolved, urlErr := EngineURL(url)
+	if urlErr == nil {
+		url = resolved
+	}
 	o := options{
 		reconnect:         DefaultReconnectConfig(),
 		invocationTimeout: DefaultInvocationTimeout,
@@ -260,7 +266,7 @@ func New(url string, opts ...Option) *Client {
 		o.logger = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Client{
+	c := &Client{
 		url:          url,
 		opts:         o,
 		log:          o.logger.With("component", "iii", "url", url),
@@ -274,10 +280,15 @@ func New(url string, opts ...Option) *Client {
 		triggerTypes: map[string]*triggerTypeEntry{},
 		pending:      map[string]*pendingCall{},
 	}
+	if urlErr != nil {
+		c.stop(fmt.Errorf("iii: %w", urlErr))
+	}
+	return c
 }
 
 // RegisterWorker builds a client for the engine at url (for example
-// DefaultEngineURL) and starts connecting in the background, like
+// DefaultEngineURL; "" reads $III_URL, else DefaultEngineURL, as New does)
+// and starts connecting in the background, like
 // registerWorker of the Node and Python SDKs: it returns at once, retries
 // with backoff while the engine is absent, and replays every registration on
 // each connection, so functions and triggers may be registered before or
