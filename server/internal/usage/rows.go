@@ -123,6 +123,8 @@ func (c *Counter) take() map[rowID]map[int32]*counts {
 		m := sh.m
 		if len(m) > 0 {
 			sh.m = make(map[entryKey]*counts, len(m)/2)
+		} else {
+			m = nil // the shard keeps its empty map: never read it unlocked
 		}
 		sh.mu.Unlock()
 		c.pending.Add(-int64(len(m)))

@@ -48,7 +48,7 @@ type Options struct {
 	MaxAttempts int
 	// InitialInterval, Multiplier and MaxInterval shape the wait before
 	// each retry: 5 s, ×3, at most 2 h by default (cenkalti/backoff,
-	// ±20 % jitter); the default schedule spans about 10 hours.
+	// ±20 % jitter); the default schedule spans about 9½ hours.
 	InitialInterval time.Duration
 	Multiplier      float64
 	MaxInterval     time.Duration

@@ -24,7 +24,7 @@
 // A 2xx answer delivers. Anything else — an error status, a refused or
 // dropped connection, a timeout (Timeout, 15 s, for the whole attempt) —
 // is tried again after an exponential backoff (cenkalti/backoff: 5 s, ×3,
-// capped at 2 h, jittered), up to MaxAttempts (12, about 10 hours). A
+// capped at 2 h, jittered), up to MaxAttempts (12, about 9½ hours). A
 // skill's later changes wait behind a failing one. After the last attempt
 // the delivery becomes a dead letter with its last status and error
 // (DeadLetters); Resend queues it again with the same webhook-id, behind

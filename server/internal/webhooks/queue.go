@@ -182,7 +182,9 @@ func (q *queue) finish(r result) {
 // (moved to the dead letters).
 func (q *queue) attempt(ctx context.Context, del *Delivery) {
 	status, err := q.d.send(ctx, q, del)
-	if ctx.Err() != nil {
+	if err != nil && ctx.Err() != nil {
+		// Stopping: not an attempt of the receiver's making. (A delivery
+		// that succeeded as Run stopped is still recorded below.)
 		q.results <- result{del: del, canceled: true}
 		return
 	}
@@ -279,6 +281,7 @@ func (d *Dispatcher) retryAfter(n int) time.Duration {
 		backoff.WithInitialInterval(d.opts.InitialInterval),
 		backoff.WithMultiplier(d.opts.Multiplier),
 		backoff.WithMaxInterval(d.opts.MaxInterval),
+		backoff.WithRandomizationFactor(0.2),
 		backoff.WithMaxElapsedTime(0),
 	)
 	wait := b.NextBackOff()
