@@ -267,8 +267,8 @@ func (d *Dispatcher) load(ctx context.Context) error {
 }
 
 // Run delivers until ctx ends. Deliveries in flight then are cancelled
-// and stay queued (they are tried again after a restart, with the same
-// webhook-id).
+// and stay queued: a later Run, or the next process, tries them again with
+// the same webhook-id. Run one at a time.
 func (d *Dispatcher) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, q := range d.queues {

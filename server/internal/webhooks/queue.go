@@ -102,8 +102,10 @@ func (q *queue) run(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
+			// Settle what was in flight, so that a later Run starts
+			// from a consistent state.
 			for ; inFlight > 0; inFlight-- {
-				<-q.results
+				q.finish(<-q.results)
 			}
 			timer.Stop()
 			return

@@ -458,3 +458,42 @@ func burst(t testing.TB, path string) time.Duration {
 	testutil.Eventually(t, 20*time.Second, "the queue to empty", func() bool { return d.Status()[0].Queued == 0 })
 	return took
 }
+
+// Stopping Run with deliveries in flight and running it again sends them:
+// nothing is lost or stuck.
+func TestRunAgainAfterAStop(t *testing.T) {
+	rc := newReceiver(t, newSecret(t))
+	release := make(chan struct{})
+	var held atomic.Int64
+	rc.setAnswer(func(_ int, w http.ResponseWriter, r *http.Request) bool {
+		if held.Add(1) <= 2 {
+			select { // the first two requests hang until Run stops
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return true
+		}
+		return false
+	})
+	o := webhooks.Options{Endpoints: []webhooks.Endpoint{{URL: rc.srv.URL, Secret: rc.secret}}, KV: kv.NewMemory(),
+		InitialInterval: 5 * time.Millisecond, MaxInterval: 50 * time.Millisecond}
+	d, err := webhooks.New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range 3 {
+		publish(t, d, webhooks.Change{Type: webhooks.EventVersion, ID: fmt.Sprintf("s/%d", n%2), Extra: map[string]any{"n": n}})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	testutil.Eventually(t, 10*time.Second, "two requests in flight", func() bool { return held.Load() >= 2 })
+	cancel()
+	<-done
+	close(release)
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	go d.Run(ctx)
+	testutil.Eventually(t, 20*time.Second, "every delivery after running again", func() bool { return len(rc.deliveries()) == 3 })
+	rc.checkOnceInOrder(t, 3)
+}
