@@ -10,7 +10,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/engine"
-	"github.com/iii-skills/skills/server/internal/history"
+	"github.com/iii-skills/skills/server/internal/kv"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
 	"github.com/iii-skills/skills/server/internal/skillsext"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
@@ -156,17 +156,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	wopts := worker.Options{StrictFetch: cfg.Registry.StrictFetch, Logger: log, Catalog: cat,
 		SectionMaxDepth: cfg.Registry.SectionMaxDepth, SectionMaxBytes: cfg.Registry.SectionMaxBytes,
 		AdminToken: cfg.Registry.AdminToken}
+	// The registry's state: the embedded engine's store, in-process (one
+	// commit per registration and its version, nobody else shares it), or
+	// any engine's state::* (other registry instances may share it).
+	wopts.State = kv.III(client, cfg.Registry.StateTimeout())
 	if eng != nil {
-		// Cold loads read the embedded store directly (see ListState), and
-		// published bodies stay in it, read on demand (see ReadState).
-		wopts.ListState = eng.ListState
-		wopts.ReadState = eng.StateStore().Get
-		// History joins the engine's group commit in-process.
-		wopts.History = history.StoreBackend(eng.StateStore())
-		// Nobody else shares the embedded engine's state: no broadcasts.
-		wopts.SingleNode = true
-		// A new version and its served row: one store transaction.
-		wopts.SetStateWith = eng.SetStateWith
+		wopts.State = kv.Engine(eng, client.WorkerID)
 	}
 	w := worker.New(client, cfg.Registry.Config, wopts)
 	s.Worker = w
@@ -193,7 +188,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if w.SharesState() {
 		// Other registry instances may share this engine's state: bundles
 		// published through any of them are served by all (skillsprotocol/cluster.go).
-		sp.ShareBundles(skillsprotocol.IIIState(client, cfg.Registry.StateTimeout()), func(ctx context.Context, key string) {
+		sp.ShareBundles(wopts.State, func(ctx context.Context, key string) {
 			w.Announce(ctx, skillsprotocol.SharedBundleScope, key)
 		})
 		w.AddClusterScope(worker.ClusterScope{Scope: skillsprotocol.SharedBundleScope,

@@ -72,7 +72,7 @@ func (w *Worker) AddClusterScope(s ClusterScope) {
 
 // SharesState reports whether other registry instances may share this
 // one's engine state (false on the embedded engine of --standalone).
-func (w *Worker) SharesState() bool { return !w.opts.SingleNode }
+func (w *Worker) SharesState() bool { return w.state.Shared() }
 
 // Announce tells the other registry instances that key of a ClusterScope
 // changed (nothing on a single node).
@@ -233,8 +233,8 @@ func (w *Worker) generationScope() string { return w.cfg.Scopes.Skills + ".clust
 
 // readGeneration reads the shared counter (0 when it was never bumped).
 func (w *Worker) readGeneration(ctx context.Context) (int64, error) {
-	raw, err := w.state.get(ctx, w.generationScope(), generationKey)
-	if err != nil || raw == nil {
+	raw, ok, err := w.state.Get(ctx, w.generationScope(), generationKey)
+	if err != nil || !ok {
 		return 0, err
 	}
 	var g struct {
@@ -249,10 +249,14 @@ func (w *Worker) readGeneration(ctx context.Context) (int64, error) {
 // bumpGeneration increments the shared counter and returns its value
 // before and after.
 func (w *Worker) bumpGeneration(ctx context.Context) (from, to int64, err error) {
-	out, err := w.state.call(ctx, iii.StateUpdate, map[string]any{
+	data, err := json.Marshal(map[string]any{
 		"scope": w.generationScope(), "key": generationKey,
 		"ops": []map[string]any{{"type": "increment", "path": generationPath, "by": 1}},
 	})
+	if err != nil {
+		return 0, 0, err
+	}
+	out, err := w.client.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.StateUpdate, Data: data, Timeout: w.cfg.StateTimeout()})
 	if err != nil {
 		return 0, 0, sdkError(err)
 	}
@@ -278,7 +282,7 @@ func (w *Worker) bumpGeneration(ctx context.Context) (from, to int64, err error)
 // durable already, and the others' reconcile finds it (or, when the bump
 // failed too, their next reload does).
 func (w *Worker) broadcast(ctx context.Context, scope, op, key string) {
-	if w.opts.SingleNode {
+	if !w.state.Shared() {
 		return
 	}
 	msg := changeMessage{Node: w.coh.node, Scope: scope, Op: op, Key: key}
@@ -359,7 +363,7 @@ func (w *Worker) applyRemoteSkill(ctx context.Context, id string) error {
 	if err := w.hist.skills.Refresh(id); err != nil {
 		return err
 	}
-	raw, err := w.state.get(ctx, w.cfg.Scopes.Skills, id)
+	raw, _, err := w.state.Get(ctx, w.cfg.Scopes.Skills, id)
 	if err != nil {
 		return fmt.Errorf("state::get %s/%s after a change on another node: %w", w.cfg.Scopes.Skills, id, sdkError(err))
 	}
@@ -390,7 +394,7 @@ func (w *Worker) applyRemotePrompt(ctx context.Context, name string) error {
 	if err := w.hist.prompts.Refresh(name); err != nil {
 		return err
 	}
-	raw, err := w.state.get(ctx, w.cfg.Scopes.Prompts, name)
+	raw, _, err := w.state.Get(ctx, w.cfg.Scopes.Prompts, name)
 	if err != nil {
 		return fmt.Errorf("state::get %s/%s after a change on another node: %w", w.cfg.Scopes.Prompts, name, sdkError(err))
 	}
@@ -483,7 +487,7 @@ func (w *Worker) announceDiff(ctx context.Context, before, after map[string]rowM
 // syncPrompts re-lists the prompts scope into the digests, announcing
 // differences when announce is set.
 func (w *Worker) syncPrompts(ctx context.Context, announce bool) error {
-	rows, err := w.state.list(ctx, w.cfg.Scopes.Prompts)
+	rows, err := w.state.List(ctx, w.cfg.Scopes.Prompts)
 	if err != nil {
 		return sdkError(err)
 	}

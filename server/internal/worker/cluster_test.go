@@ -19,7 +19,7 @@ import (
 // the engines share one state store, like real engines on one Redis.
 // With sharedBus they also share pubsub; without, every broadcast is lost
 // and only the reconcile carries changes across.
-func twoNodes(t testing.TB, sharedBus bool, opts ...func(*engine.Engine, *Options)) (a, b *stack) {
+func twoNodes(t testing.TB, sharedBus bool, opts ...func(*stack, *Options)) (a, b *stack) {
 	t.Helper()
 	st := store.OpenMemory()
 	t.Cleanup(func() { _ = st.Close() })
@@ -27,7 +27,7 @@ func twoNodes(t testing.TB, sharedBus bool, opts ...func(*engine.Engine, *Option
 	if sharedBus {
 		busB = busA
 	}
-	opts = append(opts, func(_ *engine.Engine, o *Options) { o.ReconcileInterval = 20 * time.Millisecond })
+	opts = append(opts, func(_ *stack, o *Options) { o.ReconcileInterval = 20 * time.Millisecond })
 	a = startStackOn(t, engine.Config{Store: st, PubSub: busA}, nil, opts...)
 	b = startStackOn(t, engine.Config{Store: st, PubSub: busB}, nil, opts...)
 	return a, b
@@ -106,7 +106,7 @@ func promptNames(t *testing.T, s *stack) map[string]bool {
 // A write through either node is served by the other, which tells its own
 // subscribers once; the writer tells its subscribers once too.
 func TestClusterWritesOnOneNodeShowOnTheOther(t *testing.T) {
-	a, b := twoNodes(t, true, func(_ *engine.Engine, o *Options) { o.ServeLabel = "production" })
+	a, b := twoNodes(t, true, func(_ *stack, o *Options) { o.ServeLabel = "production" })
 	evA, evB := subscribe(t, a, "a"), subscribe(t, b, "b")
 
 	a.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "x", "skill": "# x\n\nfrom a\n"}, nil)
@@ -209,7 +209,7 @@ func TestClusterReconcileRepairsLostBroadcasts(t *testing.T) {
 // holding 10 000 skills when nothing changed: one state::get of the
 // generation, however large the catalog.
 func BenchmarkReconcileUnchanged10K(b *testing.B) {
-	s := startStack(b, b.TempDir(), func(_ *engine.Engine, o *Options) { o.ReconcileInterval = time.Hour })
+	s := startStack(b, b.TempDir(), func(_ *stack, o *Options) { o.ReconcileInterval = time.Hour })
 	loadSkills(b, s, 10000)
 	ctx := context.Background()
 	gen, err := s.worker.readGeneration(ctx)
@@ -230,7 +230,7 @@ func BenchmarkReconcileUnchanged10K(b *testing.B) {
 // BenchmarkReconcileMissed10K is the same reconcile after a missed change:
 // a full re-list of 10 000 skills (and the prompts), for comparison.
 func BenchmarkReconcileMissed10K(b *testing.B) {
-	s := startStack(b, b.TempDir(), func(_ *engine.Engine, o *Options) { o.ReconcileInterval = time.Hour })
+	s := startStack(b, b.TempDir(), func(_ *stack, o *Options) { o.ReconcileInterval = time.Hour })
 	loadSkills(b, s, 10000)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -268,17 +268,17 @@ func BenchmarkClusterPropagation(b *testing.B) {
 // no other instance shares state, so a write neither bumps the shared
 // generation nor publishes (a commit and a frame saved per write).
 func TestSingleNodeDoesNotBroadcast(t *testing.T) {
-	s := startStack(t, t.TempDir(), func(_ *engine.Engine, o *Options) { o.SingleNode = true })
+	s := startStack(t, t.TempDir(), standalone)
 	s.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "solo", "skill": "# solo\n"}, nil)
 	s.mustCall(t, rules.FnSkillsLabel, map[string]any{"id": "solo", "label": "staging", "version": 1}, nil)
-	gen, err := s.worker.state.get(context.Background(), s.worker.generationScope(), generationKey)
+	gen, _, err := s.worker.state.Get(context.Background(), s.worker.generationScope(), generationKey)
 	if err != nil || gen != nil {
 		t.Fatalf("a single node bumped the shared generation: %s %v", gen, err)
 	}
 	// The same write on an instance that may have peers does bump it.
 	p := startStack(t, t.TempDir())
 	p.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "peer", "skill": "# peer\n"}, nil)
-	gen, err = p.worker.state.get(context.Background(), p.worker.generationScope(), generationKey)
+	gen, _, err = p.worker.state.Get(context.Background(), p.worker.generationScope(), generationKey)
 	if err != nil || !strings.Contains(string(gen), `"n"`) {
 		t.Fatalf("generation after a write with peers: %s", gen)
 	}

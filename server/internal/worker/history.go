@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iii-skills/skills/server/internal/history"
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/registry"
 )
 
@@ -56,11 +57,7 @@ type histories struct {
 	repairOnce      sync.Once
 }
 
-func newHistories(cfg Config, opts Options, state stateStore) *histories {
-	var b history.Backend = stateBackend{state}
-	if opts.History != nil {
-		b = opts.History
-	}
+func newHistories(cfg Config, opts Options, st kv.Store) *histories {
 	serve := cfg.Versions.ServeLabel
 	if opts.ServeLabel != "" {
 		serve = opts.ServeLabel
@@ -74,14 +71,11 @@ func newHistories(cfg Config, opts Options, state stateStore) *histories {
 	}
 	hs := &histories{serveLabel: serve, protected: protected}
 	hc := func(scope, noun string) history.Config {
-		// Through state::*, other registry instances may share the
-		// backend (engines on one Redis).
 		return history.Config{Scope: scope, Noun: noun, Retain: cfg.Versions.Retain, MaxBytes: cfg.Versions.MaxBytes,
-			Protected: protected, AdminToken: opts.AdminToken, SharedBackend: opts.History == nil,
-			OnChange: func(id string) { hs.feed.publish(noun, id) }}
+			Protected: protected, AdminToken: opts.AdminToken, OnChange: func(id string) { hs.feed.publish(noun, id) }}
 	}
-	hs.skills = history.New(b, hc(cfg.Scopes.Skills, "skill"))
-	hs.prompts = history.New(b, hc(cfg.Scopes.Prompts, "prompt"))
+	hs.skills = history.New(st, hc(cfg.Scopes.Skills, "skill"))
+	hs.prompts = history.New(st, hc(cfg.Scopes.Prompts, "prompt"))
 	return hs
 }
 
@@ -99,47 +93,6 @@ func (hs *histories) servedSkill(row registry.StoredSkill) (string, time.Time, b
 		return "", time.Time{}, false
 	}
 	return body, at, true
-}
-
-// stateBackend keeps history through the engine's state::* functions (a
-// worker against any iii engine).
-type stateBackend struct{ s stateStore }
-
-func (b stateBackend) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), b.s.timeout)
-}
-
-func (b stateBackend) Get(scope, key string) (json.RawMessage, bool, error) {
-	ctx, cancel := b.ctx()
-	defer cancel()
-	v, err := b.s.get(ctx, scope, key)
-	if err != nil {
-		return nil, false, sdkError(err)
-	}
-	return v, v != nil, nil
-}
-
-func (b stateBackend) Set(scope, key string, value json.RawMessage) error {
-	ctx, cancel := b.ctx()
-	defer cancel()
-	return sdkError(b.s.set(ctx, scope, key, value))
-}
-
-func (b stateBackend) Delete(scope, key string) error {
-	ctx, cancel := b.ctx()
-	defer cancel()
-	_, err := b.s.delete(ctx, scope, key)
-	return sdkError(err)
-}
-
-func (b stateBackend) List(scope string) ([]json.RawMessage, error) {
-	if b.s.local != nil {
-		return b.s.local(scope)
-	}
-	ctx, cancel := b.ctx()
-	defer cancel()
-	v, err := b.s.list(ctx, scope)
-	return v, sdkError(err)
 }
 
 // historyError answers a refusal of history: an unknown id, version or
@@ -171,7 +124,7 @@ func (w *Worker) repairHistory(ctx context.Context) {
 			}
 			// The pass read a row of every id: keep those pages out of
 			// the resident set.
-			if d, ok := w.opts.History.(interface{ DropMapped() }); ok {
+			if d, ok := w.state.(interface{ DropMapped() }); ok {
 				d.DropMapped()
 			}
 		}()

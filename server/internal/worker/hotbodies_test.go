@@ -6,7 +6,6 @@ import (
 
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
-	"github.com/iii-skills/skills/server/internal/engine"
 )
 
 func TestHotBodies(t *testing.T) {
@@ -44,14 +43,11 @@ func TestHotBodies(t *testing.T) {
 	}
 }
 
-// With ReadState (the standalone process) published bodies stay in the
-// store: the catalog holds none, reads fetch the current row, and a skill
-// read again is served from the hot bodies.
+// On a store nobody else shares (the standalone process) published bodies
+// stay in the store: the catalog holds none, reads fetch the current row,
+// and a skill read again is served from the hot bodies.
 func TestPublishedBodiesStayInTheStore(t *testing.T) {
-	s := startStack(t, t.TempDir(), func(e *engine.Engine, o *Options) {
-		o.ReadState = e.StateStore().Get
-		o.ListState = e.ListState
-	})
+	s := startStack(t, t.TempDir(), standalone)
 	s.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "stored/one", "skill": "# One\n\nFirst body.\n"}, nil)
 	e, ok := s.worker.cat.Get("stored/one")
 	if !ok {

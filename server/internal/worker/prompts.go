@@ -8,6 +8,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/history"
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/registry"
 )
 
@@ -48,13 +49,12 @@ func (w *Worker) unregisterPrompt(ctx context.Context, data json.RawMessage) (an
 	if err := w.claim(ctx, "prompt", name, w.callerOf(ctx, data)); err != nil {
 		return nil, err
 	}
-	old, err := w.state.delete(ctx, w.cfg.Scopes.Prompts, name)
+	removed, err := kv.Delete(ctx, w.state, w.cfg.Scopes.Prompts, name)
 	if err != nil {
 		return nil, sdkError(err)
 	}
 	w.release("prompt", name)
 	w.coh.promptChanged(name, nil)
-	removed := old != nil
 	if removed {
 		w.broadcast(ctx, w.cfg.Scopes.Prompts, opDelete, name)
 		w.log.Info("prompt unregistered", "name", name)
@@ -65,7 +65,7 @@ func (w *Worker) unregisterPrompt(ctx context.Context, data json.RawMessage) (an
 
 // storedPrompts lists the prompts scope; rows that do not decode are dropped.
 func (w *Worker) storedPrompts(ctx context.Context) ([]registry.StoredPrompt, error) {
-	raw, err := w.state.list(ctx, w.cfg.Scopes.Prompts)
+	raw, err := w.state.List(ctx, w.cfg.Scopes.Prompts)
 	if err != nil {
 		return nil, sdkError(err)
 	}
@@ -135,11 +135,11 @@ func (w *Worker) mcpGetPrompt(ctx context.Context, data json.RawMessage) (any, e
 		return nil, invalidArguments(err)
 	}
 	args := registry.NormalizePromptArguments(in.Arguments)
-	raw, err := w.state.get(ctx, w.cfg.Scopes.Prompts, in.Name)
+	raw, ok, err := w.state.Get(ctx, w.cfg.Scopes.Prompts, in.Name)
 	if err != nil {
 		return nil, registry.ErrStateGet(sdkError(err))
 	}
-	if raw == nil {
+	if !ok {
 		return nil, notFound(registry.ErrPromptNotFound(in.Name))
 	}
 	prompt, err := registry.DecodeStoredPrompt(raw)

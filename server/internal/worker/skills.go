@@ -9,6 +9,7 @@ import (
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/history"
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/registry"
 )
 
@@ -45,13 +46,12 @@ func (w *Worker) unregisterSkill(ctx context.Context, data json.RawMessage) (any
 	if err := w.claim(ctx, "skill", id, w.callerOf(ctx, data)); err != nil {
 		return nil, err
 	}
-	old, err := w.state.delete(ctx, w.cfg.Scopes.Skills, id)
+	removed, err := kv.Delete(ctx, w.state, w.cfg.Scopes.Skills, id)
 	if err != nil {
 		return nil, sdkError(err)
 	}
 	w.release("skill", id)
 	w.skills.remove(id)
-	removed := old != nil
 	if removed {
 		w.broadcast(ctx, w.cfg.Scopes.Skills, opDelete, id)
 		w.log.Info("skill unregistered", "id", id)
@@ -69,7 +69,7 @@ func (w *Worker) served(ctx context.Context) ([]*catalog.Entry, error) {
 	if w.skills.isReady() {
 		return w.listed(), nil
 	}
-	raw, err := w.state.list(ctx, w.cfg.Scopes.Skills)
+	raw, err := w.state.List(ctx, w.cfg.Scopes.Skills)
 	if err != nil {
 		return nil, sdkError(err)
 	}
@@ -297,11 +297,11 @@ func (w *Worker) skillBody(ctx context.Context, id string) (string, error) {
 		}
 		return e.Body.String()
 	}
-	raw, err := w.state.get(ctx, w.cfg.Scopes.Skills, id)
+	raw, ok, err := w.state.Get(ctx, w.cfg.Scopes.Skills, id)
 	if err != nil {
 		return "", registry.ErrStateGet(sdkError(err))
 	}
-	if raw == nil {
+	if !ok {
 		if e, ok := w.lookup(id); ok {
 			if f := w.folderEntry(e); f != nil {
 				return f.Body.String()

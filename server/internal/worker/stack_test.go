@@ -12,6 +12,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/engine"
+	"github.com/iii-skills/skills/server/internal/kv"
 )
 
 // stack is an embedded engine with the registry worker and a caller client
@@ -27,14 +28,14 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // startStack starts the stack; opts may change the worker's Options once
 // the engine is up.
-func startStack(tb testing.TB, dataDir string, opts ...func(*engine.Engine, *Options)) *stack {
+func startStack(tb testing.TB, dataDir string, opts ...func(*stack, *Options)) *stack {
 	tb.Helper()
 	return startStackOn(tb, engine.Config{DataDir: dataDir}, nil, opts...)
 }
 
 // startStackOn is startStack on an engine configured by cfg; clientOpts go
 // to the worker's and the caller's clients (a token, say).
-func startStackOn(tb testing.TB, cfg engine.Config, clientOpts []iii.Option, opts ...func(*engine.Engine, *Options)) *stack {
+func startStackOn(tb testing.TB, cfg engine.Config, clientOpts []iii.Option, opts ...func(*stack, *Options)) *stack {
 	tb.Helper()
 	cfg.Addr, cfg.Logger = "127.0.0.1:0", quiet
 	eng, err := engine.New(cfg)
@@ -55,9 +56,11 @@ func startStackOn(tb testing.TB, cfg engine.Config, clientOpts []iii.Option, opt
 	// carries every function, so no test call meets a half-registered
 	// registry.
 	s.wc = iii.New(eng.URL(), append([]iii.Option{iii.WithName(Name), iii.WithLogger(quiet)}, clientOpts...)...)
-	o := Options{Logger: quiet}
+	// Without an option, the worker keeps its state through state::*
+	// calls, as against any engine (standalone: the standalone option).
+	o := Options{Logger: quiet, State: kv.III(s.wc, DefaultConfig().StateTimeout())}
 	for _, f := range opts {
-		f(eng, &o)
+		f(s, &o)
 	}
 	s.worker = New(s.wc, DefaultConfig(), o)
 	if err := s.worker.Register(); err != nil {
@@ -87,6 +90,10 @@ func startStackOn(tb testing.TB, cfg engine.Config, clientOpts []iii.Option, opt
 	}
 	return s
 }
+
+// standalone keeps the worker's state in the engine's store in-process,
+// as the standalone binary does (kv.Engine).
+func standalone(s *stack, o *Options) { o.State = kv.Engine(s.engine, s.wc.WorkerID) }
 
 func (s *stack) stop() {
 	_ = s.caller.Close()

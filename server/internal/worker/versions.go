@@ -12,6 +12,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/history"
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/registry"
 )
 
@@ -380,27 +381,9 @@ func indentJSON(s string) string {
 // durable commit for both), updates the mirror and announces it.
 func (w *Worker) putSkill(ctx context.Context, id, body string, meta history.Meta) (registry.StoredSkill, history.Version, bool, error) {
 	row := registry.NewStoredSkill(id, body, time.Now())
-	var v history.Version
-	var created bool
-	var err error
-	if w.opts.SetStateWith != nil {
-		value := appendSkillRow(make([]byte, 0, len(body)+len(body)/16+2*len(id)+64), row)
-		v, created, err = w.hist.skills.RecordWith(id, body, meta, func(extra []history.Write) error {
-			if err := w.setStateWith(w.cfg.Scopes.Skills, id, value, extra); err != nil {
-				return err
-			}
-			w.skills.put(row) // under the id's history lock: mirror order is write order
-			return nil
-		})
-	} else {
-		v, created, err = w.hist.skills.Record(id, body, meta, func() error {
-			if err := w.state.setSkill(ctx, w.cfg.Scopes.Skills, row); err != nil {
-				return sdkError(err)
-			}
-			w.skills.put(row) // under the id's history lock: mirror order is write order
-			return nil
-		})
-	}
+	served := kv.Write{Scope: w.cfg.Scopes.Skills, Key: id, Value: appendSkillRow(make([]byte, 0, len(body)+len(body)/16+2*len(id)+64), row)}
+	// The mirror follows under the id's history lock: mirror order is write order.
+	v, created, err := w.hist.skills.Record(id, body, meta, []kv.Write{served}, func() { w.skills.put(row) })
 	if err != nil {
 		return row, v, false, err
 	}
@@ -419,17 +402,8 @@ func (w *Worker) putPrompt(ctx context.Context, name, desc, fid string, args []r
 		return row, history.Version{}, false, fmt.Errorf("encode prompt %s: %w", name, err)
 	}
 	def := promptDefinition(desc, fid, args)
-	var v history.Version
-	var created bool
-	if w.opts.SetStateWith != nil {
-		v, created, err = w.hist.prompts.RecordWith(name, def, meta, func(extra []history.Write) error {
-			return w.setStateWith(w.cfg.Scopes.Prompts, name, value, extra)
-		})
-	} else {
-		v, created, err = w.hist.prompts.Record(name, def, meta, func() error {
-			return sdkError(w.state.setRaw(ctx, w.cfg.Scopes.Prompts, name, value))
-		})
-	}
+	served := kv.Write{Scope: w.cfg.Scopes.Prompts, Key: name, Value: value}
+	v, created, err := w.hist.prompts.Record(name, def, meta, []kv.Write{served}, nil)
 	if err != nil {
 		return row, v, false, err
 	}
@@ -438,12 +412,6 @@ func (w *Worker) putPrompt(ctx context.Context, name, desc, fid string, args []r
 	w.broadcast(ctx, w.cfg.Scopes.Prompts, opSet, name)
 	w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpRegister, Name: name})
 	return row, v, created, nil
-}
-
-// setStateWith is Options.SetStateWith as this worker's connection: the
-// served row and a new version's history records in one transaction.
-func (w *Worker) setStateWith(scope, key string, value json.RawMessage, extra []history.Write) error {
-	return w.opts.SetStateWith(w.client.WorkerID(), scope, key, value, extra)
 }
 
 // readSelected serves iii://{id}@{selector}.

@@ -12,27 +12,18 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
-	"github.com/iii-skills/skills/server/internal/engine"
 	"github.com/iii-skills/skills/server/internal/history"
 	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
-// backends runs a test with history kept through state::* calls (a worker
-// against any engine) and straight in the engine's store (standalone).
-func backends(t *testing.T, run func(t *testing.T, opts ...func(*engine.Engine, *Options))) {
+// backends runs a test with state kept through state::* calls (a worker
+// against any engine) and in the engine's store in-process (what the
+// standalone binary runs: the served row and a new version's records in
+// one store transaction).
+func backends(t *testing.T, run func(t *testing.T, opts ...func(*stack, *Options))) {
 	t.Run("state-calls", func(t *testing.T) { run(t) })
-	t.Run("engine-store", func(t *testing.T) {
-		run(t, func(e *engine.Engine, o *Options) { o.History = history.StoreBackend(e.StateStore()) })
-	})
-	// What the standalone binary runs: the served row and a new version's
-	// records in one store transaction.
-	t.Run("engine-store-joint", func(t *testing.T) {
-		run(t, func(e *engine.Engine, o *Options) {
-			o.History = history.StoreBackend(e.StateStore())
-			o.SetStateWith = e.SetStateWith
-		})
-	})
+	t.Run("engine-store", func(t *testing.T) { run(t, standalone) })
 }
 
 func readURI(t *testing.T, s *stack, uri string) (string, error) {
@@ -53,7 +44,7 @@ func wantCode(t *testing.T, err error, code string) {
 }
 
 func TestVersionsOfSkills(t *testing.T) {
-	backends(t, func(t *testing.T, opts ...func(*engine.Engine, *Options)) {
+	backends(t, func(t *testing.T, opts ...func(*stack, *Options)) {
 		s := startStack(t, t.TempDir(), opts...)
 		reg := func(body, msg string) {
 			s.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "a/b", "skill": body, "message": msg, "author": "ci"}, nil)
@@ -139,7 +130,7 @@ func TestVersionsOfSkills(t *testing.T) {
 }
 
 func TestServeLabelAndProtectedLabels(t *testing.T) {
-	s := startStack(t, t.TempDir(), func(e *engine.Engine, o *Options) {
+	s := startStack(t, t.TempDir(), func(s *stack, o *Options) {
 		o.ServeLabel, o.ProtectedLabels, o.AdminToken = "production", []string{"production"}, "s3cret"
 	})
 	events := make(chan string, 16)
@@ -224,7 +215,7 @@ func TestVersionsOfPrompts(t *testing.T) {
 	if rb.Version != 3 || rb.RolledBack != 1 {
 		t.Fatalf("prompt rollback: %+v", rb)
 	}
-	raw, err := s.worker.state.get(context.Background(), "prompts", "p")
+	raw, _, err := s.worker.state.Get(context.Background(), "prompts", "p")
 	if err != nil || !strings.Contains(string(raw), `"description":"one"`) {
 		t.Fatalf("after rollback: %s %v", raw, err)
 	}
@@ -269,7 +260,7 @@ func TestHistorySurvivesRestartAndRecordsOlderContent(t *testing.T) {
 // versions list from this feed, label moves that change nothing served
 // (and so fire no skills::on-change) included.
 func TestSubscribeVersionsSeesEveryHistoryChange(t *testing.T) {
-	s := startStack(t, t.TempDir(), func(_ *engine.Engine, o *Options) { o.ServeLabel = "production" })
+	s := startStack(t, t.TempDir(), func(_ *stack, o *Options) { o.ServeLabel = "production" })
 	var mu sync.Mutex
 	var got []string
 	cancel := s.worker.SubscribeVersions(func(kind, id string) {
@@ -305,10 +296,7 @@ func TestSubscribeVersionsSeesEveryHistoryChange(t *testing.T) {
 // state:created / state:updated with the old and new rows, and history
 // holds every version.
 func TestJointWriteFiresStateTriggersLikeStateSet(t *testing.T) {
-	s := startStack(t, t.TempDir(), func(e *engine.Engine, o *Options) {
-		o.History = history.StoreBackend(e.StateStore())
-		o.SetStateWith = e.SetStateWith
-	})
+	s := startStack(t, t.TempDir(), standalone)
 	type event struct {
 		EventType string          `json:"event_type"`
 		Key       string          `json:"key"`
@@ -392,9 +380,9 @@ func TestJointWriteFiresStateTriggersLikeStateSet(t *testing.T) {
 // MCP surfaces read, and reads; moving the label moves all of them, also
 // after a restart (the cold load).
 func TestServeLabelListsWhatIsServed(t *testing.T) {
-	backends(t, func(t *testing.T, opts ...func(*engine.Engine, *Options)) {
+	backends(t, func(t *testing.T, opts ...func(*stack, *Options)) {
 		dir := t.TempDir()
-		opts = append(opts, func(_ *engine.Engine, o *Options) { o.ServeLabel = "production" })
+		opts = append(opts, func(_ *stack, o *Options) { o.ServeLabel = "production" })
 		s := startStack(t, dir, opts...)
 		v1 := "# Alpha mail\n\nAlpha retries for outgoing mail.\n"
 		v2 := "# Bravo mail\n\nBravo queueing for outgoing mail, with a much longer description.\n"
@@ -476,11 +464,7 @@ func checkServes(t *testing.T, s *stack, body, word, gone, at string) {
 // describe the definition the serve label pins, as prompts::mcp-get
 // serves it.
 func TestServeLabelListsServedPrompts(t *testing.T) {
-	s := startStack(t, t.TempDir(), func(e *engine.Engine, o *Options) {
-		o.History = history.StoreBackend(e.StateStore())
-		o.SetStateWith = e.SetStateWith
-		o.ServeLabel = "production"
-	})
+	s := startStack(t, t.TempDir(), standalone, func(_ *stack, o *Options) { o.ServeLabel = "production" })
 	for _, desc := range []string{"first definition", "second definition"} {
 		s.mustCall(t, rules.FnPromptsRegister, map[string]any{"name": "p", "description": desc, "function_id": "f::g"}, nil)
 	}

@@ -15,7 +15,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
-	"github.com/iii-skills/skills/server/internal/history"
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/search"
 )
@@ -71,28 +71,13 @@ type Options struct {
 	// source) and serves, beside other sources such as skills folders.
 	// Nil means a catalog of its own.
 	Catalog *catalog.Catalog
-	// ListState, when set, reads a whole state scope (what state::list
-	// answers) without a call through the engine: the standalone process
-	// passes its embedded engine's engine.Engine.ListState, so the cold
-	// load of a large registry does not travel as one huge frame. Nil
-	// calls state::list, as against an external engine.
-	ListState func(scope string) ([]json.RawMessage, error)
-	// ReadState, when set, reads one row of a state scope straight from
-	// the store this process owns (the embedded engine's: the standalone
-	// process passes its store's Get). Published bodies then stay in the
-	// store and are read on demand, not held in memory (cache.go).
-	ReadState func(scope, key string) (json.RawMessage, bool, error)
-	// History is where versions and labels are kept: the standalone
-	// process passes its engine's store (history.StoreBackend). Nil keeps
-	// them through state::* calls, like every other write.
-	History history.Backend
-	// SetStateWith, when set, is state::set made by the worker's own
-	// connection plus extra records in the same store transaction (the
-	// standalone process passes engine.Engine.SetStateWith, with History
-	// on the same store): a registration that creates a version then
-	// waits for one commit, not two. Nil: state::set beside history's own
-	// writes.
-	SetStateWith func(writerID, scope, key string, value json.RawMessage, extra []history.Write) error
+	// State is where the registry keeps its skills, prompts, versions and
+	// labels (required): kv.Engine in the standalone process (the embedded
+	// engine's store, in-process: a registration and its new version are
+	// one commit, published bodies stay in the store and are read on
+	// demand), kv.III against another engine (state other registry
+	// instances may share: every write is then announced to them).
+	State kv.Store
 	// ServeLabel overrides config versions.serve_label (--serve-label).
 	ServeLabel string
 	// AdminToken unlocks protected labels (--admin-token).
@@ -103,10 +88,6 @@ type Options struct {
 	// changes other registry instances made that this one missed
 	// (cluster.go); zero means DefaultReconcileInterval.
 	ReconcileInterval time.Duration
-	// SingleNode says no other registry instance shares this engine's
-	// state (the embedded engine of --standalone): changes are then not
-	// broadcast, which saves a generation commit and a publish per write.
-	SingleNode bool
 }
 
 // Worker is the skills registry bound to an iii client.
@@ -115,7 +96,7 @@ type Worker struct {
 	cfg    Config
 	opts   Options
 	log    *slog.Logger
-	state  stateStore
+	state  kv.Store
 	cat    *catalog.Catalog
 	skills *published
 	hist   *histories
@@ -174,12 +155,16 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 			src = cat.Source(PublishedSource) // added concurrently
 		}
 	}
-	state := stateStore{client: client, timeout: cfg.StateTimeout(), local: opts.ListState}
+	state := opts.State
 	hist := newHistories(cfg, opts, state)
 	skills := newPublished(src)
-	if opts.ReadState != nil {
+	if !state.Shared() {
+		// Nobody else writes this store and it is in this process: bodies
+		// stay in it and are read per use (cache.go).
 		scope := cfg.Scopes.Skills
-		skills.read = func(id string) (json.RawMessage, bool, error) { return opts.ReadState(scope, id) }
+		skills.read = func(id string) (json.RawMessage, bool, error) {
+			return state.Get(context.Background(), scope, id)
+		}
 		skills.hot = newHotBodies(DefaultHotBodyBytes)
 	}
 	if hist.serveLabel != "" {
@@ -356,7 +341,7 @@ func (w *Worker) loadCache(ctx context.Context) error {
 		before = w.snapshotPublished()
 	}
 	w.skills.beginLoad()
-	rows, err := w.state.list(ctx, w.cfg.Scopes.Skills)
+	rows, err := w.state.List(ctx, w.cfg.Scopes.Skills)
 	if err != nil {
 		w.skills.abortLoad()
 		return sdkError(err)
@@ -403,7 +388,7 @@ func (w *Worker) cacheSync(ctx context.Context, data json.RawMessage) (any, erro
 	}
 	w.syncMu.Lock()
 	defer w.syncMu.Unlock()
-	raw, err := w.state.get(ctx, ev.Scope, ev.Key)
+	raw, _, err := w.state.Get(ctx, ev.Scope, ev.Key)
 	if err != nil {
 		// The cache may now be behind state: serve from state until a reload.
 		w.skills.invalidate()
@@ -433,8 +418,8 @@ func (w *Worker) cacheSync(ctx context.Context, data json.RawMessage) (any, erro
 	// State is re-read under the id's history lock: a registration that
 	// landed after this event's read is not undone by its older body.
 	if err := w.hist.skills.Repair(row.ID, "recorded from a direct state write", func() (string, bool) {
-		raw, err := w.state.get(ctx, ev.Scope, ev.Key)
-		if err != nil || raw == nil {
+		raw, ok, err := w.state.Get(ctx, ev.Scope, ev.Key)
+		if err != nil || !ok {
 			return "", false
 		}
 		cur, err := registry.DecodeStoredSkill(raw)

@@ -14,7 +14,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
-	"github.com/iii-skills/skills/server/internal/engine"
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
@@ -328,9 +328,9 @@ func TestContentSurvivesRestart(t *testing.T) {
 	}
 }
 
-// TestColdLoadReadsTheEmbeddedStore: with Options.ListState (standalone)
-// the worker loads the skills scope from the store itself, and serves
-// exactly what a state::list load serves.
+// TestColdLoadReadsTheEmbeddedStore: standalone, the worker loads the
+// skills scope from the store itself, and serves exactly what a
+// state::list load serves.
 func TestColdLoadReadsTheEmbeddedStore(t *testing.T) {
 	dir := t.TempDir()
 	s := startStack(t, dir)
@@ -343,16 +343,13 @@ func TestColdLoadReadsTheEmbeddedStore(t *testing.T) {
 	s.stop()
 
 	var lists atomic.Int32
-	s2 := startStack(t, dir, func(eng *engine.Engine, o *Options) {
-		o.ListState = func(scope string) ([]json.RawMessage, error) {
-			lists.Add(1)
-			return eng.ListState(scope)
-		}
+	s2 := startStack(t, dir, func(s *stack, o *Options) {
+		o.State = countingLists{kv.Engine(s.engine, s.wc.WorkerID), &lists}
 	})
 	var got registry.ReadResult
 	s2.mustCall(t, rules.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}, &got)
 	if lists.Load() == 0 {
-		t.Fatal("the worker did not read the scope through Options.ListState")
+		t.Fatal("the worker did not read the scope through the engine's store")
 	}
 	if !s2.worker.skills.isReady() {
 		t.Fatal("the published mirror is not loaded")
@@ -434,4 +431,15 @@ func TestLateStateEventDoesNotResurrectDeletedRow(t *testing.T) {
 		t.Fatalf("skills::list after a late created event of a deleted row: %+v, want none", list.Skills)
 	}
 	wantErr(t, s.call(t, rules.FnSkillsResourcesRead, map[string]string{"uri": "iii://maxid"}, nil), "Skill not found: maxid")
+}
+
+// countingLists counts the scopes listed through a store.
+type countingLists struct {
+	kv.Store
+	lists *atomic.Int32
+}
+
+func (c countingLists) List(ctx context.Context, scope string) ([]json.RawMessage, error) {
+	c.lists.Add(1)
+	return c.Store.List(ctx, scope)
 }
