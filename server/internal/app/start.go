@@ -191,8 +191,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		sp.ShareBundles(wopts.State, func(ctx context.Context, key string) {
 			w.Announce(ctx, skillsprotocol.SharedBundleScope, key)
 		})
-		w.AddClusterScope(worker.ClusterScope{Scope: skillsprotocol.SharedBundleScope,
-			Apply: sp.ApplySharedBundle, Relist: sp.RelistSharedBundles})
+		w.AddClusterScope(skillsprotocol.SharedBundleScope, sp.ClusterScope())
 	}
 	sp.SetSkillHistory(w.SkillVersionBody)        // describe_skill / read_skill_file `version` (docs/versions.md)
 	sp.SetSkillVersionList(w.SkillVersionNumbers) // … and describe_skill `versions`

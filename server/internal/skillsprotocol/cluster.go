@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/cluster"
 	"github.com/iii-skills/skills/server/internal/kv"
 )
 
@@ -61,11 +63,30 @@ func (s sharedBundles) write(ctx context.Context, r *Runtime, key string, rec bu
 // ShareBundles makes this runtime one of several registry instances on
 // engines that share state: shared is engine state (kv.III), and
 // announce tells the other instances that bundle key was published
-// (the registry worker's change broadcast). Call it before LoadPublished
+// (the registry's cluster.Cluster.Announce). Call it before LoadPublished
 // and before the first publish.
 func (r *Runtime) ShareBundles(shared kv.Store, announce func(ctx context.Context, key string)) {
 	r.shared = sharedBundles{state: shared, notify: announce}
 }
+
+// ClusterScope is the shared bundles as a scope of package cluster: the
+// registry's cluster calls Apply for each bundle key another instance
+// announced and Relist when changes were missed (at connect, and when the
+// reconcile finds a gap). Register it under SharedBundleScope.
+func (r *Runtime) ClusterScope() cluster.Scope { return sharedScope{r} }
+
+type sharedScope struct{ r *Runtime }
+
+// Apply refuses what cannot be a bundle key (name@version) before any read.
+func (s sharedScope) Apply(ctx context.Context, key string) error {
+	name, version, ok := strings.Cut(key, "@")
+	if !ok || version == "" || len(version) > 128 || !ValidBundleName(name) {
+		return cluster.ErrNotAKey
+	}
+	return s.r.ApplySharedBundle(ctx, key)
+}
+
+func (s sharedScope) Relist(ctx context.Context) error { return s.r.RelistSharedBundles(ctx) }
 
 // ApplySharedBundle copies bundle key (name@version) from the shared copy
 // into this instance, as a publish made here would store it; another

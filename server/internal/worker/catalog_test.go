@@ -63,7 +63,7 @@ func TestOtherSourcesBesidePublished(t *testing.T) {
 
 	// A published-only listing keeps v0.2.2's exact rows.
 	src.Remove("docs/intro", "both")
-	if err := s.worker.loadCache(t.Context()); err != nil {
+	if err := s.worker.cl.Relist(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	var list registry.SkillList

@@ -43,12 +43,13 @@
 // # Several engines
 //
 // Registry instances on engines that share state (Redis) stay coherent
-// (cluster.go): each mutation bumps a generation counter in state and is
-// published on [ChangesTopic]; the others re-read the key, update catalog
-// and history, and fire on-change to their own subscribers. A periodic
-// [Worker.Reconcile] (one state::get) re-lists only when a broadcast was
-// missed. Our embedded engine serves publish / subscribe too, so one code
-// path runs everywhere.
+// through package cluster: each mutation bumps a generation counter in
+// state and is published on cluster.Topic; the others re-read the key,
+// update catalog and history, and fire on-change to their own
+// subscribers; a periodic reconcile (one state::get) re-lists only when
+// a change stays missed. The skills and prompts scopes plug into it
+// (cluster.go), as do other parts of the server (AddClusterScope). On the
+// embedded engine's store nothing is announced.
 //
 // # Errors
 //

@@ -82,7 +82,7 @@ func TestPublishedBodiesStayInTheStore(t *testing.T) {
 
 	// A restart loads every row without holding a body.
 	s.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "stored/two", "skill": "# Two\n\nKept in the store.\n"}, nil)
-	if err := s.worker.loadCache(t.Context()); err != nil {
+	if err := s.worker.cl.Relist(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if e, ok := s.worker.cat.Get("stored/two"); !ok || e.Body.InMemory() {

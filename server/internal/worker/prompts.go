@@ -7,6 +7,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/cluster"
 	"github.com/iii-skills/skills/server/internal/history"
 	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/registry"
@@ -54,9 +55,9 @@ func (w *Worker) unregisterPrompt(ctx context.Context, data json.RawMessage) (an
 		return nil, sdkError(err)
 	}
 	w.release("prompt", name)
-	w.coh.promptChanged(name, nil)
+	w.prompts.changed(name, nil)
 	if removed {
-		w.broadcast(ctx, w.cfg.Scopes.Prompts, opDelete, name)
+		w.cl.Announce(ctx, w.cfg.Scopes.Prompts, cluster.OpDelete, name)
 		w.log.Info("prompt unregistered", "name", name)
 		w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpUnregister, Name: name})
 	}

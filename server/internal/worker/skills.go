@@ -8,6 +8,7 @@ import (
 
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/cluster"
 	"github.com/iii-skills/skills/server/internal/history"
 	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/registry"
@@ -53,7 +54,7 @@ func (w *Worker) unregisterSkill(ctx context.Context, data json.RawMessage) (any
 	w.release("skill", id)
 	w.skills.remove(id)
 	if removed {
-		w.broadcast(ctx, w.cfg.Scopes.Skills, opDelete, id)
+		w.cl.Announce(ctx, w.cfg.Scopes.Skills, cluster.OpDelete, id)
 		w.log.Info("skill unregistered", "id", id)
 		w.notify(ctx, w.skillSubs, registry.SkillChange{Op: registry.OpUnregister, ID: id})
 	}

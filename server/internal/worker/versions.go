@@ -11,6 +11,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/cluster"
 	"github.com/iii-skills/skills/server/internal/history"
 	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/registry"
@@ -251,7 +252,7 @@ func (w *Worker) label(ctx context.Context, k versionKind, data json.RawMessage)
 		// Listings, the index, search and MCP describe what is served.
 		h.Locked(id, func() { w.skills.repin(id) })
 	}
-	w.broadcast(ctx, w.scopeOf(k), opLabel, id)
+	w.cl.Announce(ctx, w.scopeOf(k), cluster.OpLabel, id)
 	if label == w.hist.serveLabel && h.Served(id, w.hist.serveLabel) != before {
 		w.announce(ctx, k, id)
 	}
@@ -389,7 +390,7 @@ func (w *Worker) putSkill(ctx context.Context, id, body string, meta history.Met
 	}
 	w.log.Info("skill registered", "id", row.ID, "bytes", len(row.Skill), "version", v.Version, "new_version", created)
 	w.log.Debug("skill body", "id", row.ID, "body", row.Skill)
-	w.broadcast(ctx, w.cfg.Scopes.Skills, opSet, id)
+	w.cl.Announce(ctx, w.cfg.Scopes.Skills, cluster.OpSet, id)
 	w.notify(ctx, w.skillSubs, registry.SkillChange{Op: registry.OpRegister, ID: id})
 	return row, v, created, nil
 }
@@ -408,8 +409,8 @@ func (w *Worker) putPrompt(ctx context.Context, name, desc, fid string, args []r
 		return row, v, false, err
 	}
 	w.log.Info("prompt registered", "name", row.Name, "function_id", row.FunctionID, "version", v.Version, "new_version", created)
-	w.coh.promptChanged(name, &row)
-	w.broadcast(ctx, w.cfg.Scopes.Prompts, opSet, name)
+	w.prompts.changed(name, &row)
+	w.cl.Announce(ctx, w.cfg.Scopes.Prompts, cluster.OpSet, name)
 	w.notify(ctx, w.promptSubs, registry.PromptChange{Op: registry.OpRegister, Name: name})
 	return row, v, created, nil
 }

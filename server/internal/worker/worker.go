@@ -8,13 +8,13 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/google/uuid"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/cluster"
 	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/search"
@@ -84,10 +84,10 @@ type Options struct {
 	AdminToken string
 	// ProtectedLabels, when set, replaces config versions.protected_labels.
 	ProtectedLabels []string
-	// ReconcileInterval is how often the shared generation is checked for
-	// changes other registry instances made that this one missed
-	// (cluster.go); zero means DefaultReconcileInterval.
-	ReconcileInterval time.Duration
+	// Cluster tunes the coherence with other registry instances sharing
+	// State (package cluster); the worker fills in the generation scope,
+	// the timeout and the logger.
+	Cluster cluster.Options
 }
 
 // Worker is the skills registry bound to an iii client.
@@ -110,16 +110,18 @@ type Worker struct {
 	sections *sectionGuard
 	// own is who owns each published skill id and prompt name (ownership.go).
 	own ownership
-	// coh keeps this instance coherent with others sharing its state (cluster.go).
-	coh *coherence
-	// extraScopes are the ClusterScopes of other parts of the server, by
-	// scope (set before Start, read-only after).
-	extraScopes map[string]ClusterScope
+	// cl keeps this instance coherent with others sharing its state
+	// (cluster.go); prompts are the digests it compares prompt rows by.
+	cl      cluster.Cluster
+	prompts promptDigests
+	// skillsLoaded and promptsLoaded: a load filled them once, so later
+	// loads announce what they find changed.
+	skillsLoaded, promptsLoaded atomic.Bool
 
 	skillSubs  *iii.TriggerTypeRef
 	promptSubs *iii.TriggerTypeRef
 
-	loadMu sync.Mutex // serializes cache loads
+	loadMu sync.Mutex // serializes skills loads
 	syncMu sync.Mutex // serializes state-event re-reads (see cacheSync)
 
 	runCtx context.Context // Start's ctx, for reloads started by cacheSync
@@ -170,7 +172,9 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 	if hist.serveLabel != "" {
 		skills.serve = hist.servedSkill
 	}
-	return &Worker{
+	copts := opts.Cluster
+	copts.GenerationScope, copts.Timeout, copts.Logger = cfg.Scopes.Skills+".cluster", cfg.StateTimeout(), log
+	w := &Worker{
 		client: client,
 		cfg:    cfg,
 		opts:   opts,
@@ -180,10 +184,13 @@ func New(client *iii.Client, cfg Config, opts Options) *Worker {
 		skills: skills,
 		search: search.New(),
 		hist:   hist,
-		coh:    newCoherence(),
+		cl:     cluster.New(client, state, copts),
 
 		sections: newSectionGuard(opts),
 	}
+	w.cl.Add(cfg.Scopes.Skills, skillsScope{w})
+	w.cl.Add(cfg.Scopes.Prompts, promptsScope{w})
+	return w
 }
 
 // Catalog is the catalog the worker feeds and serves.
@@ -227,7 +234,7 @@ func (w *Worker) Register() error {
 	if err := w.registerVersionFunctions(); err != nil {
 		return err
 	}
-	if err := w.registerCluster(); err != nil {
+	if err := w.cl.Register(); err != nil {
 		return err
 	}
 	_, err := w.client.RegisterFunction(fnCacheSync, w.cacheSync, iii.RegisterFunctionOptions{
@@ -259,19 +266,8 @@ func (w *Worker) Start(ctx context.Context) {
 	w.ctxMu.Lock()
 	w.runCtx = ctx
 	w.ctxMu.Unlock()
-	first := make(chan struct{})
-	var once sync.Once
-	attempted := func() { once.Do(func() { close(first) }) }
 	w.announceOtherSources(ctx)
-	w.client.OnConnect(func(context.Context) {
-		w.skills.invalidate()
-		go w.loadUntilReady(ctx, attempted)
-	})
-	if !w.client.Connected() {
-		attempted()
-	}
-	go w.reconcileLoop(ctx)
-	<-first
+	w.cl.Start(ctx)
 }
 
 // announceOtherSources fires skills::on-change when a source other than
@@ -306,63 +302,6 @@ func (w *Worker) announceOtherSources(ctx context.Context) {
 	}()
 }
 
-// loadUntilReady loads the cache, retrying with backoff until it succeeds
-// or ctx ends; attempted is called after the first try.
-func (w *Worker) loadUntilReady(ctx context.Context, attempted func()) {
-	delay := 500 * time.Millisecond
-	for {
-		err := w.loadCache(ctx)
-		attempted()
-		if err == nil || ctx.Err() != nil {
-			return
-		}
-		w.log.Warn("skills index not loaded yet; serving reads from state", "err", err, "retry_in", delay)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 10*time.Second)
-	}
-}
-
-// loadCache lists the skills and prompts scopes into memory. After the
-// first load (a reconnect, or a reconcile that found missed changes) it
-// also re-reads history and announces what differs from before.
-func (w *Worker) loadCache(ctx context.Context) error {
-	w.loadMu.Lock()
-	defer w.loadMu.Unlock()
-	// The generation is read first: a change made during the listing
-	// bumps it again, and the next reconcile looks once more.
-	gen, genErr := w.readGeneration(ctx)
-	again := w.coh.loaded
-	var before map[string]rowMark
-	if again {
-		before = w.snapshotPublished()
-	}
-	w.skills.beginLoad()
-	rows, err := w.state.List(ctx, w.cfg.Scopes.Skills)
-	if err != nil {
-		w.skills.abortLoad()
-		return sdkError(err)
-	}
-	w.skills.load(rows)
-	if err := w.syncPrompts(ctx, again); err != nil {
-		return fmt.Errorf("list prompts: %w", err)
-	}
-	if again {
-		w.hist.skills.Reload()
-		w.hist.prompts.Reload()
-		w.index.Store(nil)
-		w.announceDiff(ctx, before, w.snapshotPublished())
-	}
-	w.relistExtraScopes(ctx)
-	w.coh.reset(gen, genErr == nil)
-	w.coh.loaded = true
-	w.repairHistory(w.ctx())
-	return nil
-}
-
 // cacheSync applies one `state` trigger event of the skills scope.
 //
 // Events of one key may arrive in any order: the engine delivers each trigger
@@ -392,7 +331,7 @@ func (w *Worker) cacheSync(ctx context.Context, data json.RawMessage) (any, erro
 	if err != nil {
 		// The cache may now be behind state: serve from state until a reload.
 		w.skills.invalidate()
-		go w.loadUntilReady(w.ctx(), func() {})
+		go w.reloadSkills(w.ctx())
 		return nil, fmt.Errorf("state::get %s/%s after a state event: %w", ev.Scope, ev.Key, sdkError(err))
 	}
 	// A write this engine saw and the mirror did not hold yet came from
@@ -400,19 +339,19 @@ func (w *Worker) cacheSync(ctx context.Context, data json.RawMessage) (any, erro
 	// the other registry instances hear of it from here.
 	if raw == nil {
 		if w.skills.remove(ev.Key) {
-			w.broadcast(ctx, ev.Scope, opDelete, ev.Key)
+			w.cl.Announce(ctx, ev.Scope, cluster.OpDelete, ev.Key)
 		}
 		return nil, nil
 	}
 	row, err := registry.DecodeStoredSkill(raw)
 	if err != nil || row.ID != ev.Key {
 		if w.skills.remove(ev.Key) { // upstream would not list an undecodable row
-			w.broadcast(ctx, ev.Scope, opDelete, ev.Key)
+			w.cl.Announce(ctx, ev.Scope, cluster.OpDelete, ev.Key)
 		}
 		return nil, nil
 	}
 	if w.skills.putIfChanged(row) {
-		defer w.broadcast(ctx, ev.Scope, opSet, ev.Key) // after the history repair below
+		defer w.cl.Announce(ctx, ev.Scope, cluster.OpSet, ev.Key) // after the history repair below
 	}
 	// A body written straight into state becomes a version too.
 	// State is re-read under the id's history lock: a registration that
