@@ -15,11 +15,6 @@ import (
 )
 
 const (
-	// Topic is the pubsub topic of registry mutations.
-	Topic = "skills::changes"
-	// FnSync is the internal function every instance subscribes to Topic.
-	FnSync = "skills::cluster-sync"
-
 	// Defaults of Options.
 	DefaultReconcileInterval = time.Second
 	DefaultMinRelistInterval = 30 * time.Second
@@ -102,7 +97,7 @@ type Cluster interface {
 	// Add registers scope under its state scope name. Call it before
 	// Register and Start.
 	Add(name string, s Scope)
-	// Register declares the subscription to Topic on the client (replayed
+	// Register declares the subscription to rules.TopicChanges on the client (replayed
 	// on every connect); call it before the client connects.
 	Register() error
 	// Announce tells the other instances that key of scope changed: a
@@ -227,7 +222,7 @@ func untilLoaded(ctx context.Context, log *slog.Logger, load func(context.Contex
 	}
 }
 
-// changeMessage is what a mutation publishes on Topic.
+// changeMessage is what a mutation publishes on rules.TopicChanges.
 type changeMessage struct {
 	Node  string `json:"node"`
 	Scope string `json:"scope"`

@@ -11,9 +11,9 @@
 //  1. the write goes to state;
 //  2. the generation counter (state scope Options.GenerationScope, key
 //     "generation", {"n": N}) is incremented atomically (state::update);
-//  3. {node, scope, op, key, from, to} is published on Topic.
+//  3. {node, scope, op, key, from, to} is published on rules.TopicChanges.
 //
-// Every instance subscribes to Topic and applies a message of another node
+// Every instance subscribes to rules.TopicChanges and applies a message of another node
 // by re-reading the one key it names (Scope.Apply: never by trusting a
 // payload that may arrive out of order, or be forged). Pub/sub is
 // at-most-once, so each instance remembers the generation up to which it
@@ -24,7 +24,7 @@
 //
 // # Forged and flooded messages
 //
-// Any engine client may publish on Topic, so a message is a hint to
+// Any engine client may publish on rules.TopicChanges, so a message is a hint to
 // re-read one key, never a reason to re-list:
 //
 //   - a message naming a scope nobody registered, or a key that is not

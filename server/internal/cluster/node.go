@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/kv"
 )
 
@@ -45,18 +46,18 @@ func (n *node) Stats() Stats {
 
 // Register declares the subscriber function and its subscribe binding.
 func (n *node) Register() error {
-	_, err := n.client.RegisterFunction(FnSync, n.receive, iii.RegisterFunctionOptions{
-		Description: "Internal: applies registry changes other registry instances publish on " + Topic + ".",
+	_, err := n.client.RegisterFunction(rules.FnClusterSync, n.receive, iii.RegisterFunctionOptions{
+		Description: "Internal: applies registry changes other registry instances publish on " + rules.TopicChanges + ".",
 		Metadata:    iii.InternalMetadata,
 	})
 	if err != nil {
 		return err
 	}
-	cfg, err := json.Marshal(map[string]string{"topic": Topic})
+	cfg, err := json.Marshal(map[string]string{"topic": rules.TopicChanges})
 	if err != nil {
 		return err
 	}
-	return n.client.RegisterTrigger(uuid.NewString(), iii.Subscribe, FnSync, cfg)
+	return n.client.RegisterTrigger(uuid.NewString(), iii.Subscribe, rules.FnClusterSync, cfg)
 }
 
 // Start re-lists at every connect (the engine may have restarted with
@@ -139,7 +140,7 @@ func (n *node) Announce(ctx context.Context, scope, op, key string) {
 		msg.From, msg.To = from, to
 		n.gen.own(from, to)
 	}
-	data, err := json.Marshal(map[string]any{"topic": Topic, "data": msg})
+	data, err := json.Marshal(map[string]any{"topic": rules.TopicChanges, "data": msg})
 	if err != nil {
 		return
 	}
@@ -158,7 +159,7 @@ func (n *node) receive(_ context.Context, data json.RawMessage) (any, error) {
 	var msg changeMessage
 	if err := json.Unmarshal(data, &msg); err != nil || msg.Node == "" || msg.Key == "" {
 		n.dropped.Add(1)
-		return nil, fmt.Errorf("%s: want {node, scope, op, key, from?, to?} from a registry instance, got %s", Topic, clip(data))
+		return nil, fmt.Errorf("%s: want {node, scope, op, key, from?, to?} from a registry instance, got %s", rules.TopicChanges, clip(data))
 	}
 	switch {
 	case msg.Node == n.id: // applied when it was made
@@ -166,7 +167,7 @@ func (n *node) receive(_ context.Context, data json.RawMessage) (any, error) {
 		return nil, nil
 	case len(msg.Key) > maxKeyBytes:
 		n.dropped.Add(1)
-		return nil, fmt.Errorf("%s: a key of %d bytes (max %d)", Topic, len(msg.Key), maxKeyBytes)
+		return nil, fmt.Errorf("%s: a key of %d bytes (max %d)", rules.TopicChanges, len(msg.Key), maxKeyBytes)
 	}
 	if _, ok := n.scopes.byName[msg.Scope]; !ok {
 		n.dropped.Add(1) // another registry's scopes on the same engines, or made up

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/core"
 )
 
 // event is what an open page learns of a change: enough to decide whether
@@ -39,7 +40,7 @@ type stream struct {
 
 const streamBuffer = 64
 
-func newHub(cat *catalog.Catalog, versions func(func(kind, id string)) func()) *hub {
+func newHub(cat *catalog.Catalog, versions func(func(kind core.Kind, id string)) func()) *hub {
 	h := &hub{subs: map[*stream]struct{}{}}
 	cancelCat := cat.Subscribe(func(c catalog.Change) {
 		h.broadcast(event{ID: c.ID, Op: string(c.Op), Generation: c.Generation})
@@ -48,10 +49,10 @@ func newHub(cat *catalog.Catalog, versions func(func(kind, id string)) func()) *
 	if versions != nil {
 		// A label move that changes nothing served is no catalog change:
 		// the registry's history tells the pages of those too.
-		cancelVersions = versions(func(kind, id string) {
+		cancelVersions = versions(func(kind core.Kind, id string) {
 			// No catalog generation: this runs under the id's history lock,
 			// and the catalog's lock is not needed to say which id changed.
-			h.broadcast(event{ID: id, Op: "versions", Kind: kind, versions: true})
+			h.broadcast(event{ID: id, Op: "versions", Kind: string(kind), versions: true})
 		})
 	}
 	h.cancel = func() { cancelCat(); cancelVersions() }

@@ -54,7 +54,7 @@ func (s *Server) workerNameTable(ctx context.Context, missing bool) (map[string]
 	var out struct {
 		Workers []iii.WorkerInfo `json:"workers"`
 	}
-	n.err = s.call(ctx, iii.FnListWorkers, nil, &out)
+	n.err = s.engineCall(ctx, iii.FnListWorkers, &out)
 	if n.err == nil {
 		n.names = make(map[string]string, len(out.Workers))
 		for _, w := range out.Workers {

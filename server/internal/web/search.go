@@ -3,14 +3,13 @@ package web
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/core"
 )
 
 // Hit is one search result: a skill id and its score (higher is better).
@@ -19,8 +18,8 @@ type Hit struct {
 	Score float64
 }
 
-// Searcher finds skills by what they do. FunctionSearcher asks the ranked
-// index (skills::search); FilterSearcher is the plain fallback.
+// Searcher finds skills by what they do. RegistrySearcher asks the ranked
+// index; FilterSearcher is the plain fallback.
 type Searcher interface {
 	Search(ctx context.Context, query string, limit int) ([]Hit, error)
 }
@@ -73,45 +72,23 @@ func (f FilterSearcher) Search(ctx context.Context, query string, limit int) ([]
 	return hits, nil
 }
 
-// FunctionSearcher asks the registry's ranked index through skills::search,
-// as any client would (server/internal/search behind server/internal/worker).
-type FunctionSearcher struct {
-	Caller Caller
-	// Timeout bounds one call (default 10 s).
-	Timeout time.Duration
+// RegistrySearcher asks the registry's ranked index (core.Registry.Search,
+// the index of package search).
+type RegistrySearcher struct {
+	Registry core.Registry
 }
 
-// maxFunctionHits is the most results skills::search returns at once.
-const maxFunctionHits = 100
-
 // Search implements Searcher.
-func (f FunctionSearcher) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
+func (f RegistrySearcher) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
 	if strings.TrimSpace(query) == "" {
 		return nil, nil
 	}
-	if limit <= 0 || limit > maxFunctionHits {
-		limit = maxFunctionHits
+	if limit <= 0 || limit > core.MaxSearchLimit {
+		limit = core.MaxSearchLimit
 	}
-	timeout := f.Timeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	data, err := json.Marshal(map[string]any{"query": query, "limit": limit})
+	out, err := f.Registry.Search(ctx, core.SearchInput{Query: query, Limit: limit})
 	if err != nil {
-		return nil, err
-	}
-	raw, err := f.Caller.Trigger(ctx, iii.TriggerRequest{FunctionID: "skills::search", Data: data, Timeout: timeout})
-	if err != nil {
-		return nil, fmt.Errorf("skills::search: %w", err)
-	}
-	var out struct {
-		Results []struct {
-			ID    string  `json:"id"`
-			Score float64 `json:"score"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("skills::search answered unexpected JSON: %w", err)
+		return nil, fmt.Errorf("%s: %w", rules.FnSkillsSearch, err)
 	}
 	hits := make([]Hit, 0, len(out.Results))
 	for _, r := range out.Results {

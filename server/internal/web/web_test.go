@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,7 +16,9 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/httpguard"
+	"github.com/iii-skills/skills/server/internal/invoke"
 )
 
 // fakeCaller records iii calls and answers from a table (unit tests only;
@@ -32,6 +35,30 @@ func (f *fakeCaller) Trigger(_ context.Context, req iii.TriggerRequest) (json.Ra
 	}
 	return nil, &iii.InvocationError{FunctionID: req.FunctionID, Code: "function_not_found", Message: "function not found"}
 }
+
+// over is the registry as a surface in another process reads it, over
+// fake iii calls (the calls and payloads the registry's functions take).
+func over(t invoke.Trigger) core.Registry {
+	return core.NewRemote(fakeClient{t}, core.RemoteOptions{Timeout: 5 * time.Second, RetryAfter: -1})
+}
+
+// fakeClient is a fake caller as core.Remote's client: calls only (the
+// page never watches the registry through it).
+type fakeClient struct{ c invoke.Trigger }
+
+func (f fakeClient) Trigger(ctx context.Context, req iii.TriggerRequest) (json.RawMessage, error) {
+	return f.c.Trigger(ctx, req)
+}
+
+func (fakeClient) RegisterFunction(string, iii.Handler, ...iii.RegisterFunctionOptions) (*iii.FunctionRef, error) {
+	return nil, errors.New("no functions in unit tests")
+}
+
+func (fakeClient) RegisterTrigger(string, string, string, json.RawMessage, ...json.RawMessage) error {
+	return errors.New("no triggers in unit tests")
+}
+
+func (fakeClient) UnregisterTrigger(string) error { return nil }
 
 func published(id, body string) *catalog.Entry {
 	e := &catalog.Entry{ID: id, Kind: catalog.KindInstruction, Body: catalog.Inline(body), BodyDigest: catalog.DigestOfString(body),
@@ -50,7 +77,7 @@ func newTestServer(t testing.TB, token string, entries ...*catalog.Entry) (*Serv
 func newTestServerWith(t testing.TB, token string, pubs Publishers, entries ...*catalog.Entry) (*Server, *catalog.Source, *fakeCaller) {
 	t.Helper()
 	fc := &fakeCaller{answers: map[string]string{"skills::unregister": `{"id":"x","removed":true}`}}
-	s, src := newServer(t, Options{Caller: fc, Publishers: pubs}, token, entries...)
+	s, src := newServer(t, Options{Registry: over(fc), Engine: fc, Publishers: pubs}, token, entries...)
 	return s, src, fc
 }
 

@@ -157,7 +157,7 @@ func TestClusterWritesOnOneNodeShowOnTheOther(t *testing.T) {
 	// Nothing was missed: a reconcile costs one read and re-lists nothing.
 	for _, s := range []*stack{a, b} {
 		testutil.Eventually(t, 5*time.Second, "every change is applied", func() bool { return upToDate(s) })
-		if relisted, err := s.worker.cl.Reconcile(context.Background()); err != nil || relisted {
+		if relisted, err := s.reg.Cluster().Reconcile(context.Background()); err != nil || relisted {
 			t.Fatalf("reconcile with nothing missed: relisted %v, %v", relisted, err)
 		}
 	}
@@ -191,7 +191,7 @@ func TestClusterReconcileRepairsLostBroadcasts(t *testing.T) {
 	b.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "mine", "skill": "# mine\n"}, nil)
 	expectEvent(t, evB, "skill register mine")
 	testutil.Eventually(t, 5*time.Second, "b is up to date", func() bool { return upToDate(b) })
-	if _, err := b.worker.cl.Reconcile(context.Background()); err != nil {
+	if _, err := b.reg.Cluster().Reconcile(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -212,7 +212,7 @@ func BenchmarkReconcileUnchanged10K(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		relisted, err := s.worker.cl.Reconcile(ctx)
+		relisted, err := s.reg.Cluster().Reconcile(ctx)
 		if err != nil || relisted {
 			b.Fatalf("reconcile: relisted %v, %v", relisted, err)
 		}
@@ -228,7 +228,7 @@ func BenchmarkReconcileMissed10K(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := s.worker.cl.Relist(ctx); err != nil {
+		if err := s.reg.Cluster().Relist(ctx); err != nil {
 			b.Fatalf("re-list: %v", err)
 		}
 	}
@@ -262,14 +262,14 @@ func TestSingleNodeDoesNotBroadcast(t *testing.T) {
 	s := startStack(t, t.TempDir(), standalone)
 	s.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "solo", "skill": "# solo\n"}, nil)
 	s.mustCall(t, rules.FnSkillsLabel, map[string]any{"id": "solo", "label": "staging", "version": 1}, nil)
-	gen, _, err := s.worker.state.Get(context.Background(), "skills.cluster", "generation")
+	gen, _, err := s.state.Get(context.Background(), "skills.cluster", "generation")
 	if err != nil || gen != nil {
 		t.Fatalf("a single node bumped the shared generation: %s %v", gen, err)
 	}
 	// The same write on an instance that may have peers does bump it.
 	p := startStack(t, t.TempDir())
 	p.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "peer", "skill": "# peer\n"}, nil)
-	gen, _, err = p.worker.state.Get(context.Background(), "skills.cluster", "generation")
+	gen, _, err = p.state.Get(context.Background(), "skills.cluster", "generation")
 	if err != nil || !strings.Contains(string(gen), `"n"`) {
 		t.Fatalf("generation after a write with peers: %s", gen)
 	}
@@ -278,7 +278,7 @@ func TestSingleNodeDoesNotBroadcast(t *testing.T) {
 // upToDate reports whether s applied every change up to the shared
 // generation.
 func upToDate(s *stack) bool {
-	missing, err := s.worker.cl.Missing(context.Background())
+	missing, err := s.reg.Cluster().Missing(context.Background())
 	return err == nil && missing == 0
 }
 
@@ -308,7 +308,7 @@ func TestForgedChangesDoNotForceRelists(t *testing.T) {
 	}
 	wg.Wait()
 	testutil.Eventually(t, 10*time.Second, "the registry applied its own writes", func() bool { return upToDate(s) })
-	before := s.worker.cl.Stats()
+	before := s.reg.Cluster().Stats()
 
 	attacker := iii.RegisterWorker(s.engine.URL(), iii.WithName("attacker"), iii.WithLogger(quiet))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -346,15 +346,15 @@ func TestForgedChangesDoNotForceRelists(t *testing.T) {
 		publish(map[string]any{"node": "forger", "scope": "skills", "op": "delete", "key": fmt.Sprintf("big/s%d", i%10), "from": 0, "to": 1 << 40})
 	}
 	// Pub/sub is at-most-once: wait until the messages stop arriving.
-	last := s.worker.cl.Stats()
+	last := s.reg.Cluster().Stats()
 	testutil.Eventually(t, 20*time.Second, "the forged messages were handled", func() bool {
 		time.Sleep(200 * time.Millisecond) // ten reconciles
-		st := s.worker.cl.Stats()
+		st := s.reg.Cluster().Stats()
 		settled := st == last && st.Dropped > before.Dropped && st.Applied > before.Applied
 		last = st
 		return settled
 	})
-	after := s.worker.cl.Stats()
+	after := s.reg.Cluster().Stats()
 	if after.Relists != before.Relists {
 		t.Fatalf("forged messages made the registry re-list %d times", after.Relists-before.Relists)
 	}
@@ -376,7 +376,7 @@ func TestForgedChangesDoNotForceRelists(t *testing.T) {
 		}
 		time.Sleep(60 * time.Millisecond) // three reconciles: the gap persists
 	}
-	if n := s.worker.cl.Stats().Relists - before.Relists; n > 1 {
+	if n := s.reg.Cluster().Stats().Relists - before.Relists; n > 1 {
 		t.Fatalf("%d re-lists for a counter bumped by hand 5 times within MinRelistInterval; want at most 1", n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/engine"
 	"github.com/iii-skills/skills/server/internal/kv"
 )
@@ -19,10 +20,15 @@ import (
 // on it, all over real loopback sockets, as in standalone mode.
 type stack struct {
 	engine *engine.Engine
+	reg    *core.Local
+	state  kv.Store
 	worker *Worker
 	wc     *iii.Client // the worker's client
 	caller *iii.Client
 }
+
+// Options are the registry's options a test may change.
+type Options = core.Options
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -58,18 +64,22 @@ func startStackOn(tb testing.TB, cfg engine.Config, clientOpts []iii.Option, opt
 	s.wc = iii.New(eng.URL(), append([]iii.Option{iii.WithName(Name), iii.WithLogger(quiet)}, clientOpts...)...)
 	// Without an option, the worker keeps its state through state::*
 	// calls, as against any engine (standalone: the standalone option).
-	o := Options{Logger: quiet, State: kv.III(s.wc, DefaultConfig().StateTimeout())}
+	// The ownership refusals would each wait the full grace for a live owner.
+	o := Options{Logger: quiet, State: kv.III(s.wc, core.DefaultConfig().StateTimeout()), OwnerGrace: 100 * time.Millisecond}
 	for _, f := range opts {
 		f(s, &o)
 	}
-	s.worker = New(s.wc, DefaultConfig(), o)
+	s.state = o.State
+	s.reg = core.New(s.wc, core.DefaultConfig(), o)
+	tb.Cleanup(s.reg.Close)
+	s.worker = New(s.wc, s.reg, quiet)
 	if err := s.worker.Register(); err != nil {
 		tb.Fatal(err)
 	}
 	if err := s.wc.Connect(connectCtx); err != nil {
 		tb.Fatal(err)
 	}
-	s.worker.Start(ctx)
+	s.reg.Start(ctx)
 	s.caller = iii.RegisterWorker(eng.URL(), append([]iii.Option{iii.WithName("caller"), iii.WithLogger(quiet)}, clientOpts...)...)
 	if err := s.caller.Connect(connectCtx); err != nil {
 		tb.Fatal(err)

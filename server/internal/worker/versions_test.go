@@ -12,6 +12,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/history"
 	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/testutil"
@@ -92,12 +93,12 @@ func TestVersionsOfSkills(t *testing.T) {
 		wantCode(t, s.call(t, rules.FnSkillsLabel, map[string]any{"id": "a/b", "label": "latest", "version": 1}, nil), registry.CodeInvalidArguments)
 		wantCode(t, s.call(t, rules.FnSkillsLabel, map[string]any{"id": "a/b", "label": "x", "version": 0}, nil), registry.CodeInvalidArguments)
 		wantErr(t, s.call(t, rules.FnSkillsLabel, map[string]any{"id": "a/b", "label": "x", "version": 9}, nil), "no version 9")
-		var d DiffResult
+		var d core.DiffResult
 		s.mustCall(t, rules.FnSkillsDiff, map[string]any{"id": "a/b", "from": "production", "to": 2}, &d)
 		if d.Diff != "--- a/b@1\n+++ a/b@2\n@@ -1 +1 @@\n-# One\n+# Two\n" {
 			t.Fatalf("diff: %+v", d)
 		}
-		var rb RollbackResult
+		var rb core.RollbackResult
 		s.mustCall(t, rules.FnSkillsRollback, map[string]any{"id": "a/b", "version": "production"}, &rb)
 		if rb.Version != 3 || !rb.Created || rb.RolledBack != 1 {
 			t.Fatalf("rollback: %+v", rb)
@@ -204,18 +205,18 @@ func TestVersionsOfPrompts(t *testing.T) {
 	if l.Latest != 2 || len(l.Versions) != 2 || l.Versions[0].Message != "two" {
 		t.Fatalf("prompt versions: %+v", l)
 	}
-	var d DiffResult
+	var d core.DiffResult
 	s.mustCall(t, rules.FnPromptsDiff, map[string]any{"name": "p", "from": 1, "to": 2}, &d)
 	if !strings.Contains(d.Diff, `-  "description": "one",`) || !strings.Contains(d.Diff, `+  "description": "two",`) {
 		t.Fatalf("prompt diff:\n%s", d.Diff)
 	}
 	s.mustCall(t, rules.FnPromptsLabel, map[string]any{"name": "p", "label": "stable", "version": 1}, nil)
-	var rb RollbackResult
+	var rb core.RollbackResult
 	s.mustCall(t, rules.FnPromptsRollback, map[string]any{"name": "p", "version": "stable"}, &rb)
 	if rb.Version != 3 || rb.RolledBack != 1 {
 		t.Fatalf("prompt rollback: %+v", rb)
 	}
-	raw, _, err := s.worker.state.Get(context.Background(), "prompts", "p")
+	raw, _, err := s.state.Get(context.Background(), "prompts", "p")
 	if err != nil || !strings.Contains(string(raw), `"description":"one"`) {
 		t.Fatalf("after rollback: %s %v", raw, err)
 	}
@@ -263,10 +264,10 @@ func TestSubscribeVersionsSeesEveryHistoryChange(t *testing.T) {
 	s := startStack(t, t.TempDir(), func(_ *stack, o *Options) { o.ServeLabel = "production" })
 	var mu sync.Mutex
 	var got []string
-	cancel := s.worker.SubscribeVersions(func(kind, id string) {
+	cancel := s.reg.SubscribeVersions(func(kind core.Kind, id string) {
 		mu.Lock()
 		defer mu.Unlock()
-		got = append(got, kind+" "+id)
+		got = append(got, string(kind)+" "+id)
 	})
 	seen := func() string {
 		mu.Lock()
@@ -280,8 +281,8 @@ func TestSubscribeVersionsSeesEveryHistoryChange(t *testing.T) {
 	if want := "skill a/b,skill a/b,prompt p"; seen() != want {
 		t.Fatalf("feed %q, want %q", seen(), want)
 	}
-	if s.worker.ServeLabel() != "production" {
-		t.Fatalf("serve label %q", s.worker.ServeLabel())
+	if s.reg.ServeLabel() != "production" {
+		t.Fatalf("serve label %q", s.reg.ServeLabel())
 	}
 	cancel()
 	s.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "a/b", "skill": "# Two\n"}, nil)
@@ -402,7 +403,7 @@ func TestServeLabelListsWhatIsServed(t *testing.T) {
 		// After a restart the cold load pins v1 again.
 		s.stop()
 		s = startStack(t, dir, opts...)
-		testutil.Eventually(t, 5*time.Second, "the published mirror is loaded", s.worker.skills.isReady)
+		testutil.Eventually(t, 5*time.Second, "the published mirror is loaded", s.reg.Loaded)
 		checkServes(t, s, v1, "Alpha", "Charlie", v1At)
 
 		// Promoting v3 moves every surface to it.
@@ -440,12 +441,12 @@ func checkServes(t *testing.T, s *stack, body, word, gone, at string) {
 	if r := fmt.Sprint(res.Resources[1]); !strings.Contains(r, word) || strings.Contains(r, gone) {
 		t.Fatalf("resources-list a/b = %v; want %q, not %q", res.Resources[1], word, gone)
 	}
-	e, ok := s.worker.Catalog().Get("a/b") // what MCP and the Skills Protocol read
+	e, ok := s.reg.Catalog().Get("a/b") // what MCP and the Skills Protocol read
 	if got, _ := e.Body.String(); !ok || got != body {
 		t.Fatalf("catalog a/b = %q; want %q", got, body)
 	}
 	search := func(q string) int {
-		var out SearchOutput
+		var out core.SearchOutput
 		s.mustCall(t, rules.FnSkillsSearch, map[string]string{"query": q}, &out)
 		n := 0
 		for _, r := range out.Results {

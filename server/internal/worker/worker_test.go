@@ -351,7 +351,7 @@ func TestColdLoadReadsTheEmbeddedStore(t *testing.T) {
 	if lists.Load() == 0 {
 		t.Fatal("the worker did not read the scope through the engine's store")
 	}
-	if !s2.worker.skills.isReady() {
+	if !s2.reg.Loaded() {
 		t.Fatal("the published mirror is not loaded")
 	}
 	if got.Contents[0].Text != want.Contents[0].Text {
@@ -380,7 +380,7 @@ func TestTemplatesAndContracts(t *testing.T) {
 		if f.FunctionID == rules.FnSkillsRegister && !strings.Contains(string(f.RequestFormat), `"title":"RegisterSkillInput"`) {
 			t.Fatalf("skills::register request_format = %s", f.RequestFormat)
 		}
-		if f.FunctionID == fnCacheSync {
+		if f.FunctionID == rules.FnCacheSync {
 			t.Fatal("the internal cache-sync function is listed")
 		}
 		if (f.FunctionID == rules.FnSkillsSearch || f.FunctionID == rules.FnSkillSearch) &&
@@ -391,7 +391,7 @@ func TestTemplatesAndContracts(t *testing.T) {
 	if !seen[rules.FnSkillsSearch] || !seen[rules.FnSkillSearch] {
 		t.Fatal("skills::search or skill::search missing from engine::functions::list")
 	}
-	for id := range s.worker.handlers() {
+	for id := range s.worker.upstreamHandlers() {
 		if !seen[id] {
 			t.Fatalf("%s missing from engine::functions::list", id)
 		}
@@ -420,7 +420,9 @@ func TestLateStateEventDoesNotResurrectDeletedRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.worker.cacheSync(context.Background(), late); err != nil {
+	var ev struct{ Scope, Key string }
+	_ = json.Unmarshal(late, &ev)
+	if err := s.reg.SyncKey(context.Background(), ev.Scope, ev.Key); err != nil {
 		t.Fatal(err)
 	}
 	var list struct {
