@@ -19,7 +19,16 @@ const (
 	DefaultReconcileInterval = time.Second
 	DefaultMinRelistInterval = 30 * time.Second
 	DefaultMaxPendingKeys    = 4096
-	DefaultAppliers          = 2
+	// rereadsPerChange bounds the keys re-read for each change the
+	// counter shows unapplied (a batch of messages may name more keys than
+	// changes happened: forged ones); the rest waits for the next change,
+	// or the reconcile.
+	rereadsPerChange = 4
+	// minRereads is the least a batch with an unapplied change re-reads.
+	minRereads = 8
+	// batchInterval is the least time between two reads of the counter
+	// for batches of messages.
+	batchInterval = 10 * time.Millisecond
 
 	// Ops of a change message (informative: every op re-reads the key).
 	OpSet    = "set"
@@ -64,10 +73,7 @@ type Options struct {
 	// MaxPendingKeys bounds the keys waiting for a re-read (default
 	// DefaultMaxPendingKeys).
 	MaxPendingKeys int
-	// Appliers is how many keys are re-read at once (default
-	// DefaultAppliers).
-	Appliers int
-	Logger   *slog.Logger
+	Logger         *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -82,9 +88,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxPendingKeys <= 0 {
 		o.MaxPendingKeys = DefaultMaxPendingKeys
-	}
-	if o.Appliers <= 0 {
-		o.Appliers = DefaultAppliers
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -113,6 +113,20 @@ func (g *generation) forget() {
 	g.mu.Unlock()
 }
 
+// observe records gen, just read from state, as the ceiling and returns
+// how many changes up to it are not applied (negative: the counter went
+// back; nothing known counts as missing).
+func (g *generation) observe(gen int64) int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.known {
+		return max(gen, 1)
+	}
+	g.ceiling = gen
+	g.walk()
+	return gen - g.applied
+}
+
 // missing is how many changes up to gen are not applied, counting the
 // credited hops within reach (changes nothing).
 func (g *generation) missing(gen int64) int64 {

@@ -73,9 +73,7 @@ func (n *node) Start(ctx context.Context) {
 	if !n.client.Connected() {
 		attempted()
 	}
-	for range n.opts.Appliers {
-		go n.applyLoop(ctx)
-	}
+	go n.applyLoop(ctx)
 	go n.reconcileLoop(ctx)
 	<-first
 }
@@ -186,11 +184,17 @@ func (n *node) receive(_ context.Context, data json.RawMessage) (any, error) {
 	return nil, nil
 }
 
-// applyLoop re-reads waiting keys until ctx ends.
+// applyLoop re-reads waiting keys, a batch at a time, until ctx ends.
+// Each batch first reads the shared counter (one small state::get): a
+// writer bumps it before it publishes, so when every change up to it is
+// applied here, no message waiting can name an unapplied change, and the
+// batch is dropped unread (a forged message costs nothing more). Otherwise
+// the keys are re-read, at most rereadsPerChange per unapplied change,
+// until the counter is reached.
 func (n *node) applyLoop(ctx context.Context) {
+	var last time.Time
 	for {
-		k, hops, ok := n.pending.pop()
-		if !ok {
+		if n.pending.len() == 0 {
 			select {
 			case <-ctx.Done():
 				return
@@ -198,25 +202,54 @@ func (n *node) applyLoop(ctx context.Context) {
 			}
 			continue
 		}
-		err := n.scopes.byName[k.scope].Apply(ctx, k.key)
-		switch {
-		case errors.Is(err, ErrNotAKey):
-			n.dropped.Add(1)
-		case err != nil:
-			// Not applied: the hops stay uncredited, so the reconcile
-			// finds the gap and re-lists.
-			n.log.Warn("cluster: applying a change failed", "scope", k.scope, "key", k.key, "err", err)
-		default:
-			n.applied.Add(1)
-			for _, h := range hops {
-				n.gen.credit(h.from, h.to)
+		if wait := batchInterval - time.Since(last); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
 			}
 		}
-		if n.pending.done(k) {
-			select { // another applier may be idle
-			case n.wake <- struct{}{}:
-			default:
+		last = time.Now()
+		gen, err := n.readGeneration(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				n.log.Warn("cluster: reading the generation for waiting changes failed; retrying", "err", err)
 			}
+			continue
+		}
+		missing := n.gen.observe(gen)
+		if missing <= 0 {
+			// Nothing unapplied (or the counter went back: the reconcile
+			// re-lists): whatever waits was applied already or is made up.
+			n.dropped.Add(int64(n.pending.clear()))
+			continue
+		}
+		budget := max(minRereads, rereadsPerChange*missing)
+		for ; budget > 0 && n.gen.missing(gen) > 0; budget-- {
+			k, hops, ok := n.pending.pop()
+			if !ok {
+				break
+			}
+			n.apply(ctx, k, hops)
+		}
+	}
+}
+
+// apply re-reads one key and credits the hops of the messages that named it.
+func (n *node) apply(ctx context.Context, k scopeKey, hops []hop) {
+	defer n.pending.done(k)
+	err := n.scopes.byName[k.scope].Apply(ctx, k.key)
+	switch {
+	case errors.Is(err, ErrNotAKey):
+		n.dropped.Add(1)
+	case err != nil:
+		// Not applied: the hops stay uncredited, so the reconcile finds
+		// the gap and re-lists.
+		n.log.Warn("cluster: applying a change failed", "scope", k.scope, "key", k.key, "err", err)
+	default:
+		n.applied.Add(1)
+		for _, h := range hops {
+			n.gen.credit(h.from, h.to)
 		}
 	}
 }

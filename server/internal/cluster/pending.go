@@ -73,6 +73,16 @@ func (p *pendingKeys) done(k scopeKey) bool {
 	return len(p.queue) > 0
 }
 
+// clear drops every waiting key and returns how many there were.
+func (p *pendingKeys) clear() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.waiting)
+	p.queue = p.queue[:0]
+	clear(p.waiting)
+	return n
+}
+
 func (p *pendingKeys) len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

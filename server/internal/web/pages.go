@@ -361,6 +361,21 @@ func (s *Server) skill(w http.ResponseWriter, r *http.Request) {
 // why an action on its versions was refused; such a page is not live,
 // since its URL is the action's.
 func (s *Server) showSkill(w http.ResponseWriter, r *http.Request, id string, status int, actionErr string) {
+	// The catalog generation and the versions count are read before
+	// anything the page shows.
+	gen, versions := s.cat.Generation(), s.pages.versions.Load()
+	needToken := s.opts.Guard.Token != ""
+	if c, err := r.Cookie(tokenCookie); err == nil && c.Value != "" && s.hasToken(r) {
+		needToken = false
+	}
+	key := pageKey{uri: r.URL.RequestURI(), needToken: needToken}
+	cacheable := status == http.StatusOK && actionErr == "" && r.Method == http.MethodGet
+	if cacheable {
+		if body, ok := s.pages.get(key, gen); ok {
+			s.serveCached(w, r, body)
+			return
+		}
+	}
 	e, ok := s.cat.Get(id)
 	if !ok {
 		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("No skill has the id %q. It may have been removed; the catalog lists every skill.", id))
@@ -370,10 +385,7 @@ func (s *Server) showSkill(w http.ResponseWriter, r *http.Request, id string, st
 	d := skillData{Row: rowOf(e, time.Now(), pubs), Kind: string(e.Kind), Published: e.Origin.Kind == catalog.OriginPublished,
 		URIs:        []string{"iii://" + e.ID, "skill://" + e.ID + "/SKILL.md"},
 		TokenNotSet: s.opts.Guard.Token == "", Setting: s.opts.TokenSetting}
-	d.NeedToken = !d.TokenNotSet
-	if c, err := r.Cookie(tokenCookie); err == nil && c.Value != "" && s.hasToken(r) {
-		d.NeedToken = false
-	}
+	d.NeedToken = needToken
 	if body, err := e.Body.String(); err != nil {
 		d.BodyError = "the body could not be read: " + err.Error()
 	} else if html, err := renderMarkdown(s.cat, e, body); err != nil {
@@ -413,11 +425,13 @@ func (s *Server) showSkill(w http.ResponseWriter, r *http.Request, id string, st
 			s.showOldVersion(r.Context(), &d, e, sel)
 		}
 	}
-	live := "skill:" + e.ID
-	if actionErr != "" {
-		live = ""
+	p := &page{Title: e.DisplayTitle(), Nav: "catalog", Live: "skill:" + e.ID, Data: d}
+	if cacheable {
+		s.renderCacheable(w, r, key, gen, versions, "skill", p)
+		return
 	}
-	s.render(w, r, status, "skill", &page{Title: e.DisplayTitle(), Nav: "catalog", Live: live, Data: d})
+	p.Live = "" // the page of an action: its URL is the action's
+	s.render(w, r, status, "skill", p)
 }
 
 // showOldVersion puts version sel's rendered body in place of the newest.

@@ -88,6 +88,7 @@ type Server struct {
 	mux    *http.ServeMux
 	tmpl   *template.Template
 	hub    *hub
+	pages  *pageCache
 	csp    string
 	tree   atomic.Pointer[treeCache]
 	names  workerNames
@@ -133,15 +134,24 @@ func New(opts Options) *Server {
 		s.search = FilterSearcher{Catalog: opts.Catalog}
 	}
 	s.tmpl = template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))
-	s.hub = newHub(opts.Catalog, opts.VersionChanges)
-	s.unsubNames = func() {}
+	s.hub = newHub(opts.Catalog)
+	s.pages = newPageCache()
+	// One subscription to the registry's versions and labels: open pages
+	// refresh their versions lists (label moves that change nothing served
+	// included), kept pages are no longer current, and a publish may come
+	// from a worker the cached names do not hold yet (prompts change no
+	// catalog entry).
+	unsubVersions := func() {}
+	if opts.VersionChanges != nil {
+		unsubVersions = opts.VersionChanges(func(kind core.Kind, id string) {
+			s.pages.versions.Add(1)
+			s.names.stale.Store(true)
+			s.hub.versionChanged(kind, id)
+		})
+	}
+	s.unsubNames = unsubVersions
 	if opts.Publishers != nil {
-		// A publish may come from a worker the cached names do not hold yet.
 		unsubCat := opts.Catalog.Subscribe(func(catalog.Change) { s.names.stale.Store(true) })
-		unsubVersions := func() {}
-		if opts.VersionChanges != nil { // prompts change no catalog entry
-			unsubVersions = opts.VersionChanges(func(core.Kind, string) { s.names.stale.Store(true) })
-		}
 		s.unsubNames = func() { unsubCat(); unsubVersions() }
 	}
 	assets, _ := fs.Sub(files, "assets")
