@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/invoke"
 	"github.com/iii-skills/skills/server/internal/kv"
 )
 
@@ -143,7 +144,8 @@ func New(client *iii.Client, st kv.Store, opts Options) Cluster {
 	if !st.Shared() {
 		return &alone{log: opts.Logger, scopes: newScopes()}
 	}
-	n := &node{client: client, st: st, opts: opts, log: opts.Logger, id: uuid.NewString(), scopes: newScopes(),
+	n := &node{client: client, call: invoke.Caller{Client: client, Timeout: opts.Timeout}, st: st, opts: opts, log: opts.Logger,
+		id: uuid.NewString(), scopes: newScopes(),
 		gen: newGeneration(), pending: newPendingKeys(opts.MaxPendingKeys)}
 	n.wake = make(chan struct{}, 1)
 	return n

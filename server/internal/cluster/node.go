@@ -14,12 +14,14 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/invoke"
 	"github.com/iii-skills/skills/server/internal/kv"
 )
 
 // node is an instance on a store other instances share.
 type node struct {
 	client *iii.Client
+	call   invoke.Caller // state::update and publish, each bounded by Options.Timeout
 	st     kv.Store
 	opts   Options
 	log    *slog.Logger
@@ -100,15 +102,11 @@ func (n *node) readGeneration(ctx context.Context) (int64, error) {
 // bump increments the shared counter and returns its value before and
 // after.
 func (n *node) bump(ctx context.Context) (from, to int64, err error) {
-	data, err := json.Marshal(map[string]any{
+	var out json.RawMessage
+	if err := n.call.Call(ctx, iii.StateUpdate, map[string]any{
 		"scope": n.generationScope(), "key": generationKey,
 		"ops": []map[string]any{{"type": "increment", "path": "n", "by": 1}},
-	})
-	if err != nil {
-		return 0, 0, err
-	}
-	out, err := n.client.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.StateUpdate, Data: data, Timeout: n.opts.Timeout})
-	if err != nil {
+	}, &out); err != nil {
 		return 0, 0, iii.RustDisplay(err)
 	}
 	var res struct {
@@ -138,12 +136,7 @@ func (n *node) Announce(ctx context.Context, scope, op, key string) {
 		msg.From, msg.To = from, to
 		n.gen.own(from, to)
 	}
-	data, err := json.Marshal(map[string]any{"topic": rules.TopicChanges, "data": msg})
-	if err != nil {
-		return
-	}
-	if _, err := n.client.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.Publish, Data: data, Action: iii.VoidAction(),
-		Timeout: n.opts.Timeout}); err != nil {
+	if err := n.call.Fire(ctx, iii.Publish, map[string]any{"topic": rules.TopicChanges, "data": msg}); err != nil {
 		n.log.Warn("cluster: publishing a change failed", "scope", scope, "key", key, "err", err)
 	}
 }

@@ -2,13 +2,13 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/invoke"
 	"github.com/iii-skills/skills/server/internal/scope"
 )
 
@@ -123,30 +123,20 @@ func (l *Local) release(kind, id string) {
 // engine answers engine::workers::identity; another engine is asked for
 // engine::workers::list (which lists only workers that told their pid).
 func (l *Local) workerAlive(ctx context.Context, workerID string) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
+	engine := invoke.Caller{Client: l.client, Timeout: 5 * time.Second}
 	if l.own.stamped.Trusted() {
-		data, _ := json.Marshal(map[string]string{"worker_id": workerID})
-		out, err := l.client.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.FnWorkerIdentity, Data: data})
-		if err != nil {
-			return false, err
-		}
 		var id struct {
 			Connected bool `json:"connected"`
 		}
-		if err := json.Unmarshal(out, &id); err != nil {
+		if err := engine.Call(ctx, iii.FnWorkerIdentity, map[string]string{"worker_id": workerID}, &id); err != nil {
 			return false, err
 		}
 		return id.Connected, nil
 	}
-	out, err := l.client.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.FnListWorkers, Data: json.RawMessage(`{}`)})
-	if err != nil {
-		return false, err
-	}
 	var list struct {
 		Workers []iii.WorkerInfo `json:"workers"`
 	}
-	if err := json.Unmarshal(out, &list); err != nil {
+	if err := engine.Call(ctx, iii.FnListWorkers, nil, &list); err != nil {
 		return false, err
 	}
 	for _, x := range list.Workers {
