@@ -157,10 +157,6 @@ func (l *Local) Config() Config { return l.cfg }
 // state; other parts of the server add their scopes to it (before Start).
 func (l *Local) Cluster() cluster.Cluster { return l.cl }
 
-// SharesState reports whether other registry instances may share this
-// one's state (false on the embedded engine of --standalone).
-func (l *Local) SharesState() bool { return l.state.Shared() }
-
 // ctx returns Start's context (Background before Start).
 func (l *Local) ctx() context.Context {
 	l.ctxMu.Lock()

@@ -197,27 +197,16 @@ func (r *Remote) GetPrompt(ctx context.Context, in registry.PromptGetInput) (reg
 	return out, r.call.Call(ctx, rules.FnPromptsMCPGet, payload, &out)
 }
 
-// versionFn is the function id of verb for kind.
-func versionFn(k Kind, verb string) string {
-	switch {
-	case k == KindPrompt && verb == "versions":
-		return rules.FnPromptsVersions
-	case k == KindPrompt && verb == "label":
-		return rules.FnPromptsLabel
-	case k == KindPrompt && verb == "rollback":
-		return rules.FnPromptsRollback
-	case k == KindPrompt:
-		return rules.FnPromptsDiff
-	case verb == "versions":
-		return rules.FnSkillsVersions
-	case verb == "label":
-		return rules.FnSkillsLabel
-	case verb == "rollback":
-		return rules.FnSkillsRollback
-	default:
-		return rules.FnSkillsDiff
-	}
+// versionFns are the function ids of the versions verbs, by kind.
+var versionFns = map[Kind]map[string]string{
+	KindSkill: {"versions": rules.FnSkillsVersions, "label": rules.FnSkillsLabel, "rollback": rules.FnSkillsRollback,
+		"diff": rules.FnSkillsDiff},
+	KindPrompt: {"versions": rules.FnPromptsVersions, "label": rules.FnPromptsLabel, "rollback": rules.FnPromptsRollback,
+		"diff": rules.FnPromptsDiff},
 }
+
+// versionFn is the function id of verb for kind.
+func versionFn(k Kind, verb string) string { return versionFns[k][verb] }
 
 // selectorValue is a selector as the functions take it: a number or a label.
 func selectorValue(sel string) any {

@@ -217,9 +217,9 @@ func rowRegisteredAt(e *catalog.Entry) string {
 	return registry.Timestamp(e.Modified)
 }
 
-// RowOf is the state row an entry of the published source came from
+// rowOf is the state row an entry of the published source came from
 // (reading its body from the store when it is kept there).
-func RowOf(e *catalog.Entry) registry.StoredSkill {
+func rowOf(e *catalog.Entry) registry.StoredSkill {
 	if p, ok := e.Extra.(pinnedMeta); ok {
 		return p.row
 	}
@@ -234,7 +234,7 @@ type Mark struct {
 	digest       catalog.Digest
 }
 
-func MarkOf(e *catalog.Entry) Mark {
+func markOf(e *catalog.Entry) Mark {
 	if p, ok := e.Extra.(pinnedMeta); ok {
 		return Mark{p.row.RegisteredAt, catalog.DigestOfString(p.row.Skill)}
 	}
@@ -339,7 +339,7 @@ func (c *Mirror) PutIfChanged(s registry.StoredSkill) bool {
 // current reports whether cur is the entry state row s makes: the same
 // row, serving the same content.
 func (c *Mirror) current(cur *catalog.Entry, s registry.StoredSkill) bool {
-	if cur.ID != s.ID || MarkOf(cur) != markOfRow(s) {
+	if cur.ID != s.ID || markOf(cur) != markOfRow(s) {
 		return false
 	}
 	_, pinned := cur.Extra.(pinnedMeta)
@@ -358,7 +358,7 @@ func (c *Mirror) current(cur *catalog.Entry, s registry.StoredSkill) bool {
 // put, so no newer row is overwritten.
 func (c *Mirror) Repin(id string) {
 	if cur, ok := c.src.Get(id, ""); ok {
-		c.Put(RowOf(cur))
+		c.Put(rowOf(cur))
 	}
 }
 
@@ -382,7 +382,7 @@ func (c *Mirror) Snapshot() map[string]Mark {
 	entries := c.src.Entries()
 	out := make(map[string]Mark, len(entries))
 	for _, e := range entries {
-		out[e.ID] = MarkOf(e)
+		out[e.ID] = markOf(e)
 	}
 	return out
 }

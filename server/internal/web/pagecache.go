@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,7 +45,9 @@ type pageKey struct {
 type cachedPage struct {
 	gen, versions uint64
 	at            time.Time
-	body          []byte
+	// parts are the page cut at each CSRF placeholder.
+	parts [][]byte
+	size  int // of the page without its placeholders
 }
 
 func newPageCache() *pageCache {
@@ -53,46 +57,58 @@ func newPageCache() *pageCache {
 }
 
 // get returns the stored page for k when it is still current.
-func (c *pageCache) get(k pageKey, gen uint64) ([]byte, bool) {
+func (c *pageCache) get(k pageKey, gen uint64) (*cachedPage, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p, ok := c.pages[k]
 	if !ok || p.gen != gen || p.versions != c.versions.Load() || time.Since(p.at) > pageMaxAge {
 		return nil, false
 	}
-	return p.body, true
+	return p, true
 }
 
 // put keeps body, rendered at catalog generation gen and versions count
 // versions (read before rendering: a change during it leaves the page
 // stale by one check, never current by mistake).
-func (c *pageCache) put(k pageKey, gen, versions uint64, body []byte) {
+func (c *pageCache) put(k pageKey, gen, versions uint64, body []byte) *cachedPage {
+	parts := bytes.Split(body, c.placeholder)
+	p := &cachedPage{gen: gen, versions: versions, at: time.Now(), parts: parts,
+		size: len(body) - (len(parts)-1)*len(c.placeholder)}
 	if len(body) > pageMaxBytes {
-		return
+		return p
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.pages[k]; ok {
-		c.bytes -= len(old.body)
+		c.bytes -= old.size
 	}
-	for c.bytes+len(body) > pagesBytes && len(c.pages) > 0 {
-		for key, p := range c.pages { // any one: the cache is small and short-lived
-			c.bytes -= len(p.body)
+	for c.bytes+p.size > pagesBytes && len(c.pages) > 0 {
+		for key, old := range c.pages { // any one: the cache is small and short-lived
+			c.bytes -= old.size
 			delete(c.pages, key)
 			break
 		}
 	}
-	c.pages[k] = &cachedPage{gen: gen, versions: versions, at: time.Now(), body: body}
-	c.bytes += len(body)
+	c.pages[k] = p
+	c.bytes += p.size
+	return p
 }
 
-// serve writes a stored page with the request's CSRF value in place.
-func (s *Server) serveCached(w http.ResponseWriter, r *http.Request, body []byte) {
+// serveCached writes a stored page with the request's CSRF value in place
+// of each placeholder.
+func (s *Server) serveCached(w http.ResponseWriter, r *http.Request, p *cachedPage) {
 	csrf := s.csrfToken(w, r)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(p.size+(len(p.parts)-1)*len(csrf)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(bytes.ReplaceAll(body, s.pages.placeholder, []byte(csrf)))
+	for i, part := range p.parts {
+		if i > 0 {
+			_, _ = io.WriteString(w, csrf)
+		}
+		_, _ = w.Write(part)
+	}
 }
 
 // renderCacheable renders a page whose bytes depend on nothing of the
@@ -106,6 +122,5 @@ func (s *Server) renderCacheable(w http.ResponseWriter, r *http.Request, k pageK
 		http.Error(w, "rendering the page failed: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.pages.put(k, gen, versions, buf.Bytes())
-	s.serveCached(w, r, buf.Bytes())
+	s.serveCached(w, r, s.pages.put(k, gen, versions, buf.Bytes()))
 }

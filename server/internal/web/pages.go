@@ -371,8 +371,8 @@ func (s *Server) showSkill(w http.ResponseWriter, r *http.Request, id string, st
 	key := pageKey{uri: r.URL.RequestURI(), needToken: needToken}
 	cacheable := status == http.StatusOK && actionErr == "" && r.Method == http.MethodGet
 	if cacheable {
-		if body, ok := s.pages.get(key, gen); ok {
-			s.serveCached(w, r, body)
+		if p, ok := s.pages.get(key, gen); ok {
+			s.serveCached(w, r, p)
 			return
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -231,7 +232,9 @@ func measurePages(b *testing.B, url string, clients int) result {
 	b.Helper()
 	calls := make([]func() error, clients)
 	for i := range calls {
-		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}}
+		// A browser: it keeps the page's cookies (the CSRF value).
+		jar, _ := cookiejar.New(nil)
+		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}, Jar: jar}
 		calls[i] = func() error { _, err := getPage(hc, url); return err }
 		if err := calls[i](); err != nil {
 			b.Fatal(err)
