@@ -136,15 +136,21 @@ func (r *Remote) Search(ctx context.Context, in SearchInput) (SearchOutput, erro
 
 // RegisterSkill implements Registry.
 func (r *Remote) RegisterSkill(ctx context.Context, _ Caller, in registry.RegisterSkillInput) (registry.RegisterSkillOutput, error) {
-	payload := map[string]string{"id": in.ID, "skill": in.Skill}
-	if in.Message != "" {
-		payload["message"] = in.Message
-	}
-	if in.Author != "" {
-		payload["author"] = in.Author
-	}
+	payload := withVersionMeta(map[string]any{"id": in.ID, "skill": in.Skill}, in.Message, in.Author)
 	var out registry.RegisterSkillOutput
 	return out, r.call.Call(ctx, rules.FnSkillsRegister, payload, &out)
+}
+
+// withVersionMeta adds a registration's optional message and author (what
+// the version it makes records) to payload.
+func withVersionMeta(payload map[string]any, message, author string) map[string]any {
+	if message != "" {
+		payload["message"] = message
+	}
+	if author != "" {
+		payload["author"] = author
+	}
+	return payload
 }
 
 // UnregisterSkill implements Registry.
@@ -159,14 +165,8 @@ func (r *Remote) RegisterPrompt(ctx context.Context, _ Caller, in registry.Regis
 	if in.Arguments != nil {
 		payload["arguments"] = in.Arguments
 	}
-	if in.Message != "" {
-		payload["message"] = in.Message
-	}
-	if in.Author != "" {
-		payload["author"] = in.Author
-	}
 	var out registry.RegisterPromptOutput
-	return out, r.call.Call(ctx, rules.FnPromptsRegister, payload, &out)
+	return out, r.call.Call(ctx, rules.FnPromptsRegister, withVersionMeta(payload, in.Message, in.Author), &out)
 }
 
 // UnregisterPrompt implements Registry.

@@ -13,7 +13,7 @@ import (
 
 // Publishers says who published a skill or prompt: the id of the worker
 // connection that registered it and the scoped token it used ("" for
-// none); ok is false when that is not known (worker.Worker does this).
+// none); ok is false when that is not known (core.Local does this).
 type Publishers interface {
 	PublisherOf(kind, id string) (workerID, token string, ok bool)
 }
