@@ -9,13 +9,11 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/wire"
+	"github.com/iii-skills/skills/server/internal/invoke"
 )
 
 // iiiStore is the engine's state::* functions, called through an iii client.
-type iiiStore struct {
-	client  *iii.Client
-	timeout time.Duration
-}
+type iiiStore struct{ engine invoke.Caller }
 
 // III is a Store over the state::* functions of the engine client is
 // connected to, each call bounded by timeout (the registry's
@@ -24,14 +22,14 @@ type iiiStore struct {
 // true. Errors read the way upstream's Rust SDK displays them
 // (iii.RustDisplay), because upstream messages embed that text.
 func III(client *iii.Client, timeout time.Duration) Store {
-	return iiiStore{client: client, timeout: timeout}
+	return iiiStore{engine: invoke.Caller{Client: client, Timeout: timeout}}
 }
 
 func (iiiStore) Shared() bool { return true }
 
 func (s iiiStore) call(ctx context.Context, fn string, payload []byte) (json.RawMessage, error) {
-	out, err := s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: payload, Timeout: s.timeout})
-	if err != nil {
+	var out json.RawMessage
+	if err := s.engine.Call(ctx, fn, json.RawMessage(payload), &out); err != nil {
 		return nil, iii.RustDisplay(err)
 	}
 	return out, nil
