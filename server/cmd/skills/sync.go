@@ -329,10 +329,11 @@ func (f *syncFlags) options() (skillsync.Options, int, bool) {
 		var unknown *skillsync.UnknownAgentError
 		if errors.As(err, &unknown) {
 			msg := fmt.Sprintf("unknown agent %q", unknown.Name)
-			if near := app.Suggest(unknown.Name, skillsync.AgentNames()); near != "" {
+			if near := suggestAgent(unknown.Name); near != "" {
 				msg += "; did you mean " + near + "?"
 			}
-			return bad(errors.New(msg + " (skills sync --help-agents lists them)"))
+			fmt.Fprintf(f.stderr, "skills sync: %s (skills sync --help-agents lists them)\n", msg)
+			return opts, 2, false
 		}
 		return bad(err)
 	}
@@ -340,6 +341,20 @@ func (f *syncFlags) options() (skillsync.Options, int, bool) {
 		return bad(errors.New("say where to write with --dir DIR or --agent NAME (e.g. --agent claude-code), or dir: / agents: in " + skillsync.DefaultProjectFile))
 	}
 	return opts, 0, true
+}
+
+// suggestAgent is the agent name meant by a near miss ("claude" →
+// claude-code).
+func suggestAgent(name string) string {
+	if near := app.Suggest(name, skillsync.AgentNames()); near != "" {
+		return near
+	}
+	for _, n := range skillsync.AgentNames() {
+		if strings.HasPrefix(n, name+"-") {
+			return n
+		}
+	}
+	return ""
 }
 
 // targets resolves --dir / --agent (or the project file's) to folders.

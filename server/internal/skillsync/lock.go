@@ -225,7 +225,7 @@ func jsonError(b []byte, dec *json.Decoder, err error) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		return fmt.Errorf("%s: not valid JSON: %v", position(b, syn.Offset), syn)
+		return fmt.Errorf("%s: not valid JSON: %v", position(b, syn.Offset-1), syn) // Offset is past the byte
 	case errors.As(err, &typ):
 		return fmt.Errorf("%s: %s is %s; expected %s", position(b, typ.Offset), typ.Field, typ.Value, typ.Type)
 	case errors.Is(err, io.EOF):
@@ -234,12 +234,17 @@ func jsonError(b []byte, dec *json.Decoder, err error) error {
 		return fmt.Errorf("%s: not valid JSON: the file ends inside a value", position(b, int64(len(b))))
 	}
 	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return fmt.Errorf("%s: unknown key %s (keys of a lock: lock_version, yank_policy, sources, skills; of a skill: source, id, version, selector, label, sha256, signature, signed_by, key, yanked, files, targets)", position(b, dec.InputOffset()), field)
+		// The decoder does not say where: the key's first place in the file.
+		at := dec.InputOffset()
+		if i := bytes.Index(b, []byte(field)); i >= 0 {
+			at = int64(i)
+		}
+		return fmt.Errorf("%s: unknown key %s (keys of a lock: lock_version, yank_policy, sources, skills; of a skill: source, id, version, selector, label, sha256, signature, signed_by, key, yanked, files, targets)", position(b, at), field)
 	}
 	return err
 }
 
-// position is "line L, column C" of byte offset off in b.
+// position is "line L, column C" of the byte at index off of b.
 func position(b []byte, off int64) string {
 	if off > int64(len(b)) {
 		off = int64(len(b))
