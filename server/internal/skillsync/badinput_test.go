@@ -160,6 +160,12 @@ func TestBadTargetsAndNames(t *testing.T) {
 	if rep.InSync() || !strings.Contains(problems(rep), "the folder mail holds skill mail synced from "+url+": the two sources give the same skill name") {
 		t.Fatalf("two sources: %s", problems(rep))
 	}
+	// A skill the registry does not serve, and says why (over iii).
+	reg.register(t, "acme/snake_case", "# Snake\n\nAn id whose last segment is no Agent Skills name.\n")
+	rep = run(Target{Path: out}, "acme/snake_case")
+	if rep.InSync() || !strings.Contains(problems(rep), `acme/snake_case: the registry does not serve it: name "snake_case" is not a valid Agent Skills name`) {
+		t.Fatalf("a skill the registry does not serve: %s", problems(rep))
+	}
 	// Two explicit selectors of one skill that disagree.
 	rep = run(Target{Path: out}, "mail", "mail@3")
 	if rep.InSync() || !strings.Contains(problems(rep), "selectors mail and mail@3 ask for two versions of skill mail") {

@@ -335,14 +335,16 @@ func validateWithSkillsRef(t *testing.T, dirs ...string) {
 	}
 }
 
-// validateManyWithSkillsRef validates many folders in one process with
-// skills-ref's own validator (the function `agentskills validate` calls).
-func validateManyWithSkillsRef(t *testing.T, dirs []string) {
+// skillsRefVerdicts validates many folders in one process with
+// skills-ref's own validator (the function `agentskills validate` calls):
+// each folder's errors (none: valid). ok is false, logged "not run", when
+// skills-ref is absent.
+func skillsRefVerdicts(t *testing.T, dirs []string) (verdicts map[string][]string, ok bool) {
 	t.Helper()
 	_, python, why := skillsRef()
 	if python == "" {
 		t.Logf("skills-ref: not run: %s", why)
-		return
+		return nil, false
 	}
 	const script = `import json, sys
 from pathlib import Path
@@ -352,18 +354,13 @@ print(json.dumps({d: validate(Path(d)) for d in sys.argv[1:]}))`
 	if err != nil {
 		t.Fatalf("skills-ref: %v", err)
 	}
-	var res map[string][]string
-	if err := json.Unmarshal(out, &res); err != nil {
+	if err := json.Unmarshal(out, &verdicts); err != nil {
 		t.Fatalf("skills-ref: %v: %s", err, out)
 	}
-	if len(res) != len(dirs) {
-		t.Fatalf("skills-ref validated %d folders of %d", len(res), len(dirs))
+	if len(verdicts) != len(dirs) {
+		t.Fatalf("skills-ref validated %d folders of %d", len(verdicts), len(dirs))
 	}
-	for d, errs := range res {
-		if len(errs) > 0 {
-			t.Errorf("skills-ref refuses the synced folder %s: %v", d, errs)
-		}
-	}
+	return verdicts, true
 }
 
 // inode is a file's inode number ("" where the system has none).

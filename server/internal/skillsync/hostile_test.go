@@ -7,9 +7,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/iii-skills/skills/server/internal/engine"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
 	"github.com/iii-skills/skills/server/internal/skillsext"
+	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
 // rawResult is an extension answer sent as the test writes it.
@@ -73,13 +76,17 @@ func startHostileMCP(t *testing.T, withExtension bool) *hostileMCP {
 	return h
 }
 
-// listing is a skills/list result with one skill.
-func listing(uri, name string, files map[string]string) string {
+// listing is a skills/list result with one skill (and _meta, when given).
+func listing(uri, name string, files map[string]string, meta ...map[string]any) string {
 	var res []map[string]any
 	for p, content := range files {
 		res = append(res, map[string]any{"uri": strings.TrimSuffix(uri, "SKILL.md") + p, "digest": "sha256:" + sum([]byte(content)), "size": len(content)})
 	}
-	b, _ := json.Marshal(map[string]any{"skills": []any{map[string]any{"uri": uri, "frontmatter": map[string]string{"name": name, "description": "d"}, "resources": res}}})
+	entry := map[string]any{"uri": uri, "frontmatter": map[string]string{"name": name, "description": "d"}, "resources": res}
+	if len(meta) > 0 {
+		entry["_meta"] = meta[0]
+	}
+	b, _ := json.Marshal(map[string]any{"skills": []any{entry}})
 	return string(b)
 }
 
@@ -109,7 +116,10 @@ func TestHostileHTTPRegistry(t *testing.T) {
 		}
 		return out
 	}
-	h.set(listing("skill://pdf-tools/SKILL.md", "pdf-tools", good), files("skill://pdf-tools/", good))
+	// What a registry reports about the version (_meta) goes into the lock.
+	signed := map[string]any{MetaPrefix + "version": 4, MetaPrefix + "sha256": strings.Repeat("c", 64), MetaPrefix + "signed_by": "alice@example.com",
+		MetaPrefix + "key": "SHA256:8f0c", skillsmcp.MetaKeyOrigin: "published"}
+	h.set(listing("skill://pdf-tools/SKILL.md", "pdf-tools", good, signed), files("skill://pdf-tools/", good))
 	src, err := Open(ctx, h.url, "")
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +132,10 @@ func TestHostileHTTPRegistry(t *testing.T) {
 		t.Fatalf("%s\n%s", rep.Summary(), problems(rep))
 	}
 	lockBefore, _ := os.ReadFile(opts.LockPath)
+	if lock, _, _ := ReadLock(opts.LockPath); lock == nil || !reflect.DeepEqual(lock.Skills["pdf-tools"], &LockedSkill{Source: h.url, ID: "pdf-tools", Version: 4, SHA256: strings.Repeat("c", 64),
+		Signature: "signed", SignedBy: "alice@example.com", Key: "SHA256:8f0c", Files: lock.Skills["pdf-tools"].Files, Targets: []string{"skills"}}) {
+		t.Errorf("the registry's version facts in the lock:\n%s", lockBefore)
+	}
 
 	for _, c := range []struct {
 		name, list string
@@ -200,6 +214,11 @@ func TestHostileIIIRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
+	answers[skillsext.FnCatalogList] = map[string]any{"skills": []any{}}
+	testutil.Eventually(t, 10*time.Second, "the hostile worker's functions registered", func() bool {
+		_, err := src.List(ctx)
+		return err == nil
+	})
 	work := t.TempDir()
 	opts := Options{Source: src, SourceURL: eng.URL(), Targets: []Target{{Path: filepath.Join(work, "skills")}}, LockPath: filepath.Join(work, "skills.lock")}
 	skill := func(name string, sha string, size int) map[string]any {

@@ -41,9 +41,17 @@ func resolve(ctx context.Context, src Source, sel Selection, lock *Lock, sourceU
 		return nil, err
 	}
 	byID := make(map[string]Listed, len(all))
+	notServed := map[string]string{}
+	served := all[:0:0]
 	for _, l := range all {
+		if l.Problem != "" {
+			notServed[l.ID] = l.Problem
+			continue
+		}
 		byID[l.ID] = l
+		served = append(served, l)
 	}
+	all = served
 	res := &resolution{wants: map[string]*want{}, hold: map[string]bool{}}
 	// Which lock entry of this source holds an id (for a pin that is gone).
 	lockedByID := map[string]string{}
@@ -71,6 +79,11 @@ func resolve(ctx context.Context, src Source, sel Selection, lock *Lock, sourceU
 	sort.Strings(ids)
 	for _, id := range ids {
 		c := picked[id]
+		if why, ok := notServed[id]; ok && c.sel.Explicit() {
+			rep.problem(Problem{Skill: id, Msg: "the registry does not serve it: " + why})
+			holdID(id)
+			continue
+		}
 		w, err := read(ctx, src, c, sel.Label, byID, lock, lockedByID, policy, rep, holdID)
 		if err != nil {
 			return nil, err
@@ -94,6 +107,9 @@ func resolve(ctx context.Context, src Source, sel Selection, lock *Lock, sourceU
 				id, sourceURL, w.name, w.name, e.ID, e.Source)})
 			res.hold[w.name] = true
 			continue
+		}
+		if d := w.listed.Meta.Deprecated; d != "" {
+			rep.note("skill %s is deprecated: %s", id, d)
 		}
 		res.wants[w.name] = w
 	}

@@ -61,6 +61,9 @@ type Listed struct {
 	Files []File
 	// Meta is what the registry reports about the version, when it does.
 	Meta Meta
+	// Problem, when set, is why the registry does not serve the skill
+	// (a registry that says so: over iii).
+	Problem string
 }
 
 // File is one file of a listed skill.

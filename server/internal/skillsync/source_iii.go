@@ -102,7 +102,9 @@ func (s *iiiSource) List(ctx context.Context) ([]Listed, error) {
 		}
 		for _, c := range page.Skills {
 			if c.Problem != "" {
-				continue // not served, as skills/list leaves it out
+				// Not served (skills/list leaves it out); kept to say why.
+				out = append(out, Listed{Path: c.Path, ID: c.Path, Name: c.Name, Problem: c.Problem})
+				continue
 			}
 			l, err := fromCatalog(c)
 			if err != nil {

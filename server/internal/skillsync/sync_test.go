@@ -100,6 +100,7 @@ func TestSyncPublishedVersions(t *testing.T) {
 	reg.register(t, "acme/mail", "# Mail\n\nSend mail.\n")
 	reg.call(t, "skills::label", map[string]any{"id": "acme/mail", "label": "production", "version": 1})
 	reg.register(t, "acme/mail", "# Mail\n\nSend mail, v2.\n")
+	reg.register(t, "acme/live", "# Live\n\nThe queue's depth: [depth](iii://fn/acme/depth).\n")
 	v1 := sum([]byte("# PDF tools\n\nVersion one.\n"))
 
 	both(t, func(t *testing.T, overHTTP bool) {
@@ -134,6 +135,14 @@ func TestSyncPublishedVersions(t *testing.T) {
 			t.Errorf("lock entry: %+v", e)
 		}
 		validateWithSkillsRef(t, filepath.Join(out, "pdf-tools"), filepath.Join(out, "mail"))
+		// A skill rendered live from iii://fn/ sections has no content to
+		// copy: noted under a namespace, a problem when named.
+		if _, err := os.Stat(filepath.Join(out, "live")); !os.IsNotExist(err) || !strings.Contains(strings.Join(rep.Notes, "\n"), "skill acme/live links to live iii://fn/ sections") {
+			t.Errorf("a dynamic skill under acme/: %v %q", err, rep.Notes)
+		}
+		if rep, _, _ := run("acme/live"); rep.InSync() || !strings.Contains(problems(rep), "acme/live: skill acme/live links to live iii://fn/ sections that only the registry renders") {
+			t.Errorf("a dynamic skill named: %s", problems(rep))
+		}
 
 		rep, out, lock = run("acme/pdf-tools@1")
 		if !rep.InSync() || !strings.Contains(read(out, "pdf-tools"), "Version one.") || lock.Skills["pdf-tools"].Version != 1 {
@@ -218,6 +227,81 @@ func TestFrozen(t *testing.T) {
 		rep, _ = Frozen(context.Background(), Options{Source: src, SourceURL: url, LockPath: opts.LockPath, Selection: mustSelection(t, "other/")})
 		if rep.InSync() || !strings.Contains(problems(rep), "the lock was made for the selectors [acme/]") {
 			t.Fatalf("frozen with another selection: %s", problems(rep))
+		}
+	})
+}
+
+// The whole 322-skill corpus: every skill written as the corpus has it,
+// and skills-ref's verdict on each synced folder the same as on the
+// corpus's own (some corpus skills carry frontmatter keys skills-ref
+// refuses; the sync must neither add nor hide a problem).
+func TestSyncCorpus322(t *testing.T) {
+	dir := corpus(t, "skills-322")
+	reg := startRegistry(t, registryOpts{folders: []string{dir}})
+	src, url := reg.source(t, true)
+	work := t.TempDir()
+	out := filepath.Join(work, "skills")
+	rep := syncOnce(t, Options{Source: src, SourceURL: url, Targets: []Target{{Path: out}}, LockPath: filepath.Join(work, "skills.lock")})
+	if !rep.InSync() || len(rep.Written) != 322 {
+		t.Fatalf("%s\n%s", rep.Summary(), problems(rep))
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var folders, originals []string
+	for _, e := range entries {
+		folders = append(folders, filepath.Join(out, e.Name()))
+		originals = append(originals, filepath.Join(dir, e.Name()))
+		if b, err := os.ReadFile(filepath.Join(dir, e.Name(), SkillFile)); err != nil {
+			t.Errorf("%s is not a corpus skill: %v", e.Name(), err)
+		} else if got, _ := os.ReadFile(filepath.Join(out, e.Name(), SkillFile)); string(got) != string(b) {
+			t.Errorf("%s/SKILL.md differs from the corpus", e.Name())
+		}
+	}
+	if len(folders) != 322 {
+		t.Fatalf("%d folders", len(folders))
+	}
+	synced, ok := skillsRefVerdicts(t, folders)
+	if !ok {
+		return
+	}
+	orig, _ := skillsRefVerdicts(t, originals)
+	valid := 0
+	for i, f := range folders {
+		got, want := strings.Join(synced[f], "; "), strings.Join(orig[originals[i]], "; ")
+		if got != want {
+			t.Errorf("skills-ref on %s: %q, on the corpus's folder: %q", filepath.Base(f), got, want)
+		}
+		if got == "" {
+			valid++
+		}
+	}
+	t.Logf("skills-ref: %d of %d synced folders valid, every verdict the same as on the corpus", valid, len(folders))
+}
+
+// A query selects the skills the registry's search ranks for it (at most
+// the limit); a query nothing matches well selects nothing.
+func TestSyncQuery(t *testing.T) {
+	reg := startRegistry(t, registryOpts{folders: []string{folderSkills(t)}})
+	both(t, func(t *testing.T, overHTTP bool) {
+		src, url := reg.source(t, overHTTP)
+		work := t.TempDir()
+		out := filepath.Join(work, "skills")
+		sel, err := NewSelection(nil, []string{"fill and merge pdf files", "qqzx vvwk"}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := syncOnce(t, Options{Source: src, SourceURL: url, Selection: sel, Targets: []Target{{Path: out}}, LockPath: filepath.Join(work, "skills.lock")})
+		if !rep.InSync() || len(rep.Written) != 1 || !strings.Contains(rep.Written[0], "pdf-tools") {
+			t.Fatalf("%s %v\n%s", rep.Summary(), rep.Written, problems(rep))
+		}
+		if !strings.Contains(strings.Join(rep.Notes, "\n"), `the query "qqzx vvwk" matches no skill well`) {
+			t.Errorf("notes: %v", rep.Notes)
+		}
+		lock, _, _ := ReadLock(filepath.Join(work, "skills.lock"))
+		if e := lock.Skills["pdf-tools"]; e == nil || e.Selector != "query:fill and merge pdf files" || lock.Sources[url].QueryLimit != 1 {
+			t.Errorf("lock: %+v %+v", e, lock.Sources[url])
 		}
 	})
 }
