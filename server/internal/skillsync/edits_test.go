@@ -217,4 +217,3 @@ func TestYankPolicy(t *testing.T) {
 		}
 	})
 }
-
