@@ -31,6 +31,9 @@ type registry struct {
 	ws, http string // ws://… (the engine), http://…/mcp
 	data     string
 	cmd      *exec.Cmd
+	exited   chan struct{} // closed when cmd has exited
+	args     []string      // the command line, to start it again
+	readyURL string
 	out      *testutil.Buffer
 	client   *iii.Client // registers skills (one connection: it owns what it registers)
 }
@@ -64,19 +67,38 @@ func startRegistry(tb testing.TB, o registryOpts) *registry {
 	if o.token != "" {
 		args = append(args, "--mcp-token", o.token)
 	}
-	r.cmd = exec.Command(bin, args...)
-	r.cmd.Env = cleanEnv()
-	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
-	if err := r.cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
+	r.args = append([]string{bin}, args...)
+	r.readyURL = "http://" + httpAddr + "/readyz"
 	tb.Cleanup(func() {
 		r.stop()
 		if tb.Failed() {
 			tb.Logf("skills --standalone:\n%s", r.out.String())
 		}
 	})
-	ready := "http://" + httpAddr + "/readyz"
+	r.start(tb)
+	r.client = iii.RegisterWorker(r.ws, iii.WithName("sync-test-publisher"), iii.WithLogger(quiet))
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := r.client.Connect(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = r.client.Close() })
+	return r
+}
+
+// start starts the registry process and waits until it is ready.
+func (r *registry) start(tb testing.TB) {
+	tb.Helper()
+	r.cmd = exec.Command(r.args[0], r.args[1:]...)
+	r.cmd.Env = cleanEnv()
+	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
+	if err := r.cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func(cmd *exec.Cmd) { _ = cmd.Wait(); close(exited) }(r.cmd)
+	r.exited = exited
+	ready := r.readyURL
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(ready)
@@ -87,19 +109,16 @@ func startRegistry(tb testing.TB, o registryOpts) *registry {
 				break
 			}
 		}
-		if time.Now().After(deadline) || r.cmd.ProcessState != nil {
+		select {
+		case <-exited:
+			tb.Fatalf("skills --standalone exited:\n%s", r.out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
 			tb.Fatalf("skills --standalone did not become ready: %v\n%s", err, r.out.String())
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	r.client = iii.RegisterWorker(r.ws, iii.WithName("sync-test-publisher"), iii.WithLogger(quiet))
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if err := r.client.Connect(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = r.client.Close() })
-	return r
 }
 
 // cleanEnv is the environment without the caller's tokens and engine URL.
@@ -116,17 +135,17 @@ func cleanEnv() []string {
 
 // stop ends the registry (SIGTERM, SIGKILL after 20 s).
 func (r *registry) stop() {
-	if r.cmd.ProcessState != nil {
+	select {
+	case <-r.exited:
 		return
+	default:
 	}
 	_ = r.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = r.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-r.exited:
 	case <-time.After(20 * time.Second):
 		_ = r.cmd.Process.Kill()
-		<-done
+		<-r.exited
 	}
 }
 

@@ -24,6 +24,13 @@ import (
 // the bytes, the search_skills tool, and notifications/resources/
 // list_changed / updated for --watch. The client is the official go-sdk's.
 
+// protocolVersion is the MCP revision the sync speaks (see openHTTP).
+const protocolVersion = "2025-11-25"
+
+// pingEvery is how often a watched session is checked: a registry that
+// restarted is then found within that time even when nothing changes.
+const pingEvery = 5 * time.Second
+
 // maxResponseBytes bounds one plain JSON answer (a 16 MiB file in base64
 // with its envelope fits); server-sent events are bounded per event.
 const maxResponseBytes = 32 << 20
@@ -37,6 +44,7 @@ type httpSource struct {
 	mu       sync.Mutex
 	watchers map[int]func()
 	nextW    int
+	lost     error // why the session ended (nil while it lasts)
 }
 
 type extParams struct {
@@ -111,7 +119,7 @@ func (l *limitedBody) Read(p []byte) (int, error) {
 
 func (l *limitedBody) Close() error { return l.r.Close() }
 
-// explain adds to a failed call what the HTTP status says.
+// explain adds to a failed connect what the HTTP status says.
 func (s *statusRecorder) explain(endpoint string, err error) error {
 	switch s.last.Load() {
 	case http.StatusUnauthorized:
@@ -156,15 +164,28 @@ func openHTTP(ctx context.Context, endpoint, token string) (*httpSource, error) 
 			return nil, err
 		}
 	}
-	transport := &sdk.StreamableClientTransport{Endpoint: endpoint, MaxEventSize: maxResponseBytes,
+	// Few retries: a registry that went away is noticed soon, and --watch
+	// opens a new session (and a new notification stream) instead.
+	transport := &sdk.StreamableClientTransport{Endpoint: endpoint, MaxEventSize: maxResponseBytes, MaxRetries: 2,
 		HTTPClient: &http.Client{Transport: s.status}}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(cctx, transport, nil)
+	// The 2025-11-25 revision: its sessions make a registry that restarted
+	// visible (its next request fails, "session not found"), where the
+	// stateless 2026-07-28 revision's notification stream goes quiet
+	// without an error.
+	cs, err := client.Connect(cctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err != nil {
 		return nil, s.status.explain(endpoint, err)
 	}
 	s.cs = cs
+	go func() {
+		err := cs.Wait()
+		s.mu.Lock()
+		s.lost = fmt.Errorf("the MCP session with %s ended: %v", endpoint, err)
+		s.mu.Unlock()
+		notify() // a round finds the session gone and opens another
+	}()
 	init := cs.InitializeResult()
 	if init == nil || init.Capabilities == nil || init.Capabilities.Extensions[skillsmcp.ExtensionSkills] == nil {
 		_ = cs.Close()
@@ -175,13 +196,28 @@ func openHTTP(ctx context.Context, endpoint, token string) (*httpSource, error) 
 
 func (s *httpSource) Close() error { return s.cs.Close() }
 
+// failed names the registry in the error of a call.
+func (s *httpSource) failed(err error) error {
+	if strings.Contains(err.Error(), "session not found") {
+		return fmt.Errorf("the registry at %s no longer knows this session (it restarted?): %w", s.endpoint, err)
+	}
+	return fmt.Errorf("the registry at %s: %w", s.endpoint, err)
+}
+
+// Lost is why the session ended, or nil while it lasts.
+func (s *httpSource) Lost() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
+}
+
 func (s *httpSource) List(ctx context.Context) ([]Listed, error) {
 	var out []Listed
 	cursor := ""
 	for pages := 0; ; pages++ {
 		res, err := sdk.CallCustomMethod[*extParams, *extList](ctx, s.cs, skillsmcp.MethodSkillsList, &extParams{Cursor: cursor})
 		if err != nil {
-			return nil, s.status.explain(s.endpoint, fmt.Errorf("%s: %w", skillsmcp.MethodSkillsList, err))
+			return nil, s.failed(fmt.Errorf("%s: %w", skillsmcp.MethodSkillsList, err))
 		}
 		for _, w := range res.Skills {
 			l, err := s.decode(w)
@@ -208,7 +244,7 @@ func (s *httpSource) Get(ctx context.Context, p string) (Listed, bool, error) {
 		return Listed{}, false, nil // "No skill is served at …"
 	}
 	if err != nil {
-		return Listed{}, false, s.status.explain(s.endpoint, fmt.Errorf("%s %s: %w", skillsmcp.MethodSkillsGet, uri, err))
+		return Listed{}, false, s.failed(fmt.Errorf("%s %s: %w", skillsmcp.MethodSkillsGet, uri, err))
 	}
 	if res.Skill == nil {
 		return Listed{}, false, fmt.Errorf("%s %s: the registry's answer has no skill", skillsmcp.MethodSkillsGet, uri)
@@ -284,7 +320,7 @@ func (s *httpSource) ReadFile(ctx context.Context, p, file string) ([]byte, erro
 	uri := skillsmcp.SkillScheme + p + "/" + file
 	res, err := s.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
 	if err != nil {
-		return nil, s.status.explain(s.endpoint, fmt.Errorf("resources/read %s: %w", uri, err))
+		return nil, s.failed(fmt.Errorf("resources/read %s: %w", uri, err))
 	}
 	if len(res.Contents) != 1 || res.Contents[0] == nil || res.Contents[0].URI != uri {
 		return nil, fmt.Errorf("resources/read %s: the registry answered %d contents, not the one asked for", uri, len(res.Contents))
@@ -299,7 +335,7 @@ func (s *httpSource) ReadFile(ctx context.Context, p, file string) ([]byte, erro
 func (s *httpSource) Search(ctx context.Context, query string, limit int) ([]string, bool, error) {
 	res, err := s.cs.CallTool(ctx, &sdk.CallToolParams{Name: skillsmcp.ToolSearchSkills, Arguments: map[string]any{"query": query, "limit": limit}})
 	if err != nil {
-		return nil, false, s.status.explain(s.endpoint, fmt.Errorf("tool %s: %w", skillsmcp.ToolSearchSkills, err))
+		return nil, false, s.failed(fmt.Errorf("tool %s: %w", skillsmcp.ToolSearchSkills, err))
 	}
 	if res.IsError {
 		msg := ""
@@ -351,5 +387,25 @@ func (s *httpSource) Watch(ctx context.Context, changed func()) (func(), error) 
 		})
 	}
 	context.AfterFunc(ctx, stop)
-	return stop, nil
+	// A session whose registry went away fails its next request: a ping
+	// now and then finds it even when nothing changes.
+	pctx, cancel := context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(pingEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-t.C:
+				c, done := context.WithTimeout(pctx, pingEvery)
+				err := s.cs.Ping(c, nil)
+				done()
+				if err != nil && pctx.Err() == nil {
+					changed() // the round finds out what happened
+				}
+			}
+		}
+	}()
+	return func() { cancel(); stop() }, nil
 }

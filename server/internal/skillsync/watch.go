@@ -58,6 +58,9 @@ func Watch(ctx context.Context, wo WatchOptions) error {
 	for {
 		var rep *Report
 		var err error
+		if l, ok := src.(interface{ Lost() error }); ok && l.Lost() != nil {
+			closeSource() // its notifications stopped with it
+		}
 		if src == nil {
 			src, err = wo.Open(ctx)
 			if err == nil {

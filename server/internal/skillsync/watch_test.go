@@ -77,9 +77,45 @@ func TestWatch(t *testing.T) {
 			_, err := os.Stat(filepath.Join(out, name))
 			return os.IsNotExist(err)
 		})
-		lock, _, err := ReadLock(filepath.Join(work, "skills.lock"))
-		if err != nil || lock.Skills[name] != nil || lock.Skills["first"] == nil {
-			t.Errorf("lock after the watch: %v %v", err, lock)
+		// The round writes the lock after the folders.
+		testutil.Eventually(t, 10*time.Second, "the lock without the unregistered skill", func() bool {
+			lock, _, err := ReadLock(filepath.Join(work, "skills.lock"))
+			return err == nil && lock.Skills[name] == nil && lock.Skills["first"] != nil
+		})
+	})
+}
+
+// --watch outlives the registry: stopped and started again on the same
+// addresses, it is followed again, and what changed meanwhile arrives.
+func TestWatchRegistryRestart(t *testing.T) {
+	reg := startRegistry(t, registryOpts{})
+	reg.register(t, "acme/first", "# First\n\nbefore the restart\n")
+	both(t, func(t *testing.T, overHTTP bool) {
+		url := reg.ws
+		if overHTTP {
+			url = reg.http
 		}
+		work := t.TempDir()
+		out := filepath.Join(work, "skills")
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- Watch(ctx, WatchOptions{
+				Options:  Options{SourceURL: url, Selection: mustSelection(t, "acme/"), Targets: []Target{{Path: out}}, LockPath: filepath.Join(work, "skills.lock")},
+				Open:     func(ctx context.Context) (Source, error) { return Open(ctx, url, "") },
+				Interval: time.Hour,
+			})
+		}()
+		defer func() { cancel(); <-done }()
+		content := func(name string) string {
+			b, _ := os.ReadFile(filepath.Join(out, name, SkillFile))
+			return string(b)
+		}
+		testutil.Eventually(t, 10*time.Second, "the first round", func() bool { return content("first") != "" })
+		reg.stop()
+		reg.start(t)
+		marker := "after the restart over " + url
+		reg.register(t, "acme/first", "# First\n\n"+marker+"\n")
+		testutil.Eventually(t, 30*time.Second, "a change after the registry came back", func() bool { return strings.Contains(content("first"), marker) })
 	})
 }
