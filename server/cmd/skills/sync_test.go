@@ -39,10 +39,12 @@ func TestSyncCommand(t *testing.T) {
 		rc := run(append([]string{"sync"}, args...), &out, &errb)
 		return out.String(), errb.String(), rc
 	}
+	if _, errb, rc := cli("--check"); rc != 1 || !strings.Contains(errb, "there is no lock at "+filepath.Join(project, "skills.lock")) {
+		t.Errorf("--check without a lock: rc %d %s", rc, errb)
+	}
 	testutil.Eventually(t, 20*time.Second, "the registry answers", func() bool {
-		_, _, rc := cli("--check")
 		out, _, _ := cli("--url", url, "--dir", "probe", "--lock", "probe.lock", "mail")
-		return rc == 0 && strings.Contains(out, "in sync")
+		return strings.Contains(out, "in sync")
 	})
 
 	for _, c := range []struct {

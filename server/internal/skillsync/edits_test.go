@@ -166,6 +166,9 @@ func TestCheckOffline(t *testing.T) {
 	if len(rep.Problems) != len(want) {
 		t.Errorf("check: %d problems, want %d:\n%s", len(rep.Problems), len(want), got)
 	}
+	if _, err := Check(Options{LockPath: filepath.Join(work, "absent.lock")}); err == nil || !strings.Contains(err.Error(), "there is no lock at") {
+		t.Errorf("check without a lock: %v", err)
+	}
 	// The selection and the targets a run names must be the lock's.
 	rep, _ = Check(Options{LockPath: opts.LockPath, SourceURL: url, Selection: mustSelection(t, "mail")})
 	if !strings.Contains(problems(rep), "the lock was made for the selectors [] of "+url+", and this run names [mail]") {

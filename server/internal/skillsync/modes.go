@@ -182,6 +182,9 @@ func Check(opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.lockBytes == nil {
+		return nil, fmt.Errorf("there is no lock at %s to check against: run skills sync first (or name the lock with --lock)", r.opts.LockPath)
+	}
 	if opts.SourceURL != "" {
 		r.selectionMatches(opts.SourceURL, opts.Selection)
 	}

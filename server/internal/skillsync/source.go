@@ -137,6 +137,10 @@ func ParseSourceURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// maxListed bounds the skills a registry's listing may hold (a registry
+// that lists without end is refused, not followed out of memory).
+const maxListed = 100_000
+
 // ErrNotServed is wrapped by errors about a skill the registry does not
 // serve at the path asked.
 var ErrNotServed = errors.New("not served by the registry")

@@ -229,8 +229,11 @@ func (s *httpSource) List(ctx context.Context) ([]Listed, error) {
 		if res.NextCursor == "" {
 			return out, nil
 		}
-		if res.NextCursor == cursor || pages > 100000 {
+		if res.NextCursor == cursor {
 			return nil, fmt.Errorf("%s of %s: the registry sends the same cursor again (%q): its listing never ends", skillsmcp.MethodSkillsList, s.endpoint, clip(cursor, 40))
+		}
+		if len(out) > maxListed || pages > maxListed/10 {
+			return nil, fmt.Errorf("%s of %s: the listing goes on past %d skills in %d pages; the sync reads at most %d", skillsmcp.MethodSkillsList, s.endpoint, len(out), pages, maxListed)
 		}
 		cursor = res.NextCursor
 	}

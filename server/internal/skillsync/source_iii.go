@@ -115,6 +115,9 @@ func (s *iiiSource) List(ctx context.Context) ([]Listed, error) {
 		if !page.More {
 			return out, nil
 		}
+		if len(out) > maxListed {
+			return nil, fmt.Errorf("%s: the listing goes on past %d skills; the sync reads at most %d", skillsext.FnCatalogList, len(out), maxListed)
+		}
 		if len(page.Skills) == 0 || page.Skills[len(page.Skills)-1].Path <= after {
 			return nil, fmt.Errorf("%s: the registry's listing does not advance past %q", skillsext.FnCatalogList, clip(after, 80))
 		}
