@@ -317,9 +317,9 @@ func problems(rep *Report) string {
 	return b.String()
 }
 
-// skillsRef is the Agent Skills reference validator's CLI (`agentskills`
-// of skills-ref from PyPI, which `make test-skills-ref` installs into
-// .venv-skills-ref), or "" with the reason it is absent.
+// skillsRef is the Agent Skills reference validator (skills-ref from
+// PyPI, which `make test-skills-ref` installs into .venv-skills-ref): its
+// CLI and the python that has it, or "" with the reason it is absent.
 func skillsRef() (cli, python, why string) {
 	candidates := []string{}
 	if py := os.Getenv("SKILLS_REF_PYTHON"); py != "" {
@@ -337,34 +337,31 @@ func skillsRef() (cli, python, why string) {
 	return "", "", "skills-ref is not installed (make test-skills-ref installs it into .venv-skills-ref)"
 }
 
-// validateWithSkillsRef runs `agentskills validate` on each skill folder
-// and fails the test for any it refuses; it logs "not run" without it.
+// validateWithSkillsRef has skills-ref validate each skill folder, in a
+// subtest "skills-ref" that fails for any folder it refuses and is
+// skipped, "not run", without skills-ref.
 func validateWithSkillsRef(t *testing.T, dirs ...string) {
 	t.Helper()
-	cli, _, why := skillsRef()
-	if cli == "" {
-		t.Logf("skills-ref: not run: %s", why)
-		return
-	}
-	for _, d := range dirs {
-		out, err := exec.Command(cli, "validate", d).CombinedOutput()
-		if err != nil {
-			t.Errorf("skills-ref refuses the synced folder %s: %v\n%s", d, err, out)
+	t.Run("skills-ref", func(t *testing.T) {
+		for d, errs := range skillsRefVerdicts(t, dirs) {
+			if len(errs) > 0 {
+				t.Errorf("skills-ref refuses the synced folder %s: %v", d, errs)
+			}
 		}
-	}
+	})
 }
 
 // skillsRefVerdicts validates many folders in one process with
 // skills-ref's own validator (the function `agentskills validate` calls):
-// each folder's errors (none: valid). ok is false, logged "not run", when
+// each folder's errors (none: valid). It skips t, "not run", when
 // skills-ref is absent.
-func skillsRefVerdicts(t *testing.T, dirs []string) (verdicts map[string][]string, ok bool) {
+func skillsRefVerdicts(t *testing.T, dirs []string) map[string][]string {
 	t.Helper()
 	_, python, why := skillsRef()
 	if python == "" {
-		t.Logf("skills-ref: not run: %s", why)
-		return nil, false
+		t.Skip("not run: " + why)
 	}
+	var verdicts map[string][]string
 	const script = `import json, sys
 from pathlib import Path
 from skills_ref.validator import validate
@@ -379,7 +376,7 @@ print(json.dumps({d: validate(Path(d)) for d in sys.argv[1:]}))`
 	if len(verdicts) != len(dirs) {
 		t.Fatalf("skills-ref validated %d folders of %d", len(verdicts), len(dirs))
 	}
-	return verdicts, true
+	return verdicts
 }
 
 // inode is a file's inode number ("" where the system has none).

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
@@ -37,6 +38,7 @@ type hostileMCP struct {
 	url   string
 	mu    sync.Mutex
 	list  string            // the skills/list result
+	get   map[string]string // uri → the skills/get result
 	files map[string]string // uri → the bytes resources/read sends
 }
 
@@ -58,6 +60,16 @@ func startHostileMCP(t *testing.T, withExtension bool) *hostileMCP {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		return &rawResult{raw: json.RawMessage(h.list)}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sdk.AddReceivingCustomMethod(srv, skillsmcp.MethodSkillsGet, func(_ context.Context, _ *sdk.ServerSession, p *extParams) (*rawResult, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if r, ok := h.get[p.URI]; ok {
+			return &rawResult{raw: json.RawMessage(r)}, nil
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "No skill is served at " + p.URI}
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +242,7 @@ func TestHostileIIIRegistry(t *testing.T) {
 		list, file any
 		err, prob  string
 	}{
-		{name: "a listing that is a string", list: "garbage", err: "skills::catalog-list answered \"garbage\""},
+		{name: "a listing that is a string", list: "garbage", err: skillsext.FnCatalogList + " answered \"garbage\""},
 		{name: "a listing that never advances", list: map[string]any{"skills": []any{}, "more": true}, err: "does not advance"},
 		{name: "a bad name", list: map[string]any{"skills": []any{skill("Bad_Name", sum([]byte(body)), len(body))}}, prob: `name "Bad_Name" is not a valid folder name`},
 		{name: "a digest of another alphabet", list: map[string]any{"skills": []any{skill("pdf-tools", strings.Repeat("Z", 64), 3)}}, prob: `has digest "ZZZZ`},
@@ -256,6 +268,63 @@ func TestHostileIIIRegistry(t *testing.T) {
 			}
 			if entries, _ := os.ReadDir(filepath.Join(work, "skills")); len(entries) != 0 {
 				t.Errorf("written: %v", entries)
+			}
+		})
+	}
+}
+
+// A pinned version the registry reports yanked (_meta io.iii-skills/yanked
+// on skills/get) is replaced by the served version, or removed, as the
+// yank policy says.
+func TestYankedPin(t *testing.T) {
+	h := startHostileMCP(t, true)
+	v2 := map[string]string{"SKILL.md": skillMD("pdf-tools", "d", "# Version two\n")}
+	v3 := map[string]string{"SKILL.md": skillMD("pdf-tools", "d", "# Version three\n")}
+	entry := func(uri string, files map[string]string, meta map[string]any) string {
+		var l struct {
+			Skills []json.RawMessage `json:"skills"`
+		}
+		_ = json.Unmarshal([]byte(listing(uri, "pdf-tools", files, meta)), &l)
+		return `{"skill":` + string(l.Skills[0]) + `}`
+	}
+	all := map[string]string{"skill://pdf-tools@2/SKILL.md": v2["SKILL.md"], "skill://pdf-tools/SKILL.md": v3["SKILL.md"]}
+	pinned := "skill://pdf-tools@2/SKILL.md"
+	for _, policy := range []YankPolicy{YankReplace, YankRemove} {
+		t.Run(string(policy), func(t *testing.T) {
+			h.mu.Lock()
+			h.list = listing("skill://pdf-tools/SKILL.md", "pdf-tools", v3)
+			h.get = map[string]string{pinned: entry(pinned, v2, map[string]any{MetaPrefix + "version": 2})}
+			h.files = all
+			h.mu.Unlock()
+			src, err := Open(context.Background(), h.url, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			work := t.TempDir()
+			out := filepath.Join(work, "skills")
+			opts := Options{Source: src, SourceURL: h.url, Selection: mustSelection(t, "pdf-tools@2"), Targets: []Target{{Path: out}}, LockPath: filepath.Join(work, "skills.lock"), YankPolicy: policy}
+			if rep := syncOnce(t, opts); !rep.InSync() {
+				t.Fatal(problems(rep))
+			}
+			h.mu.Lock()
+			h.get[pinned] = entry(pinned, v2, map[string]any{MetaPrefix + "version": 2, MetaPrefix + "yanked": "leaks the token"})
+			h.mu.Unlock()
+			rep := syncOnce(t, opts)
+			b, err := os.ReadFile(filepath.Join(out, "pdf-tools", SkillFile))
+			notes := strings.Join(rep.Notes, "\n")
+			if !rep.InSync() || !strings.Contains(notes, "version 2 of skill pdf-tools is yanked (leaks the token)") {
+				t.Fatalf("%s %q\n%s", rep.Summary(), notes, problems(rep))
+			}
+			switch policy {
+			case YankReplace:
+				if !strings.Contains(string(b), "Version three") {
+					t.Errorf("replace: %q", b)
+				}
+			case YankRemove:
+				if !os.IsNotExist(err) {
+					t.Errorf("remove: the folder is still there: %q", b)
+				}
 			}
 		})
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // The anthropics/skills corpus (supporting files: scripts, references,
@@ -98,7 +100,7 @@ func TestSyncPublishedVersions(t *testing.T) {
 	reg.register(t, "acme/pdf-tools", "# PDF tools\n\nVersion two.\n")
 	reg.register(t, "acme/pdf-tools", "# PDF tools\n\nVersion three.\n")
 	reg.register(t, "acme/mail", "# Mail\n\nSend mail.\n")
-	reg.call(t, "skills::label", map[string]any{"id": "acme/mail", "label": "production", "version": 1})
+	reg.call(t, rules.FnSkillsLabel, map[string]any{"id": "acme/mail", "label": "production", "version": 1})
 	reg.register(t, "acme/mail", "# Mail\n\nSend mail, v2.\n")
 	reg.register(t, "acme/live", "# Live\n\nThe queue's depth: [depth](iii://fn/acme/depth).\n")
 	v1 := sum([]byte("# PDF tools\n\nVersion one.\n"))
@@ -262,22 +264,21 @@ func TestSyncCorpus322(t *testing.T) {
 	if len(folders) != 322 {
 		t.Fatalf("%d folders", len(folders))
 	}
-	synced, ok := skillsRefVerdicts(t, folders)
-	if !ok {
-		return
-	}
-	orig, _ := skillsRefVerdicts(t, originals)
-	valid := 0
-	for i, f := range folders {
-		got, want := strings.Join(synced[f], "; "), strings.Join(orig[originals[i]], "; ")
-		if got != want {
-			t.Errorf("skills-ref on %s: %q, on the corpus's folder: %q", filepath.Base(f), got, want)
+	t.Run("skills-ref", func(t *testing.T) {
+		synced := skillsRefVerdicts(t, folders)
+		orig := skillsRefVerdicts(t, originals)
+		valid := 0
+		for i, f := range folders {
+			got, want := strings.Join(synced[f], "; "), strings.Join(orig[originals[i]], "; ")
+			if got != want {
+				t.Errorf("skills-ref on %s: %q, on the corpus's folder: %q", filepath.Base(f), got, want)
+			}
+			if got == "" {
+				valid++
+			}
 		}
-		if got == "" {
-			valid++
-		}
-	}
-	t.Logf("skills-ref: %d of %d synced folders valid, every verdict the same as on the corpus", valid, len(folders))
+		t.Logf("skills-ref: %d of %d synced folders valid, every verdict the same as on the corpus", valid, len(folders))
+	})
 }
 
 // A query selects the skills the registry's search ranks for it (at most
