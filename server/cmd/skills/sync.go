@@ -179,7 +179,7 @@ func runSync(args []string, stdout, stderr io.Writer) int {
 			cctx, cancel := context.WithTimeout(ctx, *f.timeout)
 			defer cancel()
 			return open(cctx)
-		}, Interval: *f.interval, Round: func(rep *skillsync.Report, err error) {
+		}, Interval: *f.interval, RoundTimeout: *f.timeout, Round: func(rep *skillsync.Report, err error) {
 			if err != nil {
 				fmt.Fprintf(stderr, "skills sync: %v (trying again)\n", err)
 				return

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -56,8 +57,9 @@ func (e *SymlinkError) Error() string {
 }
 
 // scanFolder lists the skill folder dir without following links, hashing
-// the files named in hash. exists is false when there is no folder.
-func scanFolder(dir string, hash func(rel string) bool) (entries map[string]diskEntry, exists bool, err error) {
+// the files named in hash (through cache, when not nil). exists is false
+// when there is no folder.
+func scanFolder(dir string, cache *digestCache, hash func(rel string) bool) (entries map[string]diskEntry, exists bool, err error) {
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
@@ -88,7 +90,7 @@ func scanFolder(dir string, hash func(rel string) bool) (entries map[string]disk
 		}
 		e := diskEntry{kind: kindOf(info.Mode()), mode: info.Mode()}
 		if e.kind == kindFile && hash(rel) {
-			if e.sha256, err = hashFile(p); err != nil {
+			if e.sha256, err = cache.hash(p, info); err != nil {
 				return err
 			}
 		}
@@ -108,6 +110,41 @@ func kindOf(m fs.FileMode) entryKind {
 		return kindLink
 	}
 	return kindOther
+}
+
+// digestCache remembers the digests of files a watch hashed, by path,
+// with the file's identity, size and modification time: a file that has
+// not changed is not read again. A nil cache reads every time.
+type digestCache struct {
+	mu sync.Mutex
+	m  map[string]cachedDigest
+}
+
+type cachedDigest struct {
+	info fs.FileInfo
+	sum  string
+}
+
+func newDigestCache() *digestCache { return &digestCache{m: map[string]cachedDigest{}} }
+
+// hash is the hex sha256 of the regular file at p, whose Lstat is info.
+func (c *digestCache) hash(p string, info fs.FileInfo) (string, error) {
+	if c == nil {
+		return hashFile(p)
+	}
+	c.mu.Lock()
+	old, ok := c.m[p]
+	c.mu.Unlock()
+	if ok && os.SameFile(old.info, info) && old.info.Size() == info.Size() && old.info.ModTime().Equal(info.ModTime()) {
+		return old.sum, nil
+	}
+	s, err := hashFile(p)
+	if err == nil {
+		c.mu.Lock()
+		c.m[p] = cachedDigest{info: info, sum: s}
+		c.mu.Unlock()
+	}
+	return s, err
 }
 
 // hashFile is the hex sha256 of the regular file at p, opened without
@@ -153,8 +190,8 @@ type plannedFolder struct {
 // planFolder compares the folder at dir with the files a write puts there
 // (next, hex digests) and the ones the sync wrote there before (prev, hex
 // digests; nil when the lock has none in this target).
-func planFolder(dir string, next, prev map[string]string) (*plannedFolder, error) {
-	entries, exists, err := scanFolder(dir, func(rel string) bool { return next[rel] != "" || prev[rel] != "" })
+func planFolder(dir string, cache *digestCache, next, prev map[string]string) (*plannedFolder, error) {
+	entries, exists, err := scanFolder(dir, cache, func(rel string) bool { return next[rel] != "" || prev[rel] != "" })
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +429,7 @@ func (st *staged) abandon() { _ = os.RemoveAll(st.path) }
 // skill at once) and the folders they leave empty. Files edited since the
 // sync are conflicts unless force.
 func removeSkill(target, dir string, ours map[string]string, force bool) ([]Conflict, error) {
-	entries, exists, err := scanFolder(dir, func(rel string) bool { return ours[rel] != "" })
+	entries, exists, err := scanFolder(dir, nil, func(rel string) bool { return ours[rel] != "" })
 	if err != nil || !exists {
 		return nil, err
 	}

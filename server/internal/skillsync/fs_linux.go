@@ -23,9 +23,13 @@ func exchange(a, b string) error {
 	return nil
 }
 
-// flush makes the staged files durable before they are swapped in: one
-// syncfs of the target's file system instead of an fsync per file.
-func flush(target string, _ []string) error {
+// flush makes the staged files durable before they are swapped in: an
+// fsync per file for a few, else one syncfs of the target's file system
+// (which also waits for everything else written to it).
+func flush(target string, files []string) error {
+	if len(files) <= flushEach {
+		return fsyncAll(files)
+	}
 	f, err := os.Open(target)
 	if err != nil {
 		return err

@@ -12,20 +12,7 @@ import (
 func exchange(a, b string) error { return exchangeByRenames(a, b) }
 
 // flush makes the staged files durable before they are swapped in.
-func flush(_ string, files []string) error {
-	for _, p := range files {
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func flush(_ string, files []string) error { return fsyncAll(files) }
 
 // lockFile takes an exclusive lock on the open file f without waiting.
 func lockFile(f *os.File) error {

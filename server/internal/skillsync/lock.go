@@ -96,18 +96,27 @@ func NewLock() *Lock {
 // (exists false). Anything that is not a lock this code wrote is an error
 // naming the file, the place and what was expected.
 func ReadLock(path string) (lock *Lock, exists bool, err error) {
+	lock, raw, err := readLock(path)
+	return lock, raw != nil, err
+}
+
+// readLock is ReadLock with the file's bytes (nil when there is none).
+func readLock(path string) (*Lock, []byte, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return NewLock(), false, nil
+		return NewLock(), nil, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("read the lock %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read the lock %s: %w", path, err)
 	}
-	lock, err = ParseLock(b)
+	if b == nil {
+		b = []byte{}
+	}
+	lock, err := ParseLock(b)
 	if err != nil {
-		return nil, true, fmt.Errorf("lock %s: %w (fix it, or remove it and run skills sync to write a new one)", path, err)
+		return nil, b, fmt.Errorf("lock %s: %w (fix it, or remove it and run skills sync to write a new one)", path, err)
 	}
-	return lock, true, nil
+	return lock, b, nil
 }
 
 // ParseLock decodes and checks a lock.
@@ -311,6 +320,38 @@ func writeFileAtomic(path string, b []byte, mode fs.FileMode) error {
 		return err
 	}
 	return syncDir(dir)
+}
+
+// flushEach is how many staged files are fsync'd one by one; more are
+// flushed with one syncfs where there is one.
+const flushEach = 64
+
+// fsyncAll makes files and the folders that hold them durable.
+func fsyncAll(files []string) error {
+	dirs := map[string]bool{}
+	for _, p := range files {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return err
+		}
+		for d := filepath.Dir(p); !dirs[d]; d = filepath.Dir(d) {
+			dirs[d] = true
+			if filepath.Base(filepath.Dir(d)) == stagingDir {
+				break // the staged skill's own folder: its parent is the staging folder
+			}
+		}
+	}
+	for d := range dirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // syncDir makes a folder's entries durable.

@@ -13,9 +13,6 @@ import (
 // names: version, sha256, signed_by, key, yanked, deprecated.
 const MetaPrefix = "io.iii-skills/"
 
-// metaKeys are the version facts a listing may carry (docs/sync.md).
-var metaKeys = []string{"version", "sha256", "signed_by", "key", "yanked", "deprecated"}
-
 // parseMeta reads the version facts through get (which returns a key's raw
 // JSON value and whether it is present); skill names the entry in errors.
 func parseMeta(skill string, get func(key string) (json.RawMessage, bool)) (Meta, error) {

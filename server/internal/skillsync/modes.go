@@ -67,7 +67,7 @@ func Frozen(ctx context.Context, opts Options) (*Report, error) {
 			}
 			var pf *plannedFolder
 			if err == nil {
-				pf, err = planFolder(filepath.Join(t.Path, name), next, next)
+				pf, err = planFolder(filepath.Join(t.Path, name), r.opts.cache, next, next)
 			}
 			if err != nil {
 				r.rep.problem(Problem{Skill: name, Target: enc, Msg: unwrapPath(err).Error()})
@@ -222,7 +222,7 @@ func (r *run) checkFolder(name string, e *LockedSkill, enc string) bool {
 	var entries map[string]diskEntry
 	exists := false
 	if err == nil {
-		entries, exists, err = scanFolder(filepath.Join(t.Path, name), func(rel string) bool { return e.Files[rel] != "" })
+		entries, exists, err = scanFolder(filepath.Join(t.Path, name), nil, func(rel string) bool { return e.Files[rel] != "" })
 	}
 	if err != nil {
 		r.rep.problem(Problem{Skill: name, Target: enc, Msg: unwrapPath(err).Error()})

@@ -57,17 +57,36 @@ func openIII(ctx context.Context, url, token string) (*iiiSource, error) {
 func (s *iiiSource) Close() error { return s.client.Close() }
 
 // catalogSkill is an entry of skills::catalog-list / -get with the version
-// facts a registry may add beside the extension's fields.
+// facts a registry may add beside the extension's fields (meta.go),
+// decoded in one pass: a fact absent stays nil, one sent as null is "null".
 type catalogSkill struct {
 	skillsext.Skill
-	extra map[string]json.RawMessage
+	Version    json.RawMessage `json:"version"`
+	SHA256     json.RawMessage `json:"sha256"`
+	SignedBy   json.RawMessage `json:"signed_by"`
+	Key        json.RawMessage `json:"key"`
+	Yanked     json.RawMessage `json:"yanked"`
+	Deprecated json.RawMessage `json:"deprecated"`
 }
 
-func (c *catalogSkill) UnmarshalJSON(b []byte) error {
-	if err := json.Unmarshal(b, &c.Skill); err != nil {
-		return err
+// fact is the raw value of one version fact, and whether it was sent.
+func (c *catalogSkill) fact(key string) (json.RawMessage, bool) {
+	var v json.RawMessage
+	switch key {
+	case "version":
+		v = c.Version
+	case "sha256":
+		v = c.SHA256
+	case "signed_by":
+		v = c.SignedBy
+	case "key":
+		v = c.Key
+	case "yanked":
+		v = c.Yanked
+	case "deprecated":
+		v = c.Deprecated
 	}
-	return json.Unmarshal(b, &c.extra)
+	return v, v != nil
 }
 
 func (s *iiiSource) call(ctx context.Context, fn string, in, out any) error {
@@ -156,7 +175,7 @@ func fromCatalog(c catalogSkill) (Listed, error) {
 		l.Files = append(l.Files, File{Path: f.Path, Size: f.Size, SHA256: f.SHA256})
 	}
 	var err error
-	l.Meta, err = parseMeta(c.Path, func(k string) (json.RawMessage, bool) { v, ok := c.extra[k]; return v, ok })
+	l.Meta, err = parseMeta(c.Path, c.fact)
 	return l, err
 }
 

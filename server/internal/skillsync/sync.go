@@ -40,6 +40,9 @@ type Options struct {
 	// Home is the home folder for the lock's ~/ paths (default: the
 	// user's).
 	Home string
+
+	// cache keeps file digests from one round of a watch to the next.
+	cache *digestCache
 }
 
 // run is one Sync, Frozen or Check.
@@ -67,16 +70,13 @@ func newRun(opts Options) (*run, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 8
 	}
-	lock, exists, err := ReadLock(abs)
+	lock, raw, err := readLock(abs)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{opts: opts, rep: &Report{Log: opts.Log}, lock: lock, targets: map[string]*target{},
-		paths: lockPaths{base: filepath.Dir(abs), home: opts.Home}}
-	if exists {
-		r.lockBytes = lock.Encode()
-	}
-	return r, nil
+	// raw is what is there: a lock that encodes to it is not written again.
+	return &run{opts: opts, rep: &Report{Log: opts.Log}, lock: lock, lockBytes: raw, targets: map[string]*target{},
+		paths: lockPaths{base: filepath.Dir(abs), home: opts.Home}}, nil
 }
 
 // target is the run's handle on the folder at t.Path.
@@ -307,7 +307,7 @@ func (r *run) plan(w *want, prev *LockedSkill, targets []Target) (*job, error) {
 			blocked = true
 			continue
 		}
-		pf, err := planFolder(filepath.Join(t.Path, w.name), next, had)
+		pf, err := planFolder(filepath.Join(t.Path, w.name), r.opts.cache, next, had)
 		if err != nil {
 			r.rep.problem(Problem{Skill: w.name, Target: enc, Msg: unwrapPath(err).Error()})
 			blocked = true
@@ -408,6 +408,12 @@ func (r *run) write(ctx context.Context, jobs []*job) {
 	for path, files := range staged {
 		flushErr[path] = flush(path, files)
 	}
+	swapped := map[string]bool{}
+	defer func() {
+		for path := range swapped {
+			_ = syncDir(path) // the swaps themselves, durable
+		}
+	}()
 	for _, j := range jobs {
 		if j.failed {
 			continue
@@ -427,6 +433,7 @@ func (r *run) write(ctx context.Context, jobs []*job) {
 				continue
 			}
 			committed = append(committed, enc)
+			swapped[path] = true
 			r.rep.written(j.name, enc, describeWant(j))
 		}
 		if len(committed) > 0 && j.entry != nil {

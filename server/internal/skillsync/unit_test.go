@@ -180,7 +180,7 @@ func TestFolderSwap(t *testing.T) {
 	for p, b := range next {
 		nextSums[p] = sum(b)
 	}
-	pf, err := planFolder(dir, nextSums, prev)
+	pf, err := planFolder(dir, nil, nextSums, prev)
 	if err != nil || len(pf.conflicts) != 0 {
 		t.Fatalf("%v %v", err, pf.conflicts)
 	}
@@ -200,7 +200,7 @@ func TestFolderSwap(t *testing.T) {
 	}
 	// An edit of a file the sync wrote is a conflict.
 	writeTree(t, dir, map[string]string{"deep/ref.md": "edited\n"})
-	pf, _ = planFolder(dir, map[string]string{"SKILL.md": sum([]byte("newer\n"))}, nextSums)
+	pf, _ = planFolder(dir, nil, map[string]string{"SKILL.md": sum([]byte("newer\n"))}, nextSums)
 	if len(pf.conflicts) != 1 || pf.conflicts[0].File != "deep/ref.md" {
 		t.Errorf("conflicts: %v", pf.conflicts)
 	}

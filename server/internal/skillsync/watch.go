@@ -18,6 +18,8 @@ type WatchOptions struct {
 	// Interval is how often a round runs without a change notification,
 	// to catch one that was lost (default 1 minute).
 	Interval time.Duration
+	// RoundTimeout bounds one round (default 10 minutes).
+	RoundTimeout time.Duration
 	// Round, when set, is told how each round went.
 	Round func(rep *Report, err error)
 }
@@ -35,6 +37,10 @@ func Watch(ctx context.Context, wo WatchOptions) error {
 	if wo.Interval <= 0 {
 		wo.Interval = time.Minute
 	}
+	if wo.RoundTimeout <= 0 {
+		wo.RoundTimeout = 10 * time.Minute
+	}
+	wo.cache = newDigestCache() // files unchanged since the last round are not read again
 	changed := make(chan struct{}, 1)
 	signal := func() {
 		select {
@@ -75,7 +81,9 @@ func Watch(ctx context.Context, wo WatchOptions) error {
 		if err == nil {
 			opts := wo.Options
 			opts.Source = src
-			rep, err = Sync(ctx, opts)
+			rctx, cancel := context.WithTimeout(ctx, wo.RoundTimeout)
+			rep, err = Sync(rctx, opts)
+			cancel()
 		}
 		if ctx.Err() != nil {
 			return nil

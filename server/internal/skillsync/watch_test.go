@@ -60,7 +60,7 @@ func TestWatch(t *testing.T) {
 			b, _ := os.ReadFile(filepath.Join(out, name, SkillFile))
 			return string(b)
 		}
-		testutil.Eventually(t, 10*time.Second, "the first round", func() bool { return strings.Contains(content("first"), "There before the watch.") })
+		testutil.Eventually(t, 10*time.Second, "the first round", func() bool { return strings.Contains(content("first"), "# First") })
 
 		id := "acme/during-" + map[bool]string{true: "http", false: "iii"}[overHTTP]
 		name := id[len("acme/"):]
@@ -82,6 +82,21 @@ func TestWatch(t *testing.T) {
 			lock, _, err := ReadLock(filepath.Join(work, "skills.lock"))
 			return err == nil && lock.Skills[name] == nil && lock.Skills["first"] != nil
 		})
+		// A local edit made during the watch (the rounds remember digests
+		// of files they read) stops the next change of that skill.
+		edited := "# First\n\nedited here, " + url + "\n"
+		if err := os.WriteFile(filepath.Join(out, "first", SkillFile), []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		reg.register(t, "acme/first", "# First\n\nchanged in the registry over "+url+"\n")
+		testutil.Eventually(t, 10*time.Second, "a round refusing to overwrite the edit", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(rounds) > 0 && strings.Contains(rounds[len(rounds)-1], "first in skills, file SKILL.md: edited since the last sync")
+		})
+		if content("first") != edited {
+			t.Errorf("the edit was overwritten: %q", content("first"))
+		}
 	})
 }
 
