@@ -384,13 +384,16 @@ func (f *syncFlags) targets(p *skillsync.Project) ([]skillsync.Target, error) {
 			return nil, err
 		}
 	}
+	// In a project, no folder between its root and the target may be a
+	// link (a repository could point .claude at ~/.ssh); in the home
+	// folder, links above the target are the user's own (dotfile managers).
 	env, base := skillsync.Env{}, p.Root
 	if scope == skillsync.ScopeUser {
 		var err error
 		if env, err = skillsync.OSEnv(); err != nil {
 			return nil, err
 		}
-		base = env.Home
+		base = ""
 	}
 	seen := map[string]bool{}
 	var out []skillsync.Target
@@ -403,7 +406,7 @@ func (f *syncFlags) targets(p *skillsync.Project) ([]skillsync.Target, error) {
 		if !seen[folder] {
 			seen[folder] = true
 			t := skillsync.Target{Path: folder}
-			if strings.HasPrefix(folder, base+string(filepath.Separator)) {
+			if base != "" && strings.HasPrefix(folder, base+string(filepath.Separator)) {
 				t.Base = base
 			}
 			out = append(out, t)

@@ -108,6 +108,18 @@ func TestSyncCommand(t *testing.T) {
 		t.Fatalf("an unknown skill: rc %d\n%s%s", rc, out, errb)
 	}
 
+	// A repository whose agent folder is a link out of it: refused.
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, ".windsurf"); err != nil {
+		t.Fatal(err)
+	}
+	if out, errb, rc = cli("--agent", "windsurf", "--lock", "ws.lock", "mail"); rc != 1 || !strings.Contains(errb, ".windsurf is a symbolic link to "+elsewhere) {
+		t.Fatalf("a linked agent folder: rc %d\n%s%s", rc, out, errb)
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Errorf("written through the link: %v", entries)
+	}
+
 	// --help-agents names the table's source and every agent.
 	if out, _, rc = cli("--help-agents"); rc != 0 || !strings.Contains(out, "vercel-labs/skills v1.3.9") || !strings.Contains(out, "claude-code      .claude/skills") {
 		t.Errorf("--help-agents: rc %d\n%s", rc, out)
