@@ -20,6 +20,8 @@ type webSource struct {
 	// adminToken is the registry's --admin-token, given to the page only
 	// with --web-admin-labels (docs/web.md).
 	adminToken string
+	// publicOrigin is the origin of --public-url (empty: none).
+	publicOrigin string
 }
 
 // webPage builds the web page for the HTTP listener (nil when there is no
@@ -31,7 +33,7 @@ func webPage(src *webSource, client *iii.Client, log *slog.Logger) func(httpguar
 	}
 	return func(guard httpguard.Policy) (http.Handler, func()) {
 		opts := web.Options{Catalog: src.cat, Caller: client, Searcher: web.FunctionSearcher{Caller: client},
-			Guard: guard, TokenSetting: "--mcp-token", Logger: log, AdminToken: src.adminToken}
+			Guard: guard, TokenSetting: "--mcp-token", Logger: log, AdminToken: src.adminToken, PublicOrigin: src.publicOrigin}
 		if src.w != nil {
 			opts.VersionChanges = src.w.SubscribeVersions
 			opts.ServeLabel, opts.ProtectedLabels = src.w.ServeLabel(), src.w.ProtectedLabels()

@@ -568,3 +568,50 @@ func TestBusyWriterDoesNotStarveRescans(t *testing.T) {
 	write(t, root, "new.md", "# New\n")
 	ev.wait(t, fsource.KindSkill, "new", catalog.OpPut)
 }
+
+// A namespace folder with a download record holds downloaded content: its
+// entries are marked, a bundle there serves only ids of the namespace, a
+// prompt there loses its name to the operator's in any folder, and
+// removing the record (the operator adopting the folder) rescans it.
+func TestDownloadedNamespace(t *testing.T) {
+	first, second := t.TempDir(), t.TempDir()
+	write(t, first, "dl/"+fsource.DownloadRecord, `{"files":{}}`)
+	write(t, first, "dl/guide.md", "# Downloaded guide\n")
+	write(t, first, "dl/tool/skill.toml", "dl/tool")
+	write(t, first, "dl/steal/skill.toml", "acme/crm/steal")
+	write(t, first, "dl/prompts/review.md", "---\ndescription: downloaded\n---\nx\n")
+	write(t, first, "dl/prompts/only.md", "---\ndescription: downloaded only\n---\nx\n")
+	write(t, first, "ops/guide.md", "# Operator guide\n")
+	write(t, second, "team/prompts/review.md", "---\ndescription: operator\n---\nx\n")
+	reader := func(b fsource.BundleDir, e *catalog.Entry) error {
+		e.ID = strings.TrimSpace(string(b.Manifest))
+		return nil
+	}
+	cat := catalog.New()
+	s := open(t, fsource.Options{Folders: []string{first, second}, Catalog: cat, Bundle: reader, Watch: true})
+	for id, want := range map[string]bool{"dl/guide": true, "dl/tool": true, "ops/guide": false} {
+		if e, ok := cat.Get(id); !ok || e.Origin.Downloaded != want {
+			t.Fatalf("%s: %+v %v; want downloaded %v", id, e, ok, want)
+		}
+	}
+	if _, ok := cat.Get("acme/crm/steal"); ok {
+		t.Fatal("a downloaded bundle named outside its namespace is served")
+	}
+	if p := s.Problems(); len(p) != 1 || p[0].Path != "dl/steal" || !strings.Contains(p[0].Reason, "may only serve ids in namespace dl") {
+		t.Fatalf("problems %+v", p)
+	}
+	if p, _ := s.Prompt("review"); p == nil || p.Description != "operator" {
+		t.Fatalf("prompt review: %+v; want the operator's from the later folder", p)
+	}
+	if p, _ := s.Prompt("only"); p == nil || !p.Downloaded {
+		t.Fatalf("prompt only: %+v", p)
+	}
+	if ps := s.Prompts(); len(ps) != 2 || ps[1].Description != "operator" {
+		t.Fatalf("prompts %+v", ps)
+	}
+	must(t, os.Remove(filepath.Join(first, "dl", fsource.DownloadRecord)))
+	testutil.Eventually(t, 10*time.Second, "dl/guide no longer marked downloaded once its record is removed", func() bool {
+		e, ok := cat.Get("dl/guide")
+		return ok && !e.Origin.Downloaded
+	})
+}

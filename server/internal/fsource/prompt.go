@@ -25,6 +25,9 @@ type Prompt struct {
 	Modified time.Time
 	// Body reads the frontmatter-stripped markdown from disk.
 	Body catalog.Content
+	// Downloaded: directory::skills::download wrote it (DownloadRecord);
+	// an operator's prompt of the same name in any folder wins.
+	Downloaded bool
 }
 
 func (f *folder) loadPrompt(o *scanOut, rel string) {

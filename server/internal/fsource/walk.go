@@ -195,6 +195,7 @@ func (f *folder) runJobs() {
 		}()
 	}
 	wg.Wait()
+	downloaded := map[string]bool{} // namespace folder → filled by a download
 	for _, o := range outs {
 		for _, p := range o.problems {
 			f.problems[p[0]] = p[1]
@@ -203,6 +204,12 @@ func (f *folder) runJobs() {
 			f.warnings[w[0]] = append(f.warnings[w[0]], w[1])
 		}
 		for _, u := range o.units {
+			if ns := f.downloadNamespace(u, downloaded); ns != "" {
+				if why := markDownloaded(u, ns); why != "" {
+					f.problem(u.path, why)
+					continue
+				}
+			}
 			f.add(u)
 		}
 	}

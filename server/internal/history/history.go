@@ -187,7 +187,7 @@ func New(b Backend, cfg Config) *History {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	h := &History{b: b, cfg: cfg, heads: cfg.Scope + ".history", contents: cfg.Scope + ".versions",
+	h := &History{b: b, cfg: cfg, heads: HeadsScope(cfg.Scope), contents: VersionsScope(cfg.Scope),
 		seed: maphash.MakeSeed(), sums: map[string]*summary{}}
 	if cfg.SharedBackend {
 		// Never 0: that range holds the keys of unshared registries.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
 )
 
@@ -19,29 +20,38 @@ type Hit struct {
 	Score float64
 }
 
+// Results is one search's answer: the hits, best first, and whether even
+// the best matches the query poorly (skills::search low_confidence, which
+// the CLI and the MCP tool show too).
+type Results struct {
+	Hits          []Hit
+	LowConfidence bool
+}
+
 // Searcher finds skills by what they do. FunctionSearcher asks the ranked
 // index (skills::search); FilterSearcher is the plain fallback.
 type Searcher interface {
-	Search(ctx context.Context, query string, limit int) ([]Hit, error)
+	Search(ctx context.Context, query string, limit int) (Results, error)
 }
 
 // FilterSearcher matches every word of the query, case-insensitively,
 // against each skill's id, title and description; a word in the id counts
-// most, then the title, then the description.
+// most, then the title, then the description. Every hit matches every word,
+// so it never reports low confidence.
 type FilterSearcher struct {
 	Catalog *catalog.Catalog
 }
 
 // Search implements Searcher.
-func (f FilterSearcher) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
+func (f FilterSearcher) Search(ctx context.Context, query string, limit int) (Results, error) {
 	words := strings.Fields(strings.ToLower(query))
 	if len(words) == 0 {
-		return nil, nil
+		return Results{}, nil
 	}
 	var hits []Hit
 	for i, e := range f.Catalog.List() {
 		if i%1024 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+			return Results{}, ctx.Err()
 		}
 		id, title, desc := strings.ToLower(e.ID), strings.ToLower(e.Title), strings.ToLower(e.Description)
 		score := 0.0
@@ -70,7 +80,7 @@ func (f FilterSearcher) Search(ctx context.Context, query string, limit int) ([]
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}
-	return hits, nil
+	return Results{Hits: hits}, nil
 }
 
 // FunctionSearcher asks the registry's ranked index through skills::search,
@@ -85,9 +95,9 @@ type FunctionSearcher struct {
 const maxFunctionHits = 100
 
 // Search implements Searcher.
-func (f FunctionSearcher) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
+func (f FunctionSearcher) Search(ctx context.Context, query string, limit int) (Results, error) {
 	if strings.TrimSpace(query) == "" {
-		return nil, nil
+		return Results{}, nil
 	}
 	if limit <= 0 || limit > maxFunctionHits {
 		limit = maxFunctionHits
@@ -98,24 +108,25 @@ func (f FunctionSearcher) Search(ctx context.Context, query string, limit int) (
 	}
 	data, err := json.Marshal(map[string]any{"query": query, "limit": limit})
 	if err != nil {
-		return nil, err
+		return Results{}, err
 	}
-	raw, err := f.Caller.Trigger(ctx, iii.TriggerRequest{FunctionID: "skills::search", Data: data, Timeout: timeout})
+	raw, err := f.Caller.Trigger(ctx, iii.TriggerRequest{FunctionID: rules.FnSkillsSearch, Data: data, Timeout: timeout})
 	if err != nil {
-		return nil, fmt.Errorf("skills::search: %w", err)
+		return Results{}, fmt.Errorf("%s: %w", rules.FnSkillsSearch, err)
 	}
 	var out struct {
 		Results []struct {
 			ID    string  `json:"id"`
 			Score float64 `json:"score"`
 		} `json:"results"`
+		LowConfidence bool `json:"low_confidence"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("skills::search answered unexpected JSON: %w", err)
+		return Results{}, fmt.Errorf("%s answered unexpected JSON: %w", rules.FnSkillsSearch, err)
 	}
-	hits := make([]Hit, 0, len(out.Results))
+	res := Results{Hits: make([]Hit, 0, len(out.Results)), LowConfidence: out.LowConfidence}
 	for _, r := range out.Results {
-		hits = append(hits, Hit{ID: r.ID, Score: r.Score})
+		res.Hits = append(res.Hits, Hit{ID: r.ID, Score: r.Score})
 	}
-	return hits, nil
+	return res, nil
 }

@@ -229,7 +229,7 @@ func storedPromptOf(raw json.RawMessage) *registry.StoredPrompt {
 	return &p
 }
 
-func (w *Worker) generationScope() string { return w.cfg.Scopes.Skills + ".cluster" }
+func (w *Worker) generationScope() string { return generationScope(w.cfg.Scopes) }
 
 // readGeneration reads the shared counter (0 when it was never bumped).
 func (w *Worker) readGeneration(ctx context.Context) (int64, error) {

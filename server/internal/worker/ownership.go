@@ -82,7 +82,7 @@ func (w *Worker) callerOf(ctx context.Context, data json.RawMessage) caller {
 func (w *Worker) claim(ctx context.Context, kind, id string, c caller, extra ...string) error {
 	if c.Token != "" {
 		for i, x := range append([]string{id}, extra...) {
-			if i == 0 && !scope.Namespaced(x, c.Namespaces) || i > 0 && !scope.NamespacedFunction(x, c.Namespaces) {
+			if i == 0 && !c.Covers(kind, x) || i > 0 && !c.CoversFunction(x) {
 				what := kind
 				if i > 0 {
 					what = "function"
@@ -119,7 +119,7 @@ func (w *Worker) claim(ctx context.Context, kind, id string, c caller, extra ...
 		if alive {
 			return iii.NewInvocationError(CodeForbidden, fmt.Sprintf(
 				"%s %q belongs to another worker (%s); only the worker that registered it may register or unregister it while it is connected",
-				kind, id, o.workerID))
+				kind, id, w.holder(ctx, o.workerID)))
 		}
 		// The owner is gone: take the id over, unless it changed hands
 		// meanwhile (then look again).
@@ -133,6 +133,29 @@ func (w *Worker) claim(ctx context.Context, kind, id string, c caller, extra ...
 		}
 		w.own.mu.Unlock()
 	}
+}
+
+// holder names the worker that holds an id for a refusal: its id and, when
+// the engine lists it, the name it gave the engine as the web page shows it
+// (`3f2a…, named "resend-node"`). Publishers read the holder back from this
+// text (docs/publishers.md), so its form is part of the contract.
+func (w *Worker) holder(ctx context.Context, workerID string) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	out, err := w.client.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.FnListWorkers, Data: json.RawMessage(`{}`)})
+	var list struct {
+		Workers []iii.WorkerInfo `json:"workers"`
+	}
+	if err != nil || json.Unmarshal(out, &list) != nil {
+		return workerID
+	}
+	for _, x := range list.Workers {
+		if name := iii.ShowName(x.StringName()); x.StringID() == workerID && name != "" {
+			q, _ := json.Marshal(name)
+			return workerID + ", named " + string(q)
+		}
+	}
+	return workerID
 }
 
 // set records c as the owner of key; an unknown caller owns nothing.
