@@ -64,6 +64,9 @@ const usageCommands = `  skills [flags]                                         
   skills sp-tools [--format schema|openai|anthropic]      print the Skills Protocol tool definitions
   skills check [--format text|github|json] [--strict] [--url URL] PATH...
                                                           check folders of skills and skill files offline
+  skills sync --url URL (--dir DIR | --agent NAME[,NAME…] [--scope project|user]) [--lock FILE]
+              [--frozen | --check | --watch] [SELECTOR…]
+                                                          mirror registry skills into agents' folders, with a lock
   skills versions [--prompt] ID                           list a skill's (or prompt's) versions and labels
   skills diff [--prompt] ID FROM TO                       unified diff between two versions or labels
   skills label [--prompt] ID LABEL VERSION                point a label at a version (--admin-token if protected)
@@ -82,6 +85,7 @@ var subcommands = []struct {
 	{"mcp", runMCP},
 	{"sp-tools", runSPTools},
 	{"check", runCheck},
+	{"sync", runSync},
 }
 
 // subcommandNames is "trigger, mcp, sp-tools", for the error on a stray argument.
