@@ -86,7 +86,10 @@ func (l Limits) withDefaults() Limits {
 type Options struct {
 	// Where names the archive in errors (its file name or URL); default
 	// "archive".
-	Where  string
+	Where string
+	// Noun is what the entries come from, in errors ("the archive's
+	// root", "the repository has more than …"); default "archive".
+	Noun   string
 	Limits Limits
 	// Skip, when set, leaves out the entries whose cleaned path it
 	// reports (hidden files, say): they are counted as entries, their
@@ -107,6 +110,7 @@ type link struct {
 // every format feed one; Files returns the outcome.
 type Collector struct {
 	opts    Options
+	noun    string
 	lim     Limits
 	files   map[string]*File
 	taken   map[string]bool // paths of files and links
@@ -123,7 +127,10 @@ func NewCollector(opts Options) *Collector {
 	if opts.Where == "" {
 		opts.Where = "archive"
 	}
-	return &Collector{opts: opts, lim: opts.Limits.withDefaults(),
+	if opts.Noun == "" {
+		opts.Noun = "archive"
+	}
+	return &Collector{opts: opts, noun: opts.Noun, lim: opts.Limits.withDefaults(),
 		files: map[string]*File{}, taken: map[string]bool{}, dirs: map[string]bool{}, folded: map[string]string{}}
 }
 
@@ -145,7 +152,7 @@ func (c *Collector) refuse(raw, rule string, args ...any) error {
 func (c *Collector) admit(raw string) (name string, skip bool, err error) {
 	c.entries++
 	if c.entries > c.lim.MaxEntries {
-		return "", false, c.refuse(raw, "the archive has more than %d entries", c.lim.MaxEntries)
+		return "", false, c.refuse(raw, "the %s has more than %d entries", c.noun, c.lim.MaxEntries)
 	}
 	name, err = CleanName(raw)
 	if err != nil {
@@ -179,7 +186,7 @@ func (c *Collector) place(raw, name string) error {
 	c.taken[name] = true
 	c.kept++
 	if c.kept > c.lim.MaxFiles {
-		return c.refuse(raw, "the archive has more than %d files", c.lim.MaxFiles)
+		return c.refuse(raw, "the %s has more than %d files", c.noun, c.lim.MaxFiles)
 	}
 	for _, p := range parents(name) {
 		c.dirs[p] = true
@@ -241,7 +248,7 @@ func (c *Collector) File(raw string, declared int64, executable bool, r io.Reade
 		return c.refuse(raw, "the files reach more than %d bytes with this one, the limit is %d in total", c.lim.MaxTotalBytes, c.lim.MaxTotalBytes)
 	}
 	if declared >= 0 && n != declared {
-		return c.refuse(raw, "the archive declares %d bytes, its data holds %d", declared, n)
+		return c.refuse(raw, "the %s declares %d bytes, its data holds %d", c.noun, declared, n)
 	}
 	c.total += n
 	c.files[name] = &File{Path: name, Data: buf.Bytes(), Executable: executable}
@@ -274,7 +281,17 @@ func (c *Collector) Special(raw, what string) error {
 	if err != nil || skip {
 		return err
 	}
-	return c.refuse(raw, "%s: only files, folders and links inside the archive are accepted", what)
+	return c.refuse(raw, "%s: only files, folders and links inside the %s are accepted", what, c.noun)
+}
+
+// Refuse refuses an entry with rule as it is, unless Options.Skip leaves
+// it out (its name is checked all the same).
+func (c *Collector) Refuse(raw, rule string) error {
+	_, skip, err := c.admit(raw)
+	if err != nil || skip {
+		return err
+	}
+	return c.refuse(raw, "%s", rule)
 }
 
 // Files resolves the links and returns every file kept, sorted by path.
@@ -319,13 +336,13 @@ func (c *Collector) resolve(l link, links map[string]link) (*File, error) {
 			case cur.target == "":
 				return nil, c.refuse(l.raw, "symbolic link with an empty target")
 			case strings.HasPrefix(cur.target, "/"):
-				return nil, c.refuse(l.raw, "symbolic link to the absolute path %s leaves the archive's root", quote(cur.target))
+				return nil, c.refuse(l.raw, "symbolic link to the absolute path %s leaves the %s's root", quote(cur.target), c.noun)
 			case strings.ContainsAny(cur.target, "\x00\\"):
 				return nil, c.refuse(l.raw, "symbolic link target %s holds a NUL or a backslash", quote(cur.target))
 			}
 			to = path.Join(path.Dir(cur.path), cur.target)
 			if to == ".." || strings.HasPrefix(to, "../") {
-				return nil, c.refuse(l.raw, "symbolic link to %s leaves the archive's root", quote(cur.target))
+				return nil, c.refuse(l.raw, "symbolic link to %s leaves the %s's root", quote(cur.target), c.noun)
 			}
 		}
 		if f, ok := c.files[to]; ok {
@@ -342,7 +359,7 @@ func (c *Collector) resolve(l link, links map[string]link) (*File, error) {
 		if c.dirs[to] || to == "." {
 			return nil, c.refuse(l.raw, "%s link to the folder %s: links to folders are not followed", kind, quote(cur.target))
 		}
-		return nil, c.refuse(l.raw, "%s link to %s, which names no file kept from the archive", kind, quote(cur.target))
+		return nil, c.refuse(l.raw, "%s link to %s, which names no file kept from the %s", kind, quote(cur.target), c.noun)
 	}
 	return nil, c.refuse(l.raw, "chain of more than %d links", maxLinkDepth)
 }

@@ -7,22 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
-// needTools skips a test whose archivers are not installed ("not run"),
-// unless it runs under make (SKILLS_TEST_REQUIRE_ARCHIVERS, set by test-go
-// after archive-deps installed them): there a missing tool is a failure.
 func needTools(t *testing.T, tools ...string) {
 	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			msg := "not run: " + tool + " is not installed (make archive-deps installs it)"
-			if os.Getenv("SKILLS_TEST_REQUIRE_ARCHIVERS") != "" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-	}
+	testutil.NeedArchivers(t, tools...)
 }
 
 // sh runs a command in dir and returns its stdout; it fails the test on

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -344,4 +345,36 @@ func overlappingZip(t *testing.T) []byte {
 	le32(end[12:], 2*len(rec))
 	le32(end[16:], cd)
 	return append(out, end...)
+}
+
+// ReadDir applies the archive rules to a folder on disk.
+func TestReadDir(t *testing.T) {
+	dir := t.TempDir()
+	put(t, dir, map[string]string{"SKILL.md": skillMD, "a/b.md": "b\n", ".git/HEAD": "ref\n"})
+	if err := os.Symlink("a/b.md", filepath.Join(dir, "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	files, err := ReadDir(dir, Options{Skip: hidden})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(files); !slices.Equal(got, []string{"SKILL.md", "a/b.md", "link.md"}) {
+		t.Fatalf("%v", got)
+	}
+	if l, _ := byPath(files, "link.md"); string(l.Data) != "b\n" {
+		t.Fatalf("link.md: %q", l.Data)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "passwd")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadDir(dir, Options{Where: "pdf", Skip: hidden})
+	wantRefused(t, err, "passwd", `symbolic link to the absolute path "/etc/passwd" leaves the folder's root`)
+	if err := os.Remove(filepath.Join(dir, "passwd")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadDir(dir, Options{Where: "pdf", Skip: hidden})
+	wantRefused(t, err, "fifo", "a named pipe (FIFO)")
 }
