@@ -54,6 +54,7 @@ func runAdd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Author, "author", "", "Author of every new version")
 	fs.DurationVar(&o.GitTimeout, "git-timeout", 5*time.Minute, "How long one git fetch may take")
 	fs.Int64Var(&o.MaxDownload, "max-download", 256<<20, "Bytes a repository may take at depth 1")
+	fs.DurationVar(&o.OwnerWait, "owner-wait", 5*time.Second, "How long to retry an id another connection still holds (the previous skills add's, until the engine sees it close)")
 	dryRun := fs.Bool("dry-run", false, "Check the SOURCEs and print what would be registered, without a registry")
 	asJSON := fs.Bool("json", false, "Print the result as JSON (ids, versions, provenance, what was left out)")
 	wait := fs.Duration("timeout", 30*time.Second, "How long to wait for the engine and for each call")

@@ -67,7 +67,7 @@ func serveRepos(t *testing.T) gitRepos {
 		"skills/docx/SKILL.md":    skillMD("docx", "Word files.", "# DOCX\n"),
 		"skills/docx/.github/x":   "hidden",
 		"skills/pdf/shared.md":    "->../docx/SKILL.md", // a link inside the repository
-		"skills/pdf/.hidden-link": "->/etc/passwd",       // hidden: never read
+		"skills/pdf/.hidden-link": "->/etc/passwd",      // hidden: never read
 	})
 	testutil.Git(t, r.work, "tag", "v1")
 	r.v1 = strings.TrimSpace(testutil.Git(t, r.work, "rev-parse", "HEAD"))

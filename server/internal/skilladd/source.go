@@ -29,7 +29,8 @@ const DefaultForge = "https://github.com/"
 
 // Source is one SOURCE argument, parsed.
 type Source struct {
-	// Arg is the argument as given.
+	// Arg is the argument as given, without the password or token an
+	// http(s) URL may carry: what messages and reports show.
 	Arg  string
 	Kind Kind
 	// Path is the local folder, archive or repository (absolute), "" for a
@@ -74,25 +75,26 @@ var (
 // argument, or before a :subdir or #ref suffix), a git URL (https://,
 // http://, ssh://, git:// or git@host:owner/repo) or owner/repo for forge
 // (DefaultForge when ""), each with optional #ref and :subdir.
-func ParseSource(arg, forge string) (Source, error) {
+func ParseSource(raw, forge string) (Source, error) {
+	arg := redact(raw)
 	src := Source{Arg: arg}
 	switch {
-	case arg == "":
+	case raw == "":
 		return src, errors.New("an empty SOURCE: give a folder, an archive (.zip, .tar.gz) or a git repository")
-	case strings.HasPrefix(arg, "-"):
+	case strings.HasPrefix(raw, "-"):
 		return src, fmt.Errorf("SOURCE %q starts with '-': refused so that git never reads it as an option (write ./%s for a local file)", arg, arg)
-	case !utf8.ValidString(arg) || strings.ContainsFunc(arg, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+	case !utf8.ValidString(raw) || strings.ContainsFunc(raw, func(r rune) bool { return r < 0x20 || r == 0x7f }):
 		return src, fmt.Errorf("SOURCE %q holds a control character or invalid UTF-8", arg)
-	case strings.HasPrefix(strings.ToLower(arg), "file:"):
+	case strings.HasPrefix(strings.ToLower(raw), "file:"):
 		return src, fmt.Errorf("SOURCE %q: file:// URLs are refused (git would also follow them from a hostile repository's submodules); give the repository's local path instead (/path/to/repo#ref to clone a local repository)", arg)
 	}
-	if fi, err := os.Stat(arg); err == nil {
-		return local(src, arg, fi, "", "")
+	if fi, err := os.Stat(raw); err == nil {
+		return local(src, raw, fi, "", "")
 	}
-	if m := transport.FindString(arg); m != "" {
+	if m := transport.FindString(raw); m != "" {
 		return src, fmt.Errorf("SOURCE %q: the git transport %q is refused (a remote helper runs a program); expected https://, http://, ssh://, git:// or git@host:owner/repo", arg, m)
 	}
-	loc, ref, sub := splitSuffixes(arg)
+	loc, ref, sub := splitSuffixes(raw)
 	if err := checkRef(ref); err != nil {
 		return src, fmt.Errorf("SOURCE %q: %w", arg, err)
 	}
@@ -130,6 +132,29 @@ func ParseSource(arg, forge string) (Source, error) {
 		return remote(src, full, scheme, ref, sub)
 	}
 	return src, fmt.Errorf("SOURCE %q is no existing folder or archive, no git URL (https://…, ssh://…, git@host:owner/repo) and no owner/repo shorthand", arg)
+}
+
+// redact removes the userinfo of an http(s) URL and the password of any
+// other: a token given in a SOURCE is used for the fetch, never shown.
+func redact(arg string) string {
+	i := strings.Index(arg, "://")
+	if i < 0 {
+		return arg
+	}
+	rest := arg[i+3:]
+	at := strings.IndexByte(rest, '@')
+	if slash := strings.IndexByte(rest, '/'); at < 0 || slash >= 0 && at > slash {
+		return arg
+	}
+	user := rest[:at]
+	switch strings.ToLower(arg[:i]) {
+	case "http", "https":
+		user = ""
+	default:
+		user, _, _ = strings.Cut(user, ":")
+		user += "@"
+	}
+	return arg[:i+3] + user + rest[at+1:]
 }
 
 func orEmpty(err error) error {

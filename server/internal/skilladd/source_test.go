@@ -45,10 +45,25 @@ func TestParseSource(t *testing.T) {
 			t.Errorf("ParseSource(%q): %v", tc.arg, err)
 			continue
 		}
-		tc.want.Arg = tc.arg
+		tc.want.Arg = strings.Replace(tc.arg, "x-token:s3cr3t@", "", 1)
 		if got != tc.want {
 			t.Errorf("ParseSource(%q)\n got %+v\nwant %+v", tc.arg, got, tc.want)
 		}
+	}
+}
+
+// A token in a URL reaches git only: never a message, a report or a
+// version.
+func TestTokensAreNeverShown(t *testing.T) {
+	for _, arg := range []string{"https://x-token:s3cr3t@host/o/r#--bad", "ssh://git:s3cr3t@host/o/r#--bad", "https://s3cr3t@host/o/r#--bad"} {
+		src, err := ParseSource(arg, "")
+		if err == nil || strings.Contains(err.Error(), "s3cr3t") || strings.Contains(src.Arg, "s3cr3t") {
+			t.Fatalf("%q: %v (Arg %q)", arg, err, src.Arg)
+		}
+	}
+	_, err := Plan(t.Context(), []string{"https://x-token:s3cr3t@127.0.0.1:1/o/r"}, Options{})
+	if err == nil || strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "https://127.0.0.1:1/o/r") {
+		t.Fatalf("Plan: %v", err)
 	}
 }
 

@@ -2,15 +2,14 @@ package skillarchive
 
 import (
 	"archive/tar"
-	"archive/zip"
 	"bytes"
-	"compress/flate"
 	"compress/gzip"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
 const tenGiB = 10 << 30
@@ -58,40 +57,9 @@ func (c *countedPipe) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// zipBomb is a valid zip holding SKILL.md and one deflated entry of size
-// zero bytes whose header declares declared bytes: one deflate block of a
-// MiB of zeros, repeated (the block starts with a literal, so every copy
-// decodes alone), about 1 KiB per MiB.
 func zipBomb(t *testing.T, name string, size, declared int64) []byte {
 	t.Helper()
-	var blk bytes.Buffer
-	fw, _ := flate.NewWriter(&blk, flate.BestCompression)
-	zeros := make([]byte, 1<<20)
-	_, _ = fw.Write(zeros)
-	_ = fw.Flush()
-	var data bytes.Buffer
-	crc := uint32(0)
-	for left := size; left > 0; left -= 1 << 20 {
-		data.Write(blk.Bytes())
-		crc = crc32.Update(crc, crc32.IEEETable, zeros)
-	}
-	data.Write([]byte{0x03, 0x00}) // final empty block (fixed Huffman)
-	var out bytes.Buffer
-	zw := zip.NewWriter(&out)
-	w, _ := zw.Create("SKILL.md")
-	_, _ = io.WriteString(w, skillMD)
-	raw, err := zw.CreateRaw(&zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc,
-		CompressedSize64: uint64(data.Len()), UncompressedSize64: uint64(declared)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Write(data.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
+	return testutil.ZipBomb(t, skillMD, name, size, declared)
 }
 
 // The bomb generators make archives the real tools accept whole (checked
