@@ -81,6 +81,13 @@ func runAdd(args []string, stdout, stderr io.Writer) int {
 	if *only != "" {
 		o.Only = splitList(*only)
 	}
+	// Say at once when no registry listens, before fetching anything.
+	if !*dryRun {
+		if err := probeEngine(*engineURL); err != nil {
+			fmt.Fprintf(stderr, "skills add: %v\n", err)
+			return 1
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	plans, err := skilladd.Plan(ctx, sources, o)
@@ -90,10 +97,6 @@ func runAdd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *dryRun {
 		return printPlans(stdout, plans, *asJSON)
-	}
-	if err := probeEngine(*engineURL); err != nil {
-		fmt.Fprintf(stderr, "skills add: %v\n", err)
-		return 1
 	}
 	cctx, ccancel := context.WithTimeout(ctx, *wait)
 	defer ccancel()

@@ -234,6 +234,8 @@ func local(src Source, p string, fi os.FileInfo, ref, sub string) (Source, error
 		src.Kind, src.URL, src.Shown = KindGit, abs, abs
 	case fi.IsDir():
 		src.Kind = KindFolder
+	case fi.Mode().IsRegular() && strings.EqualFold(filepath.Ext(abs), ".md"):
+		return src, fmt.Errorf("SOURCE %q is a markdown file: give the folder that holds it (a skill's folder, or a folder of skills)", src.Arg)
 	case fi.Mode().IsRegular():
 		src.Kind = KindArchive
 		src.Name = archiveStem(filepath.Base(abs))

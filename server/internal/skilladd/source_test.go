@@ -73,7 +73,12 @@ func TestParseSourceRefuses(t *testing.T) {
 	if err := os.WriteFile(archive, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	md := filepath.Join(dir, "SKILL.md")
+	if err := os.WriteFile(md, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ arg, want string }{
+		{md, "is a markdown file: give the folder that holds it"},
 		{"", "an empty SOURCE"},
 		{"--upload-pack=touch /tmp/x", "starts with '-'"},
 		{"file:///etc", "file:// URLs are refused"},
@@ -130,4 +135,22 @@ func TestProvenanceLine(t *testing.T) {
 	if _, err := ParseProvenance("rollback to version 1"); err == nil {
 		t.Fatal("a message without the line parsed")
 	}
+}
+
+// FuzzParseSource: no argument panics ParseSource, and whatever it takes
+// for git can never reach git as an option or a program-running transport.
+func FuzzParseSource(f *testing.F) {
+	for _, s := range []string{"o/r", "o/r#v1:s", "https://h/o/r#x:y", "git@h:o/r", "ext::sh", "-x", "file:///x", "https://u:p@h/r", "o/r#--upload-pack=x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, arg string) {
+		src, err := ParseSource(arg, "")
+		if err != nil || src.Kind != KindGit {
+			return
+		}
+		if strings.HasPrefix(src.URL, "-") || strings.HasPrefix(src.Ref, "-") || transport.MatchString(src.URL) ||
+			strings.HasPrefix(strings.ToLower(src.URL), "file:") || checkRef(src.Ref) != nil {
+			t.Fatalf("ParseSource(%q) = %+v", arg, src)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +70,11 @@ func where(opts Options) string {
 // ReadZip reads a zip archive of size bytes.
 func ReadZip(r io.ReaderAt, size int64, opts Options) ([]File, error) {
 	c := NewCollector(opts)
+	// archive/zip holds every central directory record in memory: count
+	// them first, from the end record.
+	if n, ok := zipEntryCount(r, size); ok && n > uint64(c.Limits().MaxEntries) {
+		return nil, &EntryError{Where: c.Where(), Rule: fmt.Sprintf("the archive lists %d entries, the limit is %d", n, c.Limits().MaxEntries)}
+	}
 	zr, err := zip.NewReader(r, size)
 	// ErrInsecurePath comes with a usable reader: the names are checked
 	// below, each with the rule it breaks.
@@ -135,6 +141,44 @@ func readZipEntry(c *Collector, f *zip.File, inflated *int64, archiveSize int64)
 		body.r = rc
 	}
 	return c.File(f.Name, int64(f.UncompressedSize64), mode&0o111 != 0, body)
+}
+
+// zipEntryCount reads the number of entries a zip's end of central
+// directory record (or its zip64 record) states; ok is false when it
+// cannot be found (archive/zip then says why).
+func zipEntryCount(r io.ReaderAt, size int64) (n uint64, ok bool) {
+	const eocdLen, maxComment = 22, 65535
+	tail := min(size, eocdLen+maxComment)
+	buf := make([]byte, tail)
+	if _, err := r.ReadAt(buf, size-tail); err != nil && !errors.Is(err, io.EOF) {
+		return 0, false
+	}
+	i := bytes.LastIndex(buf, []byte("PK\x05\x06"))
+	if i < 0 || len(buf)-i < eocdLen {
+		return 0, false
+	}
+	n = uint64(binary.LittleEndian.Uint16(buf[i+10:]))
+	if n != 0xffff {
+		return n, true
+	}
+	// zip64: the locator sits right before the end record.
+	loc := int64(i) + (size - tail) - 20
+	var l [20]byte
+	if loc < 0 {
+		return 0, false
+	}
+	if _, err := r.ReadAt(l[:], loc); err != nil || !bytes.Equal(l[:4], []byte("PK\x06\x07")) {
+		return 0, false
+	}
+	var rec [56]byte
+	off := int64(binary.LittleEndian.Uint64(l[8:]))
+	if off < 0 || off > size-56 {
+		return 0, false
+	}
+	if _, err := r.ReadAt(rec[:], off); err != nil || !bytes.Equal(rec[:4], []byte("PK\x06\x06")) {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(rec[32:]), true
 }
 
 // checkOverlap refuses zip entries whose data overlap: one compressed

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -311,6 +312,25 @@ func TestCraftedHostileZips(t *testing.T) {
 	_ = zw.Close()
 	_, _, err = Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()), Options{Where: "n.zip"})
 	wantRefused(t, err, "a\x00b", "NUL byte")
+
+	// More entries than the cap, counted before archive/zip reads them.
+	buf.Reset()
+	zw = zip.NewWriter(&buf)
+	for i := range 20 {
+		_, _ = zw.Create(strings.Repeat("x", i+1))
+	}
+	_ = zw.Close()
+	_, _, err = Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()), Options{Where: "many.zip", Limits: Limits{MaxEntries: 10}})
+	wantRefused(t, err, "", "the archive lists 20 entries, the limit is 10")
+	// Past 65 535 entries the count is in the zip64 record.
+	buf.Reset()
+	zw = zip.NewWriter(&buf)
+	for i := range 70000 {
+		_, _ = zw.CreateHeader(&zip.FileHeader{Name: strconv.Itoa(i), Method: zip.Store})
+	}
+	_ = zw.Close()
+	_, _, err = Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()), Options{Where: "many.zip"})
+	wantRefused(t, err, "", "the archive lists 70000 entries, the limit is 16384")
 
 	overlap := overlappingZip(t)
 	_, _, err = Read(bytes.NewReader(overlap), int64(len(overlap)), Options{Where: "o.zip"})

@@ -184,7 +184,7 @@ func (s *Skill) WriteZip(w io.Writer, layout Layout) error {
 
 // WriteTarGz streams the skill as a gzip-compressed tar archive.
 func (s *Skill) WriteTarGz(w io.Writer, layout Layout) error {
-	gz, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	gz, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
 	if err != nil {
 		return err
 	}
