@@ -10,7 +10,7 @@
 #
 # Ends with one plain line per target:
 #   registry: 147 passed, 0 failed
-#   go: 9 passed, 0 failed
+#   go: 11 passed, 0 failed
 #   node: not run (driver missing: sdk-node/dist/driver.js)
 # and fails when a spec failed or a suite did not run. A missing SDK driver is reported
 # as "not run", never as passed; CONFORMANCE_REQUIRE_DRIVERS=1 makes it fail the target.

@@ -1,15 +1,19 @@
-# Deployment files (deploy/): the systemd unit, the Caddyfile and the nginx example,
-# checked against the real tools by server/internal/deploytest. Included by the root
-# Makefile; docs in docs/deploy.md.
+# Deployment files (deploy/, .dockerignore): the systemd unit, the Caddyfile, the nginx
+# example and the Docker image, checked against the real tools by
+# server/internal/deploytest. Included by the root Makefile; docs in docs/deploy.md.
 #
-#   make deploy-deps   apt-get install nginx-core, caddy and systemd (systemd-analyze)
-#                      when missing
-#   make test-deploy   systemd-analyze verify deploy/skills.service, caddy adapt
-#                      deploy/Caddyfile, and deploy/nginx.conf on 127.0.0.1 with a
-#                      throwaway certificate in front of bin/skills, reached as
-#                      https://skills.example.com (/mcp with its SSE stream, /rpc, /readyz)
+#   make deploy-deps   apt-get install nginx-core, caddy, systemd (systemd-analyze) and
+#                      openssl when missing (not run where apt-get or sudo is unavailable:
+#                      the tests that need them skip; mk/deps.mk)
+#   make test-deploy   systemd-analyze verify deploy/skills.service and docs/deploy.md's
+#                      install run as written with the unit started as an unprivileged uid;
+#                      caddy adapt deploy/Caddyfile; deploy/nginx.conf and deploy/Caddyfile
+#                      on 127.0.0.1 with a throwaway certificate in front of bin/skills,
+#                      reached as https://skills.example.com (/mcp with its SSE stream, /rpc,
+#                      /readyz, the web page's sign-in and an action); the Dockerfile's rules,
+#                      its entrypoint and build context
 #
-# The Dockerfile is not built here (no image registry on the test machines).
+# The image is not built here (no Docker daemon on the test machines).
 
 .PHONY: deploy-deps test-deploy
 
@@ -18,16 +22,11 @@ deploy-deps:
 	command -v nginx >/dev/null 2>&1 || test -x /usr/sbin/nginx || missing="$$missing nginx-core"; \
 	command -v caddy >/dev/null 2>&1 || missing="$$missing caddy"; \
 	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
-	if [ -n "$$missing" ]; then \
-		if ! command -v apt-get >/dev/null 2>&1; then \
-			echo "deploy-deps: install$$missing (no apt-get here)" >&2; exit 1; fi; \
-		echo "deploy-deps: apt-get install$$missing"; \
-		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get -o DPkg::Lock::Timeout=300 update -qq && DEBIAN_FRONTEND=noninteractive \
-			$$SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends $$missing; \
-	fi
+	command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
+	scripts/install-packages --no-install-recommends deploy-deps $$missing
 
 test-deploy: build deploy-deps gotestsummary
-	set -o pipefail; DEPLOY_TESTS_REQUIRED=1 SKILLS_BIN=$(BIN)/skills $(GO) test -count=1 -json ./server/internal/deploytest/ 2>&1 | $(GOTESTSUMMARY)
+	set -o pipefail; DEPLOY_TESTS_REQUIRED=$(call deps-installed-sh,deploy-deps) SKILLS_BIN=$(BIN)/skills \
+		$(GO) test -count=1 -json ./server/internal/deploytest/ 2>&1 | $(GOTESTSUMMARY)
 
 TEST_TARGETS += test-deploy

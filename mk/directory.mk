@@ -7,25 +7,22 @@
 #   make bench-directory         cold load, index read, edit-to-subscriber latency, RSS (10 000 skills)
 #   make directory-deps          apt-get install git when git or git-http-backend is missing
 #                                (server/internal/directory's download-from-git test serves a repository
-#                                through git-http-backend; under make it fails instead of skipping)
+#                                through git-http-backend; under make it fails instead of skipping,
+#                                unless apt-get or sudo is unavailable: mk/deps.mk)
 
 DIRECTORY_URL_FLAG := $(if $(filter environment environment\ override command\ line,$(origin III_URL)),--iii-url=$(III_URL))
 
 .PHONY: conformance-directory bench-directory directory-deps
 
 directory-deps:
-	@if ! command -v git >/dev/null 2>&1 || ! test -x "$$(git --exec-path 2>/dev/null)/git-http-backend"; then \
-		if ! command -v apt-get >/dev/null 2>&1; then \
-			echo "directory-deps: install git (with git-http-backend; no apt-get here)" >&2; exit 1; fi; \
-		echo "directory-deps: apt-get install git"; \
-		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq git; \
-	fi
+	@missing=""; \
+	command -v git >/dev/null 2>&1 && test -x "$$(git --exec-path 2>/dev/null)/git-http-backend" || missing=git; \
+	scripts/install-packages directory-deps $$missing
 
 # server/internal/directory's tests clone over git-http-backend; under make a missing git
-# is a failure, not a skip.
+# is a failure, not a skip (unless directory-deps could not install it here).
 test-go: directory-deps
-test-go: export SKILLS_TEST_REQUIRE_GIT := 1
+test-go: export SKILLS_TEST_REQUIRE_GIT = $(call deps-installed,directory-deps)
 
 conformance-directory:
 	env -u III_URL $(GO) test -count=1 -timeout 20m ./conformance/directory -args $(DIRECTORY_URL_FLAG) \

@@ -3,7 +3,10 @@
 # on a fresh Debian/Ubuntu machine before any Go test runs, so the sandbox attack tests
 # run in CI and are never skipped there. Included by the root Makefile.
 #
-#   make sandbox-deps     apt-get install bubblewrap python3 util-linux when missing
+#   make sandbox-deps     apt-get install bubblewrap python3 util-linux when missing; where
+#                         apt-get or sudo is unavailable it says "not run" (mk/deps.mk), and
+#                         the sandbox tests then fail naming what to install: they are never
+#                         skipped, the sandbox being where run_code's untrusted code runs
 #   make conformance-skillsprotocol  the skills-protocol conformance group over HTTP (part of
 #                         `make conformance`)
 
@@ -14,13 +17,7 @@ sandbox-deps:
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	test -x /usr/bin/python3 || missing="$$missing python3"; \
 	test -x /usr/bin/prlimit || missing="$$missing util-linux"; \
-	if [ -n "$$missing" ]; then \
-		if ! command -v apt-get >/dev/null 2>&1; then \
-			echo "sandbox-deps: install$$missing (no apt-get here)" >&2; exit 1; fi; \
-		echo "sandbox-deps: apt-get install$$missing"; \
-		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
-	fi
+	scripts/install-packages sandbox-deps $$missing
 
 # Every Go test and the conformance suite exercise the sandbox.
 test-go: sandbox-deps

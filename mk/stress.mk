@@ -14,8 +14,13 @@
 #                    bin/skills under small /rpc requests that took gigabytes
 #                    (one 8 MiB blob 200 times in input_blobs, a batch of 60
 #                    full read_blob, 31 MiB batches and params, 60 concurrent
-#                    reads; docs/benchmarks.md). Fails above RPCMEM_MAX_MIB
+#                    reads, 32 concurrent batches of 60 full read_blob;
+#                    docs/benchmarks.md). Fails above RPCMEM_MAX_MIB
 #                    (default 400). Not in make test.
+#   make slowread    32 and 64 concurrent slow readers (64 KiB every 10 ms) of a 15 MiB
+#                    folder file over /rpc: peak RSS of bin/skills above idle
+#                    (docs/benchmarks.md). Fails above SLOWREAD_MAX_MIB (default 512).
+#                    Not in make test.
 #   make test-kill9  64 concurrent writers (skills::register + state::set), SIGKILL,
 #                    restart, read back: 0 acknowledged writes may be missing, 3 runs
 #                    (~30 s; part of make test)
@@ -27,6 +32,7 @@ SOAK_BASELINE ?= 30s
 SOAK_HOG_REDIAL ?=
 SOAK_PPROF ?=
 RPCMEM_MAX_MIB ?= 400
+SLOWREAD_MAX_MIB ?= 512
 LOADTEST := $(BIN)/loadtest
 
 FUZZ_TARGETS := \
@@ -49,12 +55,18 @@ FUZZ_TARGETS := \
 	./sdk-go/skills:FuzzDecodeArguments \
 	./sdk-go/skills/internal/driver:FuzzDecodeCommand \
 	./sdk-go/wire:FuzzScanResultFrame \
+	./sdk-go/sshsig:FuzzVerify \
+	./sdk-go/sshsig:FuzzAllowedSigners \
+	./sdk-go/sshsig:FuzzMatchPattern \
 	./server/internal/catalog:FuzzFrontmatter \
 	./server/internal/skillsprotocol:FuzzParseManifest \
 	./server/internal/skillsprotocol:FuzzBuildEntry \
-	./server/internal/skillsprotocol:FuzzRPCParams
+	./server/internal/skillsprotocol:FuzzRPCParams \
+	./server/internal/skillarchive:FuzzRead \
+	./server/internal/skillarchive:FuzzCleanName \
+	./server/internal/skilladd:FuzzParseSource
 
-.PHONY: fuzz soak test-kill9 loadtest rpcmem
+.PHONY: fuzz soak test-kill9 loadtest rpcmem slowread
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -73,6 +85,9 @@ soak: build loadtest
 
 rpcmem: build loadtest sandbox-deps
 	LOADTEST_SKILLS_LOG=error $(LOADTEST) rpcmem --skills $(BIN)/skills --max-peak-mib $(RPCMEM_MAX_MIB)
+
+slowread: build loadtest
+	LOADTEST_SKILLS_LOG=error $(LOADTEST) slowread --skills $(BIN)/skills --max-above-idle-mib $(SLOWREAD_MAX_MIB)
 
 test-kill9: build loadtest
 	$(LOADTEST) kill9 --skills $(BIN)/skills --writers 64 --runs 3

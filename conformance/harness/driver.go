@@ -194,8 +194,15 @@ func (d *Driver) EventsNamed(name string) []map[string]any {
 func (d *Driver) Stderr() string { return d.stderr.String() }
 
 // Close sends close (unregister=false) and waits for the exit; the process
-// is killed if it does not exit within 20 s.
+// is killed if it does not exit within 20 s. Closing a driver that already
+// exited does nothing.
 func (d *Driver) Close() error {
+	d.mu.Lock()
+	exited := d.exited
+	d.mu.Unlock()
+	if exited {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := d.Do(ctx, "close", map[string]any{"unregister": false})

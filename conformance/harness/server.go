@@ -66,7 +66,9 @@ func StartServer(ctx context.Context, o ServerOptions) (*Server, error) {
 		}
 	}
 	url := fmt.Sprintf("ws://127.0.0.1:%d", port)
-	args := append([]string{"--standalone", "--url", url, "--data", filepath.Join(home, "data"), "--config", configPath}, o.Args...)
+	// No HTTP listener unless the spec asks for one (o.Args come last and
+	// win): its default port is one for the whole machine.
+	args := append([]string{"--standalone", "--url", url, "--data", filepath.Join(home, "data"), "--config", configPath, "--mcp-addr", ""}, o.Args...)
 	s := &Server{URL: url, done: make(chan struct{}), output: &syncBuffer{}}
 	s.cmd = exec.Command(o.Bin, args...)
 	s.cmd.Dir = home

@@ -183,10 +183,91 @@ var _ = group.Describe("publisher SDK (DRIVER.md)", func() {
 		d := driver(fmt.Sprintf("ws://127.0.0.1:%d", port))
 		do(ctx, d, "configure", map[string]any{"backoff": map[string]any{"initial_ms": 50, "multiplier": 2, "max_ms": 200, "give_up_ms": 1500}})
 		do(ctx, d, "skill", map[string]any{"skill_id": scoped("lonely"), "markdown": "# lonely\n"})
-		Expect(string(do(ctx, d, "start", map[string]any{"wait": true}))).To(MatchJSON(`{"registered":false}`))
+		Expect(string(do(ctx, d, "start", map[string]any{"wait": true}))).To(MatchJSON(`{"registered":false,"rejected":[]}`))
 		Eventually(func() []map[string]any { return d.EventsNamed("gave_up") }).WithTimeout(10 * time.Second).ShouldNot(BeEmpty())
-		Expect(d.EventsNamed("log")).To(ContainElement(HaveKeyWithValue("level", "warn")))
+		Expect(d.EventsNamed("log")).To(ContainElement(And(HaveKeyWithValue("level", "warn"),
+			HaveKeyWithValue("message", "skills handshake gave up; install / start it and restart this worker"))))
 		Expect(d.EventsNamed("registered")).To(BeEmpty())
+	})
+
+	It("fails start at once, naming the address, when the engine URL is malformed", func(ctx SpecContext) {
+		d := driver("ws://engine:99999")
+		do(ctx, d, "configure", map[string]any{"backoff": map[string]any{"give_up_ms": 600000}})
+		// A retry loop would not answer before the deadline above; the
+		// address error comes at once (a minute is only the bound of a hang).
+		wait, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		_, err := d.Do(wait, "start", map[string]any{"wait": true})
+		var de *harness.DriverError
+		Expect(err).To(BeAssignableToTypeOf(de), "start should reply ok:false at once, got %v", err)
+		Expect(err.Error()).To(ContainSubstring(`invalid engine URL "ws://engine:99999" (from III_URL): ` +
+			`the port is not a number from 1 to 65535; expected ws://host:port or wss://host:port`))
+		Expect(d.EventsNamed("registered")).To(BeEmpty())
+	})
+
+	Describe("ids another worker holds", func() {
+		BeforeEach(requireLaunched) // FORBIDDEN is our registry's ownership rule
+
+		It("registers past a held id, reports it with its holder and advice, and takes it once the holder is gone", func(ctx SpecContext) {
+			shared, first, after := scoped("shared"), scoped("first"), scoped("after")
+			holder := driver(target.URL)
+			do(ctx, holder, "skill", map[string]any{"skill_id": shared, "markdown": "# held\n"})
+			started(ctx, holder)
+
+			d := driver(target.URL)
+			do(ctx, d, "configure", map[string]any{"backoff": map[string]any{"initial_ms": 100, "multiplier": 2, "max_ms": 500, "give_up_ms": 120000}})
+			for _, id := range []string{first, shared, after} {
+				do(ctx, d, "skill", map[string]any{"skill_id": id, "markdown": "# " + id + "\n"})
+			}
+			var res struct {
+				Registered bool `json:"registered"`
+				Rejected   []struct {
+					Kind, Name, Code, Message, Advice string
+					Retried                           bool
+					Holder                            *struct {
+						WorkerID   string `json:"worker_id"`
+						WorkerName string `json:"worker_name"`
+					}
+				} `json:"rejected"`
+			}
+			Expect(json.Unmarshal(do(ctx, d, "start", map[string]any{"wait": true}), &res)).To(Succeed())
+			Expect(res.Registered).To(BeFalse())
+			Expect(res.Rejected).To(HaveLen(1))
+			r := res.Rejected[0]
+			Expect([]any{r.Kind, r.Name, r.Code, r.Retried}).To(Equal([]any{"skill", shared, "FORBIDDEN", true}))
+			Expect(r.Holder).NotTo(BeNil())
+			// The holder by the name the engine lists (the registry's web page shows the same).
+			var workers struct {
+				Workers []iii.WorkerInfo `json:"workers"`
+			}
+			Expect(json.Unmarshal(call(ctx, iii.FnListWorkers, map[string]any{}), &workers)).To(Succeed())
+			name := ""
+			for _, w := range workers.Workers {
+				if w.StringID() == r.Holder.WorkerID {
+					name = w.StringName()
+				}
+			}
+			Expect(name).NotTo(BeEmpty(), "the holder %s is not a listed worker", r.Holder.WorkerID)
+			Expect(r.Holder.WorkerName).To(Equal(name))
+			quoted, _ := json.Marshal(name)
+			Expect(r.Message).To(ContainSubstring("belongs to another worker (" + r.Holder.WorkerID + ", named " + string(quoted) + ")"))
+			advice := "stop worker " + string(quoted) + " (" + r.Holder.WorkerID + "), which holds it, or publish under another id; " +
+				"this worker retries until its registration deadline"
+			Expect(r.Advice).To(Equal(advice))
+			line := `skills registry refused skill "` + shared + `" (FORBIDDEN): ` + r.Message + "; " + advice
+			Expect(d.EventsNamed("log")).To(ContainElement(And(HaveKeyWithValue("level", "warn"), HaveKeyWithValue("message", line))))
+			// Every other item was registered; the held one still reads the holder's.
+			Expect(readText(ctx, client, "iii://"+first)).To(Equal("# " + first + "\n"))
+			Expect(readText(ctx, client, "iii://"+after)).To(Equal("# " + after + "\n"))
+			Expect(readText(ctx, client, "iii://"+shared)).To(Equal("# held\n"))
+			Expect(d.EventsNamed("registered")).To(BeEmpty())
+
+			// The holder leaves: the retried id passes to this publisher.
+			Expect(holder.Close()).To(Succeed())
+			Eventually(func() []map[string]any { return d.EventsNamed("registered") }).WithTimeout(60 * time.Second).ShouldNot(BeEmpty())
+			Expect(readText(ctx, client, "iii://"+shared)).To(Equal("# " + shared + "\n"))
+			Expect(d.EventsNamed("gave_up")).To(BeEmpty())
+		})
 	})
 
 	Describe("lifecycle against instances the suite starts", Label("binary"), func() {

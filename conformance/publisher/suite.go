@@ -114,10 +114,11 @@ func refused(ctx context.Context, d *harness.Driver, cmd string, args map[string
 	Expect(err.Error()).To(ContainSubstring(want))
 }
 
-// started sends start {wait:true} and expects {registered:true}.
+// started sends start {wait:true} and expects {registered:true} with no
+// refusal.
 func started(ctx context.Context, d *harness.Driver) {
 	GinkgoHelper()
-	Expect(string(do(ctx, d, "start", map[string]any{"wait": true}))).To(MatchJSON(`{"registered":true}`))
+	Expect(string(do(ctx, d, "start", map[string]any{"wait": true}))).To(MatchJSON(`{"registered":true,"rejected":[]}`))
 }
 
 func call(ctx context.Context, fn string, payload any) json.RawMessage {

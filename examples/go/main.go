@@ -14,7 +14,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -47,7 +46,11 @@ type SendEmailArgs struct {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, cmp.Or(os.Getenv("III_URL"), iii.DefaultEngineURL), slog.Default()); err != nil {
+	url, err := iii.EngineURL("") // III_URL, else ws://127.0.0.1:49134; a malformed one fails here
+	if err == nil {
+		err = run(ctx, url, slog.Default())
+	}
+	if err != nil {
 		slog.Error("resend example failed", "error", err)
 		os.Exit(1)
 	}
@@ -91,12 +94,13 @@ func run(ctx context.Context, url string, log *slog.Logger) error {
 		return err
 	}
 
-	var rejected *skills.RejectedError
 	switch err := p.Start(ctx); {
-	case errors.As(err, &rejected):
-		return err
-	case err != nil:
+	case errors.Is(err, skills.ErrGaveUp) || err != nil && ctx.Err() != nil:
 		log.Warn("resend example: not registered with the skills registry; still serving the section and prompt", "error", err)
+	case err != nil:
+		// Refusals (each with its code, holder and advice) or an engine URL
+		// that can never connect: say so and stop.
+		return err
 	default:
 		log.Info("resend example registered",
 			"skills", []string{"resend-go", "resend-go/email", "resend-go/email/send", "resend-go/email/track"},

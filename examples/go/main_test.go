@@ -56,7 +56,7 @@ func startServer(t *testing.T) string {
 	}
 	url := fmt.Sprintf("ws://%s", l.Addr())
 	l.Close()
-	srv := exec.Command(bin, "--standalone", "--url", url, "--data", t.TempDir(),
+	srv := exec.Command(bin, "--standalone", "--url", url, "--data", t.TempDir(), "--mcp-addr", "",
 		"--config", filepath.Join(t.TempDir(), "absent.yaml"))
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)

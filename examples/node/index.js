@@ -9,10 +9,11 @@
 //   III_URL=ws://127.0.0.1:49134 node examples/node/index.js
 import { readFileSync } from 'node:fs'
 import { registerWorker } from 'iii-sdk'
-import { createPublisher } from 'iii-skills'
+import { createPublisher, engineUrl } from 'iii-skills'
 import { z } from 'zod'
 
-const iii = registerWorker(process.env.III_URL ?? 'ws://127.0.0.1:49134', {
+// engineUrl(): $III_URL, else ws://127.0.0.1:49134; a malformed address throws here, at once.
+const iii = registerWorker(engineUrl(), {
   workerName: 'resend-example',
 })
 const skills = createPublisher(iii)
@@ -78,7 +79,14 @@ skills.prompt(
   }),
 )
 
-const { registered } = await skills.start()
+const { registered, rejected } = await skills.start()
+if (rejected.length > 0) {
+  // Each refusal was logged with its code, holder and advice: say so and stop.
+  console.error(`resend example: the registry refused ${rejected.map((r) => `${r.kind} ${r.name} (${r.code})`).join(', ')}`)
+  await skills.close({ unregister: true })
+  await iii.shutdown()
+  process.exit(1)
+}
 console.info(
   registered
     ? `resend example: skills, ${healthUri} and /send-email-node are registered; Ctrl-C to stop`

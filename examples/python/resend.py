@@ -26,7 +26,7 @@ from types import FrameType
 from iii import InitOptions, register_worker
 from pydantic import BaseModel, Field
 
-from iii_skills import Publisher, SkillChange
+from iii_skills import Publisher, SkillChange, engine_url
 
 HERE = Path(__file__).resolve().parent
 
@@ -91,7 +91,9 @@ def build(publisher: Publisher, started_at: float | None = None) -> None:
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    iii = register_worker(options=InitOptions(worker_name="resend-example"))
+    # engine_url(): III_URL, else ws://127.0.0.1:49134; a malformed address raises here, at once
+    # (the official client would retry it forever).
+    iii = register_worker(engine_url(), InitOptions(worker_name="resend-example"))
     publisher = Publisher(iii)
     build(publisher)
 

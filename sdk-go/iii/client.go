@@ -125,8 +125,10 @@ func WithResultHold(d time.Duration) Option {
 // expects it, and delivers it. When the first one was delivered, the engine
 // finds no caller for the copy and drops it (a debug log line), so callers
 // see each result once. It costs one extra frame per call and no latency.
-// Zero (the default) sends once. Never use it against an engine that
-// treats a second result as an error.
+// A copy that has not left yet is dropped when an invocation under the
+// same invocation_id arrives: the engine would take it for the answer to
+// that new call. Zero (the default) sends once. Never use it against an
+// engine that treats a second result as an error.
 func WithResultResend(d time.Duration) Option {
 	return func(o *options) { o.resultResend = max(d, 0) }
 }
@@ -223,11 +225,17 @@ type connectHook struct {
 	f  func(context.Context)
 }
 
-// New builds a client for the engine at url (for example DefaultEngineURL)
-// without dialling: Connect starts the connection. Use it when nothing may
-// reach the engine before the program says so; RegisterWorker is the usual
-// entry point.
+// New builds a client for the engine at url (for example DefaultEngineURL;
+// "" reads $III_URL, else DefaultEngineURL: EngineURL) without dialling:
+// Connect starts the connection. Use it when nothing may reach the engine
+// before the program says so; RegisterWorker is the usual entry point. A
+// url that cannot be an engine's stops the client at once: Connect,
+// FatalError and every call return EngineURL's error, and nothing retries.
 func New(url string, opts ...Option) *Client {
+	resolved, urlErr := EngineURL(url)
+	if urlErr == nil {
+		url = resolved
+	}
 	o := options{
 		reconnect:         DefaultReconnectConfig(),
 		invocationTimeout: DefaultInvocationTimeout,
@@ -258,7 +266,7 @@ func New(url string, opts ...Option) *Client {
 		o.logger = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Client{
+	c := &Client{
 		url:          url,
 		opts:         o,
 		log:          o.logger.With("component", "iii", "url", url),
@@ -272,10 +280,15 @@ func New(url string, opts ...Option) *Client {
 		triggerTypes: map[string]*triggerTypeEntry{},
 		pending:      map[string]*pendingCall{},
 	}
+	if urlErr != nil {
+		c.stop(fmt.Errorf("iii: %w", urlErr))
+	}
+	return c
 }
 
 // RegisterWorker builds a client for the engine at url (for example
-// DefaultEngineURL) and starts connecting in the background, like
+// DefaultEngineURL; "" reads $III_URL, else DefaultEngineURL, as New does)
+// and starts connecting in the background, like
 // registerWorker of the Node and Python SDKs: it returns at once, retries
 // with backoff while the engine is absent, and replays every registration on
 // each connection, so functions and triggers may be registered before or
@@ -713,9 +726,9 @@ func (c *Client) dispatch(cn *wsConn, data []byte) {
 	// handed to the handler as it is; the full decode would check it, scan
 	// it again and copy it.
 	if f, ok := wire.ScanInvokeFrame(data); ok && wire.Valid(f.Data) && (f.Metadata == nil || wire.Valid(f.Metadata)) {
-		go c.handleInvoke(cn, wire.Message{Type: wire.TypeInvokeFunction, InvocationID: f.InvocationID,
+		c.startInvoke(cn, wire.Message{Type: wire.TypeInvokeFunction, InvocationID: f.InvocationID,
 			FunctionID: f.FunctionID, Data: f.Data, Metadata: f.Metadata, Action: f.Action,
-			Traceparent: f.Traceparent, Baggage: f.Baggage})
+			Traceparent: f.Traceparent, Baggage: f.Baggage, TriggerID: f.TriggerID})
 		return
 	}
 	var m wire.Message
@@ -731,7 +744,7 @@ func (c *Client) dispatch(cn *wsConn, data []byte) {
 		c.mu.Unlock()
 		c.log.Debug("iii: worker registered", "worker_id", m.WorkerID)
 	case wire.TypeInvokeFunction:
-		go c.handleInvoke(cn, m)
+		c.startInvoke(cn, m)
 	case wire.TypeInvocationResult:
 		c.resolve(m)
 	case wire.TypeRegisterTrigger:

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -557,6 +558,13 @@ func TestTriggerTypeProvider(t *testing.T) {
 		}
 	case <-time.After(waitLimit):
 		t.Fatal("Fire never reached the bound function")
+	}
+	// The fire names its binding, so that an engine that stamps callers
+	// runs it as the binding's registrant, not as the provider.
+	if f := pfc.waitFor(t, "the fired invokefunction", func(f frame) bool {
+		return f.Type == wire.TypeInvokeFunction && f.FunctionID == "sub::notify"
+	}); f.TriggerID != "b1" {
+		t.Errorf("fired invokefunction names trigger_id %q; want the binding b1: %s", f.TriggerID, f.raw)
 	}
 
 	// Unregistering the binding reaches the provider with the stored config.
@@ -1328,5 +1336,48 @@ func TestResultResendSendsACopy(t *testing.T) {
 	})
 	if copies[0] != copies[1] {
 		t.Fatalf("the copy differs:\n%s\n%s", copies[0], copies[1])
+	}
+}
+
+// WithResultResend never answers a new call with an old result: a call
+// that reuses an invocation_id (a client's mistake, or an attacker's
+// choice) cancels the copy of the earlier result that has not left yet,
+// so the engine cannot take that copy for the new call's answer.
+func TestResultResendCopyNeverAnswersAReusedInvocationID(t *testing.T) {
+	e := newFakeEngine(t)
+	// Long enough that the reused call (sent right after the first answer)
+	// reaches the client before the copy is due even on a loaded machine: a
+	// copy already on the wire when the reused id arrives is allowed (see
+	// WithResultResend), so this test only checks the copy still waiting.
+	const resend = time.Second
+	c := newTestClient(t, e, WithResultResend(resend))
+	release := make(chan struct{})
+	var calls atomic.Int32
+	if _, err := c.RegisterFunction("t::count", func(context.Context, json.RawMessage) (any, error) {
+		n := calls.Add(1)
+		if n == 2 {
+			<-release // the reused call is still running when the copy would go
+		}
+		return fmt.Sprintf("answer %d", n), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fc := connect(t, e, c)
+	id := uuid.NewString()
+	call := func() {
+		fc.send(wire.Message{Type: wire.TypeInvokeFunction, InvocationID: id, FunctionID: "t::count", Data: json.RawMessage(`{}`)})
+	}
+	call()
+	fc.waitFor(t, "the first answer", func(f frame) bool {
+		return f.Type == wire.TypeInvocationResult && f.InvocationID == id && string(f.Result) == `"answer 1"`
+	})
+	call()                  // the same invocation_id again, before the copy left
+	time.Sleep(resend + resend/2) // room for a copy that was not cancelled to go out
+	close(release)
+	got := fc.waitFor(t, "the second answer", func(f frame) bool {
+		return f.Type == wire.TypeInvocationResult && f.InvocationID == id
+	})
+	if string(got.Result) != `"answer 2"` {
+		t.Fatalf("the call that reused invocation_id %s was answered %s (a copy of the earlier result); want \"answer 2\"", id, got.Result)
 	}
 }

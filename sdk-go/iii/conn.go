@@ -29,9 +29,12 @@ type wsConn struct {
 	mu     sync.Mutex
 	queue  [][]byte
 	closed bool
-	wake   chan struct{}
-	done   chan struct{}
-	once   sync.Once
+	// resends are the result copies waiting to go (WithResultResend), by
+	// invocation_id; guarded by mu.
+	resends map[string]*time.Timer
+	wake    chan struct{}
+	done    chan struct{}
+	once    sync.Once
 }
 
 func newWSConn(parent context.Context, ws *websocket.Conn) *wsConn {
@@ -109,4 +112,44 @@ func (c *wsConn) writeLoop(pingInterval time.Duration) {
 			}
 		}
 	}
+}
+
+// resendLater sends frame (the result of invocation id) again after d,
+// unless cancelResend(id) runs first: a new invocation under the same id
+// must not be answered with this copy. A closed connection drops it.
+func (c *wsConn) resendLater(id string, frame []byte, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	if c.resends == nil {
+		c.resends = make(map[string]*time.Timer)
+	}
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		c.mu.Lock()
+		mine := c.resends[id] == t
+		if mine {
+			delete(c.resends, id)
+		}
+		c.mu.Unlock()
+		if mine {
+			c.send(frame)
+		}
+	})
+	if old := c.resends[id]; old != nil {
+		old.Stop()
+	}
+	c.resends[id] = t
+}
+
+// cancelResend drops the copy of id's result that has not left yet.
+func (c *wsConn) cancelResend(id string) {
+	c.mu.Lock()
+	if t := c.resends[id]; t != nil {
+		t.Stop()
+		delete(c.resends, id)
+	}
+	c.mu.Unlock()
 }

@@ -69,7 +69,9 @@
 // binding to the [TriggerHandler], whose outcome is answered with
 // triggerregistrationresult. A provider fires its bindings with
 // [TriggerTypeRef.Fire] (or [Client.FireTrigger] for one), which sends void
-// invocations carrying each binding's metadata.
+// invocations carrying each binding's metadata and naming the binding
+// (trigger_id): the skills engine then runs each call as whoever
+// registered the binding, never as the provider.
 //
 // # Errors and lifecycle
 //

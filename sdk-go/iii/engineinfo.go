@@ -3,6 +3,8 @@ package iii
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
+	"unicode"
 )
 
 // The answers of the engine's built-in listings (engine::functions::list /
@@ -109,6 +111,31 @@ func (w WorkerInfo) StringName() string {
 		return ""
 	}
 	return *w.Name
+}
+
+// MaxNameRunes is how much of a worker's self-given name ShowName keeps.
+const MaxNameRunes = 64
+
+// ShowName makes a name a worker gave itself (or another text it chose: an
+// id, a token name) safe to show as text, in a page or in a message: control
+// and formatting characters (bidi overrides could disguise it) become '?',
+// and it is cut to MaxNameRunes with "…". The registry's web page and its
+// ownership refusals show worker names this way, so both show the same.
+func ShowName(name string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range name {
+		if n == MaxNameRunes {
+			b.WriteString("…")
+			break
+		}
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			r = '?'
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // RawText shows a raw JSON scalar as text: a string unquoted, a number or

@@ -2,6 +2,7 @@ package iii
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +33,14 @@ func TestFunctionInfoInternal(t *testing.T) {
 		if got := (FunctionInfo{Metadata: json.RawMessage(md)}).Internal(); got != want {
 			t.Errorf("Internal(%s) = %v; want %v", md, got, want)
 		}
+	}
+}
+
+func TestShowName(t *testing.T) {
+	if got := ShowName(strings.Repeat("w", 100)); got != strings.Repeat("w", MaxNameRunes)+"…" {
+		t.Errorf("a long name: %q", got)
+	}
+	if got := ShowName("a\u202eb\tc\u200bd"); got != "a?b?c?d" {
+		t.Errorf("control and format characters: %q", got)
 	}
 }

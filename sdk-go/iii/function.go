@@ -203,8 +203,19 @@ func (c *Client) handleInvoke(cn *wsConn, m wire.Message) {
 	frame := wire.EncodeMessage(&reply)
 	cn.send(frame)
 	if d := c.opts.resultResend; d > 0 {
-		time.AfterFunc(d, func() { cn.send(frame) }) // a closed connection drops it
+		cn.resendLater(m.InvocationID, frame, d)
 	}
+}
+
+// startInvoke serves an inbound invokefunction on its own goroutine. A
+// copy of an earlier result under the same invocation_id that has not
+// left yet is cancelled first, in the order frames were read: the engine
+// would take that copy for the answer to this new call.
+func (c *Client) startInvoke(cn *wsConn, m wire.Message) {
+	if c.opts.resultResend > 0 && m.InvocationID != "" {
+		cn.cancelResend(m.InvocationID)
+	}
+	go c.handleInvoke(cn, m)
 }
 
 // encodeResult encodes a handler's result. Strings, the usual result of a

@@ -38,6 +38,12 @@ type TriggerRequest struct {
 	// invocation ctx serves, if any (TraceContextFromContext).
 	Traceparent string
 	Baggage     string
+	// TriggerID names the binding this call fires, for a trigger type's
+	// provider (FireTrigger sets it). An engine that stamps callers (ours)
+	// then delivers the call as the binding's registrant's, never as the
+	// provider's: a provider must not lend its own rights to whoever bound
+	// a function to its type. Other engines ignore it.
+	TriggerID string
 }
 
 // TriggerAction is the optional action of a call: VoidAction or
@@ -128,7 +134,7 @@ func (c *Client) Trigger(ctx context.Context, req TriggerRequest) (json.RawMessa
 		timeout = c.opts.invocationTimeout
 	}
 	m := wire.Message{Type: wire.TypeInvokeFunction, FunctionID: req.FunctionID, Data: data, Action: req.Action,
-		Metadata: meta, Namespace: req.Namespace, Traceparent: traceparent, Baggage: baggage}
+		Metadata: meta, Namespace: req.Namespace, Traceparent: traceparent, Baggage: baggage, TriggerID: req.TriggerID}
 
 	if req.Action != nil && req.Action.Type == wire.ActionVoid {
 		frame := wire.EncodeMessage(&m)

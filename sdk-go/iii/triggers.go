@@ -235,9 +235,11 @@ func (r *TriggerTypeRef) FireJSON(ctx context.Context, payload any) error {
 }
 
 // FireTrigger fires one binding: a void invocation of cfg.FunctionID with
-// data (raw JSON), cfg.Metadata and cfg.Namespace.
+// data (raw JSON), cfg.Metadata and cfg.Namespace, naming the binding
+// (TriggerRequest.TriggerID) so that our engine runs it as whoever
+// registered the binding.
 func (c *Client) FireTrigger(ctx context.Context, cfg TriggerConfig, data json.RawMessage) error {
-	req := TriggerRequest{FunctionID: cfg.FunctionID, Data: data, Action: VoidAction(), Namespace: cfg.Namespace}
+	req := TriggerRequest{FunctionID: cfg.FunctionID, Data: data, Action: VoidAction(), Namespace: cfg.Namespace, TriggerID: cfg.ID}
 	if len(cfg.Metadata) > 0 && string(cfg.Metadata) != "null" {
 		req.Metadata = cfg.Metadata
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/invopop/jsonschema"
 )
 
-// Argument is one entry of a prompt's argument list, as sent to
+// PromptArgument is one entry of a prompt's argument list, as sent to
 // prompts::register and shown in a client's argument picker.
-type Argument struct {
+type PromptArgument struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	Required    bool   `json:"required"`
@@ -42,23 +42,29 @@ func (k argKind) word() string {
 	return wordString
 }
 
+// Argument is the old name of PromptArgument, which the Node and Python
+// publishers use too.
+//
+// Deprecated: use PromptArgument; Argument is removed in the next release.
+type Argument = PromptArgument
+
 // argSpec is a derived argument plus what checking it needs.
 type argSpec struct {
-	Argument
+	PromptArgument
 	kind argKind
 	typ  reflect.Type // the field's type with pointers removed
 }
 
 // ArgumentsOf derives the argument list of a prompt from its Args type (see
 // Prompt): one argument per exported field, in declaration order.
-func ArgumentsOf[Args any]() ([]Argument, error) {
+func ArgumentsOf[Args any]() ([]PromptArgument, error) {
 	specs, err := deriveArguments(reflect.TypeFor[Args]())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Argument, len(specs))
+	out := make([]PromptArgument, len(specs))
 	for i, s := range specs {
-		out[i] = s.Argument
+		out[i] = s.PromptArgument
 	}
 	return out, nil
 }
@@ -156,9 +162,9 @@ func collectFields(t reflect.Type, descriptions map[string]string, specs *[]argS
 			optional = false
 		}
 		*specs = append(*specs, argSpec{
-			Argument: Argument{Name: name, Description: descriptions[name], Required: !optional},
-			kind:     kind,
-			typ:      ft,
+			PromptArgument: PromptArgument{Name: name, Description: descriptions[name], Required: !optional},
+			kind:           kind,
+			typ:            ft,
 		})
 	}
 	return nil

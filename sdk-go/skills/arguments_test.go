@@ -34,7 +34,7 @@ func TestDeriveArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Argument{
+	want := []PromptArgument{
 		{Name: "to", Description: "Recipient address", Required: true},
 		{Name: "subject", Description: "Subject line", Required: true},
 		{Name: "urgent", Description: "Mark as urgent", Required: false},
@@ -51,7 +51,7 @@ func TestDeriveArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []Argument{
+	want = []PromptArgument{
 		{Name: "locale", Description: "Language, e.g. en"},
 		{Name: "count", Required: true},
 		{Name: "ratio"},

@@ -5,7 +5,7 @@
 //
 // # Publishing
 //
-//	c := iii.RegisterWorker(iii.DefaultEngineURL, iii.WithName("resend"))
+//	c := iii.RegisterWorker("", iii.WithName("resend")) // $III_URL, else ws://127.0.0.1:49134
 //	p := skills.NewPublisher(c)
 //
 //	p.Skill("resend", "# resend\n\nEmail provider integration.\n\n- [`email`](iii://resend/email)\n")
@@ -53,18 +53,24 @@
 //
 //	skills handshake gave up; install / start it and restart this worker
 //
-// and returns an error matching [ErrGaveUp]; it never panics or exits. A
-// validation refusal by the registry (code INVALID_ARGUMENTS, or one of
-// its validation messages from a registry that does not send the code) and
-// an id outside the namespaces of the publisher's scoped token (code
-// OUT_OF_SCOPE) are permanent: Start returns a
-// [*RejectedError] at once and that item is not retried. Whatever Start
-// returns, the publisher keeps the registry in step until Close: it
-// registers everything again when the client reconnects to the engine
-// ([iii.Client.OnConnect]; the engine may have restarted empty) and when
-// skills::register reappears on the engine trigger type
-// engine::functions-available after having been absent. Items added after
-// Start are registered at once.
+// and returns an error matching [ErrGaveUp] that carries the last failure;
+// it never panics or exits. A round goes on past an item the registry
+// refuses, so one refused id never keeps the others from being registered;
+// once a round met refusals, Start returns a [*RegistrationError] listing
+// each [*RejectedError] with the registry's code, the [Holder] of an id
+// another worker holds (its id and the name the registry's web page shows)
+// and advice that fits the code. A validation refusal (INVALID_ARGUMENTS,
+// or one of the validation messages from a registry that sends no code) and
+// an id outside the namespaces of the publisher's scoped token
+// (OUT_OF_SCOPE) are permanent and not retried; an id another worker holds
+// (FORBIDDEN) is retried until the deadline, and passes to this publisher
+// once that worker is gone. An engine URL that can never connect
+// ([iii.EngineURL]) fails Start at once. Whatever Start returns, the
+// publisher keeps the registry in step until Close: it registers everything
+// again when the client reconnects to the engine ([iii.Client.OnConnect];
+// the engine may have restarted empty) and when skills::register reappears
+// on the engine trigger type engine::functions-available after having been
+// absent. Items added after Start are registered at once.
 //
 // # Change events
 //

@@ -57,7 +57,7 @@ func ExampleMessages() {
 // compiled, not run.)
 func ExamplePublisher_StartBackground() {
 	ctx := context.Background()
-	client := iii.RegisterWorker(iii.DefaultEngineURL, iii.WithName("resend"))
+	client := iii.RegisterWorker("", iii.WithName("resend")) // $III_URL, else ws://127.0.0.1:49134
 	defer client.Close()
 	p := skills.NewPublisher(client)
 	if err := p.Skill("resend", "# resend\n\nEmail provider integration.\n"); err != nil {
@@ -70,7 +70,8 @@ func ExamplePublisher_StartBackground() {
 	}()
 	registered := p.StartBackground(ctx)
 	go func() {
-		// nil once everything is registered; ErrGaveUp or a *RejectedError
+		// nil once everything is registered; an error matching ErrGaveUp
+		// or a *RegistrationError (each refusal with its advice)
 		// otherwise. The publisher keeps registering again after
 		// reconnects either way.
 		if err := <-registered; err != nil {

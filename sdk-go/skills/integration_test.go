@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -98,7 +99,7 @@ type server struct {
 func startServer(t *testing.T, port int, dataDir string) *server {
 	t.Helper()
 	s := &server{url: fmt.Sprintf("ws://127.0.0.1:%d", port), out: &bytes.Buffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(serverBin, "--standalone", "--url", s.url, "--data", dataDir,
+	s.cmd = exec.Command(serverBin, "--standalone", "--url", s.url, "--data", dataDir, "--mcp-addr", "",
 		"--config", filepath.Join(t.TempDir(), "absent.yaml"))
 	s.cmd.Stdout, s.cmd.Stderr = &lockedWriter{w: s.out}, &lockedWriter{w: s.out}
 	if err := s.cmd.Start(); err != nil {
@@ -462,6 +463,92 @@ func TestGiveUpLogsTheWarning(t *testing.T) {
 	_ = p.Close(context.Background(), false)
 	if !strings.Contains(buf.String(), `level=WARN msg="skills handshake gave up; install / start it and restart this worker"`) {
 		t.Fatalf("log:\n%s", buf.String())
+	}
+}
+
+// One id another live publisher holds blocks nothing: the items after it
+// are registered, Start reports the refusal at once with its code, the
+// holder's name (the one the web page shows) and advice, and the id passes
+// to this publisher once the holder is gone.
+func TestAHeldIDBlocksNothingAndNamesItsHolder(t *testing.T) {
+	srv := startServer(t, freePort(t), t.TempDir())
+	holderClient := iii.RegisterWorker(srv.url, iii.WithName("resend-holder"), iii.WithLogger(quietLogger))
+	t.Cleanup(func() { _ = holderClient.Close() })
+	holder := skills.NewPublisher(holderClient, skills.WithLogger(quietLogger))
+	if err := holder.Skill("shared/doc", "# held\n"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := holder.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	var buf bytes.Buffer
+	registered := make(chan struct{}, 4)
+	p := skills.NewPublisher(dial(t, srv.url), skills.WithLogger(slog.New(slog.NewTextHandler(&lockedWriter{w: &buf}, nil))),
+		skills.WithBackoff(skills.Backoff{InitialDelay: 50 * time.Millisecond, MaxDelay: 200 * time.Millisecond, GiveUpAfter: time.Minute}),
+		skills.WithOnRegistered(func() { registered <- struct{}{} }))
+	for _, id := range []string{"mine/first", "shared/doc", "mine/after"} {
+		if err := p.Skill(id, "# "+id+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := p.Start(ctx)
+	var rerr *skills.RegistrationError
+	if !errors.As(err, &rerr) || len(rerr.Rejected) != 1 {
+		t.Fatalf("Start = %v; want the one held id", err)
+	}
+	re := rerr.Rejected[0]
+	if re.Name != "shared/doc" || re.Code != "FORBIDDEN" || !re.Retried() || re.Holder == nil ||
+		re.Holder.WorkerName != "resend-holder" || re.Holder.WorkerID != holderClient.WorkerID() {
+		t.Fatalf("refusal %+v (holder %+v); want FORBIDDEN held by resend-holder (%s)", re, re.Holder, holderClient.WorkerID())
+	}
+	wantAdvice := `stop worker "resend-holder" (` + holderClient.WorkerID() + `), which holds it, or publish under another id; this worker retries until its registration deadline`
+	if re.Advice != wantAdvice {
+		t.Fatalf("advice %q; want %q", re.Advice, wantAdvice)
+	}
+	if ids := skillIDs(t, holderClient); !slices.Contains(ids, "mine/first") || !slices.Contains(ids, "mine/after") {
+		t.Fatalf("skills %v: the items around the held id must be registered", ids)
+	}
+	if !strings.Contains(buf.String(), "level=WARN") || !strings.Contains(buf.String(), "resend-holder") {
+		t.Fatalf("log:\n%s", buf.String())
+	}
+
+	// The holder leaves: the retried id passes to this publisher.
+	_ = holder.Close(context.Background(), false)
+	_ = holderClient.Close()
+	select {
+	case <-registered:
+	case <-ctx.Done():
+		t.Fatalf("the held id never passed to this publisher:\n%s", buf.String())
+	}
+	var read struct {
+		Contents []struct {
+			Text string `json:"text"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(call(t, dial(t, srv.url), "skills::resources-read", map[string]string{"uri": "iii://shared/doc"}), &read); err != nil ||
+		len(read.Contents) != 1 || read.Contents[0].Text != "# shared/doc\n" {
+		t.Fatalf("iii://shared/doc reads %+v, %v", read, err)
+	}
+	_ = p.Close(context.Background(), true)
+}
+
+// An engine URL that can never connect fails Start at once with the reason,
+// instead of retrying until the deadline.
+func TestAMalformedEngineURLFailsStartAtOnce(t *testing.T) {
+	t.Setenv("III_URL", "http://127.0.0.1:49134")
+	p := skills.NewPublisher(iii.RegisterWorker("", iii.WithLogger(quietLogger)), skills.WithLogger(quietLogger))
+	if err := p.Skill("x", "# x\n"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := p.Start(ctx)
+	want := `iii: invalid engine URL "http://127.0.0.1:49134" (from III_URL): the scheme is "http", not ws or wss; expected ws://host:port or wss://host:port`
+	if err == nil || err.Error() != want {
+		t.Fatalf("Start = %v; want %q", err, want)
 	}
 }
 

@@ -4,16 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-
-	"github.com/iii-skills/skills/sdk-go/rules"
-)
-
-// The registry's limits, in bytes (docs/publishers.md, "Validation").
-const (
-	MaxIDBytes      = rules.MaxIDBytes
-	MaxSegmentBytes = rules.MaxSegmentBytes
-	MaxNameBytes    = rules.MaxNameBytes
-	MaxSkillBytes   = rules.MaxSkillBytes
 )
 
 // GaveUpMessage is logged, at warning level and exactly, when boot-time

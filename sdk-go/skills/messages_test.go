@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // The exact messages of docs/publishers.md (and of the registry, which the
@@ -29,15 +31,15 @@ func TestValidationMessages(t *testing.T) {
 		{"id fn reserved", ValidateSkillID("fn/x"), `id may not have "fn" as its first segment (reserved as the iii://fn/ section-URI marker): "fn/x"`},
 		{"id quoting", ValidateSkillID("a\"b\n"), `invalid id (segment 1 of "a\"b\n"): segment may only contain lowercase ASCII letters, digits, '-' and '_': "a\"b\n"`},
 		{"body empty", ValidateSkillBody(""), `skill must be non-empty`},
-		{"body too large", ValidateSkillBody(strings.Repeat("x", MaxSkillBytes+1)), `skill body too large (262145 bytes; max 262144)`},
+		{"body too large", ValidateSkillBody(strings.Repeat("x", rules.MaxSkillBytes+1)), `skill body too large (262145 bytes; max 262144)`},
 		{"name empty", ValidatePromptName(""), `name must be non-empty`},
 		{"name too long", ValidatePromptName(long), `name too long (65 chars; max 64)`},
 		{"name chars", ValidatePromptName("Send Email"), `name may only contain lowercase ASCII letters, digits, '-' and '_': "Send Email"`},
-		{"description", validatePrompt("x", "  ", "f::x", nil), `description must be non-empty`},
-		{"function id", validatePrompt("x", "d", " ", nil), `function_id must be non-empty`},
-		{"argument empty", validatePrompt("x", "d", "f::x", []Argument{{Name: " "}}), `argument name must be non-empty`},
-		{"argument duplicate", validatePrompt("x", "d", "f::x", []Argument{{Name: "a"}, {Name: "a"}}), `duplicate argument name: a`},
-		{"prompt internal", validatePrompt("x", "d", "state::set", nil), `Prompt handler 'state::set' is in an internal namespace and cannot back a prompt`},
+		{"description", ValidatePrompt("x", "  ", "f::x", nil), `description must be non-empty`},
+		{"function id", ValidatePrompt("x", "d", " ", nil), `function_id must be non-empty`},
+		{"argument empty", ValidatePrompt("x", "d", "f::x", []PromptArgument{{Name: " "}}), `argument name must be non-empty`},
+		{"argument duplicate", ValidatePrompt("x", "d", "f::x", []PromptArgument{{Name: "a"}, {Name: "a"}}), `duplicate argument name: a`},
+		{"prompt internal", ValidatePrompt("x", "d", "state::set", nil), `Prompt handler 'state::set' is in an internal namespace and cannot back a prompt`},
 	}
 	for _, c := range cases {
 		var ve *ValidationError
@@ -50,8 +52,8 @@ func TestValidationMessages(t *testing.T) {
 		}
 	}
 	for _, ok := range []error{ValidateSkillID("resend/email/send"), ValidateSkillID("docs/fn"),
-		ValidateSkillBody(strings.Repeat("x", MaxSkillBytes)), ValidatePromptName("send-email_2"),
-		validatePrompt("x", "d", "prompt::x", []Argument{{Name: "a"}, {Name: "b"}})} {
+		ValidateSkillBody(strings.Repeat("x", rules.MaxSkillBytes)), ValidatePromptName("send-email_2"),
+		ValidatePrompt("x", "d", "prompt::x", []PromptArgument{{Name: "a"}, {Name: "b"}})} {
 		if ok != nil {
 			t.Errorf("unexpected error %v", ok)
 		}
@@ -103,12 +105,12 @@ func TestMessagesAppearInContractDoc(t *testing.T) {
 		missing.Error(),
 		badInt.Error(),
 		sectionErr.Error(),
-		validatePrompt("x", "d", "state::set", nil).Error(),
+		ValidatePrompt("x", "d", "state::set", nil).Error(),
 		ValidateSkillID("").Error(),
 		ValidateSkillBody("").Error(),
 		ValidatePromptName("").Error(),
-		validatePrompt("x", " ", "f", nil).Error(),
-		validatePrompt("x", "d", "f", []Argument{{Name: ""}}).Error(),
+		ValidatePrompt("x", " ", "f", nil).Error(),
+		ValidatePrompt("x", "d", "f", []PromptArgument{{Name: ""}}).Error(),
 		`id may not have "fn" as its first segment (reserved as the iii://fn/ section-URI marker)`,
 		`segment may only contain lowercase ASCII letters, digits, '-' and '_'`,
 		`name may only contain lowercase ASCII letters, digits, '-' and '_'`,

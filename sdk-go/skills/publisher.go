@@ -18,19 +18,6 @@ import (
 	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
-// Registry function ids and trigger types the publisher uses, under the
-// names this package has always exported; sdk-go/rules holds the ids and
-// sdk-go/iii the engine's.
-const (
-	FnSkillsRegister     = rules.FnSkillsRegister
-	FnSkillsUnregister   = rules.FnSkillsUnregister
-	FnPromptsRegister    = rules.FnPromptsRegister
-	FnPromptsUnregister  = rules.FnPromptsUnregister
-	TriggerSkillChange   = rules.TriggerSkillsOnChange
-	TriggerPromptChange  = rules.TriggerPromptsOnChange
-	TriggerFunctionsList = iii.TriggerFunctionsAvailable
-)
-
 // DefaultCallTimeout bounds each registry call.
 const DefaultCallTimeout = 5 * time.Second
 
@@ -59,10 +46,16 @@ func WithBackoff(b Backoff) Option { return func(c *config) { c.backoff = b } }
 // WithCallTimeout sets the timeout of each registry call (default 5 s).
 func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTimeout = d } }
 
-// WithNamespace sets the namespace of the publisher's internal functions
-// (change subscriptions, watchers). Default "iii-skills::<random>", unique
-// per publisher.
-func WithNamespace(ns string) Option { return func(c *config) { c.namespace = ns } }
+// WithInternalNamespace sets the namespace of the publisher's internal
+// functions (change subscriptions, watchers). Default
+// "iii-skills::<random>", unique per publisher.
+func WithInternalNamespace(ns string) Option { return func(c *config) { c.namespace = ns } }
+
+// WithNamespace is the old name of WithInternalNamespace.
+//
+// Deprecated: use WithInternalNamespace (the Node and Python publishers'
+// name); WithNamespace is removed in the next release.
+func WithNamespace(ns string) Option { return WithInternalNamespace(ns) }
 
 // WithOnRegistered sets a func called each time a full (re-)registration
 // round succeeded.
@@ -209,7 +202,7 @@ func (p *Publisher) Skill(id, markdown string, opts ...FuncOption) error {
 	}
 	payload := map[string]string{"id": id, "skill": markdown}
 	versionMeta(payload, funcOptions(opts))
-	p.reg.upsert(item{key: "skill:" + id, kind: "skill", name: id, functionID: FnSkillsRegister, payload: payload})
+	p.reg.upsert(item{key: "skill:" + id, kind: "skill", name: id, functionID: rules.FnSkillsRegister, payload: payload})
 	return nil
 }
 
@@ -290,16 +283,16 @@ func Prompt[Args any](p *Publisher, name, description string, handler PromptFunc
 	if err != nil {
 		return "", err
 	}
-	args := make([]Argument, len(specs))
+	args := make([]PromptArgument, len(specs))
 	for i, s := range specs {
-		args[i] = s.Argument
+		args[i] = s.PromptArgument
 	}
 	o := funcOptions(opts)
 	fid := o.functionID
 	if fid == "" {
 		fid = "prompt::" + name
 	}
-	if err := validatePrompt(name, description, fid, args); err != nil {
+	if err := ValidatePrompt(name, description, fid, args); err != nil {
 		return "", err
 	}
 	schema, err := iii.SchemaFor(t)
@@ -339,7 +332,7 @@ func Prompt[Args any](p *Publisher, name, description string, handler PromptFunc
 	p.prompts[name] = ref
 	payload := map[string]any{"name": name, "description": description, "arguments": args, "function_id": fid}
 	versionMeta(payload, o)
-	p.reg.upsert(item{key: "prompt:" + name, kind: "prompt", name: name, functionID: FnPromptsRegister, payload: payload})
+	p.reg.upsert(item{key: "prompt:" + name, kind: "prompt", name: name, functionID: rules.FnPromptsRegister, payload: payload})
 	return fid, nil
 }
 
@@ -386,13 +379,13 @@ type PromptChange struct {
 // OnSkillChange calls h for every skills::on-change event. The returned func
 // ends the subscription.
 func (p *Publisher) OnSkillChange(h func(ctx context.Context, change SkillChange)) (unsubscribe func(), err error) {
-	return subscribe(p, TriggerSkillChange, "on-skill-change", func(c SkillChange) bool { return c.ID != "" }, h)
+	return subscribe(p, rules.TriggerSkillsOnChange, "on-skill-change", func(c SkillChange) bool { return c.ID != "" }, h)
 }
 
 // OnPromptChange calls h for every prompts::on-change event. The returned
 // func ends the subscription.
 func (p *Publisher) OnPromptChange(h func(ctx context.Context, change PromptChange)) (unsubscribe func(), err error) {
-	return subscribe(p, TriggerPromptChange, "on-prompt-change", func(c PromptChange) bool { return c.Name != "" }, h)
+	return subscribe(p, rules.TriggerPromptsOnChange, "on-prompt-change", func(c PromptChange) bool { return c.Name != "" }, h)
 }
 
 func subscribe[E interface{ SkillChange | PromptChange }](p *Publisher, triggerType, label string, valid func(E) bool, h func(context.Context, E)) (func(), error) {
@@ -452,12 +445,23 @@ func validOp[E interface{ SkillChange | PromptChange }](e E) bool {
 }
 
 // Start registers every skill and prompt, in the order they were added, and
-// waits for the outcome: nil once the registry accepted everything, a
-// *RejectedError (errors.As) at once when the registry refuses an item (a
-// permanent failure, not retried; the other items are still registered),
-// an error matching ErrGaveUp when the deadline of the backoff passed (the
-// exact warning GaveUpMessage is logged), or ctx's error when ctx ends
-// first. It never panics or exits the process.
+// waits for the outcome:
+//
+//   - nil once the registry accepted everything;
+//   - a *RegistrationError when it refused items: every refusal of the first
+//     round (each a *RejectedError with its code, the holder of an id another
+//     worker holds, and advice), reported once every other item of that
+//     round is registered; one refused id never keeps the others from being
+//     registered. Permanent refusals are not retried; ids another worker
+//     holds are retried until the deadline;
+//   - an error matching ErrGaveUp, with the last cause, when the deadline of
+//     the backoff passed first (GaveUpMessage is logged when the registry
+//     was absent or did not answer; a message naming the held items when
+//     other workers hold what is missing);
+//   - the client's error at once when it stopped for good (an engine URL that
+//     cannot be an engine's: iii.EngineURL), or ctx's error when ctx ends.
+//
+// It never panics or exits the process.
 //
 // Registration goes on in the background after Start returns, whatever the
 // outcome, until Close: everything is registered again when the client's
@@ -484,11 +488,19 @@ func (p *Publisher) Start(ctx context.Context) error {
 	}
 	p.mu.Unlock()
 	// Connect only starts the loop here; its wait ends with ctx or Close.
-	go func() { _ = p.c.Connect(ctx) }()
+	// A client that stopped for good never registers anything: say why.
+	stopped := make(chan error, 1)
+	go func() {
+		if err := p.c.Connect(ctx); err != nil && p.c.FatalError() != nil {
+			stopped <- err
+		}
+	}()
 	done := p.reg.start()
 	select {
 	case <-done:
 		return p.reg.firstErr
+	case err := <-stopped:
+		return err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -529,7 +541,7 @@ func (p *Publisher) watchLocked() error {
 		return err
 	}
 	tid := uuid.NewString()
-	if err := p.c.RegisterTrigger(tid, TriggerFunctionsList, fid, nil); err != nil {
+	if err := p.c.RegisterTrigger(tid, iii.TriggerFunctionsAvailable, fid, nil); err != nil {
 		_ = fn.Unregister()
 		return err
 	}
@@ -560,7 +572,7 @@ func (p *Publisher) functionsAvailable(ctx context.Context, data json.RawMessage
 	}
 	state := registryAbsent
 	for _, f := range *ev.Functions {
-		if f.FunctionID == FnSkillsRegister {
+		if f.FunctionID == rules.FnSkillsRegister {
 			state = registryPresent
 			break
 		}
@@ -599,9 +611,9 @@ func (p *Publisher) Close(ctx context.Context, unregister bool) error {
 	var errs []error
 	if unregister {
 		for _, it := range p.reg.acceptedItems() {
-			fid, payload := FnSkillsUnregister, any(map[string]string{"id": it.name})
+			fid, payload := rules.FnSkillsUnregister, any(map[string]string{"id": it.name})
 			if it.kind == "prompt" {
-				fid, payload = FnPromptsUnregister, map[string]string{"name": it.name}
+				fid, payload = rules.FnPromptsUnregister, map[string]string{"name": it.name}
 			}
 			if _, err := p.trigger(ctx, fid, payload); err != nil {
 				p.log.Warn(fmt.Sprintf("could not unregister %s: %v", it.label(), err))

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // Backoff configures boot-time registration (docs/publishers.md): after a
@@ -59,63 +57,6 @@ var ErrGaveUp = errors.New("skills: registration with the skills registry gave u
 // ErrClosed is returned by calls made after Close, and by a Start that Close
 // interrupted.
 var ErrClosed = errors.New("skills: publisher closed")
-
-// RejectedError is a skill or prompt the registry refused with a validation
-// error, or because its id lies outside the namespaces of the publisher's
-// scoped token. Such a refusal is permanent: it is reported at once and not
-// retried. (An id another connection holds, FORBIDDEN, is retried: it
-// passes to this publisher once that connection is gone.)
-type RejectedError struct {
-	// Kind is "skill" or "prompt"; Name its id or name.
-	Kind, Name string
-	// Err is the registry's answer.
-	Err error
-}
-
-func (e *RejectedError) Error() string {
-	return fmt.Sprintf("skills registry refused %s %s: %s", e.Kind, jsonQuote(e.Name), remoteMessage(e.Err))
-}
-
-func (e *RejectedError) Unwrap() error { return e.Err }
-
-// remoteMessage is the registry's own message of an invocation error.
-func remoteMessage(err error) string {
-	var ie *iii.InvocationError
-	if errors.As(err, &ie) {
-		return ie.Message
-	}
-	return err.Error()
-}
-
-// permanentMarkers are the registry's validation (and payload decoding)
-// messages: a call refused with one of them is refused again. Our registry
-// says so with code INVALID_ARGUMENTS; the markers are the fallback for an
-// upstream registry, which answers every failure with invocation_failed.
-var permanentMarkers = []string{
-	"id must be non-empty", "id may not have", "id too long", "invalid id (segment",
-	"skill must be non-empty", "skill body too large",
-	"name must be non-empty", "name too long", "name may only contain",
-	"description must be non-empty", "function_id must be non-empty",
-	"argument name must be non-empty", "duplicate argument name",
-	"missing field", "invalid type",
-}
-
-func isPermanent(err error) bool {
-	var ie *iii.InvocationError
-	if !errors.As(err, &ie) {
-		return false
-	}
-	switch ie.Code {
-	case rules.CodeInvalidArguments, rules.CodeOutOfScope, iii.CodeInvalidRequest:
-		return true
-	}
-	for _, m := range permanentMarkers {
-		if strings.Contains(ie.Message, m) {
-			return true
-		}
-	}
-	return false
-}
 
 func isFunctionNotFound(err error) bool {
 	var ie *iii.InvocationError
@@ -342,8 +283,14 @@ func (r *registrar) loop() {
 	}
 }
 
+// errHeld ends a round that left items another worker holds: they are
+// retried after the backoff wait.
+var errHeld = errors.New("items are held by other workers")
+
 // run is one registration run: rounds with backoff until every pending item
-// is registered, a refusal, the deadline, or cancellation.
+// is registered or refused, the deadline, or cancellation. The first round
+// that meets refusals reports them all at once (the first outcome Start
+// waits for); items another worker holds stay pending and are retried.
 func (r *registrar) run(ctx context.Context) error {
 	r.mu.Lock()
 	cfg := r.backoff
@@ -359,19 +306,35 @@ func (r *registrar) run(ctx context.Context) error {
 		backoff.WithMaxElapsedTime(0),
 	)
 	b := backoff.WithContext(&untilDeadline{inner: eb, deadline: deadline}, runCtx)
-	var rejected []error
+	held := map[string]*RejectedError{} // pending items another worker holds, by key
+	var rejected []*RejectedError       // permanent refusals of this run
+	var lastFailure error               // the latest failure that was not about one item
 	op := func() error {
 		for {
-			more, err := r.round(runCtx, &rejected)
-			if err != nil {
+			var refused []*RejectedError
+			more, err := r.round(runCtx, held, &refused)
+			for _, re := range refused {
+				if !re.Retried() {
+					rejected = append(rejected, re)
+				}
+			}
+			if len(refused) > 0 {
+				r.mu.Lock()
+				r.reportLocked(&RegistrationError{Rejected: refused})
+				r.mu.Unlock()
+			}
+			switch {
+			case err != nil:
+				if runCtx.Err() == nil {
+					lastFailure = err
+				}
 				return err
+			case more:
+				continue
+			case len(held) > 0:
+				return errHeld
 			}
-			if len(rejected) > 0 {
-				return backoff.Permanent(errors.Join(rejected...))
-			}
-			if !more {
-				return nil
-			}
+			return nil
 		}
 	}
 	notify := func(err error, d time.Duration) {
@@ -381,28 +344,63 @@ func (r *registrar) run(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	var re *RejectedError
-	switch {
-	case err == nil:
+	if err == nil {
+		if len(rejected) > 0 {
+			return &RegistrationError{Rejected: rejected}
+		}
 		r.log.Info("registered with the skills registry: " + r.summary())
 		if r.onRegistered != nil {
 			r.onRegistered()
 		}
 		return nil
-	case errors.As(err, &re):
-		return err
 	}
-	r.log.Warn(GaveUpMessage)
+	// The deadline passed. When every missing item is held by another
+	// worker the registry runs: say so instead of "install / start it".
+	stillHeld := r.heldPending(held)
+	if stillHeld != nil {
+		r.log.Warn(gaveUpHeldMessage(stillHeld))
+	} else {
+		r.log.Warn(GaveUpMessage)
+	}
 	if r.onGaveUp != nil {
 		r.onGaveUp()
 	}
-	return fmt.Errorf("%w: %w", ErrGaveUp, err)
+	switch {
+	case stillHeld != nil:
+		return fmt.Errorf("%w: %w", ErrGaveUp, &RegistrationError{Rejected: stillHeld})
+	case lastFailure != nil:
+		return fmt.Errorf("%w: %w", ErrGaveUp, lastFailure)
+	}
+	return fmt.Errorf("%w: no answer from the skills registry within %v", ErrGaveUp, cfg.GiveUpAfter)
 }
 
-// round calls the registry for every pending item, in order. It stops at the
-// first transient failure; a refusal is recorded and the round goes on. more
-// reports items that became pending while the round ran.
-func (r *registrar) round(ctx context.Context, rejected *[]error) (more bool, err error) {
+// heldPending returns, in the order items were added, the refusals of the
+// pending items when another worker holds every one of them; nil when some
+// pending item failed otherwise (or was never tried).
+func (r *registrar) heldPending(held map[string]*RejectedError) []*RejectedError {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*RejectedError
+	for _, k := range r.order {
+		if _, pending := r.pending[k]; !pending {
+			continue
+		}
+		re := held[k]
+		if re == nil {
+			return nil
+		}
+		out = append(out, re)
+	}
+	return out
+}
+
+// round calls the registry for every pending item, in order. A refusal of
+// one item (permanent, or another worker holds it) is recorded in refused
+// and the round goes on with the next item, so one id never blocks the
+// others; a failure that is not about the item (the registry is absent or
+// does not answer) ends the round. more reports pending items the round
+// did not settle (added while it ran).
+func (r *registrar) round(ctx context.Context, held map[string]*RejectedError, refused *[]*RejectedError) (more bool, err error) {
 	r.mu.Lock()
 	keys := append([]string(nil), r.order...)
 	r.mu.Unlock()
@@ -427,35 +425,51 @@ func (r *registrar) round(ctx context.Context, rejected *[]error) (more bool, er
 		if ctx.Err() != nil && err != nil {
 			return false, err
 		}
-		switch {
-		case err == nil:
+		if err == nil {
+			delete(held, k)
 			r.mu.Lock()
 			r.accepted[k] = true
 			if r.pending[k] == v {
 				delete(r.pending, k)
 			}
 			r.mu.Unlock()
-		case isPermanent(err):
-			re := &RejectedError{Kind: it.kind, Name: it.name, Err: err}
-			r.log.Error(re.Error())
-			*rejected = append(*rejected, re)
-			r.mu.Lock()
-			r.reportLocked(re) // reported at once; the run goes on with the other items
-			if r.pending[k] == v {
-				delete(r.pending, k)
-			}
-			r.mu.Unlock()
-		default:
+			continue
+		}
+		re := refusalOf(it.kind, it.name, err)
+		switch {
+		case re == nil:
 			if isFunctionNotFound(err) && r.onAbsent != nil {
 				r.onAbsent()
 			}
 			r.log.Info(fmt.Sprintf("skills registration of %s failed (%v); will retry", it.label(), err))
 			return false, err
+		case re.Retried():
+			// Logged when it starts or its text changes, not at every retry.
+			if prev := held[k]; prev == nil || prev.Error() != re.Error() {
+				r.log.Warn(re.Error())
+			} else {
+				r.log.Debug(re.Error())
+			}
+			held[k] = re
+		default:
+			r.log.Error(re.Error())
+			delete(held, k)
+			r.mu.Lock()
+			if r.pending[k] == v {
+				delete(r.pending, k)
+			}
+			r.mu.Unlock()
 		}
+		*refused = append(*refused, re)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.pending) > 0, nil
+	for k := range r.pending {
+		if held[k] == nil {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (r *registrar) summary() string {

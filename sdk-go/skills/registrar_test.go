@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,6 +108,10 @@ func TestRegistrarGivesUpWithTheExactWarning(t *testing.T) {
 	if !errors.Is(err, ErrGaveUp) {
 		t.Fatalf("got %v; want ErrGaveUp", err)
 	}
+	// The verdict keeps the cause, not the deadline that ended the wait.
+	if want := "skills: registration with the skills registry gave up: function_not_found: Function skills::register not found"; err.Error() != want {
+		t.Fatalf("got %q; want %q", err, want)
+	}
 	<-gaveUp
 	if logs.count(slog.LevelWarn, GaveUpMessage) != 1 {
 		t.Fatalf("logs: %+v", logs.records)
@@ -125,7 +131,7 @@ func TestRegistrarGivesUpWhileACallHangs(t *testing.T) {
 	b.GiveUpAfter = 20 * time.Millisecond
 	r := newRegistrar(slog.New(logs), b, hang)
 	r.upsert(item{key: "skill:a", kind: "skill", name: "a"})
-	if err := waitFirst(t, r); !errors.Is(err, ErrGaveUp) {
+	if err := waitFirst(t, r); !errors.Is(err, ErrGaveUp) || !strings.Contains(err.Error(), "no answer from the skills registry within 20ms") {
 		t.Fatalf("got %v", err)
 	}
 	r.close()
@@ -134,52 +140,69 @@ func TestRegistrarGivesUpWhileACallHangs(t *testing.T) {
 	}
 }
 
-func TestRegistrarReportsARefusalAtOnceAndRegistersTheRest(t *testing.T) {
+const invalidX = `invalid id (segment 1 of "X"): segment may only contain lowercase ASCII letters, digits, '-' and '_': "X"`
+
+// A refusal does not stop the round: the items after it are registered,
+// then every refusal of the round is reported together, each with its
+// code and advice.
+func TestRegistrarRegistersTheRestThenReportsEveryRefusal(t *testing.T) {
 	logs := newLogRecorder()
-	release, lateCalled := make(chan struct{}), make(chan struct{})
 	f := &fakeRegistry{answer: func(it item, _ int) error {
 		switch it.key {
 		case "skill:bad":
-			return &iii.InvocationError{Code: iii.CodeInvocationFailed, Message: `invalid id (segment 1 of "X"): segment may only contain lowercase ASCII letters, digits, '-' and '_': "X"`}
-		case "skill:late":
-			close(lateCalled)
-			<-release
+			return &iii.InvocationError{Code: iii.CodeInvocationFailed, Message: invalidX}
+		case "prompt:worse":
+			return &iii.InvocationError{Code: rules.CodeInvalidArguments, Message: "description must be non-empty"}
 		}
 		return nil
 	}}
 	r := newRegistrar(slog.New(logs), tiny, f.call)
 	r.upsert(item{key: "skill:bad", kind: "skill", name: "bad"})
 	r.upsert(item{key: "skill:late", kind: "skill", name: "late"})
+	r.upsert(item{key: "prompt:worse", kind: "prompt", name: "worse"})
+	r.upsert(item{key: "skill:last", kind: "skill", name: "last"})
 	err := waitFirst(t, r)
+	var rerr *RegistrationError
+	if !errors.As(err, &rerr) || len(rerr.Rejected) != 2 {
+		t.Fatalf("got %v; want a RegistrationError with two refusals", err)
+	}
+	bad, worse := rerr.Rejected[0], rerr.Rejected[1]
+	if want := `skills registry refused skill "bad" (invocation_failed): ` + invalidX + `; fix the skill and restart this worker (not retried)`; bad.Error() != want {
+		t.Fatalf("message %q\nwant    %q", bad.Error(), want)
+	}
+	if worse.Name != "worse" || worse.Code != rules.CodeInvalidArguments || worse.Retried() || worse.Holder != nil {
+		t.Fatalf("second refusal %+v", worse)
+	}
 	var re *RejectedError
-	if !errors.As(err, &re) || re.Name != "bad" {
-		t.Fatalf("got %v; want a RejectedError for bad", err)
+	if !errors.As(err, &re) || re != bad {
+		t.Fatal("errors.As does not find the first *RejectedError")
 	}
-	if re.Error() != `skills registry refused skill "bad": invalid id (segment 1 of "X"): segment may only contain lowercase ASCII letters, digits, '-' and '_': "X"` {
-		t.Fatalf("message %q", re.Error())
+	if got := r.acceptedItems(); len(got) != 2 || got[0].name != "late" || got[1].name != "last" {
+		t.Fatalf("accepted %+v before the verdict; want late and last", got)
 	}
-	<-lateCalled
-	close(release)
 	r.close()
 	calls := f.got()
-	if len(calls) != 2 || calls[0] != "skill:bad" || calls[1] != "skill:late" {
-		t.Fatalf("calls %v: the refusal must not be retried and the rest must be registered", calls)
+	if want := []string{"skill:bad", "skill:late", "prompt:worse", "skill:last"}; !slices.Equal(calls, want) {
+		t.Fatalf("calls %v; want %v: refusals are not retried and never block the others", calls, want)
 	}
-	if !logs.has(slog.LevelError, re.Error()) {
-		t.Fatalf("logs: %+v", logs.records)
+	for _, e := range rerr.Rejected {
+		if n := logs.count(slog.LevelError, e.Error()); n != 1 {
+			t.Fatalf("%q logged %d times: %+v", e.Error(), n, logs.records)
+		}
 	}
-	if got := r.acceptedItems(); len(got) != 1 || got[0].name != "late" {
-		t.Fatalf("accepted %+v", got)
+	if logs.has(slog.LevelInfo, "registered with the skills registry") {
+		t.Fatal("a run with refusals logged that everything was registered")
 	}
 }
 
 // An id outside the namespaces of the publisher's scoped token
 // (OUT_OF_SCOPE) never clears up: it is reported once and not retried. An
 // id another connection holds (FORBIDDEN) passes to this publisher once
-// that connection is gone: it is retried.
+// that connection is gone: it is reported with its holder and retried.
 func TestRegistrarGivesUpAnIDOutsideItsNamespacesAndRetriesAnOwnedOne(t *testing.T) {
 	logs := newLogRecorder()
 	const outside = `forbidden: skill "billing/x" is outside the namespaces of token "acme" (acme)`
+	const held = `skill "acme/x" belongs to another worker (w1, named "acme-old"); only the worker that registered it may register or unregister it while it is connected`
 	contestedTwice := make(chan struct{})
 	contested := 0
 	f := &fakeRegistry{answer: func(it item, _ int) error {
@@ -189,8 +212,7 @@ func TestRegistrarGivesUpAnIDOutsideItsNamespacesAndRetriesAnOwnedOne(t *testing
 		case "skill:acme/x":
 			contested++
 			if contested == 1 {
-				return &iii.InvocationError{Code: rules.CodeForbidden,
-					Message: `skill "acme/x" belongs to another worker (w1); only the worker that registered it may register or unregister it while it is connected`}
+				return &iii.InvocationError{Code: rules.CodeForbidden, Message: held}
 			}
 			close(contestedTwice)
 		}
@@ -200,25 +222,79 @@ func TestRegistrarGivesUpAnIDOutsideItsNamespacesAndRetriesAnOwnedOne(t *testing
 	r.upsert(item{key: "skill:billing/x", kind: "skill", name: "billing/x"})
 	r.upsert(item{key: "skill:acme/x", kind: "skill", name: "acme/x"})
 	err := waitFirst(t, r)
-	var re *RejectedError
-	if !errors.As(err, &re) || re.Name != "billing/x" {
-		t.Fatalf("got %v; want a RejectedError for billing/x", err)
+	var rerr *RegistrationError
+	if !errors.As(err, &rerr) || len(rerr.Rejected) != 2 {
+		t.Fatalf("got %v; want both refusals", err)
 	}
-	if want := `skills registry refused skill "billing/x": ` + outside; re.Error() != want {
-		t.Fatalf("message %q, want %q", re.Error(), want)
+	scope, owned := rerr.Rejected[0], rerr.Rejected[1]
+	if want := `skills registry refused skill "billing/x" (OUT_OF_SCOPE): ` + outside +
+		`; publish it under a namespace of this worker's token, or give the worker a token whose namespaces cover it (not retried)`; scope.Error() != want {
+		t.Fatalf("message %q, want %q", scope.Error(), want)
+	}
+	if !owned.Retried() || owned.Holder == nil || *owned.Holder != (Holder{WorkerID: "w1", WorkerName: "acme-old"}) {
+		t.Fatalf("the held id: %+v", owned)
+	}
+	if want := `skills registry refused skill "acme/x" (FORBIDDEN): ` + held +
+		`; stop worker "acme-old" (w1), which holds it, or publish under another id; this worker retries until its registration deadline`; owned.Error() != want {
+		t.Fatalf("message %q, want %q", owned.Error(), want)
 	}
 	<-contestedTwice
 	r.close()
 	calls := f.got()
-	want := []string{"skill:billing/x", "skill:acme/x", "skill:acme/x"}
-	if len(calls) != len(want) || calls[0] != want[0] || calls[1] != want[1] || calls[2] != want[2] {
+	if want := []string{"skill:billing/x", "skill:acme/x", "skill:acme/x"}; !slices.Equal(calls, want) {
 		t.Fatalf("calls %v; want %v: OUT_OF_SCOPE is not retried, FORBIDDEN is", calls, want)
 	}
-	if n := logs.count(slog.LevelError, re.Error()); n != 1 {
+	if n := logs.count(slog.LevelError, scope.Error()); n != 1 {
 		t.Fatalf("the refusal is logged %d times, want once: %+v", n, logs.records)
+	}
+	if n := logs.count(slog.LevelWarn, owned.Error()); n != 1 {
+		t.Fatalf("the held id is logged %d times at warning level, want once: %+v", n, logs.records)
 	}
 	if got := r.acceptedItems(); len(got) != 1 || got[0].name != "acme/x" {
 		t.Fatalf("accepted %+v", got)
+	}
+}
+
+// One id another worker keeps holding: every item after it is registered,
+// the verdict names the holder at once, the held id is retried until the
+// deadline, and giving up says what holds it instead of "install / start
+// it" (the registry runs).
+func TestRegistrarAHeldIDBlocksNothingAndGivingUpSaysWhy(t *testing.T) {
+	logs := newLogRecorder()
+	const held = `skill "a/x" belongs to another worker (w1, named "other"); only the worker that registered it may register or unregister it while it is connected`
+	f := &fakeRegistry{answer: func(it item, _ int) error {
+		if it.key == "skill:a/x" {
+			return &iii.InvocationError{Code: rules.CodeForbidden, Message: held}
+		}
+		return nil
+	}}
+	b := tiny
+	b.GiveUpAfter = 50 * time.Millisecond
+	r := newRegistrar(slog.New(logs), b, f.call)
+	gaveUp := make(chan struct{}, 1)
+	r.onGaveUp = func() { gaveUp <- struct{}{} }
+	r.onRegistered = func() { t.Error("onRegistered with an item still held") }
+	r.upsert(item{key: "skill:a/x", kind: "skill", name: "a/x"})
+	r.upsert(item{key: "skill:b", kind: "skill", name: "b"})
+	r.upsert(item{key: "prompt:c", kind: "prompt", name: "c"})
+	err := waitFirst(t, r)
+	var rerr *RegistrationError
+	if !errors.As(err, &rerr) || len(rerr.Rejected) != 1 || rerr.Rejected[0].Holder.WorkerName != "other" {
+		t.Fatalf("got %v; want the held id with its holder", err)
+	}
+	if got := r.acceptedItems(); len(got) != 2 {
+		t.Fatalf("accepted %+v at the verdict; want b and c", got)
+	}
+	<-gaveUp
+	r.close()
+	if logs.has(slog.LevelWarn, GaveUpMessage) {
+		t.Fatal("gave up with the handshake message while the registry answered")
+	}
+	if want := `skills registration gave up while other workers hold skill "a/x"; stop them or publish under other ids, then restart this worker`; logs.count(slog.LevelWarn, want) != 1 {
+		t.Fatalf("logs %+v; want %q", logs.records, want)
+	}
+	if n := len(f.got()); n < 4 {
+		t.Fatalf("%d calls: the held id was not retried", n)
 	}
 }
 

@@ -29,7 +29,7 @@ func invalid(err error) error {
 // and messages; the first failure wins.
 func ValidateSkillID(id string) error { return invalid(rules.ValidateID(id)) }
 
-// ValidateSkillBody checks a skill body: non-empty, at most MaxSkillBytes.
+// ValidateSkillBody checks a skill body: non-empty, at most rules.MaxSkillBytes.
 func ValidateSkillBody(markdown string) error { return invalid(rules.ValidateSkillBody(markdown)) }
 
 // SectionFunctionID checks a section path (`a/b/c`, the part of
@@ -49,13 +49,15 @@ func SectionFunctionID(path string) (string, error) {
 	return fid, nil
 }
 
-// ValidatePromptName checks a prompt name: non-empty, at most MaxNameBytes,
+// ValidatePromptName checks a prompt name: non-empty, at most rules.MaxNameBytes,
 // only lowercase ASCII letters, digits, '-' and '_'.
 func ValidatePromptName(name string) error { return invalid(rules.ValidateName(name)) }
 
-// validatePrompt runs the prompts::register checks in the registry's order,
-// then the rule that the handler may not live in an internal namespace.
-func validatePrompt(name, description, functionID string, args []Argument) error {
+// ValidatePrompt checks a prompt as prompts::register does, in the
+// registry's order (name, description, handler function id, argument
+// names), then the rule that the handler may not live in an internal
+// namespace. Prompt runs it before registering anything.
+func ValidatePrompt(name, description, functionID string, args []PromptArgument) error {
 	names := make([]string, len(args))
 	for i, a := range args {
 		names[i] = a.Name

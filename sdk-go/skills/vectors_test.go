@@ -108,11 +108,11 @@ func TestSharedValidationVectors(t *testing.T) {
 		if err := json.Unmarshal(c.Input, &in); err != nil {
 			t.Fatalf("prompt[%d]: %v", i, err)
 		}
-		args := make([]Argument, len(in.Arguments))
+		args := make([]PromptArgument, len(in.Arguments))
 		for j, n := range in.Arguments {
-			args[j] = Argument{Name: n}
+			args[j] = PromptArgument{Name: n}
 		}
-		c.check(t, "prompt", i, validatePrompt(in.Name, in.Description, in.FunctionID, args))
+		c.check(t, "prompt", i, ValidatePrompt(in.Name, in.Description, in.FunctionID, args))
 	}
 	if len(f.SkillID)*len(f.SkillBody)*len(f.SectionPath)*len(f.PromptName)*len(f.Prompt) == 0 {
 		t.Fatal("a group of the shared vectors is empty")

@@ -11,16 +11,6 @@ import (
 	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
-// Function ids of the registry's history (versions, labels, rollback).
-const (
-	FnSkillsVersions  = rules.FnSkillsVersions
-	FnSkillsLabel     = rules.FnSkillsLabel
-	FnSkillsRollback  = rules.FnSkillsRollback
-	FnPromptsVersions = rules.FnPromptsVersions
-	FnPromptsLabel    = rules.FnPromptsLabel
-	FnPromptsRollback = rules.FnPromptsRollback
-)
-
 // WithMessage sets the message of the version a changed skill body or
 // prompt definition becomes in the registry's history (Skill, Prompt).
 // Registering unchanged content makes no version, so the message of a
@@ -53,12 +43,12 @@ type LabelMove struct {
 // protected labels, else "". With the registry's serve label, moving it
 // changes what every reader is served.
 func (p *Publisher) LabelSkill(ctx context.Context, id, label, version, adminToken string) (LabelMove, error) {
-	return p.label(ctx, FnSkillsLabel, "id", id, label, version, adminToken)
+	return p.label(ctx, rules.FnSkillsLabel, "id", id, label, version, adminToken)
 }
 
 // LabelPrompt is LabelSkill for prompt name.
 func (p *Publisher) LabelPrompt(ctx context.Context, name, label, version, adminToken string) (LabelMove, error) {
-	return p.label(ctx, FnPromptsLabel, "name", name, label, version, adminToken)
+	return p.label(ctx, rules.FnPromptsLabel, "name", name, label, version, adminToken)
 }
 
 func (p *Publisher) label(ctx context.Context, fid, key, id, label, version, adminToken string) (LabelMove, error) {
@@ -99,12 +89,12 @@ type History struct {
 
 // SkillVersions lists the kept versions of skill id.
 func (p *Publisher) SkillVersions(ctx context.Context, id string) (History, error) {
-	return p.versions(ctx, FnSkillsVersions, "id", id)
+	return p.versions(ctx, rules.FnSkillsVersions, "id", id)
 }
 
 // PromptVersions lists the kept versions of prompt name.
 func (p *Publisher) PromptVersions(ctx context.Context, name string) (History, error) {
-	return p.versions(ctx, FnPromptsVersions, "name", name)
+	return p.versions(ctx, rules.FnPromptsVersions, "name", name)
 }
 
 func (p *Publisher) versions(ctx context.Context, fid, key, id string) (History, error) {

@@ -92,6 +92,7 @@ func EncodeMessage(m *Message) []byte {
 	}
 	str("traceparent", m.Traceparent)
 	str("baggage", m.Baggage)
+	str("trigger_id", m.TriggerID)
 	configDefault := ""
 	if m.Type == TypeRegisterTrigger {
 		configDefault = "{}"

@@ -13,7 +13,7 @@ func TestEncodeMessageRoundTrips(t *testing.T) {
 	frames := []Message{
 		{Type: TypeInvokeFunction, InvocationID: "6f1c0000-0000-4000-8000-000000000000", FunctionID: "skills::register",
 			Data: json.RawMessage(`{"id":"x","skill":"# X\n\"quoted\" \u2028 é"}`), Action: &Action{Type: ActionEnqueue, Queue: "q"},
-			Metadata: json.RawMessage(`{"m":1}`), Traceparent: "00-abc", Namespace: "default"},
+			Metadata: json.RawMessage(`{"m":1}`), Traceparent: "00-abc", Namespace: "default", TriggerID: "binding-1"},
 		{Type: TypeInvocationResult, InvocationID: "i", FunctionID: "f", Result: json.RawMessage(`[1,2.50,"s"]`)},
 		{Type: TypeInvocationResult, InvocationID: "i", FunctionID: "f", Error: &ErrorBody{Code: "c", Message: "line\nbreak\t\"q\" \x01", Stacktrace: "st"}},
 		{Type: TypeRegisterFunction, ID: "a::b", Description: "d <html> & stuff", RequestFormat: json.RawMessage(`{"type":"object"}`), ResponseFormat: json.RawMessage(`{}`)},

@@ -192,6 +192,7 @@ type InvokeFrame struct {
 	Data         json.RawMessage
 	Metadata     json.RawMessage
 	Action       *Action
+	TriggerID    string
 }
 
 var invokeType = []byte(`"` + string(TypeInvokeFunction) + `"`)
@@ -221,6 +222,9 @@ func ScanInvokeFrame(data []byte) (f InvokeFrame, ok bool) {
 			return plain || string(value) == "null"
 		case "baggage":
 			f.Baggage, plain = plainString(value)
+			return plain || string(value) == "null"
+		case "trigger_id":
+			f.TriggerID, plain = plainString(value)
 			return plain || string(value) == "null"
 		case "data":
 			f.Data = json.RawMessage(value)

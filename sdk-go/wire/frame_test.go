@@ -102,7 +102,7 @@ func compactJSON(t *testing.T, raw []byte) []byte {
 func TestScanInvokeFrame(t *testing.T) {
 	for _, frame := range []string{
 		`{"type":"invokefunction","invocation_id":"i1","function_id":"skills::register","data":{"id":"a","skill":"# A \"quoted\" }{ body"}}`,
-		` { "function_id" : "a::b" , "data" : [1, {"x": "]"}], "type" : "invokefunction", "metadata": {"m": 1}, "traceparent": "00-ab", "baggage": "k=v", "extra": {"ignored": true} } `,
+		` { "function_id" : "a::b" , "data" : [1, {"x": "]"}], "type" : "invokefunction", "metadata": {"m": 1}, "traceparent": "00-ab", "baggage": "k=v", "trigger_id": "b-1", "extra": {"ignored": true} } `,
 		`{"type":"invokefunction","function_id":"a::b","action":{"type":"void"},"data":null,"metadata":null}`,
 		`{"type":"invokefunction","function_id":"a::b","invocation_id":"i2","action":{"type":"enqueue","queue":"q"}}`,
 	} {
@@ -115,7 +115,7 @@ func TestScanInvokeFrame(t *testing.T) {
 			t.Fatal(err)
 		}
 		if f.InvocationID != m.InvocationID || f.FunctionID != m.FunctionID || f.Traceparent != m.Traceparent ||
-			f.Baggage != m.Baggage || !reflect.DeepEqual(f.Action, m.Action) ||
+			f.Baggage != m.Baggage || f.TriggerID != m.TriggerID || !reflect.DeepEqual(f.Action, m.Action) ||
 			!jsonSame(f.Data, m.Data) || !jsonSame(f.Metadata, m.Metadata) {
 			t.Errorf("ScanInvokeFrame(%s) = %+v; encoding/json reads %+v", frame, f, m)
 		}

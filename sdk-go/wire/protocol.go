@@ -57,6 +57,11 @@ type Message struct {
 	Action      *Action         `json:"action,omitempty"`
 	Traceparent string          `json:"traceparent,omitempty"`
 	Baggage     string          `json:"baggage,omitempty"`
+	// TriggerID is our addition to invokefunction: the binding a trigger
+	// provider fires (iii.Client.FireTrigger sets it). Our engine then
+	// stamps the binding's registrant as the caller, never the provider;
+	// other engines ignore the key.
+	TriggerID string `json:"trigger_id,omitempty"`
 
 	// registertrigger and registerfunction/invokefunction metadata.
 	Config           json.RawMessage `json:"config,omitempty"`

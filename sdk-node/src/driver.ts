@@ -6,8 +6,9 @@ import { createInterface } from 'node:readline'
 import { registerWorker } from 'iii-sdk'
 import { z } from 'zod'
 import type { Logger } from './logger.js'
+import { engineUrl } from './engine-url.js'
 import { createPublisher, type Publisher } from './publisher.js'
-import type { BackoffOptions } from './registrar.js'
+import type { BackoffOptions, RegistrationResult } from './registrar.js'
 import { resolveBackoff } from './registrar.js'
 import { VERSION } from './version.js'
 
@@ -97,7 +98,7 @@ function definePrompt(p: Publisher, fixture: string, name: string): string {
 
 function defineFunction(p: Publisher, fixture: string, id: string): void {
   if (fixture !== 'echo') throw new CommandError(`function: unknown fixture ${JSON.stringify(fixture)}`)
-  p.fn(id, { input: EchoInput, output: EchoOutput, description: 'Echo a message' }, (input) => ({
+  p.function(id, { input: EchoInput, output: EchoOutput, description: 'Echo a message' }, (input) => ({
     echo: input.message.repeat(Math.max(0, input.repeat)),
   }))
 }
@@ -109,16 +110,42 @@ const logger: Logger = {
   error: (message) => emit({ event: 'log', level: 'error', message }),
 }
 
-const iii = registerWorker(process.env['III_URL'] ?? 'ws://127.0.0.1:49134', {
-  workerName: `iii-skills-node-driver:${process.pid}`,
-  otel: { enabled: false },
-  enableMetricsReporting: false,
-})
-
 const backoff: BackoffOptions = {}
-const publisher = createPublisher(iii, { backoff, logger })
-publisher.on('registered', () => emit({ event: 'registered' }))
-publisher.on('gaveUp', () => emit({ event: 'gave_up' }))
+
+// The client and publisher are made by the first command that needs them, so a malformed
+// III_URL fails that command (engineUrl throws at once) instead of the driver.
+let session: { iii: ReturnType<typeof registerWorker>; publisher: Publisher } | undefined
+function pub(): Publisher {
+  if (session === undefined) {
+    const iii = registerWorker(engineUrl(), {
+      workerName: `iii-skills-node-driver:${process.pid}`,
+      otel: { enabled: false },
+      enableMetricsReporting: false,
+    })
+    const publisher = createPublisher(iii, { backoff, logger })
+    publisher.on('registered', () => emit({ event: 'registered' }))
+    publisher.on('gaveUp', () => emit({ event: 'gave_up' }))
+    session = { iii, publisher }
+  }
+  return session.publisher
+}
+
+/** The start reply (DRIVER.md): registered, and every refusal with its code, holder and advice. */
+function verdict(result: RegistrationResult): Record<string, unknown> {
+  return {
+    registered: result.registered,
+    rejected: result.rejected.map((r) => ({
+      kind: r.kind,
+      name: r.name,
+      code: r.code,
+      message: r.message,
+      holder: r.holder === undefined ? null : { worker_id: r.holder.workerId, worker_name: r.holder.workerName ?? null },
+      advice: r.advice,
+      retried: r.retried,
+    })),
+  }
+}
+
 let started = false
 let exiting = false
 
@@ -152,26 +179,26 @@ async function execute(c: Command): Promise<unknown> {
       return null
     }
     case 'skill':
-      publisher.skill(str(c, 'skill_id'), str(c, 'markdown'))
+      pub().skill(str(c, 'skill_id'), str(c, 'markdown'))
       return null
     case 'section': {
       const output = c['output'] ?? null
-      return { uri: publisher.section(str(c, 'path'), () => output as never) }
+      return { uri: pub().section(str(c, 'path'), () => output as never) }
     }
     case 'prompt': {
       const fixture = str(c, 'fixture')
       const name = c['name'] === undefined || c['name'] === null ? fixture : str(c, 'name')
-      return { function_id: definePrompt(publisher, fixture, name) }
+      return { function_id: definePrompt(pub(), fixture, name) }
     }
     case 'function':
-      defineFunction(publisher, str(c, 'fixture'), str(c, 'function_id'))
+      defineFunction(pub(), str(c, 'fixture'), str(c, 'function_id'))
       return null
     case 'subscribe': {
       const kind = str(c, 'kind')
       if (kind === 'skills') {
-        publisher.onSkillChange(({ op, id }) => emit({ event: 'skill_change', op, id }))
+        pub().onSkillChange(({ op, id }) => emit({ event: 'skill_change', op, id }))
       } else if (kind === 'prompts') {
-        publisher.onPromptChange(({ op, name }) => emit({ event: 'prompt_change', op, name }))
+        pub().onPromptChange(({ op, name }) => emit({ event: 'prompt_change', op, name }))
       } else {
         throw new CommandError(`subscribe: kind must be "skills" or "prompts", got ${JSON.stringify(kind)}`)
       }
@@ -179,15 +206,14 @@ async function execute(c: Command): Promise<unknown> {
     }
     case 'start': {
       const wait = bool(c, 'wait', true)
+      const run = pub().start()
       started = true
-      const run = publisher.start()
       if (!wait) return null
-      const { registered } = await run
-      return { registered }
+      return verdict(await run)
     }
     case 'close': {
       const unregister = bool(c, 'unregister', false)
-      await publisher.close({ unregister })
+      await session?.publisher.close({ unregister })
       return null
     }
     default:
@@ -225,8 +251,8 @@ async function handle(line: string): Promise<void> {
 async function exit(): Promise<void> {
   if (exiting) return
   exiting = true
-  await publisher.close()
-  await iii.shutdown().catch(() => {})
+  await session?.publisher.close()
+  await session?.iii.shutdown().catch(() => {})
   process.stdout.write('', () => process.exit(0))
 }
 

@@ -22,14 +22,21 @@ export {
 } from './publisher.js'
 export {
   DEFAULT_BACKOFF,
+  isNotFound,
   isNotFoundError,
   type BackoffOptions,
+  type Holder,
   type Rejection,
   type RegistrationResult,
 } from './registrar.js'
+export { DEFAULT_ENGINE_URL, engineUrl } from './engine-url.js'
 export { deriveArguments, checkArguments, type ArgumentKind, type ArgumentSpec, type ArgsSchema } from './arguments.js'
 export {
   ValidationError,
+  validateSkillId,
+  validateSkillBody,
+  validatePromptName,
+  validatePrompt,
   skillIdError,
   skillBodyError,
   promptError,

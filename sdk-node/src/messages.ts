@@ -57,6 +57,13 @@ export const CODE_NOT_FOUND = 'NOT_FOUND'
  */
 export const CODE_OUT_OF_SCOPE = 'OUT_OF_SCOPE'
 
+/**
+ * The error code the registry refuses an id with while another worker's connection holds it
+ * (`… belongs to another worker (<id>, named "<name>") …`). It clears up when that worker goes,
+ * so it is retried until the registration deadline.
+ */
+export const CODE_FORBIDDEN = 'FORBIDDEN'
+
 export const MAX_ID_BYTES = 1024
 export const MAX_SEGMENT_BYTES = 64
 export const MAX_NAME_BYTES = 64

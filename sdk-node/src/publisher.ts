@@ -215,6 +215,8 @@ export class Publisher {
     this.registrar.upsert({
       key: `skill:${id}`,
       label: `skill ${JSON.stringify(id)}`,
+      kind: 'skill',
+      name: id,
       functionId: REGISTRY_FUNCTION,
       payload: withMeta({ id, skill: markdown }, meta),
     })
@@ -274,6 +276,8 @@ export class Publisher {
     this.registrar.upsert({
       key: `prompt:${name}`,
       label: `prompt ${JSON.stringify(name)}`,
+      kind: 'prompt',
+      name,
       functionId: 'prompts::register',
       payload: withMeta({ name, description, arguments: args, function_id: functionId }, definition),
     })
@@ -285,7 +289,7 @@ export class Publisher {
    * from zod, so `engine::functions::info` shows its contract. The input is parsed with
    * `input` before the handler runs and the result with `output` before it is returned.
    */
-  fn<I extends z.ZodType, O extends z.ZodType>(
+  function<I extends z.ZodType, O extends z.ZodType>(
     id: string,
     spec: TypedFunctionSpec<I, O>,
     handler: (input: z.output<I>) => MaybePromise<z.input<O>>,
@@ -323,6 +327,15 @@ export class Publisher {
         ref.unregister()
       },
     }
+  }
+
+  /** @deprecated Use `function` (the Go and Python name); `fn` is removed in the next release. */
+  fn<I extends z.ZodType, O extends z.ZodType>(
+    id: string,
+    spec: TypedFunctionSpec<I, O>,
+    handler: (input: z.output<I>) => MaybePromise<z.input<O>>,
+  ): { id: string; unregister(): void } {
+    return this.function(id, spec, handler)
   }
 
   /**
@@ -389,9 +402,11 @@ export class Publisher {
    * Registers every skill and prompt (in the order they were added) and keeps them
    * registered: after the engine connection is re-established, and when the registry's
    * `skills::register` appears again after having been absent. Resolves once the first
-   * registration completed (`{ registered: true }`), gave up (`{ registered: false }`), or
-   * at once when the registry refuses an item (`{ registered: false, rejected }`; the other
-   * items are still registered). Never rejects because the registry is missing.
+   * registration completed (`{ registered: true, rejected: [] }`), gave up
+   * (`{ registered: false, rejected: [] }`, the handshake warning logged), or once a round met
+   * refusals (`{ registered: false, rejected }`: each with its code, the holder of an id another
+   * worker holds, and advice; everything else of that round was registered, held ids are
+   * retried). Never rejects because the registry is missing.
    */
   start(): Promise<RegistrationResult> {
     if (this.closed) return Promise.resolve({ registered: false, rejected: [] })

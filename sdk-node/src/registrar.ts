@@ -1,5 +1,8 @@
-import { describeError, errorMessage, type Logger } from './logger.js'
-import { CODE_INVALID_ARGUMENTS, CODE_NOT_FOUND, CODE_OUT_OF_SCOPE, msg } from './messages.js'
+import { describeError, type Logger } from './logger.js'
+import { CODE_NOT_FOUND, msg } from './messages.js'
+import { gaveUpHeldMessage, refusalOf, rejectionLine, type Rejection } from './refusal.js'
+
+export { isPermanentError, type Holder, type Rejection } from './refusal.js'
 
 /** Capped exponential backoff of boot-time registration (docs/publishers.md). */
 export interface BackoffOptions {
@@ -42,22 +45,22 @@ export interface RegistrationItem {
   key: string
   /** For log lines: `skill "resend"`. */
   label: string
+  kind: 'skill' | 'prompt'
+  /** The skill's id or the prompt's name. */
+  name: string
   functionId: string
   payload: Record<string, unknown>
 }
 
-/** An item the registry refused with a validation error; it is not retried. */
-export interface Rejection {
-  key: string
-  label: string
-  message: string
-}
-
-/** The outcome of a registration run. */
+/** The outcome of a registration run, as `start()` resolves it. */
 export interface RegistrationResult {
   /** True when the registry accepted every skill and prompt. */
   registered: boolean
-  /** Items the registry refused (permanent failures, not retried). */
+  /**
+   * Every refusal of the first round that met one, each with its code, holder and advice
+   * (everything else of that round was registered). Empty when registration completed or gave
+   * up with the registry absent.
+   */
   rejected: Rejection[]
 }
 
@@ -73,54 +76,22 @@ export interface RegistrarDeps {
   onRegistryAbsent(): void
 }
 
-// Messages of the registry's own validation (and of payload decoding): a call refused with
-// one of these will be refused again, so it is reported and never retried. Our registry says
-// so with code INVALID_ARGUMENTS; the messages are the fallback for an upstream registry, which
-// answers every failure with invocation_failed.
-const PERMANENT = [
-  /\bid must be non-empty\b/,
-  /\bid may not have\b/,
-  /\bid too long\b/,
-  /\binvalid id \(segment\b/,
-  /\bskill must be non-empty\b/,
-  /\bskill body too large\b/,
-  /\bname must be non-empty\b/,
-  /\bname too long\b/,
-  /\bname may only contain\b/,
-  /\bdescription must be non-empty\b/,
-  /\bfunction_id must be non-empty\b/,
-  /\bargument name must be non-empty\b/,
-  /\bduplicate argument name\b/,
-  /\bmissing field\b/,
-  /\binvalid type\b/,
-]
-
-/**
- * Whether the registry will refuse the same call again: bad input (INVALID_ARGUMENTS, or one of
- * the validation messages from a registry that sends no code) or an id outside the namespaces
- * of the publisher's scoped token (OUT_OF_SCOPE). FORBIDDEN (another connection holds the id)
- * is not: it clears up when that connection goes.
- */
-export function isPermanentError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code
-  if (code === CODE_INVALID_ARGUMENTS || code === CODE_OUT_OF_SCOPE) return true
-  const message = err instanceof Error ? err.message : typeof err === 'string' ? err : ''
-  return PERMANENT.some((re) => re.test(message))
-}
-
 /**
  * Whether err is the registry's answer that it does not hold what was asked: an unknown skill,
  * prompt, version or label (labelSkill, skillVersions, …). Our registry says so with code
  * NOT_FOUND; the text is the fallback for an upstream registry, which answers every failure
  * with invocation_failed.
  */
-export function isNotFoundError(err: unknown): boolean {
+export function isNotFound(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code
   if (code === CODE_NOT_FOUND) return true
   if (code !== undefined && code !== 'invocation_failed') return false
   const message = err instanceof Error ? err.message : typeof err === 'string' ? err : ''
   return /\b(Skill|Prompt) not found: /.test(message)
 }
+
+/** @deprecated Use `isNotFound` (the Go and Python name); removed in the next release. */
+export const isNotFoundError = isNotFound
 
 function isFunctionNotFound(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === 'function_not_found'
@@ -162,9 +133,9 @@ export class Registrar {
   }
 
   /**
-   * Starts the first run. Resolves with its outcome, or as soon as the registry refuses an
-   * item (a refusal is reported at once; the run goes on with the other items). Later calls
-   * return the same promise.
+   * Starts the first run. Resolves with its outcome, or once a round met refusals (every
+   * refusal of that round, after everything else of it was registered; the run goes on with
+   * the items another worker holds). Later calls return the same promise.
    */
   start(backoff: Required<BackoffOptions>): Promise<RegistrationResult> {
     if (this.first === undefined) {
@@ -222,7 +193,8 @@ export class Registrar {
     this.active = true
     const { backoff } = this
     const { logger } = this.deps
-    const rejected: Rejection[] = []
+    const rejected: Rejection[] = [] // permanent refusals of this run
+    const held = new Map<string, Rejection>() // pending items another worker holds, by key
     const end = (registered: boolean): RegistrationResult => {
       this.active = false
       return { registered, rejected }
@@ -234,28 +206,37 @@ export class Registrar {
         this.restart = false
         delay = backoff.initialMs
         began = Date.now()
+        held.clear()
       }
       if (this.stopped) return end(false)
       const deadline = began + backoff.giveUpMs
       const generation = ++this.generation
+      const refused: Rejection[] = []
       this.inRound = true
-      const outcome = await this.wait(this.round(rejected, generation), deadline)
+      const outcome = await this.wait(this.round(rejected, held, refused, generation), deadline)
       this.inRound = false
       // A round cut short (deadline, stop, restart) is abandoned: it makes no further calls.
       if (outcome === 'timer' || outcome === 'woken') this.generation++
+      // The first round that meets refusals settles start(): each one, at once.
+      if (refused.length > 0) this.report({ registered: false, rejected: refused })
       if (this.stopped) return end(false)
       if (this.restart || outcome === 'woken') continue
       if (outcome === 'complete') {
-        if (this.pending.size > 0) continue
-        if (rejected.length === 0) {
-          logger.info(`registered with the skills registry: ${this.summary()}`)
-          this.deps.onRegistered()
+        if ([...this.pending.keys()].some((key) => !held.has(key))) continue
+        if (held.size === 0) {
+          if (rejected.length === 0) {
+            logger.info(`registered with the skills registry: ${this.summary()}`)
+            this.deps.onRegistered()
+          }
+          return end(rejected.length === 0)
         }
-        return end(rejected.length === 0)
+        // Items another worker holds: wait, then try them again.
       }
       const remaining = deadline - Date.now()
       if (outcome === 'timer' || remaining <= 0) {
-        logger.warn(msg.gaveUp)
+        // When every missing item is held by another worker the registry runs: say so.
+        const stillHeld = this.heldPending(held)
+        logger.warn(stillHeld === undefined ? msg.gaveUp : gaveUpHeldMessage(stillHeld))
         this.deps.onGaveUp()
         return end(false)
       }
@@ -266,8 +247,30 @@ export class Registrar {
     }
   }
 
-  /** One pass over the pending items, in order; stops at the first transient failure. */
-  private async round(rejected: Rejection[], generation: number): Promise<RoundOutcome> {
+  /** The refusals of the pending items when another worker holds every one of them. */
+  private heldPending(held: Map<string, Rejection>): Rejection[] | undefined {
+    const out: Rejection[] = []
+    for (const key of this.items.keys()) {
+      if (!this.pending.has(key)) continue
+      const r = held.get(key)
+      if (r === undefined) return undefined
+      out.push(r)
+    }
+    return out
+  }
+
+  /**
+   * One pass over the pending items, in order. A refusal of one item (permanent, or another
+   * worker holds it) is recorded and the round goes on, so one id never blocks the others; a
+   * failure that is not about the item (the registry is absent or does not answer) ends it.
+   */
+  private async round(
+    rejected: Rejection[],
+    held: Map<string, Rejection>,
+    refused: Rejection[],
+    generation: number,
+  ): Promise<RoundOutcome> {
+    const { logger } = this.deps
     for (const [key, item] of [...this.items]) {
       const version = this.pending.get(key)
       if (version === undefined) continue
@@ -275,21 +278,30 @@ export class Registrar {
         await this.deps.call(item)
       } catch (err) {
         if (generation !== this.generation) return 'abandoned'
-        if (isPermanentError(err)) {
-          const message = errorMessage(err)
-          this.deps.logger.error(`skills registry refused ${item.label}: ${message}`)
-          rejected.push({ key, label: item.label, message })
-          if (this.pending.get(key) === version) this.pending.delete(key)
-          this.report({ registered: false, rejected })
-          continue
+        const r = refusalOf(item, err)
+        if (r === undefined) {
+          if (isFunctionNotFound(err)) this.deps.onRegistryAbsent()
+          logger.info(`skills registration of ${item.label} failed (${describeError(err)}); will retry`)
+          return 'transient'
         }
-        if (isFunctionNotFound(err)) this.deps.onRegistryAbsent()
-        this.deps.logger.info(
-          `skills registration of ${item.label} failed (${describeError(err)}); will retry`,
-        )
-        return 'transient'
+        refused.push(r)
+        const line = rejectionLine(r)
+        if (r.retried) {
+          // Logged when it starts or its text changes, not at every retry.
+          const prev = held.get(key)
+          if (prev === undefined || rejectionLine(prev) !== line) logger.warn(line)
+          else logger.debug(line)
+          held.set(key, r)
+        } else {
+          logger.error(line)
+          held.delete(key)
+          rejected.push(r)
+          if (this.pending.get(key) === version) this.pending.delete(key)
+        }
+        continue
       }
       if (generation !== this.generation) return 'abandoned'
+      held.delete(key)
       this.accepted.add(key)
       if (this.pending.get(key) === version) this.pending.delete(key)
     }
@@ -322,7 +334,7 @@ export class Registrar {
     let skills = 0
     let prompts = 0
     for (const item of this.items.values()) {
-      if (item.functionId === 'skills::register') skills++
+      if (item.kind === 'skill') skills++
       else prompts++
     }
     return `${skills} skill${skills === 1 ? '' : 's'}, ${prompts} prompt${prompts === 1 ? '' : 's'}`

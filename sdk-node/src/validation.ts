@@ -30,7 +30,11 @@ export function segmentError(s: string): string | undefined {
   return undefined
 }
 
-/** The registry's `validate_id` for skill ids (`a`, `a/b/c`). */
+/**
+ * The registry's `validate_id` for skill ids (`a`, `a/b/c`): the message, or undefined.
+ * @deprecated Use `validateSkillId`, which throws (the Go and Python validators' shape); removed in
+ * the next release.
+ */
 export function skillIdError(id: string): string | undefined {
   if (id.length === 0) return msg.idEmpty
   if (id.startsWith('/') || id.endsWith('/')) return msg.idSlash(id)
@@ -45,7 +49,10 @@ export function skillIdError(id: string): string | undefined {
   return undefined
 }
 
-/** The registry's body checks for `skills::register`. */
+/**
+ * The registry's body checks for `skills::register`: the message, or undefined.
+ * @deprecated Use `validateSkillBody`, which throws; removed in the next release.
+ */
 export function skillBodyError(markdown: string): string | undefined {
   if (markdown.length === 0) return msg.skillEmpty
   const n = byteLength(markdown)
@@ -83,7 +90,11 @@ export interface PromptArgument {
   required: boolean
 }
 
-/** The registry's checks for `prompts::register`, in its order, plus the handler-namespace rule. */
+/**
+ * The registry's checks for `prompts::register`, in its order, plus the handler-namespace rule:
+ * the message, or undefined.
+ * @deprecated Use `validatePrompt`, which throws; removed in the next release.
+ */
 export function promptError(
   name: string,
   description: string,
@@ -107,4 +118,35 @@ export function promptError(
 /** Throws a ValidationError carrying `err` when there is one. */
 export function check(err: string | undefined): void {
   if (err !== undefined) throw new ValidationError(err)
+}
+
+/**
+ * Checks a skill id (`a`, `a/b/c`) with the registry's rules; throws a ValidationError with the
+ * registry's message.
+ */
+export function validateSkillId(id: string): void {
+  check(skillIdError(id))
+}
+
+/** Checks a skill body (non-empty, at most 256 KiB); throws a ValidationError. */
+export function validateSkillBody(markdown: string): void {
+  check(skillBodyError(markdown))
+}
+
+/** Checks a prompt name (the registry's `validate_name`); throws a ValidationError. */
+export function validatePromptName(name: string): void {
+  check(promptNameError(name))
+}
+
+/**
+ * Checks a prompt as `prompts::register` does, in its order, plus the rule that the handler may
+ * not live in an internal namespace; throws a ValidationError.
+ */
+export function validatePrompt(
+  name: string,
+  description: string,
+  functionId: string,
+  args: readonly PromptArgument[],
+): void {
+  check(promptError(name, description, functionId, args))
 }

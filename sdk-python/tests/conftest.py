@@ -97,7 +97,7 @@ class Server:
         self.logs.append(log)
         with log.open("wb") as out:
             self.process = subprocess.Popen(
-                [str(SERVER_BIN), "--standalone", "--url", self.url, "--data", str(data)],
+                [str(SERVER_BIN), "--standalone", "--url", self.url, "--data", str(data), "--mcp-addr", ""],
                 cwd=self.root,
                 stdout=out,
                 stderr=subprocess.STDOUT,

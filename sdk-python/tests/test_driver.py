@@ -182,7 +182,7 @@ def test_driver_session(driver: Driver, observer: III, uid: str) -> None:
     assert driver.ok("subscribe", kind="prompts") is None
     assert driver.error("subscribe", kind="other").startswith("kind must be")
 
-    assert driver.ok("start") == {"registered": True}
+    assert driver.ok("start") == {"registered": True, "rejected": []}
     driver.wait_event(lambda e: e["event"] == "registered")
     assert driver.error("configure", backoff={"initial_ms": 1}) == "configure must come before start"
     driver.wait_event(
@@ -242,9 +242,24 @@ def test_driver_gives_up(server: Server) -> None:
     try:
         driver.ok("configure", backoff={"initial_ms": 20, "max_ms": 50, "give_up_ms": 100})
         driver.ok("skill", skill_id="nowhere", markdown="# nowhere")
-        assert driver.ok("start") == {"registered": False}
+        assert driver.ok("start") == {"registered": False, "rejected": []}
         driver.wait_event(lambda e: e["event"] == "gave_up")
         driver.wait_event(lambda e: e == {"event": "log", "level": "warn", "message": GAVE_UP})
+        assert driver.ok("close", unregister=False) is None
+        assert driver.exit_code() == 0
+    finally:
+        driver.kill()
+
+
+def test_driver_answers_start_with_the_engine_address_error_when_iii_url_is_malformed() -> None:
+    driver = Driver("ws://engine:99999")
+    try:
+        assert driver.ok("hello")["sdk"] == "python"
+        assert driver.error("start", wait=True) == (
+            'invalid engine URL "ws://engine:99999" (from III_URL): the port is not a number '
+            "from 1 to 65535; expected ws://host:port or wss://host:port"
+        )
+        assert driver.ok("hello")["sdk"] == "python"  # still answering
         assert driver.ok("close", unregister=False) is None
         assert driver.exit_code() == 0
     finally:

@@ -52,7 +52,7 @@ def test_start_registers_skills_and_prompts(iii: III, observer: III, uid: str) -
     rounds: list[int] = []
     publisher.on_registered(lambda: rounds.append(1))
 
-    assert publisher.start() is True
+    assert publisher.start().registered is True
     assert rounds == [1]
     assert {f"t-{uid}", f"t-{uid}/leaf"} <= skill_ids(observer)
     assert read(observer, f"iii://t-{uid}/leaf")["text"] == "# Leaf\n\nDeep content.\n"
@@ -250,9 +250,9 @@ def test_registry_rejection_is_reported_without_retry(
     publisher = Publisher(iii, backoff=FAST)
     publisher.skill(f"ok-{uid}", "# ok")
     # Bypass local validation to see how a refusal by the registry is handled.
-    publisher._items[("skill", "Bad Id")] = {"id": "Bad Id", "skill": "# bad"}
+    publisher._registrar._items[("skill", "Bad Id")] = {"id": "Bad Id", "skill": "# bad"}
     with caplog.at_level(logging.INFO, logger="iii_skills"):
-        assert publisher.start() is False
+        assert publisher.start().registered is False
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and 'invalid id (segment 1 of "Bad Id")' in errors[0]
     assert not any("retrying" in r.getMessage() for r in caplog.records)
@@ -272,7 +272,7 @@ def test_gives_up_when_nothing_answers(caplog: pytest.LogCaptureFixture, server:
         gave_up = threading.Event()
         publisher.on_gave_up(gave_up.set)
         with caplog.at_level(logging.WARNING, logger="iii_skills"):
-            assert publisher.start() is False
+            assert publisher.start().registered is False
         assert gave_up.is_set()
         assert [r.getMessage() for r in caplog.records if r.name == "iii_skills"] == [GAVE_UP]
         publisher.close()
@@ -366,7 +366,7 @@ def test_late_registry_is_picked_up(tmp_path: Path, uid: str, monkeypatch: pytes
         publisher.on_registered(registered.set)
         publisher.start_in_background()
         # the first rounds fail: nothing serves skills::register
-        wait_until(lambda: publisher._registry_present is False, what="a failed round")
+        wait_until(lambda: publisher._registrar._registry_present is False, what="a failed round")
         assert not registered.is_set()
 
         procs.launch("registry")  # the registry in worker mode, arriving late
@@ -394,13 +394,13 @@ def test_reregisters_when_the_registry_comes_back(
     # The engine coalesces function changes into one event, so the registry
     # must have been reported present before it is killed.
     seen: list[bool] = []
-    on_functions = publisher._on_functions_available
+    on_functions = publisher._registrar._on_functions_available
 
     def record(data: Any) -> None:
         seen.append("skills::register" in (_function_ids(data) or ()))
         on_functions(data)
 
-    publisher._on_functions_available = record  # type: ignore[method-assign]
+    publisher._registrar._on_functions_available = record  # type: ignore[method-assign]
     try:
         publisher.skill(f"back-{uid}", "# comes back")
         rounds = threading.Semaphore(0)
@@ -408,6 +408,14 @@ def test_reregisters_when_the_registry_comes_back(
         wait_until(lambda: _serves_register(observer), what="the registry worker")
         assert publisher.start()
         assert rounds.acquire(timeout=5)
+        # The registry came before the publisher subscribed, so its own event
+        # may have gone by: a function registered now brings another one, which
+        # lists every function.
+
+        async def nudge(_data: Any) -> None:
+            return None
+
+        observer.register_function(f"pytest{uid}::nudge", nudge)
         wait_until(lambda: any(seen), what="an engine::functions-available event naming the registry")
 
         def registered_at() -> str:
@@ -419,7 +427,7 @@ def test_reregisters_when_the_registry_comes_back(
         first = registered_at()
         registry.kill()  # SIGKILL: gone without unregistering anything
         registry.wait(timeout=10)
-        wait_until(lambda: publisher._registry_present is False, what="the publisher to see the registry leave")
+        wait_until(lambda: publisher._registrar._registry_present is False, what="the publisher to see the registry leave")
         assert not rounds.acquire(timeout=0.3)
 
         procs.launch("registry")  # same engine, same state: the skill is still stored
@@ -447,7 +455,7 @@ def test_no_deprecation_output_from_the_client(
     publisher.skill(f"dep-{uid}", "# Dep\n\nbody\n")
     publisher.on_skill_change(lambda event: None)
     with caplog.at_level(logging.WARNING):
-        assert publisher.start() is True
+        assert publisher.start().registered is True
     publisher.close(unregister=True)
     deprecations = [str(w.message) for w in recwarn if "deprecated" in str(w.message)]
     assert deprecations == []
@@ -459,7 +467,7 @@ def test_history_gets_message_author_and_labels_move(iii: III, observer: III, ui
     sid = f"versioned-{uid}"
     publisher.skill(sid, "# V1\n", message="first cut", author="python-sdk")
     publisher.prompt(f"vp-{uid}", "Versioned prompt", echo, message="prompt v1")
-    assert publisher.start() is True
+    assert publisher.start().registered is True
     publisher.skill(sid, "# V2\n", message="second cut")
     wait_until(lambda: publisher.skill_versions(sid)["latest"] == 2)
     history = publisher.skill_versions(sid)

@@ -13,7 +13,10 @@ from pydantic import BaseModel, Field
 import iii_skills
 from iii_skills import (
     Backoff,
-    InvalidContentError,
+    Holder,
+    RegistrationResult,
+    Rejection,
+    ValidationError,
     PromptChange,
     PromptArgumentError,
     Publisher,
@@ -34,8 +37,8 @@ class FakeClock:
     def __init__(self, publisher: Publisher) -> None:
         self.now = 0.0
         self.pauses: list[float] = []
-        publisher._clock = lambda: self.now
-        publisher._pause = self.pause  # type: ignore[method-assign]
+        publisher._registrar._clock = lambda: self.now
+        publisher._registrar._pause = self.pause  # type: ignore[method-assign]
 
     def pause(self, seconds: float) -> None:
         self.pauses.append(seconds)
@@ -51,11 +54,11 @@ def registry_absent(function_id: str, payload: Any) -> Any:
 
 def test_skill_is_validated_locally() -> None:
     publisher = Publisher(FakeClient())
-    with pytest.raises(InvalidContentError, match="^id must be non-empty$"):
+    with pytest.raises(ValidationError, match="^id must be non-empty$"):
         publisher.skill("", "# x")
-    with pytest.raises(InvalidContentError, match="reserved as the iii://fn/"):
+    with pytest.raises(ValidationError, match="reserved as the iii://fn/"):
         publisher.skill("fn/x", "# x")
-    with pytest.raises(InvalidContentError, match="^skill must be non-empty$"):
+    with pytest.raises(ValidationError, match="^skill must be non-empty$"):
         publisher.skill("x", "")
 
 
@@ -96,11 +99,11 @@ def test_section_handlers_may_be_async_and_return_models() -> None:
 
 def test_section_path_is_validated() -> None:
     publisher = Publisher(FakeClient())
-    with pytest.raises(InvalidContentError, match="internal namespace"):
+    with pytest.raises(ValidationError, match="internal namespace"):
         publisher.section("state/set", lambda: "x")
-    with pytest.raises(InvalidContentError, match='invalid section URI segment "Bad"'):
+    with pytest.raises(ValidationError, match='invalid section URI segment "Bad"'):
         publisher.section("Bad")
-    with pytest.raises(InvalidContentError, match="segment must be non-empty"):
+    with pytest.raises(ValidationError, match="segment must be non-empty"):
         publisher.section_uri("a//b")
 
 
@@ -198,11 +201,11 @@ def test_async_prompt_and_unsupported_output() -> None:
 
 def test_prompt_validation_errors() -> None:
     publisher = Publisher(FakeClient())
-    with pytest.raises(InvalidContentError, match="^name may only contain"):
+    with pytest.raises(ValidationError, match="^name may only contain"):
         publisher.prompt("Bad Name", "d")
-    with pytest.raises(InvalidContentError, match="^description must be non-empty$"):
+    with pytest.raises(ValidationError, match="^description must be non-empty$"):
         publisher.prompt("ok", " ")
-    with pytest.raises(InvalidContentError, match="Prompt handler 'skills::x' is in an internal"):
+    with pytest.raises(ValidationError, match="Prompt handler 'skills::x' is in an internal"):
         publisher.prompt("ok", "d", function_id="skills::x")
     publisher.prompt("ok", "d", lambda: "x")
     with pytest.raises(ValueError, match="already added"):
@@ -259,7 +262,7 @@ def test_typed_function_decorator_with_plain_types() -> None:
 
 def test_change_subscriptions_decode_typed_events() -> None:
     client = FakeClient()
-    publisher = Publisher(client, name="t")
+    publisher = Publisher(client, internal_namespace="iii-skills::t")
     skills: list[SkillChange] = []
     prompts: list[PromptChange] = []
 
@@ -299,7 +302,7 @@ def test_start_registers_everything_in_order() -> None:
     registered = threading.Event()
     publisher.on_registered(registered.set)
 
-    assert publisher.start() is True
+    assert publisher.start().registered is True
     assert registered.is_set()
     order = [(fid, p.get("id") or p.get("name")) for fid, p in client.calls]
     assert order == [
@@ -323,7 +326,7 @@ def test_default_backoff_schedule_and_give_up(caplog: pytest.LogCaptureFixture) 
     publisher.on_gave_up(gave_up.set)
 
     with caplog.at_level(logging.INFO, logger="iii_skills"):
-        assert publisher.start() is False
+        assert publisher.start().registered is False
 
     assert clock.pauses == [5, 10, 20, 40, 60, 45]
     assert len(client.calls_to("skills::register")) == 7
@@ -340,7 +343,7 @@ def test_custom_backoff_schedule() -> None:
     )
     clock = FakeClock(publisher)
     publisher.skill("a", "# a")
-    assert publisher.start() is False
+    assert publisher.start().registered is False
     assert clock.pauses == [1, 3, 9, 10, 7]
 
 
@@ -359,23 +362,21 @@ def test_retries_only_what_is_missing() -> None:
     clock = FakeClock(publisher)
     for key in "abc":
         publisher.skill(key, f"# {key}")
-    assert publisher.start() is True
+    assert publisher.start().registered is True
     ids = [p["id"] for p in client.calls_to("skills::register")]
     assert ids == ["a", "b", "b", "b", "c"]
     assert clock.pauses == [5, 10]
     publisher.close()
 
 
-def test_validation_error_from_the_registry_is_reported_at_once(
+def test_a_refusal_blocks_nothing_and_start_reports_every_refusal_of_the_round(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    release_c = threading.Event()
-
     def strict(function_id: str, payload: Any) -> Any:
         if payload.get("id") == "b":
             raise FakeInvocationError("invocation_failed", 'invalid id (segment 1 of "b"): nope')
-        if payload.get("id") == "c":
-            assert release_c.wait(10)
+        if payload.get("id") == "d":
+            raise FakeInvocationError("INVALID_ARGUMENTS", "skill must be non-empty")
         return {}
 
     client = FakeClient(responder=strict)
@@ -383,17 +384,71 @@ def test_validation_error_from_the_registry_is_reported_at_once(
     clock = FakeClock(publisher)
     registered = threading.Event()
     publisher.on_registered(registered.set)
-    for key in "abc":
+    for key in "abcd":
         publisher.skill(key, f"# {key}")
     with caplog.at_level(logging.ERROR, logger="iii_skills"):
-        # returns while "c" is still being registered
-        assert publisher.start() is False
-    release_c.set()
-    assert [p["id"] for p in client.wait_for_calls("skills::register", 3)] == ["a", "b", "c"]
+        result = publisher.start()
+    # Everything else of the round was registered before start() returned.
+    assert [p["id"] for p in client.calls_to("skills::register")] == ["a", "b", "c", "d"]
+    assert publisher._registrar.registered_items() == [("skill", "a"), ("skill", "c")]
+    fix = "fix the skill and restart this worker (not retried)"
+    assert result == RegistrationResult(
+        registered=False,
+        rejected=(
+            Rejection("skill", "b", "invocation_failed", 'invalid id (segment 1 of "b"): nope', None, fix, False),
+            Rejection("skill", "d", "INVALID_ARGUMENTS", "skill must be non-empty", None, fix, False),
+        ),
+    )
+    assert not result
     publisher.close()  # waits for the registrar
     assert clock.pauses == []  # never retried
     assert not registered.is_set()  # a round with a refusal is not a full registration
-    assert any("invalid id (segment 1" in r.getMessage() for r in caplog.records)
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR] == [
+        f'skills registry refused skill "b" (invocation_failed): invalid id (segment 1 of "b"): nope; {fix}',
+        f'skills registry refused skill "d" (INVALID_ARGUMENTS): skill must be non-empty; {fix}',
+    ]
+
+
+def test_a_held_id_blocks_nothing_and_giving_up_says_what_holds_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    held = (
+        'skill "a/x" belongs to another worker (w1, named "other"); only the worker that '
+        "registered it may register or unregister it while it is connected"
+    )
+
+    def holder(function_id: str, payload: Any) -> Any:
+        if payload.get("id") == "a/x":
+            raise FakeInvocationError("FORBIDDEN", held)
+        return {}
+
+    client = FakeClient(responder=holder)
+    publisher = Publisher(client)
+    clock = FakeClock(publisher)
+    gave_up = threading.Event()
+    publisher.on_gave_up(gave_up.set)
+    for key in ("a/x", "b", "c"):
+        publisher.skill(key, f"# {key}")
+    with caplog.at_level(logging.DEBUG, logger="iii_skills"):
+        result = publisher.start()
+        assert gave_up.wait(10)
+        publisher.close()
+    (refusal,) = result.rejected
+    assert refusal.holder == Holder("w1", "other") and refusal.retried and refusal.code == "FORBIDDEN"
+    assert refusal.advice == (
+        'stop worker "other" (w1), which holds it, or publish under another id; '
+        "this worker retries until its registration deadline"
+    )
+    calls = [p["id"] for p in client.calls_to("skills::register")]
+    assert calls[:3] == ["a/x", "b", "c"] and set(calls[3:]) == {"a/x"}, calls
+    assert clock.pauses == [5, 10, 20, 40, 60, 45]  # retried until the deadline
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        str(refusal),  # once, not at every retry
+        'skills registration gave up while other workers hold skill "a/x"; '
+        "stop them or publish under other ids, then restart this worker",
+    ]
+    assert GAVE_UP not in warnings
 
 
 def test_payload_decoding_errors_are_permanent() -> None:
@@ -404,7 +459,7 @@ def test_payload_decoding_errors_are_permanent() -> None:
     publisher = Publisher(client)
     clock = FakeClock(publisher)
     publisher.skill("a", "# a")
-    assert publisher.start() is False
+    assert publisher.start().registered is False
     publisher.close()
     assert clock.pauses == []
     assert len(client.calls_to("skills::register")) == 1
@@ -418,7 +473,7 @@ def test_invalid_arguments_code_is_permanent_whatever_the_text() -> None:
     publisher = Publisher(client)
     clock = FakeClock(publisher)
     publisher.skill("a", "# a")
-    assert publisher.start() is False
+    assert publisher.start().registered is False
     publisher.close()
     assert clock.pauses == []
     assert len(client.calls_to("skills::register")) == 1
@@ -444,9 +499,15 @@ def test_an_id_outside_the_token_namespaces_is_given_up_one_another_connection_h
     publisher.skill("billing/x", "# billing")
     publisher.skill("acme/x", "# acme")
     with caplog.at_level(logging.ERROR, logger="iii_skills"):
-        assert publisher.start() is False
+        result = publisher.start()
         calls = client.wait_for_calls("skills::register", 3)
         publisher.close()  # waits for the registrar
+    assert result.registered is False
+    assert [(r.name, r.code, r.retried) for r in result.rejected] == [
+        ("billing/x", "OUT_OF_SCOPE", False),
+        ("acme/x", "FORBIDDEN", True),
+    ]
+    assert result.rejected[1].holder == Holder("w1")
     # OUT_OF_SCOPE is not retried; FORBIDDEN is, after one pause
     assert [p["id"] for p in calls] == ["billing/x", "acme/x", "acme/x"]
     assert len(clock.pauses) == 1
@@ -465,7 +526,7 @@ def test_no_call_outlives_the_deadline() -> None:
     publisher = Publisher(client, backoff=Backoff(initial_delay=5, give_up_after=7.5))
     clock = FakeClock(publisher)
     publisher.skill("a", "# a")
-    assert publisher.start() is False
+    assert publisher.start().registered is False
     publisher.close()
     assert clock.pauses == [5, 2.5]
     assert timeouts == [5000, 2500, 1]
@@ -502,7 +563,7 @@ def test_initial_connecting_state_does_not_count_as_reconnect() -> None:
 
 def test_reregisters_when_the_registry_reappears() -> None:
     client = FakeClient()
-    publisher = Publisher(client, backoff=FAST, name="w")
+    publisher = Publisher(client, backoff=FAST, internal_namespace="iii-skills::w")
     publisher.skill("a", "# a")
     rounds = threading.Semaphore(0)
     publisher.on_registered(rounds.release)
@@ -532,10 +593,10 @@ def test_registry_arriving_during_backoff_cuts_the_wait_short() -> None:
 
     client = FakeClient(responder=responder)
     # a long first delay: only the functions-available event can end it in time
-    publisher = Publisher(client, backoff=Backoff(initial_delay=600, give_up_after=1200), name="w")
+    publisher = Publisher(client, backoff=Backoff(initial_delay=600, give_up_after=1200), internal_namespace="iii-skills::w")
     publisher.skill("a", "# a")
     result: list[bool] = []
-    starter = threading.Thread(target=lambda: result.append(publisher.start()))
+    starter = threading.Thread(target=lambda: result.append(publisher.start().registered))
     starter.start()
     client.wait_for_calls("skills::register", 1)
     available.set()
@@ -594,7 +655,7 @@ def test_close_interrupts_a_waiting_start() -> None:
     publisher = Publisher(client, backoff=Backoff(initial_delay=600, give_up_after=1200))
     publisher.skill("a", "# a")
     result: list[bool] = []
-    starter = threading.Thread(target=lambda: result.append(publisher.start()))
+    starter = threading.Thread(target=lambda: result.append(publisher.start().registered))
     starter.start()
     client.wait_for_calls("skills::register", 1)
     publisher.close(unregister=True)
@@ -630,7 +691,7 @@ def test_start_async_and_close_async() -> None:
     async def main() -> bool:
         ok = await publisher.start_async()
         await publisher.close_async(unregister=True)
-        return ok
+        return ok.registered
 
     assert asyncio.run(main()) is True
     assert client.calls_to("skills::unregister") == [{"id": "a"}]
@@ -644,7 +705,7 @@ def test_blocking_calls_are_refused_inside_an_event_loop() -> None:
             publisher.start()
         with pytest.raises(RuntimeError, match="use await publisher.close_async"):
             publisher.close()
-        assert await publisher.start_async() is True
+        assert (await publisher.start_async()).registered is True
         await publisher.close_async()
 
     asyncio.run(main())
@@ -702,3 +763,12 @@ def test_moved_classes_keep_their_import_paths() -> None:
         iii_skills.PromptChange,
         iii_skills.SkillChange,
     )
+
+
+def test_the_deprecated_name_keyword_still_sets_the_internal_namespace() -> None:
+    client = FakeClient()
+    with pytest.warns(DeprecationWarning, match='internal_namespace="iii-skills::w"'):
+        publisher = Publisher(client, name="w")
+    publisher.on_skill_change(lambda e: None)
+    assert [f for f in client.functions if f.startswith("iii-skills::w::")], list(client.functions)
+    publisher.close()

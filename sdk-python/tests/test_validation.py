@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+import iii_skills
 from iii_skills import (
-    InvalidContentError,
+    ValidationError,
     debug_quote,
+    section_function_id,
     section_uri,
-    validate_id,
     validate_prompt,
     validate_section_path,
-    validate_skill,
+    validate_skill_body,
+    validate_skill_id,
 )
-from iii_skills.validation import function_id_for_section, is_internal_function
+from iii_skills.validation import is_internal_function
 
 SEG_CHARS = "segment may only contain lowercase ASCII letters, digits, '-' and '_'"
 
@@ -42,7 +44,7 @@ def test_debug_quote_matches_rust(value: str, quoted: str) -> None:
     ["a", "my-skill-1", "resend/email/send", "docs/fn-reference", "a_b/c-d/0", "x" * 64],
 )
 def test_valid_ids(skill_id: str) -> None:
-    validate_id(skill_id)
+    validate_skill_id(skill_id)
 
 
 @pytest.mark.parametrize(
@@ -70,43 +72,43 @@ def test_valid_ids(skill_id: str) -> None:
     ],
 )
 def test_invalid_ids(skill_id: str, message: str) -> None:
-    with pytest.raises(InvalidContentError) as caught:
-        validate_id(skill_id)
+    with pytest.raises(ValidationError) as caught:
+        validate_skill_id(skill_id)
     assert str(caught.value) == message
 
 
 def test_id_too_long_counts_bytes() -> None:
     skill_id = "/".join(["a" * 60] * 17)  # 17*60 + 16 = 1036 bytes
-    with pytest.raises(InvalidContentError) as caught:
-        validate_id(skill_id)
+    with pytest.raises(ValidationError) as caught:
+        validate_skill_id(skill_id)
     assert str(caught.value) == f"id too long (1036 chars; max 1024): {debug_quote(skill_id)}"
 
 
 def test_non_ascii_segment_is_refused_with_byte_length() -> None:
     segment = "é" * 40  # 80 bytes
-    with pytest.raises(InvalidContentError) as caught:
-        validate_id(segment)
+    with pytest.raises(ValidationError) as caught:
+        validate_skill_id(segment)
     assert "segment too long (80 chars; max 64)" in str(caught.value)
 
 
 def test_skill_body_rules() -> None:
-    validate_skill("x", " ")  # whitespace is content
-    validate_skill("x", "a" * 262144)  # exactly the limit is fine
-    with pytest.raises(InvalidContentError, match="^skill must be non-empty$"):
-        validate_skill("x", "")
-    with pytest.raises(InvalidContentError) as caught:
-        validate_skill("x", "é" * 131073)
+    validate_skill_body(" ")  # whitespace is content
+    validate_skill_body("a" * 262144)  # exactly the limit is fine
+    with pytest.raises(ValidationError, match="^skill must be non-empty$"):
+        validate_skill_body("")
+    with pytest.raises(ValidationError) as caught:
+        validate_skill_body("é" * 131073)
     assert str(caught.value) == "skill body too large (262146 bytes; max 262144)"
     # the id is checked first
-    with pytest.raises(InvalidContentError, match="^id must be non-empty$"):
-        validate_skill("", "")
+    with pytest.raises(ValidationError, match="^id must be non-empty$"):
+        validate_skill_id("")
 
 
 @pytest.mark.parametrize("path", ["resend/health", "a", "a/b/c/d", "state", "skill/fetch", "x/fn"])
 def test_valid_section_paths(path: str) -> None:
     validate_section_path(path)
     assert section_uri(path) == "iii://fn/" + path
-    assert function_id_for_section(path) == path.replace("/", "::")
+    assert section_function_id(path) == path.replace("/", "::")
 
 
 @pytest.mark.parametrize(
@@ -134,7 +136,7 @@ def test_valid_section_paths(path: str) -> None:
     ],
 )
 def test_invalid_section_paths(path: str, message: str) -> None:
-    with pytest.raises(InvalidContentError) as caught:
+    with pytest.raises(ValidationError) as caught:
         validate_section_path(path)
     assert str(caught.value) == message
 
@@ -180,10 +182,25 @@ def test_internal_namespaces() -> None:
 def test_invalid_prompts(
     name: str, description: str, function_id: str, arguments: list[str], message: str
 ) -> None:
-    with pytest.raises(InvalidContentError) as caught:
+    with pytest.raises(ValidationError) as caught:
         validate_prompt(name, description, function_id, arguments)
     assert str(caught.value) == message
 
 
 def test_valid_prompt() -> None:
     validate_prompt("send-email", "Compose and send an email", "prompt::send-email", ["to", "subject"])
+
+
+def test_deprecated_names_warn_and_do_the_same_for_one_release() -> None:
+    assert iii_skills.InvalidContentError is ValidationError
+    with pytest.warns(DeprecationWarning, match="use validate_skill_id"):
+        with pytest.raises(ValidationError, match="^id must be non-empty$"):
+            iii_skills.validate_id("")
+    with pytest.warns(DeprecationWarning, match="use validate_skill_id and validate_skill_body"):
+        with pytest.raises(ValidationError, match="^id must be non-empty$"):
+            iii_skills.validate_skill("", "")  # the id first, as before
+    with pytest.warns(DeprecationWarning):
+        with pytest.raises(ValidationError, match="^skill must be non-empty$"):
+            iii_skills.validate_skill("x", "")
+    with pytest.warns(DeprecationWarning, match="use section_function_id"):
+        assert iii_skills.validation.function_id_for_section("a/b") == "a::b"

@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 
 from iii_skills import (
-    InvalidContentError,
-    validate_id,
+    ValidationError,
+    section_function_id,
     validate_prompt,
-    validate_skill,
+    validate_prompt_name,
+    validate_skill_body,
+    validate_skill_id,
 )
-from iii_skills.validation import function_id_for_section, validate_prompt_name
 
 VECTORS_PATH = Path(__file__).resolve().parents[2] / "conformance" / "vectors" / "validation.json"
 VECTORS: dict[str, Any] = json.loads(VECTORS_PATH.read_text(encoding="utf-8"))
@@ -47,7 +48,7 @@ def cases(group: str) -> list[Any]:
 def verdict(check: Any, *args: Any) -> str | None:
     try:
         check(*args)
-    except InvalidContentError as exc:
+    except ValidationError as exc:
         return str(exc)
     return None
 
@@ -58,22 +59,21 @@ def want(case: dict[str, Any]) -> str | None:
 
 @pytest.mark.parametrize("case", cases("skill_id"))
 def test_skill_id(case: dict[str, Any]) -> None:
-    assert verdict(validate_id, expand(case["input"])) == want(case)
+    assert verdict(validate_skill_id, expand(case["input"])) == want(case)
 
 
 @pytest.mark.parametrize("case", cases("skill_body"))
 def test_skill_body(case: dict[str, Any]) -> None:
-    # validate_skill checks the id first; "ok" passes it
-    assert verdict(validate_skill, "ok", expand(case["input"])) == want(case)
+    assert verdict(validate_skill_body, expand(case["input"])) == want(case)
 
 
 @pytest.mark.parametrize("case", cases("section_path"))
 def test_section_path(case: dict[str, Any]) -> None:
     path = expand(case["input"])
     if "error" in case:
-        assert verdict(function_id_for_section, path) == want(case)
+        assert verdict(section_function_id, path) == want(case)
     else:
-        assert function_id_for_section(path) == case["function_id"]
+        assert section_function_id(path) == case["function_id"]
 
 
 @pytest.mark.parametrize("case", cases("prompt_name"))

@@ -5,6 +5,7 @@
 //	loadtest soak  --skills bin/skills [--clients 1000] [--hogs 3] [--baseline 30s] [--duration 60s] [--hog-redial] [--pprof-dir DIR]
 //	loadtest kill9 --skills bin/skills [--writers 64] [--runs 3] [--write-for 3s]
 //	loadtest rpcmem --skills bin/skills [--copies 200] [--batch 60] [--max-peak-mib N]
+//	loadtest slowread --skills bin/skills [--readers 32,64] [--file-mib 15] [--max-above-idle-mib N]
 //
 // soak: well-behaved clients fetch a 256 KiB skill in a loop, first alone
 // (--baseline), then while hostile clients send the same fetches and never
@@ -27,6 +28,9 @@
 //
 // rpcmem: small /rpc requests that named big blobs (issue 20, attack 3);
 // prints the server's peak RSS under each (see rpcmem.go).
+//
+// slowread: 32 and 64 concurrent slow readers of a 15 MiB folder file over
+// /rpc; prints the server's peak RSS above idle for each (see slowread.go).
 package main
 
 import (
@@ -56,7 +60,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: loadtest soak|kill9|rpcmem --skills PATH [flags]")
+		fmt.Fprintln(os.Stderr, "usage: loadtest soak|kill9|rpcmem|slowread --skills PATH [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -67,8 +71,10 @@ func main() {
 		err = kill9(os.Args[2:])
 	case "rpcmem":
 		err = rpcmem(os.Args[2:])
+	case "slowread":
+		err = slowread(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown mode %q (want soak, kill9 or rpcmem)", os.Args[1])
+		err = fmt.Errorf("unknown mode %q (want soak, kill9, rpcmem or slowread)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)

@@ -28,6 +28,7 @@ func rpcmem(args []string) error {
 	copies := fs.Int("copies", 200, "how many times run_code names the blob in input_blobs")
 	batch := fs.Int("batch", 60, "read_blob calls (mode full) in the batch")
 	parallel := fs.Int("parallel", 60, "concurrent single read_blob full requests (the third attack)")
+	batches := fs.Int("batches", 32, "concurrent batches of --batch read_blob full (the last attack)")
 	maxPeak := fs.Int("max-peak-mib", 0, "fail when an attack's peak RSS passes this many MiB (0: report only)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -65,6 +66,13 @@ func rpcmem(args []string) error {
 		{fmt.Sprintf("%d concurrent read_blob full", *parallel), func(id string) any {
 			return rpcReq(3, "read_blob", map[string]any{"blob_id": id, "mode": "full"})
 		}, *parallel},
+		{fmt.Sprintf("%d concurrent batches of %d read_blob full", *batches, *batch), func(id string) any {
+			calls := make([]any, *batch)
+			for i := range calls {
+				calls[i] = rpcReq(10+i, "read_blob", map[string]any{"blob_id": id, "mode": "full"})
+			}
+			return calls
+		}, *batches},
 	}
 	fmt.Printf("rpcmem: %s; a fresh server for each attack\n", *bin)
 	failed := false

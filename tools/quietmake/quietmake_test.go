@@ -13,6 +13,11 @@ import (
 // one that fails with exit 3 after printing a marker.
 const makefile = `good:
 	@echo 'ok  	example.com/quiet	0.01s'
+lacking:
+	@echo 'web-deps: not run: no apt-get here to install chromium'
+	@echo 'deploy-deps: not run: no apt-get here to install caddy'
+	@echo 'web-deps: not run: no apt-get here to install chromium'
+	@echo 'lacking: not run: no iii engine (set III_BIN)'
 bad:
 	@echo bad-target-output-4711
 	@exit 3
@@ -95,5 +100,17 @@ func TestAllTargetsPass(t *testing.T) {
 	out, rc := quietMake(t, "good")
 	if rc != 0 || out != "good: ok (1 Go packages ok)\n1 passed, 0 failed\n" {
 		t.Errorf("exit status %d, output:\n%s", rc, out)
+	}
+}
+
+// Every "not run" line of a green target is on its line, each once, the
+// target's own name left out: a machine without apt-get says which install
+// steps did not run.
+func TestNotRunLinesAreAllShown(t *testing.T) {
+	out, rc := quietMake(t, "lacking")
+	want := "lacking: ok (web-deps: not run: no apt-get here to install chromium; deploy-deps: not run: no apt-get here to install caddy; " +
+		"not run: no iii engine (set III_BIN))\n1 passed, 0 failed\n"
+	if rc != 0 || out != want {
+		t.Errorf("exit status %d, output:\n%s\nwant:\n%s", rc, out, want)
 	}
 }

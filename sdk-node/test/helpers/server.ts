@@ -93,7 +93,7 @@ export class RegistryServer {
     const bin = serverBinary()
     const data = mkdtempSync(join(tmpdir(), 'iii-skills-node-'))
     this.dataDirs.push(data)
-    const child = spawn(bin, ['--standalone', '--url', this.url, '--data', data], {
+    const child = spawn(bin, ['--standalone', '--url', this.url, '--data', data, '--mcp-addr', ''], {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     this.child = child

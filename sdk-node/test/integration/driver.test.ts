@@ -141,7 +141,7 @@ describe('conformance driver (node dist/driver.js)', () => {
       assert.equal((await d.send('subscribe', { kind: 'nope' })).ok, false)
       assert.equal((await d.send('no-such-command')).ok, false)
 
-      assert.deepEqual(await d.ok('start', { wait: true }), { registered: true })
+      assert.deepEqual(await d.ok('start', { wait: true }), { registered: true, rejected: [] })
       assert.ok(d.events.some((e) => e.event === 'registered'))
       assert.ok(d.events.some((e) => e.event === 'log' && e['level'] === 'info'))
       assert.equal((await d.send('configure', { backoff: { initial_ms: 1 } })).ok, false, 'configure after start')
@@ -224,9 +224,27 @@ describe('conformance driver (node dist/driver.js)', () => {
             e['message'] === 'skills handshake gave up; install / start it and restart this worker',
         ),
       )
-      assert.deepEqual(await d.ok('start', { wait: true }), { registered: false })
+      assert.deepEqual(await d.ok('start', { wait: true }), { registered: false, rejected: [] })
       d.endInput()
       assert.equal(await d.exited, 0, 'exits 0 when stdin closes')
+    } finally {
+      d.kill()
+    }
+  })
+
+  it('answers start with the engine-address error at once when III_URL is malformed, and keeps running', async () => {
+    const d = Driver.start('ws://engine:99999')
+    try {
+      assert.deepEqual(await d.ok('hello'), { sdk: 'node', version: '0.1.0' })
+      const r = await d.send('start', { wait: true })
+      assert.equal(r.ok, false)
+      assert.equal(
+        r.error,
+        'invalid engine URL "ws://engine:99999" (from III_URL): the port is not a number from 1 to 65535; expected ws://host:port or wss://host:port',
+      )
+      assert.deepEqual(await d.ok('hello'), { sdk: 'node', version: '0.1.0' }, 'still answering')
+      d.endInput()
+      assert.equal(await d.exited, 0)
     } finally {
       d.kill()
     }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { IIIClient } from 'iii-sdk'
 import { z } from 'zod'
-import { createPublisher, isNotFoundError, type PromptChange, type SkillChange } from '../../src/index.js'
+import { createPublisher, isNotFound, type PromptChange, type SkillChange } from '../../src/index.js'
 import { MemoryLogger } from '../helpers/mock-client.js'
 import { RegistryServer, eventually, freePort, testClient } from '../helpers/server.js'
 
@@ -82,7 +82,7 @@ describe('publisher against bin/skills --standalone', () => {
       { name: 'tree-count', description: 'Limit words', args: z.object({ limit: z.int().describe('Maximum words') }) },
       ({ limit }) => `Use at most ${limit} words.`,
     )
-    pub.fn(
+    pub.function(
       'tree::echo',
       { input: z.object({ message: z.string(), repeat: z.int() }), output: z.object({ echo: z.string() }) },
       ({ message, repeat }) => ({ echo: message.repeat(repeat) }),
@@ -210,12 +210,52 @@ describe('publisher against bin/skills --standalone', () => {
     assert.equal((await pub.labelSkill('versioned/node', 'production', 'latest')).previous, 1)
     await assert.rejects(pub.labelSkill('versioned/node', 'latest', 1), /moved by the registry only/)
     // The registry's NOT_FOUND, told by its code: an unknown version or id.
-    await assert.rejects(pub.labelSkill('versioned/node', 'canary', 9), (err) => isNotFoundError(err))
-    await assert.rejects(pub.skillVersions('never/published'), (err) => isNotFoundError(err))
+    await assert.rejects(pub.labelSkill('versioned/node', 'canary', 9), (err) => isNotFound(err))
+    await assert.rejects(pub.skillVersions('never/published'), (err) => isNotFound(err))
     const ph = await pub.promptVersions('versioned-node')
     assert.equal(ph.versions[0]?.message, 'prompt v1')
     assert.equal((await pub.labelPrompt('versioned-node', 'stable', 1)).version, 1)
     await pub.close()
+  })
+
+  it('lets an id another worker holds block nothing, names the holder, and takes the id once it is gone', async () => {
+    const holderClient = testClient(server.url, 'resend-holder')
+    const holder = createPublisher(holderClient, { logger: new MemoryLogger() })
+    holder.skill('shared/doc', '# held\n')
+    assert.deepEqual(await holder.start(), { registered: true, rejected: [] })
+
+    const logger = new MemoryLogger()
+    const pub = createPublisher(client('contender'), { logger, backoff: quick })
+    let registered = 0
+    pub.on('registered', () => void registered++)
+    for (const id of ['mine/first', 'shared/doc', 'mine/after']) pub.skill(id, `# ${id}\n`)
+    const result = await pub.start()
+    assert.equal(result.registered, false)
+    assert.equal(result.rejected.length, 1)
+    const [held] = result.rejected
+    assert.ok(held)
+    assert.equal(held.name, 'shared/doc')
+    assert.equal(held.code, 'FORBIDDEN')
+    assert.equal(held.retried, true)
+    assert.equal(held.holder?.workerName, `resend-holder:${process.pid}`)
+    assert.match(held.holder?.workerId ?? '', /^[0-9a-f-]{36}$/)
+    assert.equal(
+      held.advice,
+      `stop worker "resend-holder:${process.pid}" (${held.holder?.workerId}), which holds it, or publish under another id; this worker retries until its registration deadline`,
+    )
+    const ids = await skillIds(probe)
+    assert.ok(ids.includes('mine/first') && ids.includes('mine/after'), `the items around the held id: ${ids.join(', ')}`)
+    assert.ok(logger.at('warn').some((l) => l.startsWith('skills registry refused skill "shared/doc" (FORBIDDEN): ')))
+
+    // The holder leaves: the retried id passes to this publisher.
+    await holder.close()
+    await holderClient.shutdown()
+    await eventually(
+      () => registered > 0,
+      () => `the held id never passed to the publisher: ${logger.lines.map((l) => l.message).join('\n')}`,
+    )
+    assert.equal((await read(probe, 'iii://shared/doc')).text, '# shared/doc\n')
+    await pub.close({ unregister: true })
   })
 
   it('refuses to serve a bad prompt call without running the handler', async () => {

@@ -99,7 +99,7 @@ describe('Publisher content', () => {
 
   it('registers typed functions with JSON Schema formats and checks input and output', async () => {
     const { iii, publisher } = setup()
-    const ref = publisher.fn(
+    const ref = publisher.function(
       'demo::echo',
       {
         input: z.object({ message: z.string(), repeat: z.int() }),
@@ -123,10 +123,17 @@ describe('Publisher content', () => {
     assert.deepEqual(await iii.invoke('demo::echo', { message: 'ab', repeat: 2, _caller_worker_id: 'x' }), { echo: 'abab' })
     await assert.rejects(iii.invoke('demo::echo', { message: 'ab', repeat: 'x' }), /function "demo::echo": invalid input: repeat: /)
 
-    const bad = publisher.fn('demo::bad', { input: z.object({}), output: z.object({ n: z.int() }) }, () => ({ n: 'x' }) as never)
+    const bad = publisher.function('demo::bad', { input: z.object({}), output: z.object({ n: z.int() }) }, () => ({ n: 'x' }) as never)
     await assert.rejects(iii.invoke(bad.id, {}), /function "demo::bad": handler returned invalid output: n: /)
     ref.unregister()
     assert.equal(iii.functions.has('demo::echo'), false)
+  })
+
+  it('keeps the deprecated fn as the same call as function for one release', async () => {
+    const { iii, publisher } = setup()
+    const ref = publisher.fn('demo::old', { input: z.object({ n: z.int() }), output: z.object({ n: z.int() }) }, ({ n }) => ({ n: n + 1 }))
+    assert.equal(ref.id, 'demo::old')
+    assert.deepEqual(await iii.invoke('demo::old', { n: 1 }), { n: 2 })
   })
 })
 

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test'
 import {
   DEFAULT_BACKOFF,
   Registrar,
+  isNotFound,
   isNotFoundError,
   isPermanentError,
   resolveBackoff,
@@ -14,7 +15,14 @@ import { InvocationFailure, MemoryLogger, until } from '../helpers/mock-client.j
 const GAVE_UP = 'skills handshake gave up; install / start it and restart this worker'
 
 function item(id: string): RegistrationItem {
-  return { key: `skill:${id}`, label: `skill "${id}"`, functionId: 'skills::register', payload: { id, skill: `# ${id}` } }
+  return {
+    key: `skill:${id}`,
+    label: `skill "${id}"`,
+    kind: 'skill',
+    name: id,
+    functionId: 'skills::register',
+    payload: { id, skill: `# ${id}` },
+  }
 }
 
 function setup(call: (item: RegistrationItem) => Promise<unknown>) {
@@ -47,17 +55,20 @@ describe('resolveBackoff', () => {
   })
 })
 
-describe('isNotFoundError', () => {
+describe('isNotFound', () => {
   it('decides by the NOT_FOUND code, whatever the text', () => {
-    assert.ok(isNotFoundError(new InvocationFailure('NOT_FOUND', 'skill a has no version 9 (kept: 1-2)')))
-    assert.ok(!isNotFoundError(new InvocationFailure('INVALID_ARGUMENTS', 'Skill not found: a/b')))
-    assert.ok(!isNotFoundError(new InvocationFailure('function_not_found', 'Function skills::versions not found')))
+    assert.ok(isNotFound(new InvocationFailure('NOT_FOUND', 'skill a has no version 9 (kept: 1-2)')))
+    assert.ok(!isNotFound(new InvocationFailure('INVALID_ARGUMENTS', 'Skill not found: a/b')))
+    assert.ok(!isNotFound(new InvocationFailure('function_not_found', 'Function skills::versions not found')))
   })
   it('falls back to the text under the generic code of an upstream registry', () => {
-    assert.ok(isNotFoundError(new InvocationFailure('invocation_failed', 'Skill not found: a/b')))
-    assert.ok(isNotFoundError(new InvocationFailure('invocation_failed', 'handler error: Prompt not found: p')))
-    assert.ok(!isNotFoundError(new InvocationFailure('invocation_failed', 'state::get: invocation timed out')))
-    assert.ok(!isNotFoundError(null))
+    assert.ok(isNotFound(new InvocationFailure('invocation_failed', 'Skill not found: a/b')))
+    assert.ok(isNotFound(new InvocationFailure('invocation_failed', 'handler error: Prompt not found: p')))
+    assert.ok(!isNotFound(new InvocationFailure('invocation_failed', 'state::get: invocation timed out')))
+    assert.ok(!isNotFound(null))
+  })
+  it('keeps isNotFoundError, deprecated, as the same function for one release', () => {
+    assert.equal(isNotFoundError, isNotFound)
   })
 })
 
@@ -130,52 +141,92 @@ describe('Registrar', () => {
     assert.ok(events.absent >= 1)
   })
 
-  it('does not retry a registry refusal, reports it at once and registers the rest', async () => {
+  it('registers the rest past a refusal, then reports every refusal of the round with its advice', async () => {
     const seen: string[] = []
-    let releaseSlow = (): void => {}
-    const slow = new Promise<void>((r) => (releaseSlow = r))
     const { registrar, logger, events } = setup(async (i) => {
       seen.push(i.key)
       if (i.key === 'skill:bad') throw new InvocationFailure('invocation_failed', 'id too long (2000 chars; max 1024): "…"')
-      if (i.key === 'skill:slow') await slow
+      if (i.key === 'skill:worse') throw new InvocationFailure('INVALID_ARGUMENTS', 'skill must be non-empty')
     })
-    registrar.upsert(item('bad'))
-    registrar.upsert(item('good'))
-    registrar.upsert(item('slow'))
-    // start() resolves with the refusal while "slow" is still being registered.
+    for (const id of ['bad', 'good', 'worse', 'last']) registrar.upsert(item(id))
     const result = await registrar.start(fast())
+    // Everything else of the round was registered before start() resolved.
+    assert.deepEqual(
+      registrar.acceptedItems().map((i) => i.key),
+      ['skill:good', 'skill:last'],
+    )
+    const fix = 'fix the skill and restart this worker (not retried)'
     assert.deepEqual(result, {
       registered: false,
-      rejected: [{ key: 'skill:bad', label: 'skill "bad"', message: 'id too long (2000 chars; max 1024): "…"' }],
+      rejected: [
+        { key: 'skill:bad', label: 'skill "bad"', kind: 'skill', name: 'bad', code: 'invocation_failed',
+          message: 'id too long (2000 chars; max 1024): "…"', advice: fix, retried: false },
+        { key: 'skill:worse', label: 'skill "worse"', kind: 'skill', name: 'worse', code: 'INVALID_ARGUMENTS',
+          message: 'skill must be non-empty', advice: fix, retried: false },
+      ],
     })
-    assert.deepEqual(logger.at('error'), ['skills registry refused skill "bad": id too long (2000 chars; max 1024): "…"'])
-    releaseSlow()
-    await until(() => registrar.acceptedItems().length === 2)
-    assert.deepEqual(seen, ['skill:bad', 'skill:good', 'skill:slow'])
+    assert.deepEqual(logger.at('error'), [
+      `skills registry refused skill "bad" (invocation_failed): id too long (2000 chars; max 1024): "…"; ${fix}`,
+      `skills registry refused skill "worse" (INVALID_ARGUMENTS): skill must be non-empty; ${fix}`,
+    ])
+    assert.deepEqual(seen, ['skill:bad', 'skill:good', 'skill:worse', 'skill:last'])
     assert.equal(events.registered, 0, 'a round with a refusal is not a full registration')
   })
 
   it('gives up an id outside its token namespaces at once and retries one another connection holds', async () => {
     const outside = 'forbidden: skill "billing/x" is outside the namespaces of token "acme" (acme)'
+    const held = 'skill "acme/x" belongs to another worker (w1, named "acme-old"); only the worker that registered it may register or unregister it while it is connected'
     const seen: string[] = []
     let contested = 0
     const { registrar, logger } = setup(async (i) => {
       seen.push(i.key)
       if (i.key === 'skill:billing/x') throw new InvocationFailure('OUT_OF_SCOPE', outside)
-      if (i.key === 'skill:acme/x' && contested++ === 0) {
-        throw new InvocationFailure('FORBIDDEN', 'skill "acme/x" belongs to another worker (w1)')
-      }
+      if (i.key === 'skill:acme/x' && contested++ === 0) throw new InvocationFailure('FORBIDDEN', held)
     })
     registrar.upsert(item('billing/x'))
     registrar.upsert(item('acme/x'))
     const result = await registrar.start(fast())
+    const scope =
+      "publish it under a namespace of this worker's token, or give the worker a token whose namespaces cover it (not retried)"
+    const stop =
+      'stop worker "acme-old" (w1), which holds it, or publish under another id; this worker retries until its registration deadline'
     assert.deepEqual(result, {
       registered: false,
-      rejected: [{ key: 'skill:billing/x', label: 'skill "billing/x"', message: outside }],
+      rejected: [
+        { key: 'skill:billing/x', label: 'skill "billing/x"', kind: 'skill', name: 'billing/x', code: 'OUT_OF_SCOPE',
+          message: outside, advice: scope, retried: false },
+        { key: 'skill:acme/x', label: 'skill "acme/x"', kind: 'skill', name: 'acme/x', code: 'FORBIDDEN',
+          message: held, holder: { workerId: 'w1', workerName: 'acme-old' }, advice: stop, retried: true },
+      ],
     })
     await until(() => registrar.acceptedItems().length === 1)
     assert.deepEqual(seen, ['skill:billing/x', 'skill:acme/x', 'skill:acme/x'], 'OUT_OF_SCOPE is not retried, FORBIDDEN is')
-    assert.deepEqual(logger.at('error'), [`skills registry refused skill "billing/x": ${outside}`], 'logged once')
+    assert.deepEqual(logger.at('error'), [`skills registry refused skill "billing/x" (OUT_OF_SCOPE): ${outside}; ${scope}`], 'logged once')
+    assert.deepEqual(logger.at('warn'), [`skills registry refused skill "acme/x" (FORBIDDEN): ${held}; ${stop}`])
+  })
+
+  it('lets a held id block nothing and gives up on it saying what holds it', async () => {
+    const held = 'skill "a/x" belongs to another worker (w1, named "other"); only the worker that registered it may register or unregister it while it is connected'
+    let attempts = 0
+    const { registrar, logger, events } = setup(async (i) => {
+      if (i.key !== 'skill:a/x') return
+      attempts++
+      throw new InvocationFailure('FORBIDDEN', held)
+    })
+    for (const id of ['a/x', 'b', 'c']) registrar.upsert(item(id))
+    const result = await registrar.start(fast({ giveUpMs: 40 }))
+    assert.equal(result.registered, false)
+    assert.deepEqual(result.rejected.map((r) => [r.name, r.code, r.holder?.workerName]), [['a/x', 'FORBIDDEN', 'other']])
+    assert.deepEqual(registrar.acceptedItems().map((i) => i.key), ['skill:b', 'skill:c'])
+    await until(() => events.gaveUp === 1)
+    assert.ok(attempts >= 2, `the held id was tried ${attempts} time(s)`)
+    assert.ok(!logger.at('warn').includes(GAVE_UP), 'the registry answered: not the handshake message')
+    assert.equal(
+      logger.at('warn').at(-1),
+      'skills registration gave up while other workers hold skill "a/x"; stop them or publish under other ids, then restart this worker',
+    )
+    assert.equal(logger.at('warn').length, 2, 'the held id is logged once, then the give-up')
+    assert.equal(events.registered, 0)
   })
 
   it('requestAll wakes a waiting run and registers everything again', async () => {

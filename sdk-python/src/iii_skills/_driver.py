@@ -21,12 +21,11 @@ from iii import InitOptions
 from iii.iii import III
 
 from . import __version__
+from ._engine_url import engine_url
 from ._fixtures import add_function, add_prompt
-from ._registrar import Backoff
+from ._registrar import Backoff, RegistrationResult
 from .publisher import PromptChange, Publisher, SkillChange
-from .validation import InvalidContentError
-
-_DEFAULT_URL = "ws://127.0.0.1:49134"
+from .validation import ValidationError
 _LEVELS = {
     logging.DEBUG: "debug",
     logging.INFO: "info",
@@ -89,10 +88,14 @@ class Driver:
     # ---------------------------------------------------------------- session
 
     def publisher(self) -> Publisher:
+        """The session's publisher, made by the first command that needs it: a
+        malformed III_URL fails that command (engine_url raises at once)."""
         if self._publisher is None:
-            url = os.environ.get("III_URL") or _DEFAULT_URL
+            url = engine_url()
             self._client = III(url, InitOptions(worker_name=f"iii-skills-driver:{os.getpid()}"))
-            publisher = Publisher(self._client, backoff=self._backoff, name=f"driver-{os.getpid()}")
+            publisher = Publisher(
+                self._client, backoff=self._backoff, internal_namespace=f"iii-skills::driver-{os.getpid()}"
+            )
             publisher.on_registered(lambda: self.emit({"event": "registered"}))
             publisher.on_gave_up(lambda: self.emit({"event": "gave_up"}))
             self._publisher = publisher
@@ -138,7 +141,7 @@ class Driver:
             return True
         except _Deferred:
             return False
-        except (CommandError, InvalidContentError, ValueError, TypeError, RuntimeError) as exc:
+        except (CommandError, ValidationError, ValueError, TypeError, RuntimeError) as exc:
             self._fail(command_id, str(exc))
             return False
         except Exception as exc:  # never exit on a bad command
@@ -247,11 +250,11 @@ class Driver:
 
         def run() -> None:
             try:
-                registered = publisher.start()
+                result = publisher.start()
             except Exception as exc:
                 self._fail(command_id, f"{type(exc).__name__}: {exc}")
                 return
-            self._reply(command_id, {"registered": registered})
+            self._reply(command_id, verdict(result))
 
         worker = threading.Thread(target=run, name="driver-start", daemon=True)
         self._workers.append(worker)
@@ -281,6 +284,27 @@ class _Exit(Exception):
 
 class _Deferred(Exception):
     """The reply is sent later, from another thread."""
+
+
+def verdict(result: RegistrationResult) -> dict[str, Any]:
+    """The start reply (DRIVER.md): registered, and every refusal with its code, holder and advice."""
+    return {
+        "registered": result.registered,
+        "rejected": [
+            {
+                "kind": r.kind,
+                "name": r.name,
+                "code": r.code,
+                "message": r.message,
+                "holder": None
+                if r.holder is None
+                else {"worker_id": r.holder.worker_id, "worker_name": r.holder.worker_name},
+                "advice": r.advice,
+                "retried": r.retried,
+            }
+            for r in result.rejected
+        ],
+    }
 
 
 def decode_command(line: str) -> tuple[Any, dict[str, Any]]:

@@ -114,6 +114,37 @@ NOT_FOUND_PREFIXES: Final = ("Skill not found: ", "Prompt not found: ")
 # retried: it passes to this publisher once that connection is gone.)
 CODE_OUT_OF_SCOPE: Final = "OUT_OF_SCOPE"
 
+# The error code the registry refuses an id with while another worker's
+# connection holds it (``… belongs to another worker (<id>, named "<name>")
+# …``). It clears up when that worker goes, so it is retried until the
+# registration deadline.
+CODE_FORBIDDEN: Final = "FORBIDDEN"
+
+# The engine's code for a request its function's request_format refuses.
+CODE_INVALID_REQUEST: Final = "invalid_request"
+
+# Refusals (docs/publishers.md "Refusals"; conformance/vectors/refusals.json).
+REFUSAL_LINE: Final = "skills registry refused {kind} {name}{code}: {message}; {advice}"
+ADVICE_HELD: Final = (
+    "stop {holder}, or publish under another {what}; "
+    "this worker retries until its registration deadline"
+)
+ADVICE_OUT_OF_SCOPE: Final = (
+    "publish it under a namespace of this worker's token, "
+    "or give the worker a token whose namespaces cover it (not retried)"
+)
+ADVICE_INVALID: Final = "fix the {kind} and restart this worker (not retried)"
+GAVE_UP_HELD: Final = (
+    "skills registration gave up while other workers hold {items}; "
+    "stop them or publish under other ids, then restart this worker"
+)
+
+# The engine address (docs/publishers.md "The engine address").
+DEFAULT_ENGINE_URL: Final = "ws://127.0.0.1:49134"
+ENGINE_URL_INVALID: Final = (
+    "invalid engine URL {url}{source}: {why}; expected ws://host:port or wss://host:port"
+)
+
 # Substrings that mark a registry answer as a validation error: a permanent
 # failure that retrying cannot fix.
 PERMANENT_MARKERS: Final = (

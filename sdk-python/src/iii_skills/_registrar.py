@@ -4,21 +4,25 @@ One thread runs registration efforts (rounds with capped exponential backoff
 until everything is registered, refused or the deadline passed) and starts a
 new one when the engine connection comes back or ``skills::register``
 reappears. Go and Node keep the same job, and the :class:`Backoff` settings,
-in ``registrar.go`` / ``registrar.ts``.
-:class:`_Registrar` is a base of :class:`~iii_skills.publisher.Publisher`, which
-owns the state declared below and sets it in its ``__init__``.
+in ``registrar.go`` / ``registrar.ts``. Like theirs, a
+:class:`~iii_skills.publisher.Publisher` holds one :class:`_Registrar` and
+hands it what it needs (the client, a way to watch for the registry, its
+settings and logger); the registrar owns its own state.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from . import _messages as m
 from ._client import Client
+from ._refusal import Rejection, error_code, error_text, gave_up_held_message, refusal_of
 
 
 @dataclass(frozen=True)
@@ -68,15 +72,23 @@ _Status = Literal["registered", "gave_up", "rejected", "closed"]
 _NOT_FOUND_CODES = frozenset({"function_not_found"})
 
 
-def _error_code(exc: BaseException) -> str | None:
-    code = getattr(exc, "code", None)
-    return code if isinstance(code, str) else None
+@dataclasses.dataclass(frozen=True)
+class RegistrationResult:
+    """What :meth:`~iii_skills.publisher.Publisher.start` reports.
 
+    ``registered`` is True when the registry accepted every skill and
+    prompt; the result is true exactly then, so ``if publisher.start():``
+    reads as before. ``rejected`` holds every refusal of the first round
+    that met one (everything else of that round was registered), each with
+    its code, the holder of an id another worker holds, and advice; it is
+    empty when registration completed, or gave up with the registry absent.
+    """
 
-def _error_text(exc: BaseException) -> str:
-    message = getattr(exc, "message", None)
-    text = message if isinstance(message, str) and message else str(exc)
-    return text or type(exc).__name__
+    registered: bool
+    rejected: tuple[Rejection, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.registered
 
 
 def is_not_found(exc: BaseException) -> bool:
@@ -87,27 +99,13 @@ def is_not_found(exc: BaseException) -> bool:
     the message text is the fallback for an upstream registry, which answers
     every failure with ``invocation_failed``.
     """
-    code = _error_code(exc)
+    code = error_code(exc)
     if code == m.CODE_NOT_FOUND:
         return True
-    if code not in (None, "invocation_failed"):
+    if code not in ("", "invocation_failed"):
         return False
-    text = _error_text(exc)
+    text = error_text(exc)
     return any(p in text for p in m.NOT_FOUND_PREFIXES)
-
-
-def _is_permanent(exc: BaseException) -> bool:
-    """Whether the registry will refuse the same call again.
-
-    Bad input (``INVALID_ARGUMENTS``, or a validation message from a registry
-    that sends no code) or an id outside the namespaces of the publisher's
-    scoped token (``OUT_OF_SCOPE``). ``FORBIDDEN`` (another connection holds
-    the id) is not: it clears up when that connection goes.
-    """
-    if _error_code(exc) in (m.CODE_INVALID_ARGUMENTS, m.CODE_OUT_OF_SCOPE):
-        return True
-    text = _error_text(exc)
-    return any(marker in text for marker in m.PERMANENT_MARKERS)
 
 
 def _function_ids(payload: Any) -> set[str] | None:
@@ -131,50 +129,87 @@ def _function_ids(payload: Any) -> set[str] | None:
 
 
 class _Registrar:
-    """Registration of skills and prompts with the registry (see the module docstring)."""
+    """Registration of a publisher's skills and prompts with the registry (see the module docstring).
 
-    # Set by Publisher.__init__, guarded by _cond.
-    _iii: Client
-    _backoff: Backoff
-    _call_timeout_ms: int
-    _log: logging.Logger
-    _internal_prefix: str
-    _cond: threading.Condition
-    _items: dict[_Key, dict[str, Any]]
-    _pending: set[_Key]
-    _registered: list[_Key]
-    _started: bool
-    _closed: bool
-    _thread: threading.Thread | None
-    _requested: int
-    _served: int
-    _restart: bool
-    _last_status: _Status
-    _rejected: bool
-    _rejections: int
-    _registry_present: bool | None
-    _last_state: str | None
-    _unsubscribe_state: Callable[[], None] | None
-    _registered_callbacks: list[Callable[[], None]]
-    _gave_up_callbacks: list[Callable[[], None]]
-    _clock: Callable[[], float]
+    Args:
+        iii: the client: registry calls go through its ``trigger``, and its
+            connection-state listener says when the engine connection is back.
+        backoff: the retry schedule (replaceable until :meth:`begin`).
+        call_timeout_ms: timeout of each registry call.
+        log: where it logs.
+        thread_name: name of its thread.
+        watch: binds a handler of ``engine::functions-available`` events
+            (the publisher registers the function and the trigger, so it
+            unregisters them on close).
+    """
 
-    if TYPE_CHECKING:
-        # Publisher's, used to watch for the registry.
-        def _register_function(
-            self,
-            function_id: str,
-            handler: Callable[[Any], Awaitable[Any]],
-            *,
-            description: str | None = None,
-            metadata: dict[str, Any] | None = None,
-            request_format: dict[str, Any] | None = None,
-            response_format: dict[str, Any] | None = None,
-        ) -> None: ...
+    def __init__(
+        self,
+        iii: Client,
+        *,
+        backoff: Backoff,
+        call_timeout_ms: int,
+        log: logging.Logger,
+        thread_name: str,
+        watch: Callable[[Callable[[Any], None]], None],
+    ) -> None:
+        self._iii = iii
+        self._backoff = backoff
+        self._call_timeout_ms = call_timeout_ms
+        self._log = log
+        self._thread_name = thread_name
+        self._watch = watch
 
-        def _register_trigger(self, trigger_type: str, function_id: str) -> None: ...
+        self._cond = threading.Condition(threading.RLock())
+        self._items: dict[_Key, dict[str, Any]] = {}
+        self._pending: set[_Key] = set()
+        self._registered: list[_Key] = []
+        self._started = False
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self._requested = 0
+        self._served = 0
+        self._restart = False
+        self._last_status: _Status = "closed"
+        # Rounds that met refusals, and the refusals of the latest one: each
+        # such round settles a waiting start().
+        self._refusal_rounds = 0
+        self._last_refused: tuple[Rejection, ...] = ()
+        self._registry_present: bool | None = None
+        self._last_state: str | None = None
+        self._unsubscribe_state: Callable[[], None] | None = None
 
-    def _add_item(self, key: _Key, payload: dict[str, Any]) -> None:
+        self._registered_callbacks: list[Callable[[], None]] = []
+        self._gave_up_callbacks: list[Callable[[], None]] = []
+
+        # Seam for tests (with _pause): the registrar's clock.
+        self._clock: Callable[[], float] = time.monotonic
+
+    # ------------------------------------------------------------------ settings
+
+    @property
+    def backoff(self) -> Backoff:
+        return self._backoff
+
+    @backoff.setter
+    def backoff(self, value: Backoff) -> None:
+        with self._cond:
+            if self._started:
+                raise RuntimeError("the backoff can only be changed before start()")
+            self._backoff = value
+
+    def on_registered(self, callback: Callable[[], None]) -> None:
+        with self._cond:
+            self._registered_callbacks.append(callback)
+
+    def on_gave_up(self, callback: Callable[[], None]) -> None:
+        with self._cond:
+            self._gave_up_callbacks.append(callback)
+
+    # ------------------------------------------------------------------ items
+
+    def add(self, key: _Key, payload: dict[str, Any]) -> None:
+        """Add or replace an item; once started, it is registered right away."""
         with self._cond:
             if self._closed:
                 raise RuntimeError("the publisher is closed")
@@ -184,16 +219,30 @@ class _Registrar:
                 self._requested += 1
                 self._cond.notify_all()
 
-    def _request_locked(self, reason: str) -> int:
-        """Ask for a fresh registration effort of everything (caller holds the lock)."""
-        self._requested += 1
-        self._restart = True
-        self._pending = set(self._items)
-        self._log.info("registering skills and prompts again: %s", reason)
-        self._cond.notify_all()
-        return self._requested
+    def registered_items(self) -> list[_Key]:
+        """The items the registry accepted at least once, in that order."""
+        with self._cond:
+            return list(self._registered)
 
-    def _begin(self) -> int:
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> RegistrationResult:
+        """Begin (or request again) and wait for the outcome (see Publisher.start)."""
+        with self._cond:
+            refusals = self._refusal_rounds
+        ticket = self.begin()
+        with self._cond:
+            self._cond.wait_for(
+                lambda: self._served >= ticket or self._closed or self._refusal_rounds > refusals
+            )
+            if self._refusal_rounds > refusals:
+                return RegistrationResult(registered=False, rejected=self._last_refused)
+            return RegistrationResult(
+                registered=self._served >= ticket and self._last_status == "registered"
+            )
+
+    def begin(self) -> int:
+        """Start registering (or, when started, register everything again); returns a ticket."""
         with self._cond:
             if self._closed:
                 raise RuntimeError("the publisher is closed")
@@ -207,11 +256,9 @@ class _Registrar:
         # Watch before the first round starts: a registry that appears while
         # that round fails must end its backoff wait. Outside the lock, like
         # the listener below (it fires at once on this thread).
-        self._watch_registry()
+        self._watch(self._on_functions_available)
         with self._cond:
-            self._thread = threading.Thread(
-                target=self._run, name=f"{self._internal_prefix}-registrar", daemon=True
-            )
+            self._thread = threading.Thread(target=self._run, name=self._thread_name, daemon=True)
             self._thread.start()
         unsubscribe = self._iii.add_connection_state_listener(self._on_connection_state)
         with self._cond:
@@ -221,14 +268,27 @@ class _Registrar:
                 self._unsubscribe_state = unsubscribe
         return ticket
 
-    def _watch_registry(self) -> None:
-        function_id = f"{self._internal_prefix}::functions-available"
+    def close(self) -> None:
+        """Stop retrying and wait for the registrar thread."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            thread = self._thread
+            unsubscribe = self._unsubscribe_state
+            self._unsubscribe_state = None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        if unsubscribe is not None:
+            unsubscribe()
 
-        async def on_functions(data: Any) -> None:
-            self._on_functions_available(data)
-
-        self._register_function(function_id, on_functions, metadata={"internal": True})
-        self._register_trigger(m.TRIGGER_FUNCTIONS_AVAILABLE, function_id)
+    def _request_locked(self, reason: str) -> int:
+        """Ask for a fresh registration effort of everything (caller holds the lock)."""
+        self._requested += 1
+        self._restart = True
+        self._pending = set(self._items)
+        self._log.info("registering skills and prompts again: %s", reason)
+        self._cond.notify_all()
+        return self._requested
 
     def _on_connection_state(self, state: str) -> None:
         """Connection-state listener of the official client (runs on its loop thread)."""
@@ -257,20 +317,12 @@ class _Registrar:
             if present and was is not True and self._started and not self._closed:
                 self._request_locked(f"{m.FN_SKILLS_REGISTER} is available again")
 
-    def _call(self, function_id: str, payload: dict[str, Any], timeout_ms: int | None = None) -> Any:
+    def _call(self, function_id: str, payload: dict[str, Any], timeout_ms: int) -> Any:
         return self._iii.trigger(
-            {
-                "function_id": function_id,
-                "payload": payload,
-                "timeout_ms": timeout_ms if timeout_ms is not None else self._call_timeout_ms,
-            }
+            {"function_id": function_id, "payload": payload, "timeout_ms": timeout_ms}
         )
 
-    def _call_quietly(self, function_id: str, payload: dict[str, Any]) -> None:
-        try:
-            self._call(function_id, payload)
-        except Exception as exc:
-            self._log.warning("%s %s failed: %s", function_id, payload, _error_text(exc))
+    # ------------------------------------------------------------------ the thread
 
     def _run(self) -> None:
         """The registrar thread: one registration effort per request, in order."""
@@ -298,45 +350,67 @@ class _Registrar:
                 return
 
     def _effort(self) -> tuple[_Status, int]:
-        """Rounds with backoff until everything is registered, refused or the deadline passed."""
+        """Rounds with backoff until everything is registered or refused, or the deadline passed.
+
+        The first round that meets refusals settles a waiting start() with
+        all of them; items another worker holds stay pending and are retried.
+        """
         with self._cond:
             started_at = self._clock()
             delays = self._backoff.delays()
-            self._rejected = False
+        held: dict[_Key, Rejection] = {}  # pending items another worker holds
+        rejected = False  # a permanent refusal in this effort
         while True:
             with self._cond:
                 if self._closed:
                     return "closed", self._requested
                 if self._restart:
                     self._restart = False
-                    self._rejected = False
+                    rejected = False
+                    held.clear()
                     started_at = self._clock()
                     delays = self._backoff.delays()
                 covered = self._requested
                 keys = [key for key in self._items if key in self._pending]
                 deadline = started_at + self._backoff.give_up_after
-            failure = self._round(keys, deadline)
+            refused: list[Rejection] = []
+            failure = self._round(keys, deadline, held, refused)
             with self._cond:
+                if refused:
+                    rejected = rejected or any(not r.retried for r in refused)
+                    self._refusal_rounds += 1
+                    self._last_refused = tuple(refused)
+                    self._cond.notify_all()
                 if self._closed:
                     return "closed", self._requested
                 if self._restart:
                     continue
                 if failure is None:
-                    if self._pending:
+                    if any(key not in held for key in self._pending):
                         continue
-                    if self._rejected:
-                        return "rejected", covered
-                    skills = sum(1 for kind, _ in self._items if kind == "skill")
-                    self._log.info(
-                        "registered %d skill(s) and %d prompt(s) with the skills registry",
-                        skills,
-                        len(self._items) - skills,
-                    )
-                    return "registered", covered
+                    if not held:
+                        if rejected:
+                            return "rejected", covered
+                        skills = sum(1 for kind, _ in self._items if kind == "skill")
+                        prompts = len(self._items) - skills
+                        self._log.info(
+                            "registered with the skills registry: %d skill%s, %d prompt%s",
+                            skills,
+                            "" if skills == 1 else "s",
+                            prompts,
+                            "" if prompts == 1 else "s",
+                        )
+                        return "registered", covered
+                    failure = "other workers hold " + ", ".join(f"{r.kind} {r.name!r}" for r in held.values())
                 elapsed = self._clock() - started_at
                 give_up = self._backoff.give_up_after
                 if elapsed >= give_up:
-                    self._log.warning(m.GAVE_UP)
+                    # When every missing item is held by another worker the
+                    # registry runs: say so instead of "install / start it".
+                    still_held = self._held_pending(held)
+                    self._log.warning(
+                        "%s", m.GAVE_UP if still_held is None else gave_up_held_message(still_held)
+                    )
                     return "gave_up", covered
                 wait = max(0.0, min(next(delays), give_up - elapsed))
                 self._log.info(
@@ -344,15 +418,37 @@ class _Registrar:
                 )
                 self._pause(wait)
 
+    def _held_pending(self, held: dict[_Key, Rejection]) -> list[Rejection] | None:
+        """The refusals of the pending items when another worker holds every one (caller holds the lock)."""
+        out: list[Rejection] = []
+        for key in self._items:
+            if key not in self._pending:
+                continue
+            refusal = held.get(key)
+            if refusal is None:
+                return None
+            out.append(refusal)
+        return out
+
     def _pause(self, seconds: float) -> None:
         """Wait between rounds (caller holds the lock); close() and restarts cut it short."""
         self._cond.wait_for(lambda: self._closed or self._restart, timeout=seconds)
 
-    def _round(self, keys: Iterable[_Key], deadline: float) -> str | None:
-        """Register ``keys`` in order; stop at the first transient failure and describe it.
+    def _round(
+        self,
+        keys: Iterable[_Key],
+        deadline: float,
+        held: dict[_Key, Rejection],
+        refused: list[Rejection],
+    ) -> str | None:
+        """Register ``keys`` in order and describe a failure that ended the round early.
 
-        No call outlives the effort's deadline: each one's timeout is the
-        configured one or the time left, whichever is shorter.
+        A refusal of one item (permanent, or another worker holds it) is
+        recorded in ``refused`` and the round goes on, so one id never
+        blocks the others; a failure that is not about the item (the
+        registry is absent or does not answer) ends the round. No call
+        outlives the effort's deadline: each one's timeout is the configured
+        one or the time left, whichever is shorter.
         """
         for key in keys:
             with self._cond:
@@ -367,20 +463,30 @@ class _Registrar:
             try:
                 self._call(function_id, payload, max(1, min(self._call_timeout_ms, left_ms)))
             except Exception as exc:
-                text = _error_text(exc)
-                if _is_permanent(exc):
-                    self._log.error("the registry refused %s %r: %s", kind, name, text)
+                refusal = refusal_of(kind, name, exc)
+                if refusal is None:
+                    code = error_code(exc)
+                    with self._cond:
+                        if code in _NOT_FOUND_CODES:
+                            self._registry_present = False
+                    return f"{function_id} {kind} {name!r}: {code + ': ' if code else ''}{error_text(exc)}"
+                refused.append(refusal)
+                if refusal.retried:
+                    # Logged when it starts or its text changes, not at every retry.
+                    previous = held.get(key)
+                    if previous is None or str(previous) != str(refusal):
+                        self._log.warning("%s", refusal)
+                    else:
+                        self._log.debug("%s", refusal)
+                    held[key] = refusal
+                else:
+                    self._log.error("%s", refusal)
+                    held.pop(key, None)
                     with self._cond:
                         self._pending.discard(key)
-                        self._rejected = True
-                        self._rejections += 1
                         self._cond.notify_all()
-                    continue
-                with self._cond:
-                    if _error_code(exc) in _NOT_FOUND_CODES:
-                        self._registry_present = False
-                code = _error_code(exc)
-                return f"{function_id} {kind} {name!r}: {code + ': ' if code else ''}{text}"
+                continue
+            held.pop(key, None)
             with self._cond:
                 self._registry_present = True
                 if self._items.get(key) is payload:

@@ -14,7 +14,6 @@ import itertools
 import logging
 import sys
 import threading
-import time
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
@@ -25,9 +24,11 @@ from pydantic import BaseModel, TypeAdapter
 
 from . import _messages as m
 from ._client import Client, Registration
-from ._registrar import Backoff, _Key, _Registrar, _Status
+from ._engine_url import engine_url
+from ._refusal import error_text
+from ._registrar import Backoff, RegistrationResult, _Registrar
 from .arguments import PromptArgument, check_arguments, derive_prompt_signature, type_hints
-from .validation import validate_prompt, validate_section_path, validate_skill
+from .validation import validate_prompt, validate_section_path, validate_skill_body, validate_skill_id
 
 __all__ = ["ChangeOp", "Prompt", "PromptChange", "Publisher", "Section", "SkillChange", "TypedFunction"]
 
@@ -225,7 +226,7 @@ def _normalize_prompt_output(value: Any) -> Any:
     raise TypeError(m.PROMPT_UNSUPPORTED_SHAPE)
 
 
-class Publisher(_Registrar):
+class Publisher:
     """Publishes skills, section functions, prompts and typed functions through ``iii``.
 
     ``iii`` is the official client (``iii.register_worker(...)``); the publisher
@@ -237,12 +238,17 @@ class Publisher(_Registrar):
     whenever the engine connection comes back or the registry reappears.
 
     Args:
-        iii: the official client.
+        iii: the official client. One whose engine address can never connect
+            (the official client would retry it forever) is refused at once
+            with ``ValueError``, the message of :func:`~iii_skills.engine_url`.
         backoff: retry schedule of registration rounds (contract defaults).
         call_timeout: timeout of each registry call, in seconds (default 5).
         logger: where the publisher logs (default ``logging.getLogger("iii_skills")``).
-        name: prefix of the internal functions this publisher registers
-            (default: a random one, so several publishers can share a client).
+        internal_namespace: namespace of the internal functions this
+            publisher registers (default ``iii-skills::<random>``, so several
+            publishers can share a client).
+        name: deprecated: ``internal_namespace="iii-skills::<name>"``;
+            removed in the next release.
     """
 
     def __init__(
@@ -252,57 +258,56 @@ class Publisher(_Registrar):
         backoff: Backoff | None = None,
         call_timeout: float = 5.0,
         logger: logging.Logger | None = None,
+        internal_namespace: str | None = None,
         name: str | None = None,
     ) -> None:
         if call_timeout <= 0:
             raise ValueError("call_timeout must be positive")
+        # The official client keeps its address in ``_address`` (iii-sdk
+        # 0.24–0.25; test_publisher pins it): check it, since the client
+        # itself retries a malformed one forever.
+        address = getattr(iii, "_address", None)
+        if isinstance(address, str) and address:
+            engine_url(address)
+        if name is not None:
+            warnings.warn(
+                "Publisher(name=...) is deprecated and removed in the next release; "
+                f'use internal_namespace="iii-skills::{name}"',
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            internal_namespace = internal_namespace or f"iii-skills::{name}"
         self._iii = iii
-        self._backoff = backoff or Backoff()
         self._call_timeout_ms = max(1, int(call_timeout * 1000))
         self._log = logger or logging.getLogger("iii_skills")
-        self._internal_prefix = f"iii-skills::{name or uuid.uuid4().hex[:12]}"
+        self._internal_namespace = internal_namespace or f"iii-skills::{uuid.uuid4().hex[:12]}"
         self._counter = itertools.count(1)
 
-        self._cond = threading.Condition(threading.RLock())
-        self._items: dict[_Key, dict[str, Any]] = {}
-        self._pending: set[_Key] = set()
-        self._registered: list[_Key] = []
+        self._lock = threading.RLock()
+        self._closed = False
         self._registrations: list[Registration] = []
         self._function_ids: set[str] = set()
         self._prompt_names: set[str] = set()
 
-        self._started = False
-        self._closed = False
-        self._thread: threading.Thread | None = None
-        self._requested = 0
-        self._served = 0
-        self._restart = False
-        self._last_status: _Status = "closed"
-        self._rejected = False
-        self._rejections = 0
-        self._registry_present: bool | None = None
-        self._last_state: str | None = None
-        self._unsubscribe_state: Callable[[], None] | None = None
-
-        self._registered_callbacks: list[Callable[[], None]] = []
-        self._gave_up_callbacks: list[Callable[[], None]] = []
-
-        # Seam for tests (with _pause): the registrar's clock.
-        self._clock: Callable[[], float] = time.monotonic
+        self._registrar = _Registrar(
+            iii,
+            backoff=backoff or Backoff(),
+            call_timeout_ms=self._call_timeout_ms,
+            log=self._log,
+            thread_name=f"{self._internal_namespace}-registrar",
+            watch=self._watch_registry,
+        )
 
     # ------------------------------------------------------------------ settings
 
     @property
     def backoff(self) -> Backoff:
         """The retry schedule; may be replaced until :meth:`start`."""
-        return self._backoff
+        return self._registrar.backoff
 
     @backoff.setter
     def backoff(self, value: Backoff) -> None:
-        with self._cond:
-            if self._started:
-                raise RuntimeError("the backoff can only be changed before start()")
-            self._backoff = value
+        self._registrar.backoff = value
 
     # ------------------------------------------------------------------ content
 
@@ -315,10 +320,11 @@ class Publisher(_Registrar):
         history (unchanged content makes no version).
 
         Raises:
-            InvalidContentError: the registry would refuse it (its exact message).
+            ValidationError: the registry would refuse it (its exact message).
         """
-        validate_skill(id, markdown)
-        self._add_item(("skill", id), _with_meta({"id": id, "skill": markdown}, message, author))
+        validate_skill_id(id)
+        validate_skill_body(markdown)
+        self._registrar.add(("skill", id), _with_meta({"id": id, "skill": markdown}, message, author))
 
     @overload
     def section(
@@ -345,7 +351,7 @@ class Publisher(_Registrar):
         The returned :class:`Section` calls the handler and carries ``.uri``.
 
         Raises:
-            InvalidContentError: the path is not a valid section path.
+            ValidationError: the path is not a valid section path.
         """
         validate_section_path(path)
         if handler is None:
@@ -423,7 +429,7 @@ class Publisher(_Registrar):
         the registry's history.
 
         Raises:
-            InvalidContentError: the registry would refuse the prompt.
+            ValidationError: the registry would refuse the prompt.
             TypeError: the handler's types cannot describe prompt arguments.
         """
         fid = function_id if function_id is not None else f"prompt::{name}"
@@ -450,7 +456,7 @@ class Publisher(_Registrar):
     ) -> Prompt[P, R]:
         signature = derive_prompt_signature(name, handler, args, localns)
         validate_prompt(name, description, function_id, [a.name for a in signature.arguments])
-        with self._cond:
+        with self._lock:
             if name in self._prompt_names:
                 raise ValueError(f"prompt {name!r} was already added to this publisher")
 
@@ -460,9 +466,9 @@ class Publisher(_Registrar):
             return _normalize_prompt_output(await _call_user(handler, *call_args, **call_kwargs))
 
         self._register_function(function_id, render, description=description)
-        with self._cond:
+        with self._lock:
             self._prompt_names.add(name)
-        self._add_item(
+        self._registrar.add(
             ("prompt", name),
             _with_meta(
                 {
@@ -613,7 +619,7 @@ class Publisher(_Registrar):
         decode: Callable[[Any], Any],
         handler: Callable[[Any], Any],
     ) -> None:
-        function_id = f"{self._internal_prefix}::{label}-{next(self._counter)}"
+        function_id = f"{self._internal_namespace}::{label}-{next(self._counter)}"
 
         async def deliver(data: Any) -> None:
             event = decode(data)
@@ -627,14 +633,12 @@ class Publisher(_Registrar):
 
     def on_registered(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call ``callback`` (on the publisher's thread) after each complete registration round."""
-        with self._cond:
-            self._registered_callbacks.append(callback)
+        self._registrar.on_registered(callback)
         return callback
 
     def on_gave_up(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call ``callback`` (on the publisher's thread) when registration gives up."""
-        with self._cond:
-            self._gave_up_callbacks.append(callback)
+        self._registrar.on_gave_up(callback)
         return callback
 
     # ------------------------------------------------------------------ history
@@ -676,36 +680,31 @@ class Publisher(_Registrar):
 
     # ------------------------------------------------------------------ lifecycle
 
-    def start(self) -> bool:
+    def start(self) -> RegistrationResult:
         """Register every skill and prompt with the registry, retrying with backoff.
 
-        Blocks until every item is registered (``True``), registration gave up
-        after the backoff's deadline (``False``), or the registry refused an
-        item (``False`` at once, logged; the other items keep being
-        registered). Never raises for those. Afterwards the publisher
-        keeps the registry up to date by itself: it registers everything again
-        when the client reconnects to the engine and when ``skills::register``
-        reappears in ``engine::functions-available``.
+        Blocks until every item is registered (``registered=True``),
+        registration gave up after the backoff's deadline (``False``, no
+        refusals), or a round met refusals (``False`` with every refusal of
+        that round in ``rejected``, each a :class:`~iii_skills.Rejection`
+        with its code, the holder of an id another worker holds, and advice;
+        everything else of that round was registered, held ids are retried).
+        The result is true exactly when ``registered`` is. Never raises for
+        those. Afterwards the publisher keeps the registry up to date by
+        itself: it registers everything again when the client reconnects to
+        the engine and when ``skills::register`` reappears in
+        ``engine::functions-available``.
         """
         _refuse_in_event_loop("start()", "await publisher.start_async()")
-        with self._cond:
-            rejections = self._rejections
-        ticket = self._begin()
-        with self._cond:
-            self._cond.wait_for(
-                lambda: self._served >= ticket or self._closed or self._rejections > rejections
-            )
-            if self._rejections > rejections:
-                return False
-            return self._served >= ticket and self._last_status == "registered"
+        return self._registrar.start()
 
-    async def start_async(self) -> bool:
+    async def start_async(self) -> RegistrationResult:
         """:meth:`start` for async code (runs it on a worker thread)."""
         return await asyncio.to_thread(self.start)
 
     def start_in_background(self) -> None:
         """Like :meth:`start` without waiting; watch :meth:`on_registered` / :meth:`on_gave_up`."""
-        self._begin()
+        self._registrar.begin()
 
     def close(self, unregister: bool = False) -> None:
         """Stop retrying and remove this publisher's functions and triggers.
@@ -715,20 +714,13 @@ class Publisher(_Registrar):
         registered. The client itself stays open (it belongs to the caller).
         """
         _refuse_in_event_loop("close()", "await publisher.close_async()")
-        with self._cond:
+        with self._lock:
             if self._closed:
                 return
             self._closed = True
-            self._cond.notify_all()
-            thread = self._thread
-            unsubscribe = self._unsubscribe_state
-            self._unsubscribe_state = None
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
-        if unsubscribe is not None:
-            unsubscribe()
+        self._registrar.close()
         if unregister:
-            for kind, key in list(self._registered):
+            for kind, key in self._registrar.registered_items():
                 if kind == "skill":
                     self._call_quietly(m.FN_SKILLS_UNREGISTER, {"id": key})
                 else:
@@ -762,7 +754,7 @@ class Publisher(_Registrar):
         request_format: dict[str, Any] | None = None,
         response_format: dict[str, Any] | None = None,
     ) -> None:
-        with self._cond:
+        with self._lock:
             if self._closed:
                 raise RuntimeError("the publisher is closed")
             if function_id in self._function_ids:
@@ -778,10 +770,10 @@ class Publisher(_Registrar):
                 response_format=response_format,
             )
         except BaseException:
-            with self._cond:
+            with self._lock:
                 self._function_ids.discard(function_id)
             raise
-        with self._cond:
+        with self._lock:
             self._registrations.append(cast(Registration, ref))
 
     def _register_trigger(self, trigger_type: str, function_id: str) -> None:
@@ -795,8 +787,29 @@ class Publisher(_Registrar):
             ref = self._iii.register_trigger(
                 {"type": trigger_type, "function_id": function_id, "config": {}}
             )
-        with self._cond:
+        with self._lock:
             self._registrations.append(cast(Registration, ref))
+
+    def _watch_registry(self, handler: Callable[[Any], None]) -> None:
+        """Bind ``handler`` to ``engine::functions-available`` (the registrar's watcher)."""
+        function_id = f"{self._internal_namespace}::functions-available"
+
+        async def on_functions(data: Any) -> None:
+            handler(data)
+
+        self._register_function(function_id, on_functions, metadata={"internal": True})
+        self._register_trigger(m.TRIGGER_FUNCTIONS_AVAILABLE, function_id)
+
+    def _call(self, function_id: str, payload: dict[str, Any]) -> Any:
+        return self._iii.trigger(
+            {"function_id": function_id, "payload": payload, "timeout_ms": self._call_timeout_ms}
+        )
+
+    def _call_quietly(self, function_id: str, payload: dict[str, Any]) -> None:
+        try:
+            self._call(function_id, payload)
+        except Exception as exc:
+            self._log.warning("%s %s failed: %s", function_id, payload, error_text(exc))
 
 #: The logger and message of iii-sdk 0.25's register_trigger deprecation.
 _SDK_LOGGER = "iii.iii"

@@ -1,6 +1,6 @@
 """Local validation with the registry's own rules and messages.
 
-Every function here raises :class:`InvalidContentError` whose message is the
+Every function here raises :class:`ValidationError` whose message is the
 exact string the registry (upstream skills worker v0.2.2) would answer with,
 so a mistake surfaces where the content is declared instead of minutes later
 in a registration round. All length limits count UTF-8 bytes, as upstream.
@@ -9,15 +9,18 @@ in a registration round. All length limits count UTF-8 bytes, as upstream.
 from __future__ import annotations
 
 import unicodedata
+import warnings
 from collections.abc import Iterable
 
 from . import _messages as m
 
 __all__ = [
     "InvalidContentError",
+    "ValidationError",
     "debug_quote",
     "function_id_for_section",
     "is_internal_function",
+    "section_function_id",
     "section_uri",
     "validate_argument_names",
     "validate_id",
@@ -26,11 +29,21 @@ __all__ = [
     "validate_prompt_name",
     "validate_section_path",
     "validate_skill",
+    "validate_skill_body",
+    "validate_skill_id",
 ]
 
 
-class InvalidContentError(ValueError):
-    """Content the registry would refuse; ``str(error)`` is the registry's message."""
+class ValidationError(ValueError):
+    """Content the registry would refuse; ``str(error)`` is the registry's message.
+
+    The Go and Node publishers name it ``ValidationError`` too.
+    """
+
+
+#: Deprecated: the old name of :class:`ValidationError` (the same class, so
+#: ``except InvalidContentError`` keeps working); removed in the next release.
+InvalidContentError = ValidationError
 
 
 # Characters with the Unicode property Other_Grapheme_Extend (the part of
@@ -115,37 +128,57 @@ def validate_id_segment(segment: str) -> None:
     """One ``/``-separated segment: non-empty, ≤ 64 bytes, only ``[a-z0-9_-]``."""
     error = _segment_error(segment)
     if error is not None:
-        raise InvalidContentError(error)
+        raise ValidationError(error)
 
 
-def validate_id(skill_id: str) -> None:
+def validate_skill_id(skill_id: str) -> None:
     """A skill id, checked in the registry's order; the first failure wins."""
     if skill_id == "":
-        raise InvalidContentError(m.ID_EMPTY)
+        raise ValidationError(m.ID_EMPTY)
     quoted = debug_quote(skill_id)
     if skill_id.startswith("/") or skill_id.endswith("/"):
-        raise InvalidContentError(m.ID_EDGE_SLASH.format(id=quoted))
+        raise ValidationError(m.ID_EDGE_SLASH.format(id=quoted))
     if _byte_len(skill_id) > m.MAX_ID_LEN:
-        raise InvalidContentError(
+        raise ValidationError(
             m.ID_TOO_LONG.format(n=_byte_len(skill_id), max=m.MAX_ID_LEN, id=quoted)
         )
     segments = skill_id.split("/")
     for index, segment in enumerate(segments, start=1):
         error = _segment_error(segment)
         if error is not None:
-            raise InvalidContentError(m.ID_SEGMENT.format(i=index, id=quoted, error=error))
+            raise ValidationError(m.ID_SEGMENT.format(i=index, id=quoted, error=error))
     if segments[0] == "fn":
-        raise InvalidContentError(m.ID_RESERVED.format(id=quoted))
+        raise ValidationError(m.ID_RESERVED.format(id=quoted))
+
+
+def validate_skill_body(markdown: str) -> None:
+    """A skill body: non-empty, at most 256 KiB."""
+    if markdown == "":
+        raise ValidationError(m.SKILL_EMPTY)
+    size = _byte_len(markdown)
+    if size > m.MAX_SKILL_BYTES:
+        raise ValidationError(m.SKILL_TOO_LARGE.format(n=size, max=m.MAX_SKILL_BYTES))
+
+
+def validate_id(skill_id: str) -> None:
+    """Deprecated: :func:`validate_skill_id` (the Go and Node name); removed in the next release."""
+    _deprecated("validate_id", "validate_skill_id")
+    validate_skill_id(skill_id)
 
 
 def validate_skill(skill_id: str, markdown: str) -> None:
-    """What ``skills::register`` checks: the id, then the body (non-empty, ≤ 256 KiB)."""
-    validate_id(skill_id)
-    if markdown == "":
-        raise InvalidContentError(m.SKILL_EMPTY)
-    size = _byte_len(markdown)
-    if size > m.MAX_SKILL_BYTES:
-        raise InvalidContentError(m.SKILL_TOO_LARGE.format(n=size, max=m.MAX_SKILL_BYTES))
+    """Deprecated: :func:`validate_skill_id`, then :func:`validate_skill_body`; removed in the next release."""
+    _deprecated("validate_skill", "validate_skill_id and validate_skill_body")
+    validate_skill_id(skill_id)
+    validate_skill_body(markdown)
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(
+        f"iii_skills.{old} is deprecated and removed in the next release; use {new}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 def is_internal_function(function_id: str) -> bool:
@@ -159,10 +192,16 @@ def section_uri(path: str) -> str:
     return "iii://fn/" + path
 
 
-def function_id_for_section(path: str) -> str:
+def section_function_id(path: str) -> str:
     """The function id behind a section path (``a/b/c`` → ``a::b::c``), validated."""
     validate_section_path(path)
     return path.replace("/", "::")
+
+
+def function_id_for_section(path: str) -> str:
+    """Deprecated: :func:`section_function_id` (the Go and Node name); removed in the next release."""
+    _deprecated("validation.function_id_for_section", "section_function_id")
+    return section_function_id(path)
 
 
 def validate_section_path(path: str) -> None:
@@ -177,22 +216,22 @@ def validate_section_path(path: str) -> None:
     for segment in segments:
         error = _segment_error(segment)
         if error is not None:
-            raise InvalidContentError(
+            raise ValidationError(
                 m.URI_SECTION_SEGMENT.format(segment=debug_quote(segment), error=error)
             )
     function_id = "::".join(segments)
     if is_internal_function(function_id):
-        raise InvalidContentError(m.HIDDEN_SECTION.format(function_id=function_id))
+        raise ValidationError(m.HIDDEN_SECTION.format(function_id=function_id))
 
 
 def validate_prompt_name(name: str) -> None:
     """A prompt name: non-empty, ≤ 64 bytes, only ``[a-z0-9_-]``."""
     if name == "":
-        raise InvalidContentError(m.NAME_EMPTY)
+        raise ValidationError(m.NAME_EMPTY)
     if _byte_len(name) > m.MAX_NAME_LEN:
-        raise InvalidContentError(m.NAME_TOO_LONG.format(n=_byte_len(name), max=m.MAX_NAME_LEN))
+        raise ValidationError(m.NAME_TOO_LONG.format(n=_byte_len(name), max=m.MAX_NAME_LEN))
     if not _valid_chars(name):
-        raise InvalidContentError(m.NAME_CHARS.format(name=debug_quote(name)))
+        raise ValidationError(m.NAME_CHARS.format(name=debug_quote(name)))
 
 
 def validate_argument_names(names: Iterable[str]) -> None:
@@ -200,9 +239,9 @@ def validate_argument_names(names: Iterable[str]) -> None:
     seen: set[str] = set()
     for name in names:
         if _rust_trim(name) == "":
-            raise InvalidContentError(m.ARGUMENT_NAME_EMPTY)
+            raise ValidationError(m.ARGUMENT_NAME_EMPTY)
         if name in seen:
-            raise InvalidContentError(m.ARGUMENT_DUPLICATE.format(name=name))
+            raise ValidationError(m.ARGUMENT_DUPLICATE.format(name=name))
         seen.add(name)
 
 
@@ -213,9 +252,9 @@ def validate_prompt(
     check the registry only makes at dispatch time (so it fails here, early)."""
     validate_prompt_name(name)
     if _rust_trim(description) == "":
-        raise InvalidContentError(m.DESCRIPTION_EMPTY)
+        raise ValidationError(m.DESCRIPTION_EMPTY)
     if _rust_trim(function_id) == "":
-        raise InvalidContentError(m.FUNCTION_ID_EMPTY)
+        raise ValidationError(m.FUNCTION_ID_EMPTY)
     validate_argument_names(argument_names)
     if is_internal_function(function_id):
-        raise InvalidContentError(m.HIDDEN_PROMPT.format(function_id=function_id))
+        raise ValidationError(m.HIDDEN_PROMPT.format(function_id=function_id))

@@ -22,11 +22,15 @@ Checks skills before they are served, with the registry's own rules and no serve
 every PATH is a folder of skills (in precedence order, like --skills-folder: the
 earlier wins), a .md skill body a worker publishes (id: the file name without .md)
 or a .json skills::register payload (or a list of them). It reports what the
-server would not serve (Agent Skills frontmatter, iii id rules, size caps,
-frontmatter YAML, skill.toml manifests), relative links to files that do not
-exist (warnings; errors with --strict), iii:// links to skills outside the checked set (or, with --url, not on that
-registry), section URIs into hidden namespaces, and ids served by more than one
-folder with the folder that wins.
+server would not serve (Agent Skills frontmatter and folder names, iii id rules,
+size caps, frontmatter YAML, skill.toml manifests), what it serves with a
+caveat or the Agent Skills specification would not accept (warnings: metadata
+that is not a map of strings, a skill file named skill.md, frontmatter keys
+outside the specification with the harnesses that read them, a SKILL.md
+without a body), relative links to files that do not exist (warnings; errors
+with --strict), iii:// links to skills outside the checked set (or, with --url,
+not on that registry), section URIs into hidden namespaces, and ids served by
+more than one folder with the folder that wins.
 
 Output: one line per problem (FILE:LINE: error|warning: message) and a summary.
 Exit status: 1 when there is an error (or a warning with --strict), 2 on a usage

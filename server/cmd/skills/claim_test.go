@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/engine"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
@@ -220,3 +222,67 @@ type acceptBindings struct{}
 
 func (acceptBindings) RegisterTrigger(context.Context, iii.TriggerConfig) error   { return nil }
 func (acceptBindings) UnregisterTrigger(context.Context, iii.TriggerConfig) error { return nil }
+
+// Worker mode after an engine restart: an engine the registry cannot
+// reserve its ids on may hand them to a client that connects first. The
+// worker is then not ready, and /readyz and the log say who holds what,
+// until the holder leaves and the worker has its ids again.
+func TestURLWorkerIsNotReadyWhileAnotherHoldsItsIDsAfterAnEngineRestart(t *testing.T) {
+	engineAddr, httpAddr := testutil.FreeAddr(t), testutil.FreeAddr(t)
+	startEngineAt := func() *engine.Engine {
+		t.Helper()
+		e, err := engine.New(engine.Config{Addr: engineAddr, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.Close() })
+		return e
+	}
+	first := startEngineAt()
+	_, logs := startSkills(t, "--url", "ws://"+engineAddr, "--data", t.TempDir(), "--mcp-addr", httpAddr, "--claim-timeout", "5m")
+	readyz := "http://" + httpAddr + "/readyz"
+	waitForStatus(t, readyz, http.StatusOK, "ready\n", logs)
+
+	// The engine restarts; a squatter is on it before the worker is back
+	// (the worker re-dials after about a second). If the worker won the
+	// race, restart again.
+	_ = first.Close()
+	waitForStatus(t, readyz, http.StatusServiceUnavailable, "not ready: not connected to the iii engine\n", logs)
+	var holder *iii.Client
+	for attempt := 0; holder == nil; attempt++ {
+		e := startEngineAt()
+		c := squat(t, "ws://"+engineAddr, "squatter", "skills::list")
+		if len(c.RefusedFunctions()) == 0 {
+			holder = c
+			break
+		}
+		if attempt == 5 {
+			t.Fatal("the worker took its ids back before the squatter five times in a row")
+		}
+		_ = c.Close()
+		_ = e.Close()
+	}
+	want := `not ready: other workers hold 1 of the registry's functions and trigger types: skills::list is held by worker ` +
+		holder.WorkerID() + ` (name "squatter")`
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		status, body := do(t, http.MethodGet, readyz, "", "")
+		if status == http.StatusServiceUnavailable && strings.Contains(body, want) {
+			break
+		}
+		if status == http.StatusOK {
+			t.Fatalf("/readyz said ready while the squatter holds skills::list:\n%s", logs.String())
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz never named the holder (last %d %q); logs:\n%s", status, body, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	waitFor(t, logs, `skills::list is held by worker `+holder.WorkerID()+` (name \"squatter\")`)
+	// The holder leaves: the worker claims its ids and is ready again.
+	_ = holder.Close()
+	waitForStatus(t, readyz, http.StatusOK, "ready\n", logs)
+}

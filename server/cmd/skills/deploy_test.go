@@ -7,10 +7,12 @@ package main
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -207,5 +209,78 @@ func TestMalformedHostConfigIsRefused(t *testing.T) {
 	}
 	if !strings.Contains(string(out), cfg+": line 1: expected a host name or a list of host names") {
 		t.Errorf("the error does not name the file, line and what was expected: %s", out)
+	}
+}
+
+// runUntilExit runs `skills ARGS…` to its end (killed after 90 s: a broken
+// start that keeps running fails the test instead of hanging it) and
+// returns its exit code and output.
+func runUntilExit(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := skillsCommand(append([]string{"--config", filepath.Join(t.TempDir(), "none.yaml")}, args...)...)
+	out := &testutil.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(90*time.Second, func() { _ = cmd.Process.Kill() })
+	defer timer.Stop()
+	_ = cmd.Wait()
+	return cmd.ProcessState.ExitCode(), out.String()
+}
+
+// A port the server cannot listen on stops start-up, whether it is the
+// HTTP listener's or the engine's: exit 1 before the registry serves, with
+// an error that names the address and the setting to change. (A taken
+// HTTP port used to leave a registry running without /mcp, /rpc and its
+// web page, with one WARN line.)
+func TestTakenPortStopsStartup(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	busy := taken.Addr().String()
+	for _, c := range []struct {
+		name, engine, http, want string
+	}{
+		{"HTTP port", testutil.FreeAddr(t), busy, "the HTTP endpoints (/mcp, /rpc, the web page) cannot listen on " + busy +
+			": bind: address already in use; choose another address with --http-addr / --mcp-addr (config http_addr; make run: MCP_ADDR=host:port)"},
+		{"engine port", busy, testutil.FreeAddr(t), "the iii engine cannot listen on " + busy +
+			": bind: address already in use; choose another address with --url (config url; make run: ADDR=host:port)"},
+	} {
+		rc, out := runUntilExit(t, "--standalone", "--url", "ws://"+c.engine, "--data", t.TempDir(), "--mcp-addr", c.http)
+		if rc != 1 || !strings.Contains(out, c.want) || strings.Contains(out, "skills ready") {
+			t.Errorf("%s taken: exit %d, want 1 before the registry serves, with %q; output:\n%s", c.name, rc, c.want, out)
+		}
+	}
+}
+
+// --mcp-allow-host (or --public-url) naming a host beyond loopback without
+// a token warns at start: a proxy forwarding that name exposes /mcp, /rpc
+// and the web page as much as a public address would. Loopback names, or a
+// token, do not warn.
+func TestPublicHostWithoutTokenWarns(t *testing.T) {
+	const warning = "SECURITY: the HTTP endpoints answer to "
+	for _, c := range []struct {
+		args []string
+		want string // "" = no warning
+	}{
+		{[]string{"--mcp-allow-host", "skills.example.com,localhost:8080"}, warning + "skills.example.com (--mcp-allow-host, --public-url) without a token"},
+		{[]string{"--public-url", "https://skills.example.com"}, warning + "skills.example.com (--mcp-allow-host, --public-url) without a token"},
+		{[]string{"--mcp-allow-host", "localhost,127.0.0.1:8080"}, ""},
+		{[]string{"--mcp-allow-host", "skills.example.com", "--mcp-token", "s3cret"}, ""},
+	} {
+		httpAddr := testutil.FreeAddr(t)
+		cmd, logs := startSkills(t, append([]string{"--standalone", "--url", "ws://" + testutil.FreeAddr(t), "--data", t.TempDir(),
+			"--mcp-addr", httpAddr}, c.args...)...)
+		waitForStatus(t, "http://"+httpAddr+"/readyz", http.StatusOK, "ready\n", logs)
+		// Stopped, so that every line of the start is written.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		out := logs.String()
+		if c.want != "" && !strings.Contains(out, c.want) || c.want == "" && strings.Contains(out, "SECURITY") {
+			t.Errorf("%v: want warning %q; output:\n%s", c.args, c.want, out)
+		}
 	}
 }

@@ -210,3 +210,69 @@ func TestAttackScopedTokenCannotRollBackOrRelabelOtherTeams(t *testing.T) {
 		t.Fatalf("billing/x served after the attack: %s %v", body, err)
 	}
 }
+
+// Team acme's token must not reach team acme-corp's ids: skills split at
+// '/' only, and a prompt name belongs to the longest namespace that
+// covers it (acme-corp-review is acme-corp's, not acme's, though prompt
+// names split at '-').
+func TestAttackScopedTokenCannotReachANamespaceThatExtendsItsOwn(t *testing.T) {
+	const corpToken = "acme-corp-token-0123456789"
+	s := startSPServer(t, "engine_tokens:\n  - name: acme\n    token: "+scopeAcmeToken+"\n    namespaces: [acme]\n"+
+		"  - name: acme-corp\n    token: "+corpToken+"\n    namespaces: [acme-corp]\n", "--engine-token", scopeOperatorToken)
+	acme := connectWithToken(t, s.url, "acme", scopeAcmeToken)
+	corp := connectWithToken(t, s.url, "acme-corp", corpToken)
+	register := func(c *iii.Client, fn string, payload map[string]any) {
+		t.Helper()
+		if _, err := trigger(t, c, fn, payload); err != nil {
+			t.Fatalf("%s %v: %v", fn, payload, err)
+		}
+	}
+
+	// acme takes acme-corp's names first: refused, whether the other team
+	// has published them yet or not.
+	for _, c := range []struct {
+		fn      string
+		payload map[string]any
+		want    string
+	}{
+		{"skills::register", map[string]any{"id": "acme-corp/notes", "skill": "# attacker"}, `skill "acme-corp/notes"`},
+		{"prompts::register", map[string]any{"name": "acme-corp-review", "description": "attacker", "function_id": "acme::review"}, `prompt "acme-corp-review"`},
+		{"prompts::register", map[string]any{"name": "acme-corp_triage", "description": "attacker", "function_id": "acme::review"}, `prompt "acme-corp_triage"`},
+		{"prompts::register", map[string]any{"name": "acme-review", "description": "attacker", "function_id": "prompt::acme-corp-review"}, `function "prompt::acme-corp-review"`},
+	} {
+		_, err := trigger(t, acme, c.fn, c.payload)
+		wantOutOfScope(t, "acme calling "+c.fn, err, "forbidden: "+c.want+` is outside the namespaces of token "acme" (acme)`)
+	}
+	// Its own prompt names with '-' still belong to it.
+	register(acme, "prompts::register", map[string]any{"name": "acme-review", "description": "acme's", "function_id": "acme::review"})
+
+	// acme-corp publishes its own; acme can neither replace, remove, roll
+	// back nor relabel them.
+	for _, desc := range []string{"corp v1", "corp v2"} {
+		register(corp, "prompts::register", map[string]any{"name": "acme-corp-review", "description": desc, "function_id": "acme-corp::review"})
+		register(corp, "skills::register", map[string]any{"id": "acme-corp/notes", "skill": "# " + desc})
+	}
+	for _, c := range []struct {
+		fn      string
+		payload map[string]any
+		want    string
+	}{
+		{"prompts::register", map[string]any{"name": "acme-corp-review", "description": "attacker", "function_id": "acme::review"}, `prompt "acme-corp-review"`},
+		{"prompts::unregister", map[string]any{"name": "acme-corp-review"}, `prompt "acme-corp-review"`},
+		{"prompts::rollback", map[string]any{"name": "acme-corp-review", "version": 1}, `prompt "acme-corp-review"`},
+		{"prompts::label", map[string]any{"name": "acme-corp-review", "label": "production", "version": 1}, `prompt "acme-corp-review"`},
+		{"skills::unregister", map[string]any{"id": "acme-corp/notes"}, `skill "acme-corp/notes"`},
+		{"skills::rollback", map[string]any{"id": "acme-corp/notes", "version": 1}, `skill "acme-corp/notes"`},
+	} {
+		_, err := trigger(t, acme, c.fn, c.payload)
+		wantOutOfScope(t, "acme calling "+c.fn+" on acme-corp's id", err, "forbidden: "+c.want+` is outside the namespaces of token "acme" (acme)`)
+	}
+	out, err := trigger(t, corp, "prompts::list", map[string]any{})
+	if err != nil || !strings.Contains(string(out), `"function_id":"acme-corp::review","name":"acme-corp-review"`) || strings.Count(string(out), `"name"`) != 2 {
+		t.Fatalf("prompts after the attack: %s %v", out, err)
+	}
+	body, err := trigger(t, corp, "skill::fetch", map[string]any{"uri": "iii://acme-corp/notes"})
+	if err != nil || !strings.Contains(string(body), "corp v2") {
+		t.Fatalf("acme-corp/notes after the attack: %s %v", body, err)
+	}
+}

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/engine"
 	"github.com/iii-skills/skills/server/internal/invoke"
+	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 )
 
 // DefaultResultResend is how long after a result the worker sends it
@@ -78,10 +80,11 @@ func probeCallerStamp(ctx context.Context, client *iii.Client) (bool, error) {
 // claimFunctions makes sure the engine accepted every function the client
 // registered before the worker says it is ready. A round trip orders the
 // check after the replayed registrations; each function another worker
-// holds is logged with its owner and asked for again with capped backoff
-// (the holder may be leaving) until bound, then it fails naming the
-// holders, so a registry that cannot serve its own ids never claims to.
-func claimFunctions(ctx context.Context, client *iii.Client, bound time.Duration, log *slog.Logger) (claimResult, error) {
+// holds is logged with its owner (and told to status, which /readyz
+// reads; nil: none) and asked for again with capped backoff (the holder
+// may be leaving) until bound, then it fails naming the holders, so a
+// registry that cannot serve its own ids never claims to.
+func claimFunctions(ctx context.Context, client *iii.Client, bound time.Duration, log *slog.Logger, status *claimStatus) (claimResult, error) {
 	if bound <= 0 {
 		bound = DefaultClaimTimeout
 	}
@@ -122,6 +125,7 @@ func claimFunctions(ctx context.Context, client *iii.Client, bound time.Duration
 			log.Error("another worker provides a trigger type of the registry; not ready (ours is on standby)", "trigger_type", t, "attempt", attempt)
 		}
 		held = append(held, types...)
+		status.held(held)
 		left := time.Until(deadline)
 		if left <= 0 {
 			return res, fmt.Errorf("the engine gave %d of the registry's functions and trigger types to other workers for %s: %s; stop the worker that holds them or point --url at another engine (--claim-timeout sets how long to wait)",
@@ -176,17 +180,27 @@ func workerNames(ctx context.Context, client *iii.Client) map[string]string {
 // reclaimOnReconnect runs claimFunctions on every later connection (an
 // engine that restarted may have let another worker take the ids first),
 // hands what its probe found to setStamped (the engine may be another one
-// now) and reports a failure on the returned channel.
-func reclaimOnReconnect(ctx context.Context, client *iii.Client, bound time.Duration, log *slog.Logger, setStamped func(bool)) <-chan error {
+// now), keeps status (and with it /readyz) at "not ready" until the claim
+// of the current connection succeeded, and reports a failure on the
+// returned channel.
+func reclaimOnReconnect(ctx context.Context, client *iii.Client, bound time.Duration, log *slog.Logger, setStamped func(bool), status *claimStatus) <-chan error {
 	failed := make(chan error, 1)
 	var seen atomic.Int32
+	// Called right after the claim on the current connection succeeded;
+	// its first hook below names that connection.
+	status.claimed(context.Background())
 	client.OnConnect(func(cctx context.Context) {
 		if seen.Add(1) == 1 {
-			return // the connection claimFunctions has just checked
+			status.claimed(cctx) // the connection claimFunctions has just checked
+			return
 		}
-		res, err := claimFunctions(cctx, client, bound, log)
+		status.claiming()
+		res, err := claimFunctions(cctx, client, bound, log, status)
 		if err == nil {
 			setStamped(res.stampsCaller)
+			status.claimed(cctx)
+		} else {
+			status.failed(err)
 		}
 		if err != nil && cctx.Err() == nil && ctx.Err() == nil {
 			select {
@@ -239,4 +253,71 @@ func triggerPatiently(ctx context.Context, client *iii.Client, req iii.TriggerRe
 		}
 	}
 	return nil, err
+}
+
+// claimStatus is what /readyz knows of the claim of the registry's ids:
+// ready only while the connection whose claim succeeded is the current
+// one. After a reconnect (an engine restart, say) it is not ready until
+// the new claim succeeded, and while another worker holds registry ids it
+// says which and who: an engine the registry cannot reserve its ids on
+// (the real iii engine) may have handed them to a waiting client.
+type claimStatus struct {
+	mu   sync.Mutex
+	conn context.Context // the connection claimed on; nil: none
+	err  error           // why not, while conn is nil
+}
+
+// errClaiming is the status before the first claim and after a reconnect.
+var errClaiming = errors.New("claiming the registry's functions and trigger types on the engine connection")
+
+// Ready is a health.Check.
+func (s *claimStatus) Ready() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.conn != nil && s.conn.Err() == nil:
+		return nil
+	case s.conn != nil, s.err == nil:
+		return errClaiming // the claimed connection ended: a new one claims again
+	}
+	return s.err
+}
+
+func (s *claimStatus) claimed(conn context.Context) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.conn, s.err = conn, nil
+	s.mu.Unlock()
+}
+
+func (s *claimStatus) claiming() { s.failed(errClaiming) }
+
+// held records who holds what ("skills::list is held by worker … (name
+// …)"), as the log says it.
+func (s *claimStatus) held(holders []string) {
+	s.failed(fmt.Errorf("other workers hold %d of the registry's functions and trigger types: %s",
+		len(holders), strings.Join(holders, "; ")))
+}
+
+func (s *claimStatus) failed(err error) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.conn, s.err = nil, err
+	s.mu.Unlock()
+}
+
+// privateScopes are the state scopes the embedded engine lets only the
+// registry write (engine.Config.PrivateScopes): its version history, its
+// cluster counter and the shared copies of published bundles.
+func privateScopes(cfg Config) []string {
+	if cfg.Engine.Only {
+		// No registry runs inside this engine: the registry that connects
+		// as a worker keeps its history in these scopes.
+		return nil
+	}
+	return append(cfg.Registry.PrivateScopes(), skillsprotocol.SharedBundleScope)
 }

@@ -24,7 +24,7 @@ func TestCallerProbeTrustsOnlyAnEngineThatStamps(t *testing.T) {
 	if err := c.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	res, err := claimFunctions(ctx, c, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	res, err := claimFunctions(ctx, c, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err != nil || !res.stampsCaller {
 		t.Fatalf("claim on our engine: %+v, %v; want the stamp trusted", res, err)
 	}

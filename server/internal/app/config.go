@@ -59,6 +59,9 @@ type EngineConfig struct {
 	AllowHost      HostList `yaml:"engine_allow_host"`
 	AllowOrigin    HostList `yaml:"engine_allow_origin"`
 	MaxConnections int      `yaml:"engine_max_connections"`
+	// MaxConnectionsPerClient is one client's share of MaxConnections
+	// (one scoped token, else one remote address); 0: an eighth of it.
+	MaxConnectionsPerClient int `yaml:"engine_max_connections_per_client"`
 	// Tokens are per-publisher tokens limited to namespaces.
 	Tokens TokenList `yaml:"engine_tokens"`
 }
@@ -225,6 +228,10 @@ type HTTPConfig struct {
 	// WebAdminLabels gives the web page the registry's admin token, so
 	// that anyone holding Token may move protected labels (docs/web.md).
 	WebAdminLabels bool `yaml:"web_admin_labels"`
+	// PublicURL is the URL browsers use behind a reverse proxy that
+	// terminates TLS (https://skills.example.com): the web page's origin,
+	// its cookies Secure, its host answered to (docs/deploy.md).
+	PublicURL string `yaml:"public_url"`
 }
 
 // SkillsProtocolConfig is the skills_protocol section (every key optional):
@@ -376,6 +383,9 @@ func (c *Config) Validate() error {
 	if c.Engine.MaxConnections < 0 {
 		return fmt.Errorf("engine_max_connections %d: expected a positive number of sockets", c.Engine.MaxConnections)
 	}
+	if c.Engine.MaxConnectionsPerClient < 0 {
+		return fmt.Errorf("engine_max_connections_per_client %d: expected a positive number of sockets (0: an eighth of engine_max_connections)", c.Engine.MaxConnectionsPerClient)
+	}
 	if _, err := c.ScopedTokens(); err != nil {
 		return err
 	}
@@ -384,6 +394,11 @@ func (c *Config) Validate() error {
 	}
 	if err := httpguard.CheckHostPatterns("mcp_allow_host", c.HTTP.AllowHost); err != nil {
 		return err
+	}
+	if c.HTTP.PublicURL != "" {
+		if _, _, err := httpguard.PublicOrigin("--public-url (config public_url)", c.HTTP.PublicURL); err != nil {
+			return err
+		}
 	}
 	if c.HTTP.RPCPath != "" && !strings.HasPrefix(c.HTTP.RPCPath, "/") {
 		return fmt.Errorf("--rpc-path %q must start with / (e.g. /rpc), or be empty to disable the endpoint", c.HTTP.RPCPath)

@@ -6,6 +6,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -85,6 +86,14 @@ func StartHTTP(ctx context.Context, h HTTPServer) (bound net.Addr, stop func(), 
 	if !httpguard.IsLoopbackAddr(ln.Addr().String()) && opts.Token == "" {
 		log.Warn("SECURITY: the MCP endpoint listens on a non-loopback address without a token: anyone who can reach "+
 			ln.Addr().String()+" can call every visible function; set --mcp-token / "+EnvMCPToken+" or bind 127.0.0.1", "addr", ln.Addr().String())
+	} else if names := publicNames(opts.AllowedHosts); len(names) > 0 && opts.Token == "" {
+		// A proxy forwards these names to the loopback listener: what it
+		// exposes is as open as a non-loopback address. Not refused: the
+		// proxy may authenticate (basic auth, SSO, client certificates),
+		// which the registry cannot see.
+		log.Warn("SECURITY: the HTTP endpoints answer to "+strings.Join(names, ", ")+" (--mcp-allow-host, --public-url) without a token: "+
+			"anyone who reaches a proxy forwarding that name can call every visible function, run code through /rpc and act on the web page; "+
+			"set --mcp-token / "+EnvMCPToken+", or make the proxy authenticate", "hosts", names)
 	}
 	return ln.Addr(), func() {
 		cancel()
@@ -148,6 +157,34 @@ func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts
 		})))
 	}
 	return skillsmcp.ServeHandler(ctx, ln, mux)
+}
+
+// publicNames are the Host patterns that name something beyond this
+// machine's loopback interface.
+func publicNames(hosts []string) []string {
+	var out []string
+	for _, h := range hosts {
+		name := h
+		if host, _, err := net.SplitHostPort(h); err == nil {
+			name = host
+		}
+		if !httpguard.IsLoopbackHost(strings.Trim(name, "[]")) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// listenError says that what (a listener) cannot listen on addr, why, and
+// which setting chooses another address: a taken port, or one the process
+// may not bind, stops start-up the same way for the engine and for HTTP.
+func listenError(what, addr, setting string, err error) error {
+	cause := err
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		cause = op.Err // "bind: address already in use"
+	}
+	return fmt.Errorf("%s cannot listen on %s: %v; choose another address with %s", what, addr, cause, setting)
 }
 
 // logAllowedHosts says at start which names a listener answers to.

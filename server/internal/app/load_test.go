@@ -153,6 +153,8 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.Engine.Standalone, c.Engine.URL = true, "http://x:1" }, "invalid --url for --standalone"},
 		{func(c *Config) { c.HTTP.RPCPath = "rpc" }, `--rpc-path "rpc" must start with /`},
 		{func(c *Config) { c.HTTP.AllowHost = HostList{"https://x.example"} }, "expected a host name such as skills.example.com"},
+		{func(c *Config) { c.HTTP.PublicURL = "skills.example.com" }, `--public-url (config public_url) "skills.example.com": the scheme must be https`},
+		{func(c *Config) { c.HTTP.PublicURL = "https://skills.example.com/app" }, "no path, query or fragment"},
 		{func(c *Config) { c.SkillsProtocol.Cgroups = "maybe" }, `skills_protocol.cgroups "maybe"`},
 		{func(c *Config) { c.PprofAddr = "0.0.0.0:6060" }, "want a loopback host"},
 		{func(c *Config) { c.Engine.Tokens = TokenList{{Name: "a", Token: "short", Namespaces: []string{"a"}}} }, "at least 16 characters"},

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"slices"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/cluster"
 	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/engine"
+	"github.com/iii-skills/skills/server/internal/health"
+	"github.com/iii-skills/skills/server/internal/httpguard"
 	"github.com/iii-skills/skills/server/internal/kv"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
@@ -29,7 +33,7 @@ type Server struct {
 	// with Standalone, its real port when the config said :0).
 	EngineURL string
 	// HTTPURL is http://host:port of the HTTP listener; empty when it is
-	// off or could not listen (logged).
+	// off (a port it cannot listen on fails Start).
 	HTTPURL string
 	// Engine is the embedded engine (nil without Standalone).
 	Engine *engine.Engine
@@ -81,8 +85,8 @@ func (c *Config) logger() *slog.Logger {
 // registry worker, its Skills Protocol runtime, the skills folders and the
 // HTTP listener. It returns once the worker owns its functions and the
 // engine accepts other workers. The server runs until ctx ends or Close.
-// A failure to listen on HTTP.Addr is logged, not fatal (the registry runs
-// without it, as it always has).
+// A port it cannot listen on (the engine's or HTTP.Addr) fails it with an
+// error naming the address and the setting to change.
 func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -103,6 +107,20 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 		s.defer_(stopPprof)
 	}
+	// A taken HTTP port stops start-up before anything starts, with the
+	// setting to change, as a taken engine port does (instead of a registry
+	// running without /mcp, /rpc and its web page). The port is bound for
+	// good only once the registry serves, so that a listening port still
+	// means a started server; losing it in between fails Start all the same.
+	if cfg.HTTP.Addr != "" && !cfg.Engine.Only {
+		ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+		if err != nil {
+			err = listenError(httpListener, cfg.HTTP.Addr, httpAddrSetting, err)
+			log.Error(err.Error())
+			return nil, err
+		}
+		_ = ln.Close()
+	}
 
 	target := cfg.Engine.URL
 	var eng *engine.Engine
@@ -114,14 +132,21 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		eng, err = engine.New(engine.Config{Addr: addr, DataDir: cfg.Engine.DataDir, Logger: log,
 			Token: cfg.Engine.Token, AllowedOrigins: cfg.Engine.AllowOrigin, AllowedOriginsSetting: "--engine-allow-origin", MaxConnections: cfg.Engine.MaxConnections,
 			AllowedHosts: cfg.Engine.AllowHost, AllowedHostsSetting: "--engine-allow-host (config engine_allow_host)",
-			ScopedTokens: scoped, HoldSockets: !cfg.Engine.Only})
+			ScopedTokens: scoped, HoldSockets: !cfg.Engine.Only,
+			MaxConnectionsPerClient: cfg.Engine.MaxConnectionsPerClient, PrivateScopes: privateScopes(cfg)})
 		if err != nil {
 			log.Error("cannot open the embedded engine", "data", cfg.Engine.DataDir, "err", err)
 			return nil, fmt.Errorf("cannot open the embedded engine: %w", err)
 		}
 		if err := eng.Start(); err != nil {
-			log.Error("cannot start the embedded engine", "addr", addr, "err", err)
 			_ = eng.Close()
+			var listenErr *net.OpError
+			if errors.As(err, &listenErr) {
+				err = listenError("the iii engine", addr, engineURLSetting, err)
+				log.Error(err.Error())
+				return nil, err
+			}
+			log.Error("cannot start the embedded engine", "addr", addr, "err", err)
 			return nil, fmt.Errorf("cannot start the embedded engine: %w", err)
 		}
 		s.defer_(func() { _ = eng.Close() })
@@ -197,6 +222,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		})
 		reg.Cluster().Add(skillsprotocol.SharedBundleScope, sp.ClusterScope())
 	}
+	sp.SetAdminToken(cfg.Registry.AdminToken)       // skills::unpublish-bundle of any publisher's bundle
 	sp.SetSkillHistory(reg.SkillVersionBody)        // describe_skill / read_skill_file `version` (docs/versions.md)
 	sp.SetSkillVersionList(reg.SkillVersionNumbers) // … and describe_skill `versions`
 	dir, stopFolders, err := startFolders(client, cat, cfg.Directory, sp, log)
@@ -213,7 +239,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		log.Error("cannot connect to the iii engine", "url", target, "err", err)
 		return nil, fmt.Errorf("cannot connect to the iii engine at %s: %w", target, err)
 	}
-	claimed, err := claimFunctions(ctx, client, cfg.Registry.ClaimTimeout, log)
+	claims := &claimStatus{}
+	claimed, err := claimFunctions(ctx, client, cfg.Registry.ClaimTimeout, log, claims)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -239,7 +266,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 	}
 	reg.Start(ctx)
-	s.lost = reclaimOnReconnect(ctx, client, cfg.Registry.ClaimTimeout, log, setStamped)
+	s.lost = reclaimOnReconnect(ctx, client, cfg.Registry.ClaimTimeout, log, setStamped, claims)
 	log.Info("skills ready: 13 functions + skills::search / skill::search + 2 custom trigger types")
 	if cfg.Engine.Standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
@@ -251,28 +278,49 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		if dir != nil {
 			page.folders = dir
 		}
+		page.publicOrigin, _, _ = httpguard.PublicOrigin("", cfg.HTTP.PublicURL) // Validate checked it
 		if cfg.HTTP.WebAdminLabels {
 			page.adminToken = cfg.Registry.AdminToken
 			if page.adminToken == "" {
 				log.Warn("--web-admin-labels has no effect: no --admin-token (or " + EnvAdminToken + ") is set")
 			}
 		}
-		if bound, stopHTTP, err := StartHTTP(ctx, HTTPServer{Addr: cfg.HTTP.Addr, Client: client, Registry: reg, Door: cfg.HTTP.options(),
-			MCP: tools, Runtime: sp, RPCPath: cfg.HTTP.RPCPath, Page: page, Ready: reg.Ready, Logger: log}); err != nil {
-			log.Warn("HTTP endpoints (MCP, Skills Protocol) not started (the registry runs without them; choose another --mcp-addr)", "addr", cfg.HTTP.Addr, "err", err)
-		} else {
-			s.HTTPURL = "http://" + bound.String()
-			s.defer_(stopHTTP)
+		bound, stopHTTP, err := StartHTTP(ctx, HTTPServer{Addr: cfg.HTTP.Addr, Client: client, Registry: reg, Door: cfg.HTTP.options(),
+			MCP: tools, Runtime: sp, RPCPath: cfg.HTTP.RPCPath, Page: page, Ready: health.All(reg.Ready, claims.Ready), Logger: log})
+		if err != nil {
+			var listenErr *net.OpError
+			if errors.As(err, &listenErr) {
+				err = listenError(httpListener, cfg.HTTP.Addr, httpAddrSetting, err)
+			} else {
+				err = fmt.Errorf("cannot serve the HTTP endpoints on %s: %w", cfg.HTTP.Addr, err)
+			}
+			log.Error(err.Error())
+			return nil, err
 		}
+		s.HTTPURL = "http://" + bound.String()
+		s.defer_(stopHTTP)
 	}
 	return s, nil
 }
 
-// options are the listener's door rules and MCP session limits.
+// The HTTP listener, and where an operator chooses the two listeners'
+// addresses, for errors.
+const (
+	httpListener     = "the HTTP endpoints (/mcp, /rpc, the web page)"
+	httpAddrSetting  = "--http-addr / --mcp-addr (config http_addr; make run: MCP_ADDR=host:port), or an empty one to run without HTTP"
+	engineURLSetting = "--url (config url; make run: ADDR=host:port)"
+)
+
+// options are the listener's door rules and MCP session limits. The host
+// of --public-url is answered to like a name in --mcp-allow-host.
 func (h HTTPConfig) options() skillsmcp.HTTPOptions {
+	hosts := []string(h.AllowHost)
+	if _, host, err := httpguard.PublicOrigin("", h.PublicURL); err == nil {
+		hosts = append(slices.Clip(hosts), host)
+	}
 	return skillsmcp.HTTPOptions{Token: h.Token, MaxSessions: h.MaxSessions, IdleSessionTimeout: h.IdleTimeout,
 		AllowedOrigins: h.AllowOrigin, OriginsSetting: "--mcp-allow-origin",
-		AllowedHosts: h.AllowHost, HostsSetting: "--mcp-allow-host (config mcp_allow_host)"}
+		AllowedHosts: hosts, HostsSetting: "--mcp-allow-host (config mcp_allow_host)"}
 }
 
 // WithEngineToken presents the worker token at connect (no-op when empty).

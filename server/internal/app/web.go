@@ -19,6 +19,8 @@ type webSource struct {
 	// adminToken is the registry's --admin-token, given to the page only
 	// with --web-admin-labels (docs/web.md).
 	adminToken string
+	// publicOrigin is the origin of --public-url (empty: none).
+	publicOrigin string
 }
 
 // webPage builds the web page for the HTTP listener (nil when there is no
@@ -32,7 +34,7 @@ func webPage(src *webSource, client *iii.Client, log *slog.Logger) func(httpguar
 		reg := src.reg
 		page := web.New(web.Options{Catalog: reg.Catalog(), Registry: reg, Folders: src.folders, Engine: client,
 			Searcher: web.RegistrySearcher{Registry: reg}, Guard: guard, TokenSetting: "--mcp-token", Logger: log,
-			AdminToken: src.adminToken, VersionChanges: reg.SubscribeVersions, ServeLabel: reg.ServeLabel(),
+			AdminToken: src.adminToken, PublicOrigin: src.publicOrigin, VersionChanges: reg.SubscribeVersions, ServeLabel: reg.ServeLabel(),
 			ProtectedLabels: reg.ProtectedLabels(), Publishers: reg})
 		return page, page.Close
 	}

@@ -281,6 +281,15 @@ func (s *Source) Get(id, version string) (*Entry, bool) {
 	return nil, false
 }
 
+// Versions lists the source's own versions of id, highest first.
+func (s *Source) Versions(id string) []*Entry {
+	s.c.mu.RLock()
+	defer s.c.mu.RUnlock()
+	vs := slices.Clone(s.entries[id])
+	slices.Reverse(vs)
+	return vs
+}
+
 // Entries lists every entry the source holds (all versions), by id then
 // ascending version.
 func (s *Source) Entries() []*Entry {

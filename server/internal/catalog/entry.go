@@ -47,6 +47,11 @@ type Origin struct {
 	// Path is the entry's main file relative to Source, '/'-separated
 	// ("pdf/SKILL.md", "resend/email.md"); empty for published skills.
 	Path string
+	// Downloaded marks a folder entry that directory::skills::download
+	// wrote (a namespace folder with a download record), not the
+	// operator: it gets no operator trust (secret grants of origin
+	// folder, precedence over a registered skill on /rpc).
+	Downloaded bool
 }
 
 // Digest is a SHA-256 sum. Its String form is "sha256:<lowercase hex>",

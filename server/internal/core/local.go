@@ -136,7 +136,7 @@ func New(client *iii.Client, cfg Config, opts Options) *Local {
 	}
 	l.skills = published.New(src, mo)
 	copts := opts.Cluster
-	copts.GenerationScope, copts.Timeout, copts.Logger = cfg.Scopes.Skills+".cluster", cfg.StateTimeout(), log
+	copts.GenerationScope, copts.Timeout, copts.Logger = generationScope(cfg.Scopes), cfg.StateTimeout(), log
 	l.cl = cluster.New(client, state, copts)
 	l.cl.Add(cfg.Scopes.Skills, skillsScope{l})
 	l.cl.Add(cfg.Scopes.Prompts, promptsScope{l})

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -48,7 +49,7 @@ func (l *Local) SetCallerStamped(v bool) { l.own.stamped.Set(v) }
 func (l *Local) claim(ctx context.Context, kind, id string, c Caller, extra ...string) error {
 	if c.Token != "" {
 		for i, x := range append([]string{id}, extra...) {
-			if i == 0 && !scope.Namespaced(x, c.Namespaces) || i > 0 && !scope.NamespacedFunction(x, c.Namespaces) {
+			if i == 0 && !c.Covers(kind, x) || i > 0 && !c.CoversFunction(x) {
 				what := kind
 				if i > 0 {
 					what = "function"
@@ -83,7 +84,7 @@ func (l *Local) claim(ctx context.Context, kind, id string, c Caller, extra ...s
 		if alive {
 			return iii.NewInvocationError(scope.CodeForbidden, fmt.Sprintf(
 				"%s %q belongs to another worker (%s); only the worker that registered it may register or unregister it while it is connected",
-				kind, id, o.workerID))
+				kind, id, l.holder(ctx, o.workerID)))
 		}
 		// The owner is gone: take the id over, unless it changed hands
 		// meanwhile (then look again).
@@ -145,6 +146,27 @@ func (l *Local) workerAlive(ctx context.Context, workerID string) (bool, error) 
 		}
 	}
 	return false, nil
+}
+
+// holder names the worker that holds an id for a refusal: its id and, when
+// the engine lists it, the name it gave the engine as the web page shows it
+// (`3f2a…, named "resend-node"`). Publishers read the holder back from this
+// text (docs/publishers.md), so its form is part of the contract.
+func (l *Local) holder(ctx context.Context, workerID string) string {
+	engine := invoke.Caller{Client: l.client, Timeout: 2 * time.Second}
+	var list struct {
+		Workers []iii.WorkerInfo `json:"workers"`
+	}
+	if err := engine.Call(ctx, iii.FnListWorkers, nil, &list); err != nil {
+		return workerID
+	}
+	for _, x := range list.Workers {
+		if name := iii.ShowName(x.StringName()); x.StringID() == workerID && name != "" {
+			q, _ := json.Marshal(name)
+			return workerID + ", named " + string(q)
+		}
+	}
+	return workerID
 }
 
 // DefaultOwnerGrace is how long a contested claim waits for the owner's

@@ -205,21 +205,15 @@ func (d *Directory) fromRegistry(ctx context.Context, root, worker, version, tag
 	if b.Name != nil && *b.Name != worker {
 		return nil, fmt.Errorf(fmtRegistryName, rules.RustQuote(*b.Name), rules.RustQuote(worker))
 	}
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, fmt.Errorf(fmtCreateDir, root, err)
-	}
-	defer r.Close()
 	res := &downloadResult{Namespace: worker, SkillsWritten: []string{}, PromptsWritten: []string{},
 		Source: map[string]any{"kind": "registry", "worker": worker, k: v}}
+	var planned []plannedFile
 	for _, s := range b.Skills {
 		rel, err := safeRelPath(s.Path)
 		if err != nil {
 			return nil, fmt.Errorf(fmtInvalidSkillPath, rules.RustQuote(s.Path), err)
 		}
-		if err := writeFile(r, worker+"/"+rel, []byte(s.Content)); err != nil {
-			return nil, fmt.Errorf("write %s: %w", filepath.Join(root, worker, rel), err)
-		}
+		planned = append(planned, plannedFile{rel: rel, content: []byte(s.Content), digest: sha256Of([]byte(s.Content))})
 		res.SkillsWritten = append(res.SkillsWritten, rel)
 	}
 	for _, p := range b.Prompts {
@@ -230,11 +224,16 @@ func (d *Directory) fromRegistry(ctx context.Context, root, worker, version, tag
 		if err != nil {
 			return nil, err
 		}
-		rel := worker + "/prompts/" + p.Name + ".md"
-		if err := writeFile(r, rel, content); err != nil {
-			return nil, fmt.Errorf("write %s: %w", filepath.Join(root, rel), err)
-		}
+		planned = append(planned, plannedFile{rel: "prompts/" + p.Name + ".md", content: content, digest: sha256Of(content)})
 		res.PromptsWritten = append(res.PromptsWritten, p.Name)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf(fmtCreateDir, root, err)
+	}
+	defer r.Close()
+	if err := d.writeNamespace(r, root, worker, planned, res.Source); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -361,15 +360,12 @@ func (d *Directory) fromGit(ctx context.Context, root, repo, skill, branch strin
 	case !fi.IsDir():
 		return nil, fmt.Errorf(fmtGitNotDir, skill, rules.RustQuote(repo))
 	}
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, fmt.Errorf(fmtCreateDir, root, err)
-	}
-	defer r.Close()
 	res := &downloadResult{Namespace: skill, SkillsWritten: []string{}, PromptsWritten: []string{},
 		Source: map[string]any{"kind": "repo", "repo": repo, "skill": skill, "branch": branch}}
 	// Only regular files are copied (symlinks in the clone are not
 	// followed); names starting with '.' and non-UTF-8 names are skipped.
+	var planned []plannedFile
+	clone := os.DirFS(srcDir)
 	err = filepath.WalkDir(srcDir, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -396,13 +392,11 @@ func (d *Directory) fromGit(ctx context.Context, root, repo, skill, branch strin
 		}
 		rel, _ := filepath.Rel(srcDir, p)
 		rel = filepath.ToSlash(rel)
-		content, err := os.ReadFile(p)
+		digest, err := sha256OfFile(clone, rel)
 		if err != nil {
 			return err
 		}
-		if err := writeFile(r, skill+"/"+rel, content); err != nil {
-			return fmt.Errorf("write %s: %w", filepath.Join(root, skill, rel), err)
-		}
+		planned = append(planned, plannedFile{rel: rel, src: p, digest: digest})
 		if strings.HasSuffix(rel, ".md") && isPromptRel(rel) {
 			res.PromptsWritten = append(res.PromptsWritten, strings.TrimSuffix(path.Base(rel), ".md"))
 		} else {
@@ -411,6 +405,14 @@ func (d *Directory) fromGit(ctx context.Context, root, repo, skill, branch strin
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf(fmtCreateDir, root, err)
+	}
+	defer r.Close()
+	if err := d.writeNamespace(r, root, skill, planned, res.Source); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -296,7 +296,7 @@ func TestFramesBehindOneOversizeFrameAreNotABacklog(t *testing.T) {
 // upgrades get 503 until some close; the in-process connection (the
 // standalone registry worker) is never refused.
 func TestOpenSocketsAreCapped(t *testing.T) {
-	e := startEngine(t, Config{MaxConnections: 2})
+	e := startEngine(t, Config{MaxConnections: 2, MaxConnectionsPerClient: 2})
 	first := dialWorker(t, e.URL())
 	dialWorker(t, e.URL())
 	_, resp, err := websocket.DefaultDialer.Dial(e.URL(), nil)

@@ -152,9 +152,18 @@ func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessag
 		info.Telemetry = &t
 	}
 	e.mu.Lock()
+	refused := e.nameReservedLocked(c, info.Name)
+	if refused != "" {
+		info.Name = ""
+	}
 	first := c.info == nil
 	c.info = info
 	e.mu.Unlock()
+	if refused != "" {
+		e.log.Warn("worker name refused: "+refused, "worker_id", c.id, "remote", c.remoteIP)
+		e.workersEvent(eventWorkerMetadataUpdated, c.id)
+		return nil, &wire.ErrorBody{Code: CodeForbidden, Message: fn + ": " + refused}
+	}
 	if first {
 		// One line per publisher that joins; its functions are at debug.
 		e.log.Info("worker joined", "name", info.Name, "runtime", info.Runtime, "version", info.Version, "worker_id", c.id)

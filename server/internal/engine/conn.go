@@ -24,8 +24,13 @@ type conn struct {
 	bc          *batchConn
 	remoteIP    string
 	connectedAt time.Time
-	scope       *ScopedToken    // the scoped token it presented; nil: full access
-	stamp       json.RawMessage // callerMetadata(c), stamped on the invocations it makes
+	scope       *ScopedToken // the scoped token it presented; nil: full access
+	// local marks an in-process connection (DialContext): the worker that
+	// runs inside the engine's process (the standalone registry). It is
+	// never disconnected for its backlog, and what it registers is
+	// reserved for in-process connections (reserve.go).
+	local bool
+	stamp json.RawMessage // callerMetadata(c), stamped on the invocations it makes
 
 	// Outbound queue: producers append without blocking (so they may hold
 	// engine locks and frames keep their order); the writer goroutine
@@ -49,8 +54,18 @@ type conn struct {
 	held []heldCall
 	sent int // calls dispatched in the window and not answered
 
-	active atomic.Int64 // invocations this worker is executing
-	calls  atomic.Int64 // worker-routed invocations this worker made and is waiting on
+	active    atomic.Int64 // invocations this worker is executing
+	calls     atomic.Int64 // worker-routed invocations (and queued jobs) this worker made and is waiting on
+	callBytes atomic.Int64 // their invocationSize, against Config.MaxCallerBytes
+
+	// The budget of invocations delivered to this worker (gate.go),
+	// guarded by gmu: what was sent and not answered, and the calls
+	// waiting for room, in arrival order.
+	gmu       sync.Mutex
+	loadBytes int64
+	loadCalls int
+	gate      []gatedCall
+	gateBytes int64 // of the gated calls over smallCall bytes
 
 	info *workerInfo // set by engine::workers::register; guarded by e.mu
 	dead bool        // cleanup has started; guarded by e.pmu
@@ -104,6 +119,7 @@ func (e *Engine) handleWorker(w http.ResponseWriter, r *http.Request) {
 		remoteIP:    ip,
 		connectedAt: time.Now(),
 		scope:       scopeOf(r),
+		local:       isInProcess(r),
 		wake:        make(chan struct{}, 1),
 		done:        make(chan struct{}),
 	}
@@ -181,12 +197,19 @@ func (c *conn) send(frame []byte) bool {
 	// calls a registry gets during its cold load); a second oversize frame
 	// still disconnects, so a client that asks without reading cannot pile
 	// them up.
+	//
+	// The in-process connection is exempt: its writes never block (they
+	// land in its memPipe), so a backlog there is the engine's own burst,
+	// never a client that stopped reading, and dropping it would hand the
+	// registry's ids to whoever asks next. What reaches it is bounded
+	// upstream instead: each worker gets at most Config.MaxWorkerBytes of
+	// invocations at a time (gate.go).
 	limit, size := c.e.cfg.MaxConnOutboundBytes, int64(len(frame))
 	queued := c.qbytes.Load()
 	if size <= limit {
 		queued -= c.big
 	}
-	if len(c.queue) >= maxQueuedFrames || queued > 0 && queued+size > limit {
+	if !c.local && (len(c.queue) >= maxQueuedFrames || queued > 0 && queued+size > limit) {
 		n, b := len(c.queue), c.qbytes.Load()
 		c.qmu.Unlock()
 		c.e.log.Error("closing worker connection: it is not reading its frames",
@@ -371,6 +394,7 @@ func (e *Engine) cleanup(c *conn) {
 		e.mu.Unlock()
 		e.dropHeld(c)
 		e.haltInvocations(c)
+		e.dropGate(c)
 		if removed {
 			e.functionsChanged()
 		}

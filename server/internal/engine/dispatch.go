@@ -43,8 +43,8 @@ type heldCall struct {
 // engine's own calls) to its owner, or holds it until caller's window
 // has room.
 func (e *Engine) dispatch(caller *conn, p *pending, frame []byte) {
-	if caller == nil || p.from != caller || caller.active.Load() > 0 {
-		p.owner.send(frame)
+	if caller == nil || p.from != caller || caller.active.Load() > 0 || caller.local {
+		e.deliver(p, frame)
 		return
 	}
 	caller.hmu.Lock()
@@ -62,7 +62,7 @@ func (e *Engine) dispatch(caller *conn, p *pending, frame []byte) {
 		p.admit = callWindowed
 		caller.sent++
 		caller.hmu.Unlock()
-		p.owner.send(frame)
+		e.deliver(p, frame)
 		return
 	}
 	p.admit = callHeld
@@ -107,7 +107,7 @@ func (c *conn) releaseHeld() {
 		h.p.admit = callWindowed
 		c.sent++
 		c.hmu.Unlock()
-		h.p.owner.send(h.frame)
+		c.e.deliver(h.p, h.frame)
 	}
 }
 

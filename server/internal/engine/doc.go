@@ -89,7 +89,25 @@
 //     invocation was sent to; others are logged and dropped.
 //   - With Config.HoldSockets, Start serves only in-process connections
 //     until AcceptSockets: the standalone registry registers its function
-//     ids before any socket can race it for them.
+//     ids before any socket can race it for them. Every function id,
+//     trigger type and worker name an in-process connection registers is
+//     then reserved for in-process connections for the engine's life
+//     (reserve.go; names by their confusable skeleton): a socket is
+//     refused them even while the registry reconnects.
+//   - The in-process connection is never disconnected for its backlog.
+//     Instead every worker has a budget (gate.go): the invocations
+//     delivered to it and not answered carry at most
+//     Config.MaxWorkerBytes, the rest wait at its gate in arrival order;
+//     and one caller's calls and queued jobs carry at most
+//     Config.MaxCallerBytes. A flood is served at the worker's pace and
+//     never disconnects it.
+//   - A trigger fire runs as whoever registered the binding: the engine's
+//     own fires and a provider's invokefunction naming the binding
+//     (trigger_id) are stamped with the registrant, never the provider,
+//     so a provider (the registry) cannot be made to act as itself.
+//   - Config.PrivateScopes are written only by in-process connections.
+//   - One client (a scoped token, else a remote address) holds at most
+//     Config.MaxConnectionsPerClient sockets.
 //   - Every delivered invocation carries the caller in its metadata
 //     (CallerKey "iii_caller": worker_id, scoped token name), replacing
 //     whatever the client sent under that key; engine::workers::identity

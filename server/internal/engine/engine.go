@@ -35,6 +35,13 @@ const (
 	DefaultMaxOutboundBytes int64 = 256 << 20
 	// DefaultMaxInFlightPerConn is the default of Config.MaxInFlightPerConn.
 	DefaultMaxInFlightPerConn = 256
+	// DefaultMaxCallerBytes is the default of Config.MaxCallerBytes: two
+	// calls of the largest frame.
+	DefaultMaxCallerBytes int64 = 32 << 20
+	// DefaultMaxWorkerBytes is the default of Config.MaxWorkerBytes: half
+	// the default per-connection backlog, so invocations alone never
+	// bring a worker near it.
+	DefaultMaxWorkerBytes int64 = 16 << 20
 )
 
 const (
@@ -103,6 +110,29 @@ type Config struct {
 	// unread; the rest wait in the engine (dispatch.go). Zero means
 	// DefaultMaxInFlightPerConn.
 	MaxInFlightPerConn int
+	// MaxCallerBytes bounds the bytes of the worker-routed invocations and
+	// queued jobs one connection may have in flight at once (its first
+	// call always passes, however large); more are answered with
+	// too_many_invocations (gate.go). The in-process worker is exempt.
+	// Zero means DefaultMaxCallerBytes.
+	MaxCallerBytes int64
+	// MaxWorkerBytes bounds the bytes of the invocations delivered to one
+	// worker and not answered yet (one call always goes when none is in
+	// flight); others wait at the worker's gate in arrival order, up to
+	// 65 536 calls and, of calls over 4 KiB, four times as many bytes,
+	// then are answered with too_many_invocations (gate.go). Zero means
+	// DefaultMaxWorkerBytes.
+	MaxWorkerBytes int64
+	// MaxConnectionsPerClient bounds the sockets one client holds: all
+	// those presenting one scoped token, else all those from one remote
+	// address. More upgrades get 429 (sockets.go). Zero means an eighth of
+	// MaxConnections.
+	MaxConnectionsPerClient int
+	// PrivateScopes are state scopes only in-process connections (and the
+	// engine itself) may write: the registry keeps its version history
+	// there. state::set, state::update and state::delete from a socket get
+	// forbidden naming the scope; reads are allowed.
+	PrivateScopes []string
 	// MaxConnections bounds the sockets open at once (workers and the
 	// SDKs' telemetry sockets; the in-process connection is not counted).
 	// More upgrades are refused with 503 until some close, so a local
@@ -167,6 +197,7 @@ type Engine struct {
 	standbyTypes map[string][]*triggerType
 	bindings     map[string]*binding
 	builtinBinds map[string]int // bindings served by each built-in type
+	reserved     reservations   // what in-process connections registered (reserve.go)
 
 	// functions-available bookkeeping (fnMu): the debounce timer and the
 	// function set last reported.
@@ -204,9 +235,19 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.MaxInFlightPerConn <= 0 {
 		cfg.MaxInFlightPerConn = DefaultMaxInFlightPerConn
 	}
+	if cfg.MaxCallerBytes <= 0 {
+		cfg.MaxCallerBytes = DefaultMaxCallerBytes
+	}
+	if cfg.MaxWorkerBytes <= 0 {
+		cfg.MaxWorkerBytes = DefaultMaxWorkerBytes
+	}
+	if cfg.MaxConnectionsPerClient <= 0 {
+		cfg.MaxConnectionsPerClient = max(1, cfg.MaxConnections/8)
+	}
 	if err := ValidateScopedTokens(cfg.ScopedTokens, cfg.Token); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	cfg.ScopedTokens = withNested(cfg.ScopedTokens)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -244,6 +285,7 @@ func New(cfg Config) (*Engine, error) {
 		triggerTypes: make(map[string]*triggerType),
 		standbyTypes: make(map[string][]*triggerType),
 		bindings:     make(map[string]*binding),
+		reserved:     newReservations(),
 		pending:      make(map[string]*pending),
 	}
 	e.upgrader = websocket.Upgrader{

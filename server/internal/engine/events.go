@@ -55,6 +55,7 @@ type builtinTarget struct {
 	bindingID  string
 	functionID string
 	metadata   json.RawMessage
+	owner      *conn // the binding's registrant: the fire runs as it
 }
 
 // builtinTargetsLocked lists the bindings of a built-in type served by the
@@ -66,7 +67,7 @@ func (e *Engine) builtinTargetsLocked(typ string) []builtinTarget {
 	var out []builtinTarget
 	for _, b := range e.bindings {
 		if b.onBuiltin && b.triggerType == typ {
-			out = append(out, builtinTarget{bindingID: b.id, functionID: b.functionID, metadata: b.metadata})
+			out = append(out, builtinTarget{bindingID: b.id, functionID: b.functionID, metadata: b.metadata, owner: b.owner})
 		}
 	}
 	return out
@@ -79,7 +80,7 @@ func (e *Engine) builtinTargetsLocked(typ string) []builtinTarget {
 func (e *Engine) fireBuiltin(typ string, targets []builtinTarget, payload json.RawMessage) {
 	for _, t := range targets {
 		e.queues.push(bindingQueue(t.bindingID), job{fn: func() {
-			if out := e.invokeInternal(e.ctx, t.functionID, payload, t.metadata); out.err != nil {
+			if out := e.invokeAs(e.ctx, t.owner, t.functionID, payload, t.metadata); out.err != nil {
 				e.log.Warn("trigger target failed", "trigger_type", typ, "function_id", t.functionID,
 					"code", out.err.Code, "message", out.err.Message)
 			}

@@ -47,6 +47,16 @@ func (e *Engine) registerFunction(c *conn, m *wire.Message) {
 		owner:          c,
 	}
 	e.mu.Lock()
+	if why := e.functionReservedLocked(c, m.ID); why != "" {
+		owner := ""
+		if prev := e.functions[m.ID]; prev != nil {
+			owner = prev.owner.id
+		}
+		e.mu.Unlock()
+		e.log.Warn("registerfunction refused: "+why, "function_id", m.ID, "worker_id", c.id, "remote", c.remoteIP)
+		c.send(encodeRejected(m.ID, owner, why))
+		return
+	}
 	if prev := e.functions[m.ID]; prev != nil && prev.owner != c {
 		owner := prev.owner.id
 		e.mu.Unlock()

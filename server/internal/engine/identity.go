@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
@@ -23,8 +24,9 @@ import (
 // functions (never to the engine's `state` type, which would hand it every
 // write of a scope), cannot call state::*, and the skills registry
 // accepts from it only skills "<ns>" / "<ns>/…" and prompts "<ns>",
-// "<ns>-…" or "<ns>_…" (see Namespaced). The shared Config.Token keeps
-// full access.
+// "<ns>-…" or "<ns>_…" unless another token's longer namespace covers
+// them (scope.NamespacedSkill, scope.NamespacedPrompt). The shared
+// Config.Token keeps full access.
 type ScopedToken struct {
 	// Name identifies the token in logs, refusals and the caller identity
 	// ("acme"); it is not secret.
@@ -34,6 +36,9 @@ type ScopedToken struct {
 	Token string `yaml:"token" json:"-"`
 	// Namespaces are the first segments this token may publish under.
 	Namespaces []string `yaml:"namespaces" json:"namespaces"`
+	// nested are other tokens' namespaces nested in Namespaces (set by
+	// New, stamped with the caller: see scope.Nested).
+	nested []string
 }
 
 // namespaceRE is what a namespace may be: the leading segment of a function
@@ -71,12 +76,25 @@ func ValidateScopedTokens(tokens []ScopedToken, shared string) error {
 	return nil
 }
 
-// Namespaced and NamespacedFunction are the namespace rule of scoped
-// tokens, shared with the registry worker and the Skills Protocol runtime.
-var (
-	Namespaced         = scope.Namespaced
-	NamespacedFunction = scope.NamespacedFunction
-)
+// NamespacedFunction is the namespace rule of scoped tokens for function
+// ids, shared with the registry worker and the Skills Protocol runtime.
+var NamespacedFunction = scope.NamespacedFunction
+
+// withNested returns a copy of tokens with each token's nested namespaces
+// (the other tokens' namespaces that extend its own) filled in.
+func withNested(tokens []ScopedToken) []ScopedToken {
+	out := slices.Clone(tokens)
+	for i := range out {
+		var others [][]string
+		for j, t := range tokens {
+			if j != i {
+				others = append(others, t.Namespaces)
+			}
+		}
+		out[i].nested = scope.Nested(out[i].Namespaces, others)
+	}
+	return out
+}
 
 // PublisherPrivatePrefix: see scope.PublisherPrivatePrefix.
 const PublisherPrivatePrefix = scope.PublisherPrivatePrefix
@@ -90,7 +108,7 @@ func (e *Engine) authenticate(r *http.Request) (*ScopedToken, *httpguard.Refusal
 	if e.cfg.Token == "" && len(e.cfg.ScopedTokens) == 0 {
 		return nil, nil
 	}
-	if _, inProcess := r.Context().Value(http.LocalAddrContextKey).(memAddr); inProcess {
+	if isInProcess(r) {
 		return nil, nil
 	}
 	got := presentedToken(r)
@@ -142,7 +160,7 @@ func (c *conn) scopeName() string {
 // outOfScope explains why a scoped connection may not use id (what is
 // "function", "trigger type"…), or returns "" when it may.
 func (c *conn) outOfScope(what, id string) string {
-	if c.scope == nil || NamespacedFunction(id, c.scope.Namespaces) {
+	if c.scope == nil || callerOf(c).CoversFunction(id) {
 		return ""
 	}
 	return fmt.Sprintf("%s %q is outside the namespaces of token %q (%s)", what, id, c.scope.Name,
@@ -156,7 +174,7 @@ func (c *conn) forbiddenCall(functionID string) string {
 	// publish is forbidden too: a message on the registry's change topic
 	// would make every registry instance re-read keys and could vouch for
 	// changes it never applied.
-	if c.scope == nil || (!strings.HasPrefix(functionID, "state::") && functionID != publishFunction) {
+	if c == nil || c.scope == nil || (!strings.HasPrefix(functionID, "state::") && functionID != publishFunction) {
 		return ""
 	}
 	return fmt.Sprintf("forbidden: token %q (scoped to %s) cannot call %s; scoped tokens publish through the registry and do not touch engine state or pubsub",
@@ -181,7 +199,7 @@ func callerOf(c *conn) Caller {
 	}
 	out := Caller{WorkerID: c.id}
 	if c.scope != nil {
-		out.Token, out.Namespaces = c.scope.Name, c.scope.Namespaces
+		out.Token, out.Namespaces, out.Nested = c.scope.Name, c.scope.Namespaces, c.scope.nested
 	}
 	return out
 }

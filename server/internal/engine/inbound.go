@@ -41,7 +41,7 @@ func (e *Engine) handleFrame(c *conn, mt int, data []byte) {
 	if f, ok := wire.ScanInvokeFrame(data); ok && e.forwardable(&f) {
 		e.handleInvoke(c, &wire.Message{Type: wire.TypeInvokeFunction, InvocationID: f.InvocationID,
 			FunctionID: f.FunctionID, Data: f.Data, Metadata: f.Metadata, Action: f.Action,
-			Traceparent: f.Traceparent, Baggage: f.Baggage})
+			Traceparent: f.Traceparent, Baggage: f.Baggage, TriggerID: f.TriggerID})
 		return
 	}
 	var m wire.Message

@@ -24,6 +24,9 @@ type pending struct {
 	from       *conn              // the worker that made the call (nil for the engine's own)
 	waiter     chan invokeOutcome // engine-originated calls wait here
 	admit      int                // admission state (dispatch.go); guarded by from.hmu
+	size       int64              // invocationSize, against the budgets (gate.go)
+	charged    bool               // counted in owner's budget; guarded by owner.gmu
+	left       bool               // out of e.pending; guarded by owner.gmu
 }
 
 // invokeOutcome is the result of an engine-originated invocation.
@@ -47,10 +50,25 @@ func (e *Engine) handleInvoke(c *conn, m *wire.Message) {
 	if len(data) == 0 {
 		data = jsonNull
 	}
-	if why := c.forbiddenCall(m.FunctionID); why != "" {
+	refuse := func(code, why string) {
 		if replyID != "" {
-			c.send(encodeError(replyID, m.FunctionID, CodeForbidden, why))
+			c.send(encodeError(replyID, m.FunctionID, code, why))
+		} else {
+			e.log.Debug("void call refused", "function_id", m.FunctionID, "worker_id", c.id, "code", code, "reason", why)
 		}
+	}
+	// as is who the call runs as: the connection, or for a trigger fire
+	// the binding's registrant (triggerRegistrant).
+	as := c
+	if m.TriggerID != "" {
+		var why string
+		if as, why = e.triggerRegistrant(c, m.TriggerID, m.FunctionID); why != "" {
+			refuse(CodeForbidden, why)
+			return
+		}
+	}
+	if why := as.forbiddenCall(m.FunctionID); why != "" {
+		refuse(CodeForbidden, why)
 		return
 	}
 
@@ -64,7 +82,7 @@ func (e *Engine) handleInvoke(c *conn, m *wire.Message) {
 
 	if f == nil {
 		if b := e.builtins[m.FunctionID]; b != nil {
-			e.runBuiltin(c, b, replyID, data)
+			e.runBuiltin(c, as, b, replyID, data)
 			return
 		}
 		if replyID != "" {
@@ -80,17 +98,34 @@ func (e *Engine) handleInvoke(c *conn, m *wire.Message) {
 	if id == "" {
 		id = uuid.NewString()
 	}
-	p := &pending{id: id, functionID: m.FunctionID, owner: owner}
+	p := &pending{id: id, functionID: m.FunctionID, owner: owner, size: invocationSize(data, m.Metadata)}
 	if replyID != "" {
 		p.caller = c
 	}
 	if code, msg := e.addPending(p, c); code != "" {
-		if replyID != "" {
-			c.send(encodeError(replyID, m.FunctionID, code, msg))
-		}
+		refuse(code, msg)
 		return
 	}
-	e.dispatch(c, p, encodeInvoke(id, m.FunctionID, data, c.id, stampCaller(m.Metadata, c), m.Traceparent, m.Baggage))
+	e.dispatch(c, p, encodeInvoke(id, m.FunctionID, data, as.id, stampCaller(m.Metadata, as), m.Traceparent, m.Baggage))
+}
+
+// triggerRegistrant is who a trigger fire from provider c runs as: the
+// connection that registered the binding triggerID, so that a provider
+// (the registry) never lends its own rights to whoever bound a function to
+// its type. why is set, and the call refused, unless c provides the
+// binding's type and the call is to the binding's function.
+func (e *Engine) triggerRegistrant(c *conn, triggerID, functionID string) (*conn, string) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	b := e.bindings[triggerID]
+	if b == nil {
+		return nil, fmt.Sprintf("forbidden: trigger_id %s names no registered trigger (its registrant may have left); a trigger fire runs as its registrant", triggerID)
+	}
+	if tt := e.triggerTypes[b.triggerType]; tt == nil || tt.provider != c || b.functionID != functionID {
+		return nil, fmt.Sprintf("forbidden: trigger %s (type %s, function %s) is not a binding this connection provides for %s; only its type's provider fires it",
+			triggerID, b.triggerType, b.functionID, functionID)
+	}
+	return b.owner, ""
 }
 
 // addPending records p. It refuses (returning an error code and message)
@@ -107,13 +142,21 @@ func (e *Engine) addPending(p *pending, caller *conn) (code, msg string) {
 	if _, dup := e.pending[p.id]; dup {
 		return wire.CodeInvalidRequest, fmt.Sprintf("invocation_id %s is already in flight; use a fresh UUID per call", p.id)
 	}
-	if caller != nil {
+	if caller != nil && !caller.local {
+		// The in-process worker's calls (section reads, trigger fires) are
+		// made for its own callers, who are bounded themselves.
 		if caller.calls.Load() >= int64(e.cfg.MaxInFlightPerConn) {
 			return CodeTooManyInvocations, fmt.Sprintf(
 				"too many invocations in flight from this connection (max %d); wait for results before sending more", e.cfg.MaxInFlightPerConn)
 		}
+		if why := e.callerOverBudget(caller, p.size); why != "" {
+			return CodeTooManyInvocations, why
+		}
+	}
+	if caller != nil {
 		p.from = caller
 		caller.calls.Add(1)
+		caller.callBytes.Add(p.size)
 	}
 	e.pending[p.id] = p
 	p.owner.active.Add(1)
@@ -131,8 +174,10 @@ const CodeTooManyInvocations = "too_many_invocations"
 // finish releases p's counts once it left e.pending.
 func (p *pending) finish() {
 	p.owner.active.Add(-1)
+	p.owner.e.leaveGate(p)
 	if p.from != nil {
 		p.from.calls.Add(-1)
+		p.from.callBytes.Add(-p.size)
 		p.from.callDone(p)
 	}
 }
@@ -210,18 +255,13 @@ func (e *Engine) haltInvocations(c *conn) {
 // or stall a queue forever.
 const internalCallTimeout = 5 * time.Minute
 
-// invokeInternal calls a function on behalf of the engine (trigger fires)
-// and waits for its outcome. No _caller_worker_id is injected.
-func (e *Engine) invokeInternal(ctx context.Context, functionID string, data, metadata json.RawMessage) invokeOutcome {
-	return e.invokeAs(ctx, nil, functionID, data, metadata)
-}
-
-// invokeAs is invokeInternal stamped with stamp (a stampOf; nil: the
-// engine's own call), for a queued job of a connection.
-func (e *Engine) invokeAs(ctx context.Context, stamp json.RawMessage, functionID string, data, metadata json.RawMessage) invokeOutcome {
-	if stamp == nil {
-		stamp = engineStamp
-	}
+// invokeAs calls a function on behalf of the engine and waits for its
+// outcome: a trigger fire of a built-in type or a queued job, run as the
+// connection as (the binding's registrant, the job's enqueuer; nil: the
+// engine itself), whose identity is stamped and whose rights built-ins
+// apply. No _caller_worker_id is injected, as in the real engine.
+func (e *Engine) invokeAs(ctx context.Context, as *conn, functionID string, data, metadata json.RawMessage) invokeOutcome {
+	stamp := stampOf(as)
 	ctx, cancel := context.WithTimeout(ctx, internalCallTimeout)
 	defer cancel()
 	if len(data) == 0 {
@@ -236,16 +276,20 @@ func (e *Engine) invokeAs(ctx context.Context, stamp json.RawMessage, functionID
 	e.mu.RUnlock()
 	if f == nil {
 		if b := e.builtins[functionID]; b != nil {
-			return e.callBuiltin(ctx, nil, b, data)
+			if why := as.forbiddenCall(functionID); why != "" {
+				return invokeOutcome{err: &wire.ErrorBody{Code: CodeForbidden, Message: why}}
+			}
+			return e.callBuiltin(ctx, as, b, data)
 		}
 		return invokeOutcome{err: &wire.ErrorBody{Code: wire.CodeFunctionNotFound,
 			Message: fmt.Sprintf("Function %s not found", functionID)}}
 	}
-	p := &pending{id: uuid.NewString(), functionID: functionID, owner: owner, waiter: make(chan invokeOutcome, 1)}
+	p := &pending{id: uuid.NewString(), functionID: functionID, owner: owner, waiter: make(chan invokeOutcome, 1),
+		size: invocationSize(data, metadata)}
 	if code, msg := e.addPending(p, nil); code != "" {
 		return invokeOutcome{err: &wire.ErrorBody{Code: code, Message: msg}}
 	}
-	owner.send(encodeInvoke(p.id, functionID, data, "", stampWith(metadata, stamp), "", ""))
+	e.deliver(p, encodeInvoke(p.id, functionID, data, "", stampWith(metadata, stamp), "", ""))
 	select {
 	case out := <-p.waiter:
 		return out
@@ -265,10 +309,11 @@ func (e *Engine) invokeAs(ctx context.Context, stamp json.RawMessage, functionID
 	return invokeOutcome{err: &wire.ErrorBody{Code: wire.CodeInvocationStopped, Message: "Invocation stopped"}}
 }
 
-// runBuiltin executes a built-in for worker c and replies when replyID is
-// set. Memory-only built-ins finish before it returns; durable writes reply
+// runBuiltin executes a built-in for worker c, as the connection as (c, or
+// a trigger's registrant), and replies to c when replyID is set.
+// Memory-only built-ins finish before it returns; durable writes reply
 // from the store's committer once they are fsync'd.
-func (e *Engine) runBuiltin(c *conn, b *builtin, replyID string, data json.RawMessage) {
+func (e *Engine) runBuiltin(c, as *conn, b *builtin, replyID string, data json.RawMessage) {
 	reply := func(res json.RawMessage, errb *wire.ErrorBody) {
 		switch {
 		case replyID == "":
@@ -282,7 +327,7 @@ func (e *Engine) runBuiltin(c *conn, b *builtin, replyID string, data json.RawMe
 			c.send(encodeResult(replyID, b.id, res))
 		}
 	}
-	e.execBuiltin(c, b, data, reply)
+	e.execBuiltin(as, b, data, reply)
 }
 
 // callBuiltin runs a built-in and waits for its outcome.

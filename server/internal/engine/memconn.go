@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -68,6 +69,13 @@ func (l *memListener) Close() error {
 }
 
 func (l *memListener) Addr() net.Addr { return memAddr{} }
+
+// isInProcess reports whether r arrived over an in-process connection
+// (DialContext): the worker running inside the engine's own process.
+func isInProcess(r *http.Request) bool {
+	_, ok := r.Context().Value(http.LocalAddrContextKey).(memAddr)
+	return ok
+}
 
 // memAddr is the address of both ends of an in-process connection: the
 // engine reports the worker as local.

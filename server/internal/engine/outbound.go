@@ -34,14 +34,15 @@ func (o *outbound) remove(c *conn) {
 	o.mu.Unlock()
 }
 
-// largest returns the connection with the biggest backlog.
+// largest returns the socket connection with the biggest backlog (the
+// in-process one is never shed: see conn.send).
 func (o *outbound) largest() (*conn, int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var worst *conn
 	var most int64
 	for c := range o.conns {
-		if n := c.qbytes.Load(); n > most {
+		if n := c.qbytes.Load(); n > most && !c.local {
 			worst, most = c, n
 		}
 	}

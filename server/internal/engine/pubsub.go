@@ -134,7 +134,7 @@ func (e *Engine) deliverPublished(topic string, data json.RawMessage) {
 	if e.builtinBinds[subscribeTriggerType] > 0 {
 		for _, b := range e.bindings {
 			if b.onBuiltin && b.triggerType == subscribeTriggerType && b.topic == topic {
-				targets = append(targets, builtinTarget{bindingID: b.id, functionID: b.functionID, metadata: b.metadata})
+				targets = append(targets, builtinTarget{bindingID: b.id, functionID: b.functionID, metadata: b.metadata, owner: b.owner})
 			}
 		}
 	}

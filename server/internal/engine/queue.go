@@ -33,11 +33,13 @@ type job struct {
 	functionID string
 	data       json.RawMessage
 	metadata   json.RawMessage
-	// stamp is who enqueued the job (stampOf): the job is delivered as
-	// that caller's, so a scoped token cannot shed its scope by queueing
-	// a call; nil for the engine's own jobs.
-	stamp json.RawMessage
-	fn    func() // engine work (trigger fires) instead of a function call
+	// from is who enqueued the job: the job runs as that connection
+	// (invokeAs), so a scoped token cannot shed its scope by queueing a
+	// call, and counts against its budget (Config.MaxInFlightPerConn,
+	// MaxCallerBytes) until it ran; nil for the engine's own jobs.
+	from *conn
+	size int64
+	fn   func() // engine work (trigger fires) instead of a function call
 }
 
 func newQueueSet(e *Engine) *queueSet {
@@ -66,12 +68,46 @@ func (e *Engine) enqueue(c *conn, m *wire.Message) {
 		reply(encodeError(m.InvocationID, m.FunctionID, wire.CodeEnqueueError, "enqueue action needs a non-empty `queue` name"))
 		return
 	}
-	j := job{receipt: uuid.NewString(), functionID: m.FunctionID, data: m.Data, metadata: m.Metadata, stamp: stampOf(c)}
+	j := job{receipt: uuid.NewString(), functionID: m.FunctionID, data: m.Data, metadata: m.Metadata, from: c,
+		size: invocationSize(m.Data, m.Metadata)}
+	if why := e.admitJob(c, j.size); why != "" {
+		reply(encodeError(m.InvocationID, m.FunctionID, CodeTooManyInvocations, why))
+		return
+	}
 	if !e.queues.push(m.Action.Queue, j) {
+		j.done()
 		reply(encodeError(m.InvocationID, m.FunctionID, wire.CodeEnqueueError, "the engine is shutting down"))
 		return
 	}
 	reply(encodeResult(m.InvocationID, m.FunctionID, mustJSON(map[string]string{"messageReceiptId": j.receipt})))
+}
+
+// admitJob counts a job of size bytes against c's budget, or says why
+// not: queued jobs are calls in flight like any other, so a client cannot
+// park unbounded work (and memory) in the engine's queues.
+func (e *Engine) admitJob(c *conn, size int64) string {
+	e.pmu.Lock()
+	defer e.pmu.Unlock()
+	if !c.local {
+		if c.calls.Load() >= int64(e.cfg.MaxInFlightPerConn) {
+			return fmt.Sprintf("too many invocations and queued jobs in flight from this connection (max %d); wait for some to finish before enqueueing more",
+				e.cfg.MaxInFlightPerConn)
+		}
+		if why := e.callerOverBudget(c, size); why != "" {
+			return why
+		}
+	}
+	c.calls.Add(1)
+	c.callBytes.Add(size)
+	return ""
+}
+
+// done returns a connection's job to its budget.
+func (j *job) done() {
+	if j.from != nil {
+		j.from.calls.Add(-1)
+		j.from.callBytes.Add(-j.size)
+	}
 }
 
 func (q *queueSet) push(name string, j job) bool {
@@ -99,6 +135,9 @@ func (q *queueSet) drain(name string, jq *jobQueue) {
 	for {
 		q.mu.Lock()
 		if len(jq.jobs) == 0 || q.closed {
+			for i := range jq.jobs {
+				jq.jobs[i].done() // dropped at shutdown
+			}
 			jq.running = false
 			jq.jobs = nil
 			q.mu.Unlock()
@@ -114,6 +153,7 @@ func (q *queueSet) drain(name string, jq *jobQueue) {
 
 // run executes one job; a panic fails that job only.
 func (q *queueSet) run(name string, j job) {
+	defer j.done()
 	defer func() {
 		if r := recover(); r != nil {
 			q.e.log.Error("panic while running a queued job", "queue", name, "function_id", j.functionID, "panic", r)
@@ -123,7 +163,7 @@ func (q *queueSet) run(name string, j job) {
 		j.fn()
 		return
 	}
-	out := q.e.invokeAs(q.e.ctx, j.stamp, j.functionID, j.data, j.metadata)
+	out := q.e.invokeAs(q.e.ctx, j.from, j.functionID, j.data, j.metadata)
 	if out.err != nil {
 		q.e.log.Warn("queued job failed", "queue", name, "function_id", j.functionID,
 			"message_receipt_id", j.receipt, "code", out.err.Code, "message", out.err.Message)

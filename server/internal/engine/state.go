@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
@@ -182,6 +183,10 @@ func (e *Engine) stateSet(c *conn, data json.RawMessage, done asyncDone) {
 		done(nil, errb)
 		return
 	}
+	if errb := e.privateScope(c, fn, *in.Scope); errb != nil {
+		done(nil, errb)
+		return
+	}
 	value := in.Value
 	if value == nil {
 		value = in.Data // alias accepted by the real engine
@@ -239,6 +244,10 @@ func (e *Engine) stateDelete(c *conn, data json.RawMessage, done asyncDone) {
 	const fn = iii.StateDelete
 	in, errb := decodeState(fn, data, true)
 	if errb != nil {
+		done(nil, errb)
+		return
+	}
+	if errb := e.privateScope(c, fn, *in.Scope); errb != nil {
 		done(nil, errb)
 		return
 	}
@@ -300,6 +309,10 @@ func (e *Engine) stateUpdate(c *conn, data json.RawMessage, done asyncDone) {
 	const fn = iii.StateUpdate
 	in, errb := decodeState(fn, data, true)
 	if errb != nil {
+		done(nil, errb)
+		return
+	}
+	if errb := e.privateScope(c, fn, *in.Scope); errb != nil {
 		done(nil, errb)
 		return
 	}
@@ -375,6 +388,7 @@ type stateTarget struct {
 	functionID string
 	metadata   json.RawMessage
 	condition  string
+	owner      *conn // the binding's registrant: the fire runs as it
 }
 
 // fireState delivers a state event to the matching state bindings, each
@@ -399,7 +413,7 @@ func (e *Engine) fireState(writer *conn, scope, key string, old, nv json.RawMess
 			continue
 		}
 		targets = append(targets, stateTarget{bindingID: b.id, functionID: b.functionID, metadata: b.metadata,
-			condition: b.state.ConditionFunctionID})
+			condition: b.state.ConditionFunctionID, owner: b.owner})
 	}
 	e.mu.RUnlock()
 	if len(targets) == 0 {
@@ -423,7 +437,7 @@ func (e *Engine) fireState(writer *conn, scope, key string, old, nv json.RawMess
 	for _, t := range targets {
 		e.queues.push(bindingQueue(t.bindingID), job{fn: func() {
 			if t.condition != "" {
-				out := e.invokeInternal(e.ctx, t.condition, payload, t.metadata)
+				out := e.invokeAs(e.ctx, t.owner, t.condition, payload, t.metadata)
 				if out.err != nil {
 					e.log.Warn("state trigger condition failed; target skipped", "condition_function_id", t.condition,
 						"code", out.err.Code, "message", out.err.Message)
@@ -433,10 +447,24 @@ func (e *Engine) fireState(writer *conn, scope, key string, old, nv json.RawMess
 					return
 				}
 			}
-			if out := e.invokeInternal(e.ctx, t.functionID, payload, t.metadata); out.err != nil {
+			if out := e.invokeAs(e.ctx, t.owner, t.functionID, payload, t.metadata); out.err != nil {
 				e.log.Warn("state trigger target failed", "function_id", t.functionID,
 					"code", out.err.Code, "message", out.err.Message)
 			}
 		}})
 	}
+}
+
+// privateScope refuses a write to one of Config.PrivateScopes from a
+// socket connection: only the in-process worker (the registry, which
+// keeps its immutable versions and labels there) and the engine itself
+// write them. Reads stay open to everyone.
+func (e *Engine) privateScope(c *conn, fn, scope string) *wire.ErrorBody {
+	if c == nil || c.local || !slices.Contains(e.cfg.PrivateScopes, scope) {
+		return nil
+	}
+	e.log.Warn("state write refused: private scope", "function_id", fn, "scope", scope, "worker_id", c.id, "remote", c.remoteIP)
+	return &wire.ErrorBody{Code: CodeForbidden, Message: fmt.Sprintf(
+		"forbidden: %s: scope %q is private to the registry running inside this engine (its version history); only the registry writes it. state::get and state::list still read it",
+		fn, scope)}
 }

@@ -123,6 +123,10 @@ func (e *Engine) registerTriggerType(c *conn, m *wire.Message) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if why := e.typeReservedLocked(c, m.ID); why != "" {
+		e.log.Warn("registertriggertype refused: "+why, "trigger_type", m.ID, "worker_id", c.id, "remote", c.remoteIP)
+		return
+	}
 	tt := &triggerType{
 		id:          m.ID,
 		description: m.Description,

@@ -47,7 +47,7 @@ func (f *folder) loadBundle(o *scanOut, dir string) {
 			return
 		}
 	}
-	e, ok := f.skillEntry(o, dir, catalog.OriginBundle, fm, body)
+	e, ok := f.skillEntry(o, dir, SkillFile, catalog.OriginBundle, fm, body)
 	if !ok {
 		return
 	}

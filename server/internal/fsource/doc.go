@@ -10,12 +10,18 @@
 //     Frontmatter, when present, is stripped from the body and must be
 //     valid YAML.
 //   - A folder with a SKILL.md (below the root) is one Agent Skills skill
-//     whose id is the folder's path ("pdf-processing", "team/pdf"). Its
-//     frontmatter must pass ValidateAgentSkill (name equal to the folder
-//     name); metadata that is not a map of strings is only a warning.
-//     Every file under it (scripts/, references/, assets/ and any
-//     other, nested or binary) is one of its Files; none of them is
+//     whose id is the folder's path ("pdf-processing", "team/pdf"). The
+//     folder's name must be an Agent Skills name; the frontmatter must
+//     pass ValidateAgentSkill (name equal to the folder name); metadata
+//     that is not a map of strings is only a warning; the body may be
+//     empty (the specification's minimal skill is frontmatter alone).
+//     Every file under it (scripts/, references/, assets/ and
+//     any other, nested or binary) is one of its Files; none of them is
 //     scanned as a skill or prompt of its own.
+//   - skill.md, or another letter case of SKILL.md, counts as SKILL.md
+//     (the skills-ref validators accept skill.md; case-insensitive file
+//     systems find either), is listed as SKILL.md, and is a warning. At
+//     the folder's root such a file is a problem, not a skill "skill".
 //   - A folder with a skill.toml is a Skills Protocol bundle, completed by
 //     Options.Bundle (skipped and listed as a problem without one).
 //   - A .md file with a path component "prompts" (outside skill folders)
@@ -44,7 +50,7 @@
 // frontmatter and the sizes and sha256 digests of its files (computed once
 // per scan), and reads content through lazy loaders. Loaders re-read the
 // file and apply iii-directory's read errors ("read {path}: …", "file
-// {path} is too large …", "file {path} has empty body").
+// {path} is too large …", "file {path} has empty body" but for a SKILL.md).
 //
 // # Changes
 //
@@ -60,6 +66,7 @@
 // Every skipped file is logged once per new reason ("skipped fs entry",
 // file, reason) and listed by Problems until it is fixed or removed.
 // What is served with a caveat (Agent Skills metadata that is not a map
-// of strings, Options.BundleWarning) is logged the same way ("served fs
-// entry with a warning") and listed by Warnings.
+// of strings, a skill file not named SKILL.md, Options.BundleWarning) is
+// logged the same way ("served fs entry with a warning") and listed by
+// Warnings.
 package fsource

@@ -349,29 +349,29 @@ func TestHotReload(t *testing.T) {
 	ev := subscribe(s)
 
 	// Create.
-	write(t, root, "new/skill.md", "# New\n")
-	e := ev.wait(t, fsource.KindSkill, "new/skill", catalog.OpPut)
-	if e.Skill.Title != "New" || e.Path != "new/skill.md" {
+	write(t, root, "new/note.md", "# New\n")
+	e := ev.wait(t, fsource.KindSkill, "new/note", catalog.OpPut)
+	if e.Skill.Title != "New" || e.Path != "new/note.md" {
 		t.Fatalf("create: %+v", e)
 	}
-	if c := <-changes; c.ID != "new/skill" || c.Op != catalog.OpPut {
+	if c := <-changes; c.ID != "new/note" || c.Op != catalog.OpPut {
 		t.Fatalf("catalog change %+v", c)
 	}
 	// Edit.
-	write(t, root, "new/skill.md", "# Edited\n")
-	if e := ev.wait(t, fsource.KindSkill, "new/skill", catalog.OpPut); e.Skill.Title != "Edited" {
+	write(t, root, "new/note.md", "# Edited\n")
+	if e := ev.wait(t, fsource.KindSkill, "new/note", catalog.OpPut); e.Skill.Title != "Edited" {
 		t.Fatalf("edit: %+v", e)
 	}
 	// Atomic save through an editor's temporary file.
-	write(t, root, "new/.skill.md.swp", "junk")
-	write(t, root, "new/skill.md.tmp", "# Atomic\n")
-	must(t, os.Rename(filepath.Join(root, "new/skill.md.tmp"), filepath.Join(root, "new/skill.md")))
-	if e := ev.wait(t, fsource.KindSkill, "new/skill", catalog.OpPut); e.Skill.Title != "Atomic" {
+	write(t, root, "new/.note.md.swp", "junk")
+	write(t, root, "new/note.md.tmp", "# Atomic\n")
+	must(t, os.Rename(filepath.Join(root, "new/note.md.tmp"), filepath.Join(root, "new/note.md")))
+	if e := ev.wait(t, fsource.KindSkill, "new/note", catalog.OpPut); e.Skill.Title != "Atomic" {
 		t.Fatalf("atomic save: %+v", e)
 	}
 	// Rename.
-	must(t, os.Rename(filepath.Join(root, "new/skill.md"), filepath.Join(root, "new/renamed.md")))
-	ev.wait(t, fsource.KindSkill, "new/skill", catalog.OpRemove)
+	must(t, os.Rename(filepath.Join(root, "new/note.md"), filepath.Join(root, "new/renamed.md")))
+	ev.wait(t, fsource.KindSkill, "new/note", catalog.OpRemove)
 	ev.wait(t, fsource.KindSkill, "new/renamed", catalog.OpPut)
 	// Delete a folder.
 	must(t, os.RemoveAll(filepath.Join(root, "new")))
@@ -567,4 +567,51 @@ func TestBusyWriterDoesNotStarveRescans(t *testing.T) {
 	// the event never comes and wait fails at its deadline.
 	write(t, root, "new.md", "# New\n")
 	ev.wait(t, fsource.KindSkill, "new", catalog.OpPut)
+}
+
+// A namespace folder with a download record holds downloaded content: its
+// entries are marked, a bundle there serves only ids of the namespace, a
+// prompt there loses its name to the operator's in any folder, and
+// removing the record (the operator adopting the folder) rescans it.
+func TestDownloadedNamespace(t *testing.T) {
+	first, second := t.TempDir(), t.TempDir()
+	write(t, first, "dl/"+fsource.DownloadRecord, `{"files":{}}`)
+	write(t, first, "dl/guide.md", "# Downloaded guide\n")
+	write(t, first, "dl/tool/skill.toml", "dl/tool")
+	write(t, first, "dl/steal/skill.toml", "acme/crm/steal")
+	write(t, first, "dl/prompts/review.md", "---\ndescription: downloaded\n---\nx\n")
+	write(t, first, "dl/prompts/only.md", "---\ndescription: downloaded only\n---\nx\n")
+	write(t, first, "ops/guide.md", "# Operator guide\n")
+	write(t, second, "team/prompts/review.md", "---\ndescription: operator\n---\nx\n")
+	reader := func(b fsource.BundleDir, e *catalog.Entry) error {
+		e.ID = strings.TrimSpace(string(b.Manifest))
+		return nil
+	}
+	cat := catalog.New()
+	s := open(t, fsource.Options{Folders: []string{first, second}, Catalog: cat, Bundle: reader, Watch: true})
+	for id, want := range map[string]bool{"dl/guide": true, "dl/tool": true, "ops/guide": false} {
+		if e, ok := cat.Get(id); !ok || e.Origin.Downloaded != want {
+			t.Fatalf("%s: %+v %v; want downloaded %v", id, e, ok, want)
+		}
+	}
+	if _, ok := cat.Get("acme/crm/steal"); ok {
+		t.Fatal("a downloaded bundle named outside its namespace is served")
+	}
+	if p := s.Problems(); len(p) != 1 || p[0].Path != "dl/steal" || !strings.Contains(p[0].Reason, "may only serve ids in namespace dl") {
+		t.Fatalf("problems %+v", p)
+	}
+	if p, _ := s.Prompt("review"); p == nil || p.Description != "operator" {
+		t.Fatalf("prompt review: %+v; want the operator's from the later folder", p)
+	}
+	if p, _ := s.Prompt("only"); p == nil || !p.Downloaded {
+		t.Fatalf("prompt only: %+v", p)
+	}
+	if ps := s.Prompts(); len(ps) != 2 || ps[1].Description != "operator" {
+		t.Fatalf("prompts %+v", ps)
+	}
+	must(t, os.Remove(filepath.Join(first, "dl", fsource.DownloadRecord)))
+	testutil.Eventually(t, 10*time.Second, "dl/guide no longer marked downloaded once its record is removed", func() bool {
+		e, ok := cat.Get("dl/guide")
+		return ok && !e.Origin.Downloaded
+	})
 }

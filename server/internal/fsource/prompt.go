@@ -25,6 +25,9 @@ type Prompt struct {
 	Modified time.Time
 	// Body reads the frontmatter-stripped markdown from disk.
 	Body catalog.Content
+	// Downloaded: directory::skills::download wrote it (DownloadRecord);
+	// an operator's prompt of the same name in any folder wins.
+	Downloaded bool
 }
 
 func (f *folder) loadPrompt(o *scanOut, rel string) {
@@ -59,7 +62,7 @@ func (f *folder) loadPrompt(o *scanOut, rel string) {
 	}
 	p := &Prompt{
 		Name: strings.Clone(name), Description: strings.Clone(desc), Folder: f.root, Path: rel,
-		Size: fi.Size(), Modified: fi.ModTime(), Body: catalog.Lazy(int64(len(body)), f.bodyLoader(rel)),
+		Size: fi.Size(), Modified: fi.ModTime(), Body: catalog.Lazy(int64(len(body)), f.bodyLoader(rel, false)),
 	}
 	o.add(&unit{kind: unitPrompt, path: rel, prompt: p})
 }

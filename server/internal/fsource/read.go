@@ -107,8 +107,9 @@ func (f *folder) readFileIn(o *scanOut, rel string, limit int64) ([]byte, fs.Fil
 }
 
 // bodyLoader reads a markdown file's body on demand, with iii-directory's
-// read errors (absolute path, 256 KiB cap, empty body).
-func (f *folder) bodyLoader(rel string) catalog.Loader {
+// read errors (absolute path, 256 KiB cap, empty body unless allowEmpty:
+// an Agent Skills SKILL.md may be frontmatter alone).
+func (f *folder) bodyLoader(rel string, allowEmpty bool) catalog.Loader {
 	return func() ([]byte, error) {
 		abs := f.abs(rel)
 		data, _, err := f.readFile(rel, MaxFileBytes)
@@ -120,7 +121,7 @@ func (f *folder) bodyLoader(rel string) catalog.Loader {
 			return nil, fmt.Errorf(fmtReadErr, abs, err)
 		}
 		_, body, _ := catalog.SplitFrontmatter(string(data))
-		if !checkBody(body) {
+		if !allowEmpty && !checkBody(body) {
 			return nil, fmt.Errorf(fmtReadEmpty, abs)
 		}
 		return []byte(body), nil

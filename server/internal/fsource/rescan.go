@@ -78,7 +78,7 @@ func (f *folder) scopeFor(rel string) string {
 	}
 	r := f.fsRoot.Load()
 	parts := strings.Split(rel, "/")
-	if b := parts[len(parts)-1]; (b == SkillFile || b == BundleManifest) && len(parts) > 1 {
+	if b := parts[len(parts)-1]; (isSkillFileName(b) || b == BundleManifest) && len(parts) > 1 {
 		parts = parts[:len(parts)-1]
 		// SKILL.md or skill.toml appeared or went: the folder changes kind,
 		// unless an outer skill folder holds it.
@@ -95,7 +95,9 @@ func (f *folder) scopeFor(rel string) string {
 }
 
 // enclosing returns the outermost ancestor (a prefix of parts, at least
-// one component) that is a skill folder or bundle, known or on disk.
+// one component) that is a skill folder or bundle, known or on disk (a
+// skill file in another letter case than SKILL.md and skill.md is found
+// once scanned).
 func (f *folder) enclosing(parts []string, r *os.Root) string {
 	for i := 1; i <= len(parts); i++ {
 		dir := strings.Join(parts[:i], "/")
@@ -105,7 +107,7 @@ func (f *folder) enclosing(parts []string, r *os.Root) string {
 		if r == nil {
 			continue
 		}
-		for _, marker := range []string{BundleManifest, SkillFile} {
+		for _, marker := range []string{BundleManifest, SkillFile, "skill.md"} {
 			if fi, err := r.Stat(dir + "/" + marker); err == nil && !fi.IsDir() {
 				return dir
 			}

@@ -432,13 +432,22 @@ func (s *Set) mergedSkill(id string) *catalog.Entry {
 	return nil
 }
 
+// mergedPrompt is what the folders serve as prompt name: the first
+// folder holding it, except that a prompt a download wrote loses to the
+// operator's in any folder. Called with s.mu held.
 func (s *Set) mergedPrompt(name string) *Prompt {
+	var downloaded *Prompt
 	for _, f := range s.folders {
 		if p := f.prompts[name]; p != nil {
-			return p
+			if !p.Downloaded {
+				return p
+			}
+			if downloaded == nil {
+				downloaded = p
+			}
 		}
 	}
-	return nil
+	return downloaded
 }
 
 // Subscribe calls fn with the events of each scan, in order, from the
@@ -511,6 +520,9 @@ func (s *Set) refresh(paths []string) []Event {
 			if rel == "." {
 				full = true
 				continue
+			}
+			if ns, ok := isDownloadRecord(rel); ok {
+				rel = ns // hidden, but it decides how the namespace is served
 			}
 			if slices.ContainsFunc(strings.Split(rel, "/"), isIgnored) {
 				continue
@@ -671,7 +683,7 @@ func (s *Set) Skill(id string) (*catalog.Entry, bool) {
 	return e, e != nil
 }
 
-// Prompts lists the prompts (the first folder wins a name), by name.
+// Prompts lists the prompts (per name, as mergedPrompt picks), by name.
 func (s *Set) Prompts() []*Prompt {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -681,10 +693,10 @@ func (s *Set) Prompts() []*Prompt {
 	seen := map[string]bool{}
 	var out []*Prompt
 	for _, f := range s.folders {
-		for name, p := range f.prompts {
+		for name := range f.prompts {
 			if !seen[name] {
 				seen[name] = true
-				out = append(out, p)
+				out = append(out, s.mergedPrompt(name))
 			}
 		}
 	}

@@ -17,8 +17,14 @@ import (
 	"github.com/iii-skills/skills/server/internal/registry"
 )
 
-func (f *folder) loadSkillDir(o *scanOut, dir string) {
-	main := joinRel(dir, SkillFile)
+// loadSkillDir loads the Agent Skills folder dir, whose skill file on
+// disk is named file (SKILL.md, or another letter case of it).
+func (f *folder) loadSkillDir(o *scanOut, dir, file string) {
+	main := joinRel(dir, file)
+	if err := validateFolderName(path.Base(dir)); err != nil {
+		o.problem(main, err.Error())
+		return
+	}
 	if err := registry.ValidateID(dir); err != nil {
 		o.problem(main, fmt.Sprintf(fmtInvalidID, rules.RustQuote(dir), err))
 		return
@@ -32,16 +38,18 @@ func (f *folder) loadSkillDir(o *scanOut, dir string) {
 		o.problem(main, err.Error())
 		return
 	}
-	if !checkBody(body) {
-		o.problem(main, msgEmptyBody)
-		return
-	}
-	e, ok := f.skillEntry(o, dir, catalog.OriginFolder, fm, body)
+	// An empty body is served: the specification's minimal skill is its
+	// frontmatter, and name and description are what a harness reads
+	// first (docs/folders.md).
+	e, ok := f.skillEntry(o, dir, file, catalog.OriginFolder, fm, body)
 	if !ok {
 		return
 	}
 	desc, _ := fm.Fields.String("description")
 	e.Description, e.HasDescription = strings.TrimSpace(desc), true
+	if file != SkillFile {
+		warnings = append([]string{fmt.Sprintf(fmtSkillFileCase, file)}, warnings...)
+	}
 	for _, w := range warnings {
 		o.warnings = append(o.warnings, [2]string{main, w})
 	}
@@ -49,14 +57,16 @@ func (f *folder) loadSkillDir(o *scanOut, dir string) {
 }
 
 // skillEntry builds the entry of a skill folder: every file hashed once,
-// contents lazy.
-func (f *folder) skillEntry(o *scanOut, dir string, kind catalog.OriginKind, fm catalog.Frontmatter, body string) (*catalog.Entry, bool) {
-	files, err := f.collectFiles(o, dir)
+// contents lazy. file is the skill file's name on disk; it is served as
+// SKILL.md, the name every surface (skill://…/SKILL.md, iii://…/SKILL.md)
+// uses.
+func (f *folder) skillEntry(o *scanOut, dir, file string, kind catalog.OriginKind, fm catalog.Frontmatter, body string) (*catalog.Entry, bool) {
+	main := joinRel(dir, file)
+	files, err := f.collectFiles(o, dir, file)
 	if err != nil {
-		o.problem(joinRel(dir, SkillFile), err.Error())
+		o.problem(main, err.Error())
 		return nil, false
 	}
-	main := joinRel(dir, SkillFile)
 	e := &catalog.Entry{
 		ID:          dir,
 		Kind:        catalog.KindInstruction,
@@ -71,7 +81,9 @@ func (f *folder) skillEntry(o *scanOut, dir string, kind catalog.OriginKind, fm 
 	}
 	if _, ok := e.File(SkillFile); ok {
 		e.Main = SkillFile
-		e.Body = catalog.Lazy(int64(len(body)), f.bodyLoader(main))
+		// Agent Skills folders may have an empty body; bundles keep the
+		// empty-body read error.
+		e.Body = catalog.Lazy(int64(len(body)), f.bodyLoader(main, kind == catalog.OriginFolder))
 		e.BodyDigest = catalog.DigestOfString(body)
 		summary(e, body)
 	}
@@ -80,8 +92,9 @@ func (f *folder) skillEntry(o *scanOut, dir string, kind catalog.OriginKind, fm 
 
 // collectFiles lists the files of a skill folder, recursively: hidden and
 // temporary files are left out, symlinks that leave the folder are
-// reported and left out, folders are watched.
-func (f *folder) collectFiles(o *scanOut, dir string) ([]catalog.File, error) {
+// reported and left out, folders are watched. The skill file at the top,
+// named main on disk, is listed as SKILL.md.
+func (f *folder) collectFiles(o *scanOut, dir, main string) ([]catalog.File, error) {
 	var files []catalog.File
 	var total int64
 	var visit func(rel string) error
@@ -111,6 +124,9 @@ func (f *folder) collectFiles(o *scanOut, dir string) ([]catalog.File, error) {
 				continue
 			}
 			fl.Path = strings.TrimPrefix(child, dir+"/")
+			if fl.Path == main {
+				fl.Path = SkillFile
+			}
 			files = append(files, fl)
 			total += fl.Size
 			if len(files) > MaxSkillFiles {

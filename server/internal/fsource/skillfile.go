@@ -38,7 +38,7 @@ func (f *folder) loadFileSkill(o *scanOut, rel string) {
 		ID:          id,
 		Kind:        catalog.KindInstruction,
 		Frontmatter: fm,
-		Body:        catalog.Lazy(int64(len(body)), f.bodyLoader(rel)),
+		Body:        catalog.Lazy(int64(len(body)), f.bodyLoader(rel, false)),
 		BodyDigest:  catalog.DigestOfString(body),
 		Files: []catalog.File{{
 			Path: base, Size: int64(len(data)), Digest: catalog.DigestOfString(data), MIME: catalog.MIMEType(base),

@@ -5,6 +5,7 @@ package fsource
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -54,15 +55,13 @@ func (f *folder) walkDir(rel string) {
 	}
 	f.watch(f.abs(rel))
 	if rel != "" {
-		has := func(name string) bool {
-			return slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == name })
-		}
-		if has(BundleManifest) {
-			f.jobs = append(f.jobs, job{unitBundle, rel})
+		if slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == BundleManifest }) {
+			f.jobs = append(f.jobs, job{kind: unitBundle, path: rel})
 			return
 		}
-		if has(SkillFile) {
-			f.jobs = append(f.jobs, job{unitSkillDir, rel})
+		// Another letter case of SKILL.md under prompts/ stays a prompt.
+		if name := skillFileIn(entries); name == SkillFile || name != "" && !isPromptPath(joinRel(rel, name)) {
+			f.jobs = append(f.jobs, job{kind: unitSkillDir, path: rel, file: name})
 			return
 		}
 	}
@@ -82,22 +81,47 @@ func (f *folder) walkDir(rel string) {
 	}
 }
 
+// skillFileIn names the skill file among a folder's entries: SKILL.md,
+// else another letter case of it (skill.md first), else "".
+func skillFileIn(entries []fs.DirEntry) string {
+	found := ""
+	for _, e := range entries {
+		switch n := e.Name(); {
+		case n == SkillFile:
+			return n
+		case !isSkillFileName(n):
+		case found == "" || n == "skill.md":
+			found = n
+		}
+	}
+	return found
+}
+
 // classify loads a regular file outside skill folders.
 func (f *folder) classify(rel string) {
 	if isIgnored(path.Base(rel)) || path.Ext(rel) != ".md" {
 		return
 	}
-	if isPromptPath(rel) {
-		f.jobs = append(f.jobs, job{unitPrompt, rel})
+	if isSkillFileName(rel) {
+		// The user pointed the registry at one skill's folder: serving
+		// the file as a skill named "skill" would hide the mistake.
+		f.problem(rel, fmt.Sprintf(fmtRootSkillFile, rel))
 		return
 	}
-	f.jobs = append(f.jobs, job{unitFile, rel})
+	if isPromptPath(rel) {
+		f.jobs = append(f.jobs, job{kind: unitPrompt, path: rel})
+		return
+	}
+	f.jobs = append(f.jobs, job{kind: unitFile, path: rel})
 }
 
 // job is a file or skill folder found by the walk, loaded in parallel.
 type job struct {
 	kind unitKind
 	path string
+	// file is the skill file's name in an Agent Skills folder (SKILL.md,
+	// or another letter case of it).
+	file string
 }
 
 // scanOut collects what loading one job found.
@@ -163,7 +187,7 @@ func (f *folder) runJobs() {
 				case unitPrompt:
 					f.loadPrompt(o, j.path)
 				case unitSkillDir:
-					f.loadSkillDir(o, j.path)
+					f.loadSkillDir(o, j.path, j.file)
 				case unitBundle:
 					f.loadBundle(o, j.path)
 				}
@@ -171,6 +195,7 @@ func (f *folder) runJobs() {
 		}()
 	}
 	wg.Wait()
+	downloaded := map[string]bool{} // namespace folder → filled by a download
 	for _, o := range outs {
 		for _, p := range o.problems {
 			f.problems[p[0]] = p[1]
@@ -179,6 +204,12 @@ func (f *folder) runJobs() {
 			f.warnings[w[0]] = append(f.warnings[w[0]], w[1])
 		}
 		for _, u := range o.units {
+			if ns := f.downloadNamespace(u, downloaded); ns != "" {
+				if why := markDownloaded(u, ns); why != "" {
+					f.problem(u.path, why)
+					continue
+				}
+			}
 			f.add(u)
 		}
 	}

@@ -49,3 +49,19 @@ func write(w http.ResponseWriter, status int, text string) {
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(text + "\n"))
 }
+
+// All is ready when every check is; otherwise it says why the first one
+// is not.
+func All(checks ...Check) Check {
+	return func() error {
+		for _, c := range checks {
+			if c == nil {
+				continue
+			}
+			if err := c(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}

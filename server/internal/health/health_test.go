@@ -66,3 +66,20 @@ func TestNilCheckIsReady(t *testing.T) {
 		t.Errorf("readyz = %d %q", rec.Code, rec.Body.String())
 	}
 }
+
+// All is ready only when every check is, and says why the first that is
+// not is not (the registry: connected and loaded, then owning its ids).
+func TestAllChecks(t *testing.T) {
+	ok := func() error { return nil }
+	held := func() error { return errors.New("other workers hold 1 of the registry's functions") }
+	gone := func() error { return errors.New("not connected to the iii engine") }
+	if err := All(ok, nil, ok)(); err != nil {
+		t.Fatalf("All(ok, nil, ok) = %v", err)
+	}
+	if err := All(ok, held)(); err == nil || err.Error() != "other workers hold 1 of the registry's functions" {
+		t.Fatalf("All(ok, held) = %v", err)
+	}
+	if err := All(gone, held)(); err == nil || err.Error() != "not connected to the iii engine" {
+		t.Fatalf("All(gone, held) = %v; want the first reason", err)
+	}
+}

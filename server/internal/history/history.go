@@ -149,7 +149,7 @@ func New(st kv.Store, cfg Config) *History {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	h := &History{st: st, cfg: cfg, heads: cfg.Scope + ".history", contents: cfg.Scope + ".versions",
+	h := &History{st: st, cfg: cfg, heads: HeadsScope(cfg.Scope), contents: VersionsScope(cfg.Scope),
 		seed: maphash.MakeSeed(), sums: map[string]*summary{}}
 	if st.Shared() {
 		// Never 0: that range holds the keys of unshared registries.

@@ -249,3 +249,47 @@ func BearerOK(header, token string) bool {
 	}
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
 }
+
+// PublicOrigin checks the URL browsers use to reach a listener through a
+// reverse proxy that terminates TLS (https://skills.example.com) and
+// returns its origin as browsers send it (scheme://host[:port], lower case,
+// without a default port) and its host. The listener cannot learn that
+// URL from the request itself: behind the proxy it sees plain HTTP, and
+// X-Forwarded-* headers can be written by any client that reaches the
+// listener without the proxy. The operator names it instead; setting names
+// where (a flag), for the error.
+func PublicOrigin(setting, raw string) (origin, host string, err error) {
+	bad := func(why string) (string, string, error) {
+		return "", "", fmt.Errorf("%s %q: %s; expected the URL browsers use, such as https://skills.example.com", setting, raw, why)
+	}
+	u, perr := url.Parse(raw)
+	switch {
+	case perr != nil:
+		return bad("not a URL")
+	case u.Scheme != "https" && u.Scheme != "http":
+		return bad("the scheme must be https (or http)")
+	case u.Host == "" || u.Hostname() == "":
+		return bad("no host name")
+	case u.User != nil:
+		return bad("a user name or password does not belong in it")
+	case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "", u.Opaque != "":
+		return bad("the page is served at the root of its host: no path, query or fragment")
+	}
+	host = strings.ToLower(u.Hostname())
+	hostport := bracket(host)
+	// url.Parse has checked the port is a number; browsers leave a
+	// default port out of Origin.
+	if port := u.Port(); port != "" && !(u.Scheme == "https" && port == "443") && !(u.Scheme == "http" && port == "80") {
+		hostport = net.JoinHostPort(host, port)
+	}
+	origin = u.Scheme + "://" + hostport
+	return origin, host, nil
+}
+
+// bracket puts an IPv6 literal in brackets, as URLs and Origin write it.
+func bracket(host string) string {
+	if strings.Contains(host, ":") {
+		return "[" + host + "]"
+	}
+	return host
+}

@@ -168,3 +168,38 @@ func TestCheckHostPatterns(t *testing.T) {
 		}
 	}
 }
+
+func TestPublicOrigin(t *testing.T) {
+	for raw, want := range map[string][2]string{
+		"https://skills.example.com":       {"https://skills.example.com", "skills.example.com"},
+		"https://Skills.Example.COM/":      {"https://skills.example.com", "skills.example.com"},
+		"https://skills.example.com:443":   {"https://skills.example.com", "skills.example.com"},
+		"https://skills.example.com:8443/": {"https://skills.example.com:8443", "skills.example.com"},
+		"http://10.0.0.5:49135":            {"http://10.0.0.5:49135", "10.0.0.5"},
+		"http://box.lan:80":                {"http://box.lan", "box.lan"},
+		"https://[2001:db8::1]:8443":       {"https://[2001:db8::1]:8443", "2001:db8::1"},
+		"https://[2001:db8::1]":            {"https://[2001:db8::1]", "2001:db8::1"},
+	} {
+		origin, host, err := PublicOrigin("--public-url", raw)
+		if err != nil || origin != want[0] || host != want[1] {
+			t.Errorf("PublicOrigin(%q) = %q, %q, %v; want %q, %q", raw, origin, host, err, want[0], want[1])
+		}
+	}
+	for raw, why := range map[string]string{
+		"skills.example.com":              "the scheme must be https",
+		"ftp://skills.example.com":        "the scheme must be https",
+		"https://":                        "no host name",
+		"https://user:pw@skills.example":  "user name or password",
+		"https://skills.example.com/app":  "no path, query or fragment",
+		"https://skills.example.com/?a=1": "no path, query or fragment",
+		"https://skills.example.com/#top": "no path, query or fragment",
+		"https://skills.example.com:x":    "not a URL",
+		"https://skills example.com":      "not a URL",
+	} {
+		_, _, err := PublicOrigin("--public-url", raw)
+		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "--public-url") ||
+			!strings.Contains(err.Error(), "https://skills.example.com") {
+			t.Errorf("PublicOrigin(%q): %v; want an error saying %q", raw, err, why)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -30,21 +31,62 @@ const CodeOutOfScope = rules.CodeOutOfScope
 
 // Caller is the value of CallerKey: the calling connection ("" when the
 // engine itself calls: trigger fires), the name of its scoped token (""
-// for full access) and the token's namespaces.
+// for full access), the token's namespaces and the namespaces of other
+// tokens nested in them (see Nested).
 type Caller struct {
 	WorkerID   string   `json:"worker_id"`
 	Token      string   `json:"token"`
 	Namespaces []string `json:"namespaces,omitempty"`
+	// Nested are the namespaces of other tokens that extend one of
+	// Namespaces past a '-' or '_' (acme-corp beside acme): prompt names
+	// under them belong to those tokens (NamespacedPrompt).
+	Nested []string `json:"nested,omitempty"`
 }
 
 // Scoped reports whether the caller holds a scoped token.
 func (c Caller) Scoped() bool { return c.Token != "" }
 
-// OutOfScope refuses id (what names its kind: "skill", "bundle",
-// "function") when c holds a scoped token whose namespaces do not cover
-// it (Namespaced); nil when c may use it.
+// Kinds of ids a scoped token's namespaces cover, each with its own
+// boundary: skill ids (and bundles, by their iii id) split at '/',
+// prompt names at '-' or '_'.
+const (
+	KindSkill  = "skill"
+	KindBundle = "bundle"
+	KindPrompt = "prompt"
+)
+
+// Covers reports whether c may use id of kind (KindSkill, KindBundle,
+// KindPrompt): always for a full-access caller, else by the namespace
+// rule of that kind.
+func (c Caller) Covers(kind, id string) bool {
+	if !c.Scoped() {
+		return true
+	}
+	if kind == KindPrompt {
+		return NamespacedPrompt(id, c.Namespaces, c.Nested)
+	}
+	return NamespacedSkill(id, c.Namespaces)
+}
+
+// CoversFunction reports whether c may register function (or trigger
+// type) id, or point a prompt at it: NamespacedFunction, with the prompt
+// rule (Nested included) for the publishers' "prompt::<name>" handlers.
+func (c Caller) CoversFunction(id string) bool {
+	if !c.Scoped() {
+		return true
+	}
+	if name, ok := strings.CutPrefix(id, "prompt::"); ok && !strings.Contains(name, "::") &&
+		NamespacedPrompt(name, c.Namespaces, nil) && !NamespacedPrompt(name, c.Namespaces, c.Nested) {
+		return false // the handler of another token's prompt
+	}
+	return NamespacedFunction(id, c.Namespaces)
+}
+
+// OutOfScope refuses id of kind what (KindSkill, KindBundle, KindPrompt)
+// when c holds a scoped token whose namespaces do not cover it (Covers);
+// nil when c may use it.
 func (c Caller) OutOfScope(what, id string) error {
-	if !c.Scoped() || Namespaced(id, c.Namespaces) {
+	if c.Covers(what, id) {
 		return nil
 	}
 	return c.OutOfScopeError(fmt.Sprintf("%s %q is outside the namespaces of token %q (%s)", what, id, c.Token, strings.Join(c.Namespaces, ", ")))
@@ -122,27 +164,66 @@ func (s *Stamped) callerOf(meta json.RawMessage) (c Caller, ok bool) {
 	case state == stampTrusted:
 		return c, true
 	case c.Scoped():
-		return Caller{Token: c.Token, Namespaces: c.Namespaces}, true
+		return Caller{Token: c.Token, Namespaces: c.Namespaces, Nested: c.Nested}, true
 	}
 	return Caller{}, false
 }
 
-// Namespaced reports whether id lies in one of namespaces: id is the
-// namespace itself or starts with it followed by a separator ("::" for
-// function and trigger type ids, "/" for skill and bundle ids, "-" or "_"
-// for prompt names). `acme` covers acme::sync, acme/crm, acme-review, not
-// acmecorp::x.
-func Namespaced(id string, namespaces []string) bool {
+// NamespacedSkill reports whether skill id (or a bundle's iii id) lies in
+// one of namespaces: the id is the namespace itself or starts with it and
+// a '/'. `acme` covers acme and acme/crm, not acme-corp/x or acmecorp:
+// segments are whole, so a namespace never reaches into another that
+// only shares its first letters.
+func NamespacedSkill(id string, namespaces []string) bool {
 	for _, ns := range namespaces {
-		rest, ok := strings.CutPrefix(id, ns)
-		if !ok {
-			continue
-		}
-		if rest == "" || strings.HasPrefix(rest, "::") || rest[0] == '/' || rest[0] == '-' || rest[0] == '_' {
+		if rest, ok := strings.CutPrefix(id, ns); ok && (rest == "" || rest[0] == '/') {
 			return true
 		}
 	}
 	return false
+}
+
+// NamespacedPrompt reports whether prompt name lies in one of namespaces:
+// the name is the namespace itself or starts with it and a '-' or '_'
+// (prompt names hold nothing else to split at), unless a longer
+// namespace of another token (nested, see Nested) covers it too: the
+// longest namespace wins, so `acme` covers acme-review but not
+// acme-corp-review when another token holds acme-corp.
+func NamespacedPrompt(name string, namespaces, nested []string) bool {
+	best := longestPromptNamespace(name, namespaces)
+	return best >= 0 && longestPromptNamespace(name, nested) <= best
+}
+
+// longestPromptNamespace is the length of the longest of namespaces that
+// covers prompt name, -1 when none does.
+func longestPromptNamespace(name string, namespaces []string) int {
+	best := -1
+	for _, ns := range namespaces {
+		rest, ok := strings.CutPrefix(name, ns)
+		if ok && (rest == "" || rest[0] == '-' || rest[0] == '_') && len(ns) > best {
+			best = len(ns)
+		}
+	}
+	return best
+}
+
+// Nested lists, for the token holding own, the namespaces of other tokens
+// (others) that extend one of own past a '-' or '_': acme-corp (or
+// acme_corp, acme-corp-eu) beside acme. Prompt names split at those
+// characters, so without this a token holding acme would also cover
+// every prompt of acme-corp; the engine stamps the list with the caller.
+func Nested(own []string, others [][]string) []string {
+	var out []string
+	for _, list := range others {
+		for _, o := range list {
+			for _, ns := range own {
+				if rest, ok := strings.CutPrefix(o, ns); ok && rest != "" && (rest[0] == '-' || rest[0] == '_') && !slices.Contains(out, o) {
+					out = append(out, o)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // PublisherPrivatePrefix is where the publisher SDKs put their internal
@@ -159,7 +240,7 @@ func NamespacedFunction(id string, namespaces []string) bool {
 	if strings.HasPrefix(id, PublisherPrivatePrefix) && len(id) > len(PublisherPrivatePrefix) {
 		return true
 	}
-	if name, ok := strings.CutPrefix(id, "prompt::"); ok && !strings.Contains(name, "::") && Namespaced(name, namespaces) {
+	if name, ok := strings.CutPrefix(id, "prompt::"); ok && !strings.Contains(name, "::") && NamespacedPrompt(name, namespaces, nil) {
 		return true
 	}
 	first, _, _ := strings.Cut(id, "::")

@@ -11,13 +11,32 @@ import (
 
 func TestNamespaced(t *testing.T) {
 	ns := []string{"acme"}
+	// Skill ids (and bundles' iii ids) split at '/' only.
 	for id, want := range map[string]bool{
-		"acme": true, "acme::sync": true, "acme/crm": true, "acme-review": true, "acme_x": true,
-		"acmecorp::x": false, "acme:x": false, "billing::acme": false, "": false, "ac": false,
+		"acme": true, "acme/crm": true, "acme/crm/sync": true,
+		"acme-corp/x": false, "acme_x": false, "acme-review": false, "acmecorp/x": false, "billing/acme": false, "": false, "ac": false,
 	} {
-		if got := Namespaced(id, ns); got != want {
-			t.Errorf("Namespaced(%q) = %v; want %v", id, got, want)
+		if got := NamespacedSkill(id, ns); got != want {
+			t.Errorf("NamespacedSkill(%q) = %v; want %v", id, got, want)
 		}
+	}
+	// Prompt names split at '-' and '_'; a longer namespace of another
+	// token wins.
+	for name, want := range map[string]bool{
+		"acme": true, "acme-review": true, "acme_x": true, "acme-corpx": true,
+		"acme-corp": false, "acme-corp-review": false, "acme-corp_x": false, "acmecorp": false, "ac": false, "": false,
+	} {
+		if got := NamespacedPrompt(name, ns, []string{"acme-corp"}); got != want {
+			t.Errorf("NamespacedPrompt(%q) beside acme-corp = %v; want %v", name, got, want)
+		}
+	}
+	// A token holding both the short and the nested long namespace keeps
+	// the long one's prompts; without another token, acme covers them.
+	if !NamespacedPrompt("acme-corp-x", []string{"acme", "acme-corp-x"}, []string{"acme-corp"}) {
+		t.Error("acme-corp-x held by the caller itself is refused because of acme-corp")
+	}
+	if !NamespacedPrompt("acme-corp-review", ns, nil) {
+		t.Error("acme-corp-review without another token holding acme-corp is refused")
 	}
 	for id, want := range map[string]bool{
 		"acme::sync": true, "acme": true, "prompt::acme-review": true, "prompt::acme": true, "iii-skills::1a2b::connected": true,
@@ -27,6 +46,31 @@ func TestNamespaced(t *testing.T) {
 		if got := NamespacedFunction(id, ns); got != want {
 			t.Errorf("NamespacedFunction(%q) = %v; want %v", id, got, want)
 		}
+	}
+}
+
+func TestNestedNamespaces(t *testing.T) {
+	got := Nested([]string{"acme", "labs"}, [][]string{{"acme-corp", "acme_eu", "acmecorp"}, {"labs-x", "acme-corp", "billing"}})
+	if strings.Join(got, ",") != "acme-corp,acme_eu,labs-x" {
+		t.Errorf("Nested = %v", got)
+	}
+	acme := Caller{WorkerID: "w", Token: "acme", Namespaces: []string{"acme"}, Nested: []string{"acme-corp"}}
+	for _, c := range []struct {
+		kind, id string
+		want     bool
+	}{
+		{KindPrompt, "acme-review", true}, {KindPrompt, "acme-corp-review", false},
+		{KindSkill, "acme/x", true}, {KindSkill, "acme-corp/x", false}, {KindBundle, "acme/crm/sync", true},
+	} {
+		if got := acme.Covers(c.kind, c.id); got != c.want {
+			t.Errorf("Covers(%s %q) = %v; want %v", c.kind, c.id, got, c.want)
+		}
+	}
+	if !acme.CoversFunction("prompt::acme-review") || acme.CoversFunction("prompt::acme-corp-review") || !acme.CoversFunction("acme::x") {
+		t.Error("CoversFunction: prompt handlers follow the prompt rule")
+	}
+	if !(Caller{WorkerID: "w"}).Covers(KindPrompt, "acme-corp-review") {
+		t.Error("a full-access caller covers everything")
 	}
 }
 
@@ -59,12 +103,12 @@ func TestFromMetadata(t *testing.T) {
 }
 
 func TestStampedTrustsOnlyWhatItMay(t *testing.T) {
-	scoped := json.RawMessage(`{"iii_caller":{"worker_id":"w1","token":"acme","namespaces":["acme"]}}`)
+	scoped := json.RawMessage(`{"iii_caller":{"worker_id":"w1","token":"acme","namespaces":["acme"],"nested":["acme-corp"]}}`)
 	full := json.RawMessage(`{"iii_caller":{"worker_id":"w2","token":""}}`)
 	var s Stamped
 	// Not known yet: a scoped stamp bounds its caller (without the worker
 	// id, which could be forged); a full-access one says nothing.
-	if c, ok := s.callerOf(scoped); !ok || c.Token != "acme" || c.WorkerID != "" || s.Trusted() {
+	if c, ok := s.callerOf(scoped); !ok || c.Token != "acme" || c.WorkerID != "" || strings.Join(c.Nested, ",") != "acme-corp" || s.Trusted() {
 		t.Errorf("unknown, scoped stamp: %+v %v", c, ok)
 	}
 	if c, ok := s.callerOf(full); ok {

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bufio"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -197,47 +198,149 @@ func TestRelevance(t *testing.T) {
 	}
 }
 
+// A confidence query is a task and whether some skill is for it.
+type confidenceQuery struct {
+	text   string
+	rel    map[string]int // judgements, when answerable
+	answer bool
+}
+
+// loadNoAnswer reads tasks no skill of the corpus is for, one a line.
+func loadNoAnswer(tb testing.TB, file string) []confidenceQuery {
+	tb.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata/eval", file))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []confidenceQuery
+	for _, q := range strings.Split(string(raw), "\n") {
+		if q != "" && !strings.HasPrefix(q, "#") {
+			out = append(out, confidenceQuery{text: q})
+		}
+	}
+	return out
+}
+
+// loadHeldOut reads heldout.tsv: query<TAB>judgements, empty when no
+// skill is for the task; a query is answerable when a skill is graded 2.
+func loadHeldOut(tb testing.TB) []confidenceQuery {
+	tb.Helper()
+	raw, err := os.ReadFile("testdata/eval/heldout.tsv")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []confidenceQuery
+	for _, line := range strings.Split(string(raw), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		text, judged, ok := strings.Cut(line, "\t")
+		if !ok {
+			tb.Fatalf("heldout.tsv: no tab in %q", line)
+		}
+		q := confidenceQuery{text: text, rel: map[string]int{}}
+		for _, j := range strings.Split(judged, ",") {
+			if j == "" {
+				continue
+			}
+			id, g, _ := strings.Cut(j, ":")
+			grade, err := strconv.Atoi(g)
+			if err != nil {
+				tb.Fatalf("heldout.tsv: bad grade in %q", j)
+			}
+			q.rel[id] = grade
+			q.answer = q.answer || grade == 2
+		}
+		if len(q.rel) > 0 && !q.answer {
+			tb.Fatalf("heldout.tsv: %q has no skill graded 2 (leave such tasks out)", text)
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// confidenceRates count low_confidence on one split.
+type confidenceRates struct {
+	answerable, flagged int // answerable queries, and those flagged low_confidence
+	flaggedRight        int // flagged although the top hit was relevant
+	noAnswer, caught    int // tasks no skill is for, and those flagged (or answered empty)
+}
+
+func (r confidenceRates) falseLow() float64   { return float64(r.flagged) / float64(r.answerable) }
+func (r confidenceRates) caughtRate() float64 { return float64(r.caught) / float64(r.noAnswer) }
+
+func (r confidenceRates) String() string {
+	return fmt.Sprintf("low_confidence on %d of %d answerable (%.1f %%; %d with a relevant skill first), on %d of %d no-answer tasks (%.0f %%)",
+		r.flagged, r.answerable, 100*r.falseLow(), r.flaggedRight, r.caught, r.noAnswer, 100*r.caughtRate())
+}
+
+func measureConfidence(tb testing.TB, x *Index, qs []confidenceQuery) confidenceRates {
+	var r confidenceRates
+	for _, q := range qs {
+		res := x.Search(Query{Text: q.text, Limit: 5})
+		if !q.answer {
+			r.noAnswer++
+			if res.LowConfidence {
+				r.caught++
+			} else {
+				tb.Logf("confident answer to a task no skill is for: %q → %v", q.text, hitIDs(res))
+			}
+			continue
+		}
+		r.answerable++
+		if res.LowConfidence {
+			r.flagged++
+			if len(res.Hits) > 0 && q.rel[res.Hits[0].ID] > 0 {
+				r.flaggedRight++
+			}
+		}
+	}
+	return r
+}
+
+// The bounds of low_confidence's rates on each split (docs/search.md), a
+// little worse than measured (tuning: 1.6 % and 86 %; held-out: 1.0 % and
+// 48 %): a change to ranking or to the confidence rule that makes either
+// rate worse past them fails. The held-out split was not tuned on; tasks
+// close to the corpus's subjects that no skill is for ("set up a Kafka
+// cluster") are the hard part for a ranker that matches words.
+var confidenceBounds = map[string]struct{ maxFalseLow, minCaught float64 }{
+	"tuning":   {maxFalseLow: 0.03, minCaught: 0.80},
+	"held-out": {maxFalseLow: 0.04, minCaught: 0.40},
+}
+
 // TestLowConfidence: tasks no skill is for are answered empty or flagged,
-// while most answerable queries are not flagged.
+// while answerable queries are not flagged, on the tuning split
+// (queries.tsv; unanswerable.txt and tune-unanswerable.txt) and on the
+// held-out split (heldout.tsv, written without the catalog in view).
 func TestLowConfidence(t *testing.T) {
 	docs := loadCorpus(t)
 	x := New()
 	for _, d := range docs {
 		_ = x.Put(d.id, d.fields)
 	}
-	raw, err := os.ReadFile("testdata/eval/unanswerable.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var flagged, n int
-	for _, q := range strings.Split(string(raw), "\n") {
-		if q == "" || strings.HasPrefix(q, "#") {
-			continue
-		}
-		n++
-		if r := x.Search(Query{Text: q, Limit: 5}); r.LowConfidence {
-			flagged++
-		} else {
-			t.Logf("confident answer to an unanswerable task %q: %v", q, hitIDs(r))
-		}
-	}
-	var answered, confident, confidentRight int
+	var tuning []confidenceQuery
 	for _, q := range loadQueries(t, newAnalyzer()) {
-		answered++
-		r := x.Search(Query{Text: q.text, Limit: 5})
-		if !r.LowConfidence {
-			confident++
-			if len(r.Hits) > 0 && q.rel[r.Hits[0].ID] > 0 {
-				confidentRight++
-			}
+		tuning = append(tuning, confidenceQuery{text: q.text, rel: q.rel, answer: true})
+	}
+	// Tasks from other walks of life (baking, cars) are all flagged.
+	if r := measureConfidence(t, x, loadNoAnswer(t, "unanswerable.txt")); r.caught != r.noAnswer {
+		t.Errorf("unanswerable.txt: %d of %d flagged low_confidence, want all", r.caught, r.noAnswer)
+	}
+	tuning = append(tuning, loadNoAnswer(t, "unanswerable.txt")...)
+	tuning = append(tuning, loadNoAnswer(t, "tune-unanswerable.txt")...)
+	for _, split := range []struct {
+		name string
+		qs   []confidenceQuery
+	}{{"tuning", tuning}, {"held-out", loadHeldOut(t)}} {
+		r := measureConfidence(t, x, split.qs)
+		t.Logf("%s: %v", split.name, r)
+		b := confidenceBounds[split.name]
+		if r.falseLow() > b.maxFalseLow {
+			t.Errorf("%s: low_confidence on %.1f %% of answerable queries, above the bound %.0f %%", split.name, 100*r.falseLow(), 100*b.maxFalseLow)
 		}
-	}
-	t.Logf("unanswerable flagged: %d of %d; answerable not flagged: %d of %d (top hit relevant in %d of them)",
-		flagged, n, confident, answered, confidentRight)
-	if flagged*10 < n*8 {
-		t.Errorf("only %d of %d unanswerable tasks flagged low_confidence (floor 80%%)", flagged, n)
-	}
-	if confident*10 < answered*8 {
-		t.Errorf("only %d of %d answerable queries answered with confidence (floor 80%%)", confident, answered)
+		if r.caughtRate() < b.minCaught {
+			t.Errorf("%s: only %.0f %% of tasks no skill is for flagged low_confidence, below the bound %.0f %%", split.name, 100*r.caughtRate(), 100*b.minCaught)
+		}
 	}
 }

@@ -48,7 +48,10 @@ type Finding struct {
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message"`
 	// Rule names the check: folder (the server's folder rules), register
-	// (skills::register rules), link, iii-link, section, duplicate, input.
+	// (skills::register rules), agent-skills (what the Agent Skills
+	// specification says about a folder the server serves all the same:
+	// keys outside it, an empty body), link, iii-link, section, duplicate,
+	// input.
 	Rule string `json:"rule"`
 }
 
@@ -252,11 +255,13 @@ func (c *checker) checkFolders(folders []string) (skills, prompts int, err error
 		if c.keep(e.Origin.Source, filepath.Join(e.Origin.Source, filepath.FromSlash(e.Origin.Path))) {
 			skills++
 			c.collect(e.ID, e.Origin.Source, e.Origin.Path)
+			c.checkAgentSkill(e)
 		}
 	}
 	for _, sh := range shadowed {
 		for _, e := range sh.Entries {
 			c.collect(sh.ID, e.Origin.Source, e.Origin.Path)
+			c.checkAgentSkill(e)
 		}
 	}
 	for _, p := range set.Prompts() {
@@ -277,7 +282,7 @@ func (c *checker) collect(id, root, main string) {
 		return
 	}
 	base := path.Base(main)
-	if base != fsource.SkillFile && base != fsource.BundleManifest {
+	if !strings.EqualFold(base, fsource.SkillFile) && base != fsource.BundleManifest {
 		c.addDoc(abs, "", id)
 		return
 	}
@@ -299,12 +304,18 @@ func (c *checker) collect(id, root, main string) {
 	})
 }
 
-// isSkillDir reports a folder that is one skill: SKILL.md or skill.toml
-// directly inside.
+// isSkillDir reports a folder that is one skill: SKILL.md (in any letter
+// case, as the server reads it) or skill.toml directly inside.
 func isSkillDir(dir string) bool {
-	for _, name := range []string{fsource.SkillFile, fsource.BundleManifest} {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
-			return true
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if n := e.Name(); strings.EqualFold(n, fsource.SkillFile) || n == fsource.BundleManifest {
+			if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
+				return true
+			}
 		}
 	}
 	return false

@@ -281,3 +281,54 @@ func TestPublishedMarkdown(t *testing.T) {
 		t.Fatalf("want 1 error (id Bad), 1 warning (YAML), 1 skill; got %v", rep.Findings)
 	}
 }
+
+// What the Agent Skills specification says about a folder the server
+// serves all the same: each top-level key outside it, at its line, naming
+// the harnesses that read it (harness-keys.tsv) or where it belongs; a
+// SKILL.md of frontmatter alone; a skill file named skill.md (also when
+// the folder is given as the PATH). Warnings, never errors.
+func TestAgentSkillsNotes(t *testing.T) {
+	rep := check(t, Options{Paths: []string{"broken/harness-keys", "broken/frontmatter-only", "broken/lowercase"}})
+	var got []string
+	for _, f := range rep.Findings {
+		if f.Severity != Warning {
+			t.Errorf("not a warning: %v", f)
+		}
+		got = append(got, fmt.Sprintf("%s:%d %s", filepath.ToSlash(f.File), f.Line, f.Rule))
+	}
+	want := "broken/frontmatter-only/SKILL.md:4 agent-skills broken/harness-keys/SKILL.md:4 agent-skills " +
+		"broken/harness-keys/SKILL.md:5 agent-skills broken/harness-keys/SKILL.md:6 agent-skills " +
+		"broken/harness-keys/SKILL.md:7 agent-skills broken/lowercase/skill.md:1 folder"
+	if rep.Skills != 3 || strings.Join(got, " ") != want {
+		t.Fatalf("skills %d, findings\n%s\nwant\n%s", rep.Skills, strings.Join(got, " "), want)
+	}
+	for _, c := range []struct{ key, want string }{
+		{"argument-hint", "Claude Code and VS Code read it"},
+		{"effort", "Claude Code reads it"},
+		{"version", "no harness we know reads it, expected under `metadata` (metadata.version)"},
+		{"Description", "it looks like a misspelling of `description`"},
+		{"when-to-use", "it looks like a misspelling of `when_to_use`"},
+	} {
+		if w := keyWarning(c.key); !strings.Contains(w, c.want) || !strings.HasPrefix(w, "frontmatter key `"+c.key+"` is not an Agent Skills field") {
+			t.Errorf("%s: %q, want it to say %q", c.key, w, c.want)
+		}
+	}
+}
+
+// The table of harness keys is data with its sources named; none of its
+// keys is an Agent Skills field.
+func TestHarnessKeysTable(t *testing.T) {
+	if len(harnessKeys) < 10 || !strings.Contains(harnessKeysTSV, "https://code.claude.com/docs/en/skills") {
+		t.Fatalf("harness-keys.tsv: %d keys, sources %v", len(harnessKeys), strings.Contains(harnessKeysTSV, "code.claude.com"))
+	}
+	for _, bad := range []string{"name\tClaude Code\n", "x\n", "\tVS Code\n"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%q accepted", bad)
+				}
+			}()
+			parseHarnessKeys(bad)
+		}()
+	}
+}

@@ -14,7 +14,7 @@ var yamlLineRe = regexp.MustCompile(`line (\d+)`)
 
 // keyRe finds the frontmatter key a folder-rule message is about
 // ("frontmatter `description` must be…", "frontmatter name \"X\" must…").
-var keyRe = regexp.MustCompile("frontmatter (?:missing )?(?:`([a-z-]+)(?:[.\\[][^`]*)?`|(name) )")
+var keyRe = regexp.MustCompile("^frontmatter (?:missing )?(?:`([a-z-]+)(?:[.\\[][^`]*)?`|(name) )")
 
 // yamlLine is the line of the frontmatter a YAML error names, counted from
 // the opening "---" (so line 1 of the YAML is file line 2); 0 when the

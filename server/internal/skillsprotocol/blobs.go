@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/kv"
 )
@@ -47,6 +48,11 @@ func newBlobID() string {
 type blobMeta struct {
 	Size      int64     `json:"size"`
 	CreatedAt time.Time `json:"created_at"`
+	// Owner is the client that created it (budget.ClientFrom of its
+	// request: the /rpc client's address): only its own new blobs may
+	// push it out before it expires. Empty for blobs stored before owners
+	// were recorded and for callers inside the process.
+	Owner string `json:"owner,omitempty"`
 }
 
 // blobIndex mirrors the index scope; it is loaded on first use. mu also
@@ -56,6 +62,7 @@ type blobIndex struct {
 	loaded  bool
 	entries map[string]blobMeta // key: the hex part of the id
 	total   int64
+	owned   map[string]int64 // bytes per owner
 
 	// The sweeper removes expired blobs between writes (a prune otherwise
 	// runs only when the next blob is written). It starts once the index
@@ -85,7 +92,7 @@ func (r *Runtime) loadBlobIndexLocked(ctx context.Context) error {
 		return fmt.Errorf("read the blob index: %w", err)
 	}
 	r.blobs.entries = make(map[string]blobMeta, len(raws))
-	r.blobs.total = 0
+	r.blobs.total, r.blobs.owned = 0, map[string]int64{}
 	for _, raw := range raws {
 		var m struct {
 			blobMeta
@@ -97,6 +104,7 @@ func (r *Runtime) loadBlobIndexLocked(ctx context.Context) error {
 		}
 		r.blobs.entries[m.Key] = m.blobMeta
 		r.blobs.total += m.Size
+		r.blobs.owned[m.Owner] += m.Size
 	}
 	r.blobs.loaded = true
 	r.blobs.sweepOnce.Do(r.startBlobSweeper)
@@ -121,7 +129,7 @@ func (r *Runtime) startBlobSweeper() {
 			r.blobs.mu.Lock()
 			var err error
 			if r.anyBlobExpiredLocked() {
-				err = r.pruneBlobsLocked(ctx, 0)
+				err = r.pruneBlobsLocked(ctx, 0, "")
 			}
 			r.blobs.mu.Unlock()
 			if err != nil && ctx.Err() == nil {
@@ -152,11 +160,14 @@ func (r *Runtime) anyBlobExpiredLocked() bool {
 	return false
 }
 
-// pruneBlobsLocked removes expired blobs, then the oldest until room more
-// bytes fit under MaxBlobStoreBytes. Content goes before its index entry,
-// so a crash in between leaves an entry that a later prune removes, never
-// content that nothing would remove.
-func (r *Runtime) pruneBlobsLocked(ctx context.Context, room int64) error {
+// pruneBlobsLocked removes expired blobs (anyone's), then, while room
+// more bytes of owner's would pass MaxBlobStoreBytes or owner's share
+// (MaxBlobStoreBytesPerClient), owner's own oldest: never another
+// client's blob that has not expired. It returns a refusal when room
+// still does not fit (the store is full of other clients' blobs). Content
+// goes before its index entry, so a crash in between leaves an entry that
+// a later prune removes, never content that nothing would remove.
+func (r *Runtime) pruneBlobsLocked(ctx context.Context, room int64, owner string) *Error {
 	now := time.Now()
 	keys := make([]string, 0, len(r.blobs.entries))
 	for k := range r.blobs.entries {
@@ -165,21 +176,49 @@ func (r *Runtime) pruneBlobsLocked(ctx context.Context, room int64) error {
 	slices.SortFunc(keys, func(a, b string) int {
 		return r.blobs.entries[a].CreatedAt.Compare(r.blobs.entries[b].CreatedAt)
 	})
+	fits := func() bool {
+		return room == 0 || r.blobs.total+room <= r.opts.MaxBlobStoreBytes && r.blobs.owned[owner]+room <= r.opts.MaxBlobStoreBytesPerClient
+	}
 	for _, k := range keys {
 		m := r.blobs.entries[k]
 		expired := now.Sub(m.CreatedAt) >= r.opts.BlobTTL
-		if !expired && r.blobs.total+room <= r.opts.MaxBlobStoreBytes {
-			break // sorted by age: nothing younger has expired either
+		if !expired && (fits() || m.Owner != owner) {
+			continue // sorted by age, but another client's younger blob may still be owner's to pass
 		}
-		if _, err := kv.Delete(ctx, r.opts.State, r.opts.BlobScope, k); err != nil {
-			return fmt.Errorf("remove blob %s%s: %w", BlobPrefix, k, err)
+		if err := r.removeBlobLocked(ctx, k, m); err != nil {
+			return internalError("store blob: %v", err)
 		}
-		if _, err := kv.Delete(ctx, r.opts.State, r.blobIndexScope(), k); err != nil {
-			return fmt.Errorf("remove blob %s%s from the index: %w", BlobPrefix, k, err)
+		r.log.Debug("skills protocol: blob removed", "blob_id", BlobPrefix+k, "expired", expired, "bytes", m.Size, "owner", m.Owner)
+	}
+	if fits() {
+		return nil
+	}
+	// Full of other clients' blobs: refused until the oldest expires.
+	var oldest time.Time
+	for _, m := range r.blobs.entries {
+		if m.Owner != owner && (oldest.IsZero() || m.CreatedAt.Before(oldest)) {
+			oldest = m.CreatedAt
 		}
-		delete(r.blobs.entries, k)
-		r.blobs.total -= m.Size
-		r.log.Debug("skills protocol: blob removed", "blob_id", BlobPrefix+k, "expired", expired, "bytes", m.Size)
+	}
+	wait := max(time.Until(oldest.Add(r.opts.BlobTTL)), time.Second)
+	return &Error{Code: CodeServerBusy, Message: fmt.Sprintf(
+		"the blob store is full: other clients' blobs hold %d of its %d bytes and are kept until they expire (blobs live %s; the oldest expires in %s), so a blob of %d bytes does not fit; retry then",
+		r.blobs.total-r.blobs.owned[owner], r.opts.MaxBlobStoreBytes, r.opts.BlobTTL, wait.Round(time.Second), room),
+		Data: map[string]any{"retry_after_ms": wait.Milliseconds()}}
+}
+
+// removeBlobLocked deletes blob k (content, then index entry).
+func (r *Runtime) removeBlobLocked(ctx context.Context, k string, m blobMeta) error {
+	if _, err := kv.Delete(ctx, r.opts.State, r.opts.BlobScope, k); err != nil {
+		return fmt.Errorf("remove blob %s%s: %w", BlobPrefix, k, err)
+	}
+	if _, err := kv.Delete(ctx, r.opts.State, r.blobIndexScope(), k); err != nil {
+		return fmt.Errorf("remove blob %s%s from the index: %w", BlobPrefix, k, err)
+	}
+	delete(r.blobs.entries, k)
+	r.blobs.total -= m.Size
+	if r.blobs.owned[m.Owner] -= m.Size; r.blobs.owned[m.Owner] <= 0 {
+		delete(r.blobs.owned, m.Owner)
 	}
 	return nil
 }
@@ -195,14 +234,14 @@ func (r *Runtime) putBlob(ctx context.Context, content, kind string) (blobRecord
 	rec := blobRecord{ID: newBlobID(), Kind: kind, Size: len(content), SHA256: catalog.DigestOfString(content).String(),
 		CreatedAt: now.Format(time.RFC3339Nano), Content: content}
 	key := strings.TrimPrefix(rec.ID, BlobPrefix)
-	meta := blobMeta{Size: int64(len(content)), CreatedAt: now}
+	meta := blobMeta{Size: int64(len(content)), CreatedAt: now, Owner: budget.ClientFrom(ctx)}
 	r.blobs.mu.Lock()
 	defer r.blobs.mu.Unlock()
 	if err := r.loadBlobIndexLocked(ctx); err != nil {
 		return blobRecord{}, internalError("store blob: %v", err)
 	}
-	if err := r.pruneBlobsLocked(ctx, meta.Size); err != nil {
-		return blobRecord{}, internalError("store blob: %v", err)
+	if perr := r.pruneBlobsLocked(ctx, max(meta.Size, 1), meta.Owner); perr != nil {
+		return blobRecord{}, perr
 	}
 	entry := struct {
 		blobMeta
@@ -213,6 +252,7 @@ func (r *Runtime) putBlob(ctx context.Context, content, kind string) (blobRecord
 	}
 	r.blobs.entries[key] = meta
 	r.blobs.total += meta.Size
+	r.blobs.owned[meta.Owner] += meta.Size
 	if err := kv.Put(ctx, r.opts.State, r.opts.BlobScope, key, rec); err != nil {
 		return blobRecord{}, internalError("store blob: %v", err)
 	}
@@ -329,19 +369,31 @@ func (r *Runtime) readBlob(ctx context.Context, p readBlobParams) (any, *Error) 
 	if p.BlobID == "" {
 		return nil, invalidParams("blob_id is required (a handle such as blob:0123456789abcdef)")
 	}
+	// The answer's bytes come from the answer budget before the blob is
+	// loaded: the whole blob for mode full, at most max_bytes otherwise
+	// (the load itself is bounded by MaxBlobLoadBytes).
+	if size, perr := r.blobSize(ctx, p.BlobID); perr == nil {
+		want := size
+		if mode != "full" {
+			want = min(size, int64(max))
+		}
+		if perr := r.reserve(ctx, want); perr != nil {
+			return nil, perr
+		}
+	}
 	rec, perr := r.getBlob(ctx, p.BlobID)
 	if perr != nil {
 		return nil, perr
 	}
 	content := rec.Content
-	switch mode {
+	switch mode { // a copy: the blob itself need not stay alive while the answer is written
 	case "sample_head":
-		content = headUTF8(content, max)
+		content = strings.Clone(headUTF8(content, max))
 	case "sample_tail":
-		content = tailUTF8(content, max)
+		content = strings.Clone(tailUTF8(content, max))
 	}
-	return map[string]any{"blob_id": rec.ID, "kind": rec.Kind, "size": rec.Size, "mode": mode,
-		"content": content, "truncated": len(content) < rec.Size}, nil
+	return &bigResult{fields: map[string]any{"blob_id": rec.ID, "kind": rec.Kind, "size": rec.Size, "mode": mode,
+		"truncated": len(content) < rec.Size}, text: content}, nil
 }
 
 // headUTF8 is at most n bytes of s from the start, cut on a rune boundary.

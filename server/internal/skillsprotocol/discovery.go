@@ -1,6 +1,8 @@
 package skillsprotocol
 
 import (
+	"bytes"
+	"context"
 	"encoding/base64"
 	"sort"
 	"strings"
@@ -68,6 +70,41 @@ func entryDescription(e *catalog.Entry) string {
 	return d
 }
 
+// entry is id's entry as the Skills Protocol serves it: the catalog's
+// effective one, except that a skill registered over iii (skills::register,
+// which outranks folders on the registry's own surfaces) or one a download
+// wrote does not take a name the operator serves from a folder here, where
+// a name runs code and receives secrets: the rule of bundles published
+// over iii (Options.PublishedMayShadowFolders lifts it for registered
+// skills).
+func (r *Runtime) entry(id string) (*catalog.Entry, bool) {
+	e, ok := r.cat.Get(id)
+	switch {
+	case !ok:
+		return e, ok
+	case e.Origin.Downloaded:
+	case e.Origin.Kind != catalog.OriginPublished || r.opts.PublishedMayShadowFolders:
+		return e, true
+	}
+	if f, held := r.folderHolder(id); held {
+		return f, true
+	}
+	return e, true
+}
+
+// entryVersions lists the versions of id from the source entry(id) comes
+// from, highest first.
+func (r *Runtime) entryVersions(id string) []*catalog.Entry {
+	e, ok := r.entry(id)
+	if !ok {
+		return nil
+	}
+	if s := r.cat.Source(e.SourceName()); s != nil {
+		return s.Versions(id)
+	}
+	return []*catalog.Entry{e}
+}
+
 // find resolves name and an optional version to a catalog entry.
 func (r *Runtime) find(name, version string) (skillView, *Error) {
 	if name == "" {
@@ -78,13 +115,13 @@ func (r *Runtime) find(name, version string) (skillView, *Error) {
 		return viewOf(r.guide), nil
 	}
 	if version == "" {
-		e, ok := r.cat.Get(id)
+		e, ok := r.entry(id)
 		if !ok {
 			return skillView{}, invalidParams("unknown skill %q (list_skills shows the available names)", name)
 		}
 		return viewOf(e), nil
 	}
-	versions := r.cat.Versions(id)
+	versions := r.entryVersions(id)
 	if len(versions) == 0 {
 		return skillView{}, invalidParams("unknown skill %q (list_skills shows the available names)", name)
 	}
@@ -106,7 +143,7 @@ func (r *Runtime) versionsOf(id string) []string {
 	if id == r.guide.ID {
 		return []string{r.guide.Version}
 	}
-	vs := r.cat.Versions(id)
+	vs := r.entryVersions(id)
 	out := make([]string, 0, len(vs))
 	for _, e := range vs {
 		out = append(out, viewOf(e).version)
@@ -196,9 +233,10 @@ func (r *Runtime) listSkills(p listParams) (any, *Error) {
 }
 
 // withGuide is entries (sorted by id) with the built-in guide in its
-// place, replacing a catalog entry of the same id. The catalog's List is
-// a shared snapshot, so the result is a copy; the copy is cached per
-// catalog generation.
+// place, replacing a catalog entry of the same id, and each id's entry as
+// entry serves it (a folder's rather than a skill registered over iii).
+// The catalog's List is a shared snapshot, so the result is a copy; the
+// copy is cached per catalog generation.
 func (r *Runtime) withGuide(entries []*catalog.Entry) []*catalog.Entry {
 	gen := r.cat.Generation()
 	if c := r.listCache.Load(); c != nil && c.gen == gen && len(c.src) == len(entries) && (len(entries) == 0 || &c.src[0] == &entries[0]) {
@@ -212,6 +250,11 @@ func (r *Runtime) withGuide(entries []*catalog.Entry) []*catalog.Entry {
 		i++
 	}
 	out = append(out, entries[i:]...)
+	for i, e := range out {
+		if e.Origin.Kind == catalog.OriginPublished || e.Origin.Downloaded {
+			out[i], _ = r.entry(e.ID)
+		}
+	}
 	r.listCache.Store(&listCache{gen: gen, src: entries, out: out})
 	return out
 }
@@ -290,7 +333,10 @@ type readFileParams struct {
 	Path    string `json:"path"`
 }
 
-func (r *Runtime) readSkillFile(p readFileParams) (any, *Error) {
+// readSkillFile answers a file's content; its bytes are drawn from the
+// answer budget before the file is read, and written to the response from
+// the one copy read (bigResult).
+func (r *Runtime) readSkillFile(ctx context.Context, p readFileParams) (any, *Error) {
 	if p.Path == "" {
 		return nil, invalidParams("path is required (a file of the skill such as SKILL.md)")
 	}
@@ -316,16 +362,24 @@ func (r *Runtime) readSkillFile(p readFileParams) (any, *Error) {
 		}
 		return nil, invalidParams("skill %s %s has no file %q (files: %s)", v.name, v.version, p.Path, strings.Join(paths, ", "))
 	}
+	if perr := r.reserve(ctx, file.Size); perr != nil {
+		return nil, perr
+	}
 	b, err := file.Content.Bytes()
 	if err != nil {
 		return nil, internalError("read %s of %s %s: %v", p.Path, v.name, v.version, err)
 	}
-	out := map[string]any{"name": v.name, "version": v.version, "path": file.Path, "mime": file.MIME,
-		"size": len(b), "sha256": catalog.DigestOf(b).String()}
-	if catalog.IsText(file.MIME) && utf8.Valid(b) || utf8.Valid(b) && !strings.ContainsRune(string(b), 0) {
-		out["encoding"], out["content"] = "utf-8", string(b)
+	if extra := int64(len(b)) - file.Size; extra > 0 { // the file grew since it was scanned
+		if perr := r.reserve(ctx, extra); perr != nil {
+			return nil, perr
+		}
+	}
+	out := &bigResult{fields: map[string]any{"name": v.name, "version": v.version, "path": file.Path, "mime": file.MIME,
+		"size": len(b), "sha256": catalog.DigestOf(b).String()}, bin: b}
+	if catalog.IsText(file.MIME) && utf8.Valid(b) || utf8.Valid(b) && !bytes.Contains(b, []byte{0}) {
+		out.fields["encoding"] = "utf-8"
 	} else {
-		out["encoding"], out["content"] = "base64", base64.StdEncoding.EncodeToString(b)
+		out.fields["encoding"], out.b64 = "base64", true
 	}
 	return out, nil
 }

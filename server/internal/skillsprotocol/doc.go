@@ -24,7 +24,14 @@
 // instruction skill the runtime serves beside the catalog (so the iii
 // registry surfaces, which read the same catalog, do not list it).
 //
-// Runs: each is a fresh sandbox (at most ConcurrentRuns at once) with the
+// Shares: request bodies and big answers draw on one budget across
+// requests (answers.go, Options.AnswerBudget), sandboxes, blobs and
+// published bundles have a share per client (an HTTP address, or a
+// publisher's connection or scoped token), and skills::unpublish-bundle
+// frees a publisher's (unpublish.go).
+//
+// Runs: each is a fresh sandbox (at most ConcurrentRuns at once, a share
+// per client) with the
 // Python runner of pylib/ (sp_runner.py calls the entrypoint as fn(args)
 // and reports one JSON document; prints are the logs) and the runtime
 // helper module; outputs or logs over BlobThreshold become blobs; finished

@@ -16,7 +16,11 @@ const (
 	OriginFolder = "folder"
 	// OriginPublished: a bundle published over iii (skills::publish-bundle).
 	OriginPublished = "published"
-	// OriginAny: either.
+	// OriginDownloaded: a bundle directory::skills::download wrote into a
+	// skills folder (any engine client may start a download, so it is not
+	// the operator's even though it sits in the operator's folder).
+	OriginDownloaded = "downloaded"
+	// OriginAny: every origin (folder, published, downloaded).
 	OriginAny = "any"
 )
 
@@ -30,7 +34,7 @@ type SecretGrant struct {
 	// ".*" (acme.crm.* matches acme.crm.sync and acme.crm.a.b, not
 	// acme.crm itself), or "*" for every bundle.
 	Bundle string `yaml:"bundle" json:"bundle"`
-	// Origin is "folder", "published" or "any".
+	// Origin is "folder", "published", "downloaded" or "any".
 	Origin string `yaml:"origin" json:"origin"`
 	// Names are the secrets granted (environment variable names).
 	Names []string `yaml:"names" json:"names"`
@@ -50,11 +54,11 @@ func (g SecretGrant) Validate() error {
 		return fmt.Errorf(`bundle %q must be a bundle name such as acme.crm.sync, a prefix such as acme.crm.*, or "*"`, p)
 	}
 	switch g.Origin {
-	case OriginFolder, OriginPublished, OriginAny:
+	case OriginFolder, OriginPublished, OriginDownloaded, OriginAny:
 	case "":
-		return fmt.Errorf(`origin is required for bundle %q: "folder" (bundles the operator serves from a folder), "published" (published over iii) or "any"`, g.Bundle)
+		return fmt.Errorf(`origin is required for bundle %q: "folder" (bundles the operator serves from a folder), "published" (published over iii), "downloaded" (written into a skills folder by directory::skills::download) or "any"`, g.Bundle)
 	default:
-		return fmt.Errorf(`origin %q of bundle %q must be "folder", "published" or "any"`, g.Origin, g.Bundle)
+		return fmt.Errorf(`origin %q of bundle %q must be "folder", "published", "downloaded" or "any"`, g.Origin, g.Bundle)
 	}
 	if len(g.Names) == 0 {
 		return fmt.Errorf("names is required for bundle %q: the secrets granted, such as [CRM_TOKEN]", g.Bundle)
@@ -81,11 +85,15 @@ func (g SecretGrant) matches(name, origin string) bool {
 	return g.Bundle == name
 }
 
-// bundleOrigin is "published" for a bundle published over iii, else
+// bundleOrigin is "published" for a bundle published over iii,
+// "downloaded" for one a download wrote into a skills folder, else
 // "folder".
 func bundleOrigin(e *catalog.Entry) string {
-	if e.Origin.Source == SourcePublishedBundles {
+	switch {
+	case e.Origin.Source == SourcePublishedBundles:
 		return OriginPublished
+	case e.Origin.Downloaded:
+		return OriginDownloaded
 	}
 	return OriginFolder
 }
@@ -101,7 +109,7 @@ func (r *Runtime) granted(name, origin, secret string) bool {
 }
 
 // Ungranted lists the secrets m asks for that no grant gives to it from
-// origin ("folder" or "published").
+// origin ("folder", "published" or "downloaded").
 func (r *Runtime) Ungranted(m *Manifest, origin string) []string {
 	var out []string
 	for _, s := range m.Permissions.Secrets {

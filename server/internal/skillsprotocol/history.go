@@ -34,7 +34,7 @@ func (r *Runtime) registryVersions(id string, have []string) []string {
 	if l == nil {
 		return nil
 	}
-	if e, ok := r.cat.Get(id); !ok || e.Origin.Kind != catalog.OriginPublished {
+	if e, ok := r.entry(id); !ok || e.Origin.Kind != catalog.OriginPublished {
 		return nil
 	}
 	var out []string
@@ -53,7 +53,7 @@ func (r *Runtime) historyView(id, version string) (skillView, bool) {
 	if h == nil {
 		return skillView{}, false
 	}
-	e, ok := r.cat.Get(id)
+	e, ok := r.entry(id)
 	if !ok || e.Origin.Kind != catalog.OriginPublished {
 		return skillView{}, false
 	}

@@ -56,6 +56,11 @@ type bundleRecord struct {
 	PublishedAt string       `json:"published_at"`
 	Bytes       int64        `json:"bytes"`
 	Files       []recordFile `json:"files"`
+	// Publisher is who published it (publisherOf): the identity whose
+	// share it counts against and who may unpublish it. Empty for
+	// bundles published before publishers were recorded, through another
+	// registry instance, or on an engine that names no caller.
+	Publisher string `json:"publisher,omitempty"`
 }
 
 type recordFile struct {
@@ -71,7 +76,56 @@ type published struct {
 	mu      sync.Mutex
 	records map[string]bundleRecord // key name@version
 	bytes   int64
+	// usage is each publisher's count and bytes (its share).
+	usage map[string]publisherUsage
 }
+
+type publisherUsage struct {
+	bundles int
+	bytes   int64
+}
+
+// count adds (or, with sign -1, removes) rec to the totals.
+func (p *published) count(rec bundleRecord, sign int) {
+	p.bytes += int64(sign) * rec.Bytes
+	u := p.usage[rec.Publisher]
+	u.bundles += sign
+	u.bytes += int64(sign) * rec.Bytes
+	if u.bundles <= 0 {
+		delete(p.usage, rec.Publisher)
+		return
+	}
+	p.usage[rec.Publisher] = u
+}
+
+// publisherOf names the caller of a publish or unpublish: its scoped
+// token ("token:acme", every connection of it), else its connection
+// ("connection:<worker id>"); "" when the engine names no caller.
+func (r *Runtime) publisherOf(ctx context.Context) string {
+	c, ok := r.stamped.Caller(ctx)
+	switch {
+	case !ok:
+		return ""
+	case c.Scoped():
+		return "token:" + c.Token
+	case c.WorkerID != "":
+		return "connection:" + c.WorkerID
+	}
+	return ""
+}
+
+// describePublisher renders a publisherOf value for messages.
+func describePublisher(p string) string {
+	if t, ok := strings.CutPrefix(p, "token:"); ok {
+		return fmt.Sprintf("publisher token %q", t)
+	}
+	if c, ok := strings.CutPrefix(p, "connection:"); ok {
+		return "publisher connection " + c
+	}
+	return "publishers the engine does not name"
+}
+
+type publisherKey struct{}
 
 func (r *Runtime) bundleFilesScope() string { return r.opts.BundleScope + "-files" }
 
@@ -106,16 +160,28 @@ func decodeFiles(files []BundleFile) (map[string][]byte, error) {
 }
 
 // folderHolder is the entry an operator serves from a folder at id
-// (a bundle folder or a skills folder), if any.
+// (a bundle folder or a skills folder, not what a download wrote there),
+// if any.
 func (r *Runtime) folderHolder(id string) (*catalog.Entry, bool) {
 	for _, e := range r.cat.Holders(id) {
-		switch {
-		case e.Origin.Kind == catalog.OriginFolder,
-			e.Origin.Kind == catalog.OriginBundle && e.Origin.Source != SourcePublishedBundles:
+		if operatorFolderEntry(e) {
 			return e, true
 		}
 	}
 	return nil, false
+}
+
+// operatorFolderEntry reports whether e is served from a folder the
+// operator configured (not published over iii, not written by a download).
+func operatorFolderEntry(e *catalog.Entry) bool {
+	switch {
+	case e.Origin.Downloaded:
+		return false
+	case e.Origin.Kind == catalog.OriginFolder,
+		e.Origin.Kind == catalog.OriginBundle && e.Origin.Source != SourcePublishedBundles:
+		return true
+	}
+	return false
 }
 
 // Publish validates a bundle with the same rules as bundle folders and
@@ -129,6 +195,7 @@ func (r *Runtime) Publish(ctx context.Context, req PublishRequest) (PublishResul
 	// One publish at a time, decoding included: each holds a few copies
 	// of its bundle (up to 16 MiB) while it runs, so concurrent publishers
 	// cannot stack them up.
+	ctx = context.WithValue(ctx, publisherKey{}, r.publisherOf(ctx))
 	r.pubs.mu.Lock()
 	files, err := decodeFiles(req.Files)
 	var res PublishResult
@@ -193,6 +260,21 @@ func (r *Runtime) publishLocked(ctx context.Context, files map[string][]byte, at
 	if missing := r.Ungranted(m, OriginPublished); len(missing) > 0 {
 		return PublishResult{}, missingGrantError(m, missing)
 	}
+	publisher, _ := ctx.Value(publisherKey{}).(string)
+	if byCaller && publisher != "" {
+		// The publisher's share first: one publisher cannot take the
+		// caps from everyone else. A publisher the engine does not name
+		// cannot be told from the others: the global caps alone apply.
+		u := r.pubs.usage[publisher]
+		if u.bundles >= r.opts.MaxPublishedBundlesPerPublisher {
+			return PublishResult{}, fmt.Errorf("%s has %d bundle versions published, its share of the %d this server keeps (skills_protocol.published_max_bundles; a publisher may hold %d): unpublish some with %s",
+				describePublisher(publisher), u.bundles, r.opts.MaxPublishedBundles, r.opts.MaxPublishedBundlesPerPublisher, UnpublishFunction)
+		}
+		if u.bytes+size > r.opts.MaxPublishedBytesPerPublisher {
+			return PublishResult{}, fmt.Errorf("bundle holds %d bytes and the bundles of %s already hold %d; a publisher's bundles may hold at most %d together (its share of skills_protocol.published_max_bytes): unpublish some with %s",
+				size, describePublisher(publisher), u.bytes, r.opts.MaxPublishedBytesPerPublisher, UnpublishFunction)
+		}
+	}
 	if n := len(r.pubs.records); n >= r.opts.MaxPublishedBundles {
 		return PublishResult{}, fmt.Errorf("%d bundle versions are published, the most this server keeps (skills_protocol.published_max_bundles)", n)
 	}
@@ -201,7 +283,7 @@ func (r *Runtime) publishLocked(ctx context.Context, files map[string][]byte, at
 			size, r.pubs.bytes, r.opts.MaxPublishedBytes)
 	}
 
-	rec := bundleRecord{Name: m.Name, Version: m.Version, PublishedAt: e.Modified.Format(time.RFC3339Nano), Bytes: size}
+	rec := bundleRecord{Name: m.Name, Version: m.Version, PublishedAt: e.Modified.Format(time.RFC3339Nano), Bytes: size, Publisher: publisher}
 	for _, f := range e.Files {
 		rec.Files = append(rec.Files, recordFile{Path: f.Path, Size: f.Size, SHA256: f.Digest.String()})
 	}
@@ -233,7 +315,7 @@ func (r *Runtime) publishLocked(ctx context.Context, files map[string][]byte, at
 		return PublishResult{}, err
 	}
 	r.pubs.records[key] = rec
-	r.pubs.bytes += size
+	r.pubs.count(rec, 1)
 	if byCaller {
 		r.log.Info("skills protocol: bundle published", "name", m.Name, "version", m.Version, "files", len(files), "bytes", size)
 	} else {
@@ -249,7 +331,7 @@ func (r *Runtime) publishLocked(ctx context.Context, files map[string][]byte, at
 // stamp callers (where scoped tokens do not exist), may publish any name.
 func (r *Runtime) publisherMayName(ctx context.Context, name, id string) error {
 	c, ok := r.stamped.Caller(ctx)
-	if !ok || !c.Scoped() || scope.Namespaced(id, c.Namespaces) {
+	if !ok || c.Covers(scope.KindBundle, id) {
 		return nil
 	}
 	r.log.Warn("skills protocol: publish refused: the bundle name is outside the namespaces of the caller's token",
@@ -415,7 +497,6 @@ func (r *Runtime) LoadPublished(ctx context.Context) error {
 		return fmt.Errorf("list published bundles: %w", err)
 	}
 	records := map[string]bundleRecord{}
-	var total int64
 	var entries []*catalog.Entry
 	for _, raw := range items {
 		var rec bundleRecord
@@ -432,12 +513,14 @@ func (r *Runtime) LoadPublished(ctx context.Context) error {
 		// what is no longer granted.
 		r.ReportUngranted(e)
 		records[rec.Name+"@"+rec.Version] = rec
-		total += rec.Bytes
 		entries = append(entries, e)
 	}
 	r.pubs.mu.Lock()
 	defer r.pubs.mu.Unlock()
-	r.pubs.records, r.pubs.bytes = records, total
+	r.pubs.records, r.pubs.bytes, r.pubs.usage = records, 0, map[string]publisherUsage{}
+	for _, rec := range records {
+		r.pubs.count(rec, 1)
+	}
 	return r.pub.Replace(entries)
 }
 
@@ -498,6 +581,10 @@ func (r *Runtime) Register(client *iii.Client) error {
 		return res, nil
 	}, iii.RegisterFunctionOptions{Description: "Publish a Skills Protocol bundle (skill.toml, SKILL.md, code/, resources/) to the Skills Protocol runtime; versions are immutable"})
 	if err != nil {
+		return err
+	}
+	if _, err := client.RegisterFunction(UnpublishFunction, r.unpublishHandler, iii.RegisterFunctionOptions{
+		Description: "Remove versions of a Skills Protocol bundle published over iii: {name, version?, admin_token?}; only their publisher (connection or scoped token) or the registry's admin token may"}); err != nil {
 		return err
 	}
 	var once sync.Once

@@ -10,7 +10,10 @@ import (
 	"mime"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/iii-skills/skills/server/internal/budget"
 )
 
 // MaxRequestBytes caps a request body (create_blob content included).
@@ -37,7 +40,11 @@ var nullID = json.RawMessage("null")
 
 // ServeHTTP answers JSON-RPC 2.0 requests (single or batch) posted to the
 // endpoint. Protocol errors are JSON-RPC errors; HTTP status is 200 for
-// every answered request, 204 when only notifications were sent.
+// every answered request, 204 when only notifications were sent, 503 with
+// Retry-After when a lone request found no room (CodeServerBusy; in a
+// batch the header comes with the 200). The client (its address) draws
+// on the shared answer budget for the body and the answers, held until
+// the response is written.
 func (r *Runtime) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -48,23 +55,114 @@ func (r *Runtime) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, msg, http.StatusUnsupportedMediaType)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxRequestBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeJSON(w, rpcResponse{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeInvalidRequest,
-				Message: fmt.Sprintf("request body is larger than %d bytes", MaxRequestBytes)}})
-			return
-		}
+	ctx := budget.WithClient(req.Context(), budget.ClientOf(req))
+	ctx, hold, _ := withAnswerHold(ctx)
+	defer hold.release()
+	body, perr := r.readBody(ctx, w, req)
+	if perr != nil {
+		r.writeRefusal(w, rpcResponse{JSONRPC: "2.0", ID: nullID, Error: perr})
 		return
 	}
-	out, ok := r.HandleMessage(req.Context(), body)
-	if !ok {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		items, refusal := r.splitBatch(trimmed)
+		if refusal != nil {
+			writeJSON(w, *refusal)
+			return
+		}
+		answers, busy := r.batchAnswers(ctx, items)
+		if len(answers) == 0 {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		if busy != nil {
+			setRetryAfter(w, busy)
+		}
+		writeBatch(w, answers, hold.held())
+		return
+	}
+	resp, reply := r.handleMessageOne(ctx, trimmed)
+	if !reply {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(out)
+	if resp.Error != nil && resp.Error.Code == CodeServerBusy {
+		r.writeRefusal(w, resp)
+		return
+	}
+	writeAnswer(w, resp, hold.held())
+}
+
+// readBody reads a request body of at most MaxRequestBytes, its bytes
+// past the first 64 KiB drawn from the answer budget: by the
+// Content-Length before reading, else 1 MiB at a time while reading (a
+// chunked body).
+func (r *Runtime) readBody(ctx context.Context, w http.ResponseWriter, req *http.Request) ([]byte, *Error) {
+	src := http.MaxBytesReader(w, req.Body, MaxRequestBytes)
+	tooBig := func() *Error {
+		return &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("request body is larger than %d bytes", MaxRequestBytes)}
+	}
+	if n := req.ContentLength; n >= 0 {
+		if n > MaxRequestBytes {
+			return nil, tooBig()
+		}
+		if n > freeBodyBytes {
+			if perr := r.reserve(ctx, n); perr != nil {
+				return nil, perr
+			}
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(src, body); err != nil {
+			return nil, &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("request body ended before its Content-Length of %d bytes: %v", n, err)}
+		}
+		return body, nil
+	}
+	const step = 1 << 20
+	var buf bytes.Buffer
+	for first := true; ; first = false {
+		n := int64(step)
+		if first {
+			n = freeBodyBytes
+		} else if perr := r.reserve(ctx, step); perr != nil {
+			return nil, perr
+		}
+		n, err := io.CopyN(&buf, src, n)
+		if err == io.EOF {
+			return buf.Bytes(), nil
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, tooBig()
+			}
+			return nil, &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("read the request body: %v", err)}
+		}
+	}
+}
+
+// writeRefusal answers a lone request refused before it was run: 503 with
+// Retry-After when the server was busy, else 200 with the error.
+func (r *Runtime) writeRefusal(w http.ResponseWriter, resp rpcResponse) {
+	if resp.Error.Code == CodeServerBusy {
+		setRetryAfter(w, resp.Error)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write(mustJSON(resp))
+		return
+	}
+	writeJSON(w, resp)
+}
+
+// setRetryAfter sets the Retry-After header (whole seconds, at least 1)
+// of a CodeServerBusy error.
+func setRetryAfter(w http.ResponseWriter, e *Error) {
+	ms := int64(1000)
+	if d, ok := e.Data.(map[string]any); ok {
+		if v, ok := d["retry_after_ms"].(int64); ok && v > 0 {
+			ms = v
+		}
+	}
+	w.Header().Set("Retry-After", strconv.FormatInt((ms+999)/1000, 10))
 }
 
 // checkContentType returns why a request's Content-Type is refused, or "".
@@ -96,25 +194,41 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // HandleMessage answers one JSON-RPC message (a request, a notification
 // or a batch). ok is false when nothing is to be sent back (notifications
-// only).
+// only). The bytes of its answers are drawn from the answer budget
+// (client budget.ClientFrom(ctx)) until it returns.
 func (r *Runtime) HandleMessage(ctx context.Context, body []byte) (out []byte, ok bool) {
+	ctx, hold, made := withAnswerHold(ctx)
+	if made {
+		defer hold.release()
+	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		items, refusal := r.splitBatch(trimmed)
 		if refusal != nil {
 			return mustJSON(*refusal), true
 		}
-		return r.handleBatch(ctx, items)
+		answers, _ := r.batchAnswers(ctx, items)
+		if len(answers) == 0 {
+			return nil, false
+		}
+		var buf bytes.Buffer
+		writeBatchTo(&buf, answers)
+		return buf.Bytes(), true
 	}
-	if !json.Valid(trimmed) {
-		var v any
-		return mustJSON(parseError(json.Unmarshal(trimmed, &v))), true
-	}
-	resp, reply := r.handleOne(ctx, trimmed)
+	resp, reply := r.handleMessageOne(ctx, trimmed)
 	if !reply {
 		return nil, false
 	}
 	return mustJSON(resp), true
+}
+
+// handleMessageOne answers a message that is not a batch.
+func (r *Runtime) handleMessageOne(ctx context.Context, trimmed []byte) (rpcResponse, bool) {
+	if !json.Valid(trimmed) {
+		var v any
+		return parseError(json.Unmarshal(trimmed, &v)), true
+	}
+	return r.handleOne(ctx, trimmed)
 }
 
 // splitBatch returns the requests of a batch, reading at most
@@ -153,14 +267,14 @@ func (r *Runtime) splitBatch(body []byte) ([]json.RawMessage, *rpcResponse) {
 	return items, nil
 }
 
-// handleBatch answers a batch's requests in order. Their answers together
-// stay under MaxBatchResponseBytes: once an answer would pass it, that
-// request and every later one are answered with an error instead (the
-// later ones are not run), so a few small requests cannot make the server
-// build a response of hundreds of megabytes.
-func (r *Runtime) handleBatch(ctx context.Context, items []json.RawMessage) ([]byte, bool) {
+// batchAnswers answers a batch's requests in order. Their answers
+// together stay under MaxBatchResponseBytes: once an answer would pass
+// it, that request and every later one are answered with an error
+// instead (the later ones are not run), so a few small requests cannot
+// make the server build a response of hundreds of megabytes. busy is the
+// first CodeServerBusy answer, if any.
+func (r *Runtime) batchAnswers(ctx context.Context, items []json.RawMessage) (answers []json.RawMessage, busy *Error) {
 	limit := r.opts.MaxBatchResponseBytes
-	var answers []json.RawMessage
 	total, full := 2, false // the brackets
 	for _, it := range items {
 		if full {
@@ -173,6 +287,9 @@ func (r *Runtime) handleBatch(ctx context.Context, items []json.RawMessage) ([]b
 		if !reply {
 			continue
 		}
+		if resp.Error != nil && resp.Error.Code == CodeServerBusy && busy == nil {
+			busy = resp.Error
+		}
 		b := mustJSON(resp)
 		if total+len(b)+1 > limit {
 			full = true
@@ -181,20 +298,26 @@ func (r *Runtime) handleBatch(ctx context.Context, items []json.RawMessage) ([]b
 		total += len(b) + 1
 		answers = append(answers, b)
 	}
-	if len(answers) == 0 {
-		return nil, false
-	}
-	var out bytes.Buffer
-	out.Grow(total)
-	out.WriteByte('[')
+	return answers, busy
+}
+
+// writeBatch writes a batch's answers to w one after the other (no joined
+// copy of them all), under a write deadline for size bytes.
+func writeBatch(w http.ResponseWriter, answers []json.RawMessage, size int64) {
+	deadline(w, size)
+	w.Header().Set("Content-Type", "application/json")
+	writeBatchTo(&errWriter{w: w}, answers)
+}
+
+func writeBatchTo(w io.Writer, answers []json.RawMessage) {
+	_, _ = io.WriteString(w, "[")
 	for i, a := range answers {
 		if i > 0 {
-			out.WriteByte(',')
+			_, _ = io.WriteString(w, ",")
 		}
-		out.Write(a)
+		_, _ = w.Write(a)
 	}
-	out.WriteByte(']')
-	return out.Bytes(), true
+	_, _ = io.WriteString(w, "]")
 }
 
 func batchFullError(limit int) *Error {
@@ -289,8 +412,14 @@ func (r *Runtime) handleOne(ctx context.Context, raw json.RawMessage) (rpcRespon
 }
 
 // Call runs one tool with its params (a JSON object, or empty). Its
-// errors name no host path (hidePaths); the full text is logged.
+// errors name no host path (hidePaths); the full text is logged. Outside
+// a request (ServeHTTP, HandleMessage) the bytes its answer draws from
+// the answer budget are given back when it returns.
 func (r *Runtime) Call(ctx context.Context, method string, params json.RawMessage) (any, *Error) {
+	ctx, hold, made := withAnswerHold(ctx)
+	if made {
+		defer hold.release()
+	}
 	result, perr := r.call(ctx, method, params)
 	if perr != nil {
 		if msg := hidePaths(perr.Message); msg != perr.Message {
@@ -320,7 +449,7 @@ func (r *Runtime) call(ctx context.Context, method string, params json.RawMessag
 		if e := decodeParams(method, params, &p); e != nil {
 			return nil, e
 		}
-		return r.readSkillFile(p)
+		return r.readSkillFile(ctx, p)
 	case "execute_skill":
 		var p executeParams
 		if e := decodeParams(method, params, &p); e != nil {

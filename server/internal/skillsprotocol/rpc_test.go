@@ -128,7 +128,8 @@ func createBlob(e *env, content string) string {
 // Blobs are bounded in the store: the oldest go first when the total
 // would pass the cap, also for a runtime started later on the same state.
 func TestBlobStoreCapRemovesTheOldest(t *testing.T) {
-	opts := sp.Options{MaxBlobBytes: 1000, MaxBlobStoreBytes: 2500}
+	// One client with a share of the whole store: the global cap alone.
+	opts := sp.Options{MaxBlobBytes: 1000, MaxBlobStoreBytes: 2500, MaxBlobStoreBytesPerClient: 2500}
 	e := newEnv(t, opts)
 	first := createBlob(e, strings.Repeat("a", 1000))
 	second := createBlob(e, strings.Repeat("b", 1000))

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/sandbox"
 )
@@ -162,8 +163,38 @@ func (r *Runtime) checkBlobs(ctx context.Context, ids []string) ([]string, *Erro
 	return out, nil
 }
 
-// execute runs a job in a fresh sandbox and turns whatever happened into a Run.
-func (r *Runtime) execute(ctx context.Context, j job, blobs []string) Run {
+// execute runs a job in a fresh sandbox and turns whatever happened into a
+// Run. A client (budget.ClientFrom) holding its share of the sandboxes
+// waits for its own runs to end while other clients take the rest; one
+// with too many runs waiting already is refused CodeServerBusy.
+func (r *Runtime) execute(ctx context.Context, j job, blobs []string) (any, *Error) {
+	if err := r.sb.Available(); err == nil {
+		client := budget.ClientFrom(ctx)
+		queued, err := r.runQueue.TryAcquire(client, 1)
+		if err != nil {
+			return nil, busyError(err)
+		}
+		defer queued.Release()
+		lease, err := r.sandboxes.Acquire(ctx, client, 1, budget.Wait{ForShare: true})
+		var ref *budget.Refusal
+		switch {
+		case errors.As(err, &ref):
+			return nil, busyError(err)
+		case err != nil:
+			run := Run{RunID: newRunID(), OutputBlobs: []string{}, Status: StatusFailed,
+				Error: &RunError{Type: "Canceled", Message: "the request was canceled while waiting for a free sandbox"}}
+			run.Summary = fmt.Sprintf("%s failed: %s", j.display, run.Error.Type)
+			r.runs.add(run)
+			return run, nil
+		}
+		defer lease.Release()
+	}
+	return r.run(ctx, j, blobs), nil
+}
+
+// run runs a job in a fresh sandbox (its slot taken by execute) and turns
+// whatever happened into a Run.
+func (r *Runtime) run(ctx context.Context, j job, blobs []string) Run {
 	run := Run{RunID: newRunID(), OutputBlobs: []string{}}
 	fail := func(kind, msg string) Run {
 		run.Status, run.Error = StatusFailed, &RunError{Type: kind, Message: msg}
@@ -182,12 +213,6 @@ func (r *Runtime) execute(ctx context.Context, j job, blobs []string) Run {
 	}
 	if err := r.sb.Available(); err != nil {
 		return failHost("SandboxUnavailable", fmt.Sprintf("code execution needs bubblewrap on the server: %v", err))
-	}
-	select {
-	case r.slots <- struct{}{}:
-		defer func() { <-r.slots }()
-	case <-ctx.Done():
-		return fail("Canceled", "the request was canceled while waiting for a free sandbox")
 	}
 	dir, err := os.MkdirTemp(r.work, "run-")
 	if err != nil {
@@ -446,7 +471,7 @@ func (r *Runtime) executeSkill(ctx context.Context, p executeParams) (any, *Erro
 		env:     r.secretEnv(v),
 		timeout: timeout,
 	}
-	return r.execute(ctx, j, blobs), nil
+	return r.execute(ctx, j, blobs)
 }
 
 type runCodeParams struct {
@@ -512,7 +537,7 @@ func (r *Runtime) runCode(ctx context.Context, p runCodeParams) (any, *Error) {
 		mounts:  mounts,
 		timeout: timeout,
 	}
-	return r.execute(ctx, j, blobs), nil
+	return r.execute(ctx, j, blobs)
 }
 
 // argsObject checks that args is a JSON object (absent or null: {}). It

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/sandbox"
@@ -93,6 +94,16 @@ type Options struct {
 	MaxPublishedBundles     int
 	MaxPublishedBundleBytes int64
 	MaxPublishedBytes       int64
+	// MaxPublishedBundlesPerPublisher and MaxPublishedBytesPerPublisher
+	// are one publisher's share of those (default half of each): no
+	// publisher (a connection, or every connection of a scoped token)
+	// takes them all. A publisher frees its share with
+	// skills::unpublish-bundle.
+	MaxPublishedBundlesPerPublisher int
+	MaxPublishedBytesPerPublisher   int64
+	// AdminToken lets skills::unpublish-bundle remove any publisher's
+	// bundle (the registry's --admin-token; empty: only publishers).
+	AdminToken string
 	// BlobScope and BundleScope are the state scopes of blobs and of
 	// bundles published over iii.
 	BlobScope, BundleScope string
@@ -104,6 +115,11 @@ type Options struct {
 	// without end.
 	BlobTTL           time.Duration
 	MaxBlobStoreBytes int64
+	// MaxBlobStoreBytesPerClient is one client's share of the store
+	// (default half): a client past it loses its own oldest blobs, and a
+	// store full of other clients' blobs refuses new ones until some
+	// expire; no client's blob is ever removed for another's.
+	MaxBlobStoreBytesPerClient int64
 	// BlobSweepInterval is how often expired blobs are removed between
 	// writes (default a quarter of BlobTTL, from 10 ms to 10 min).
 	BlobSweepInterval time.Duration
@@ -129,6 +145,21 @@ type Options struct {
 	// at once, over all requests and runs (default twice MaxBlobBytes);
 	// more reads wait.
 	MaxBlobLoadBytes int64
+	// AnswerBudget bounds the bytes of request bodies and big answers
+	// (read_skill_file, read_blob) held at once over all requests, each
+	// client (HTTP address) holding at most its share; a request waits up
+	// to AnswerWait for room, then is answered CodeServerBusy with a
+	// Retry-After. Default NewAnswerBudget(DefaultAnswerBudgetBytes); MCP
+	// may share the same pool.
+	AnswerBudget *budget.Pool
+	AnswerWait   time.Duration
+	// ConcurrentRunsPerClient is the share of ConcurrentRuns one client
+	// (HTTP address) may hold (default half of them, at least 1): its
+	// further runs wait for its own to end, while other clients' runs
+	// take the other sandboxes. A client may have at most 8 times
+	// ConcurrentRuns runs running or waiting (the server 16 times); past
+	// that they are refused CodeServerBusy.
+	ConcurrentRunsPerClient int
 	// MaxBatchRequests caps the requests of a JSON-RPC batch and
 	// MaxBatchResponseBytes the size of its answers together; requests past
 	// the size cap are answered with an error, not run.
@@ -158,7 +189,11 @@ type Runtime struct {
 	// blobLoads weighs blob contents being read (Options.MaxBlobLoadBytes).
 	blobLoads *semaphore.Weighted
 	guide     *catalog.Entry
-	slots     chan struct{}
+	// sandboxes are the run slots (ConcurrentRuns, a share per client);
+	// answers the bytes in flight (Options.AnswerBudget).
+	sandboxes *budget.Pool
+	runQueue  *budget.Pool
+	answers   *budget.Pool
 	// listCache is the catalog's list with the guide merged in.
 	listCache atomic.Pointer[listCache]
 	// history serves registry versions of published skills (history.go).
@@ -225,6 +260,15 @@ func New(opts Options) (*Runtime, error) {
 	if opts.MaxPublishedBytes <= 0 {
 		opts.MaxPublishedBytes = DefaultMaxPublishedBytes
 	}
+	if opts.MaxPublishedBundlesPerPublisher <= 0 {
+		opts.MaxPublishedBundlesPerPublisher = max(1, opts.MaxPublishedBundles/2)
+	}
+	if opts.MaxPublishedBytesPerPublisher <= 0 {
+		opts.MaxPublishedBytesPerPublisher = max(opts.MaxPublishedBundleBytes, opts.MaxPublishedBytes/2)
+	}
+	if opts.MaxBlobStoreBytesPerClient <= 0 {
+		opts.MaxBlobStoreBytesPerClient = max(opts.MaxBlobBytes, opts.MaxBlobStoreBytes/2)
+	}
 	if opts.MaxPublishedBundleBytes > MaxBundleBytes {
 		return nil, fmt.Errorf("skillsprotocol: MaxPublishedBundleBytes (%d) is above the bundle limit of %d bytes", opts.MaxPublishedBundleBytes, MaxBundleBytes)
 	}
@@ -260,6 +304,15 @@ func New(opts Options) (*Runtime, error) {
 	if opts.MaxBlobLoadBytes <= 0 {
 		opts.MaxBlobLoadBytes = 2 * opts.MaxBlobBytes
 	}
+	if opts.AnswerBudget == nil {
+		opts.AnswerBudget = NewAnswerBudget(DefaultAnswerBudgetBytes)
+	}
+	if opts.AnswerWait <= 0 {
+		opts.AnswerWait = DefaultAnswerWait
+	}
+	if opts.ConcurrentRunsPerClient <= 0 {
+		opts.ConcurrentRunsPerClient = max(1, opts.ConcurrentRuns/2)
+	}
 	if opts.MaxBatchRequests <= 0 {
 		opts.MaxBatchRequests = DefaultMaxBatchRequests
 	}
@@ -276,12 +329,14 @@ func New(opts Options) (*Runtime, error) {
 		opts.Logger.Info("skills protocol sandbox: one cgroup per run bounds its memory and processes", "mode", mode)
 	}
 	r := &Runtime{opts: opts, cat: opts.Catalog, sb: opts.Sandbox, log: opts.Logger, runs: newRunStore(opts.RunRetention, opts.MaxRuns),
-		slots: make(chan struct{}, opts.ConcurrentRuns), blobLoads: semaphore.NewWeighted(opts.MaxBlobLoadBytes)}
+		sandboxes: budget.New("sandboxes", int64(opts.ConcurrentRuns), int64(opts.ConcurrentRunsPerClient)),
+		runQueue:  budget.New("runs running or waiting for a sandbox", 16*int64(opts.ConcurrentRuns), 8*int64(opts.ConcurrentRuns)),
+		answers:   opts.AnswerBudget, blobLoads: semaphore.NewWeighted(opts.MaxBlobLoadBytes)}
 	if err := r.prepareWorkDir(); err != nil {
 		return nil, err
 	}
 	var err error
-	r.pubs.records = map[string]bundleRecord{}
+	r.pubs.records, r.pubs.usage = map[string]bundleRecord{}, map[string]publisherUsage{}
 	pubRank := RankPublishedBelowFolders
 	if opts.PublishedMayShadowFolders {
 		pubRank = RankPublishedBundles
@@ -392,6 +447,9 @@ func (r *Runtime) Close() error {
 
 // Sandbox is the sandbox runs use.
 func (r *Runtime) Sandbox() *sandbox.Sandbox { return r.sb }
+
+// SandboxSlots is the pool of sandboxes runs take, a share per client.
+func (r *Runtime) SandboxSlots() *budget.Pool { return r.sandboxes }
 
 // LoadFolders (re)loads the bundle folders under roots into the catalog
 // (source SourceFolderBundles). Bad bundles are logged and skipped.

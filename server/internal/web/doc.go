@@ -20,7 +20,8 @@
 //   - the listener's Host and Origin rules (httpguard) apply to every
 //     request, and its token to every page when one is configured (a
 //     browser presents it once through the sign-in form, which keeps it in
-//     an HttpOnly SameSite=Strict cookie);
+//     an HttpOnly SameSite=Strict cookie, Secure when the page is served
+//     over TLS, behind a TLS proxy too with Options.PublicOrigin);
 //   - actions that change the catalog (unregistering a published skill,
 //     moving a label, rolling back) are same-origin POSTs carrying a CSRF
 //     token and the listener token, and call the same iii functions a

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/core"
 )
@@ -126,6 +127,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "event streams are not supported by this connection", http.StatusInternalServerError)
 		return
 	}
+	// A share per client address: one client's pages cannot take every
+	// stream from the others.
+	slot, err := s.streams.TryAcquire(budget.ClientOf(r), 1)
+	if err != nil {
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, fmt.Sprintf("too many open pages: %v; this page works without live updates", err), http.StatusServiceUnavailable)
+		return
+	}
+	defer slot.Release()
 	st := s.hub.add(s.opts.MaxStreams)
 	if st == nil {
 		http.Error(w, fmt.Sprintf("too many open pages (%d live-update streams); this page works without live updates", s.opts.MaxStreams),

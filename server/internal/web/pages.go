@@ -103,6 +103,10 @@ type indexData struct {
 	Prev, Next  string
 	SearchError string
 	Removed     string
+
+	// LowConfidence: no skill matches the search well; the results are
+	// only the closest (skills::search low_confidence).
+	LowConfidence bool
 }
 
 // maxQuery bounds a search (characters): a query is a few words.
@@ -123,12 +127,13 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	var entries []*catalog.Entry
 	if q != "" {
 		ctx, cancel := context.WithTimeout(r.Context(), s.opts.CallTimeout)
-		hits, err := s.search.Search(ctx, q, 1000)
+		res, err := s.search.Search(ctx, q, 1000)
 		cancel()
 		if err != nil {
 			d.SearchError = "The search failed: " + err.Error()
 		}
-		for _, h := range hits {
+		d.LowConfidence = res.LowConfidence && len(res.Hits) > 0
+		for _, h := range res.Hits {
 			if e, ok := s.cat.Get(h.ID); ok && inNamespace(e.ID, ns) {
 				entries = append(entries, e)
 			}
@@ -766,7 +771,7 @@ func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 			Error: "That is not the token this server was started with (" + s.opts.TokenSetting + ")."}})
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.overTLS(r)})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 

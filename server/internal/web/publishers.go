@@ -2,11 +2,9 @@ package web
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 )
@@ -27,7 +25,6 @@ const (
 	namesMaxAge  = 3 * time.Second
 	namesMinAge  = 500 * time.Millisecond
 	namesTimeout = 2 * time.Second // a slow engine must not hold up every page
-	maxNameRunes = 64
 )
 
 type workerNames struct {
@@ -58,31 +55,11 @@ func (s *Server) workerNameTable(ctx context.Context, missing bool) (map[string]
 	if n.err == nil {
 		n.names = make(map[string]string, len(out.Workers))
 		for _, w := range out.Workers {
-			n.names[w.StringID()] = cleanName(w.StringName())
+			n.names[w.StringID()] = iii.ShowName(w.StringName())
 		}
 	}
 	n.fetched = time.Now()
 	return n.names, n.err
-}
-
-// cleanName makes a worker's self-given name safe to show as text: no
-// control or formatting characters (bidi overrides could disguise it) and
-// at most maxNameRunes. The template escapes it like any other text.
-func cleanName(name string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range name {
-		if n == maxNameRunes {
-			b.WriteString("…")
-			break
-		}
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			r = '?'
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // publisherLookup resolves publishers for one page render: the name table
@@ -136,7 +113,7 @@ func (p *publisherLookup) publishedBy(kind historyKind, id string) (text, worker
 		text = "published by " + name + " (" + short + ")"
 	}
 	if token != "" {
-		text += " with token " + cleanName(token)
+		text += " with token " + iii.ShowName(token)
 	}
 	return text, workerID
 }
@@ -144,7 +121,7 @@ func (p *publisherLookup) publishedBy(kind historyKind, id string) (text, worker
 // shortID is the first 8 characters of a worker id (a UUID for ours),
 // enough to tell workers apart on a page; the full id is in the tooltip.
 func shortID(id string) string {
-	id = cleanName(id) // from the engine, but an id is text like a name
+	id = iii.ShowName(id) // from the engine, but an id is text like a name
 	if r := []rune(id); len(r) > 8 {
 		return string(r[:8])
 	}

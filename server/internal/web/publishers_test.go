@@ -148,12 +148,3 @@ func TestHostileWorkerNameRunsNothing(t *testing.T) {
 		}
 	}
 }
-
-func TestCleanName(t *testing.T) {
-	if got := cleanName(strings.Repeat("w", 100)); got != strings.Repeat("w", maxNameRunes)+"…" {
-		t.Errorf("a long name: %q", got)
-	}
-	if got := cleanName("a\u202eb\tc\u200bd"); got != "a?b?c?d" {
-		t.Errorf("control and format characters: %q", got)
-	}
-}

@@ -9,11 +9,15 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/directory"
@@ -50,13 +54,26 @@ type Options struct {
 	// TokenSetting names where the operator sets the token, for messages
 	// ("--mcp-token").
 	TokenSetting string
+	// PublicOrigin is the origin browsers reach the page at through a
+	// reverse proxy that terminates TLS ("https://skills.example.com", from
+	// --public-url, checked by httpguard.PublicOrigin). Behind such a proxy
+	// the listener sees plain HTTP, so the page cannot tell its origin
+	// from the request; with this set it accepts form posts from that
+	// origin and, when it is https, marks its cookies Secure on requests
+	// for that host. Forwarded headers are never trusted for either.
+	// Empty: the page's origin is the request's own (https only when this
+	// listener serves TLS itself).
+	PublicOrigin string
 	// PageSize is how many skills one catalog page lists (default 100).
 	PageSize int
 	// CallTimeout bounds each registry or engine call (default 10 s).
 	CallTimeout time.Duration
 	// MaxStreams bounds the open live-update streams, one per open page
-	// (default 256); more get 503 and their pages work without live updates.
-	MaxStreams int
+	// (default 256), and MaxStreamsPerClient those of one client address
+	// (default an eighth of them): more get 503 and their pages work
+	// without live updates.
+	MaxStreams          int
+	MaxStreamsPerClient int
 	// VersionChanges, when set, subscribes to changes of the registry's
 	// versions and labels (core.Local.SubscribeVersions: kind skill or
 	// prompt, and the id), so open pages refresh their versions lists,
@@ -94,6 +111,12 @@ type Server struct {
 	names  workerNames
 	// unsubNames ends the subscriptions that mark the names stale.
 	unsubNames func()
+	// publicHost is PublicOrigin's host, and publicTLS whether it is https.
+	publicHost string
+	publicTLS  bool
+
+	// streams are the live-update streams, a share per client address.
+	streams *budget.Pool
 }
 
 //go:embed assets templates
@@ -126,10 +149,16 @@ func New(opts Options) *Server {
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = 256
 	}
+	if opts.MaxStreamsPerClient <= 0 {
+		opts.MaxStreamsPerClient = max(1, opts.MaxStreams/8)
+	}
 	if opts.TokenSetting == "" {
 		opts.TokenSetting = "--mcp-token"
 	}
 	s := &Server{opts: opts, cat: opts.Catalog, search: opts.Searcher, csp: contentSecurityPolicy}
+	if u, err := url.Parse(opts.PublicOrigin); err == nil && opts.PublicOrigin != "" {
+		s.publicHost, s.publicTLS = u.Hostname(), u.Scheme == "https"
+	}
 	if s.search == nil {
 		s.search = FilterSearcher{Catalog: opts.Catalog}
 	}
@@ -150,6 +179,7 @@ func New(opts Options) *Server {
 		})
 	}
 	s.unsubNames = unsubVersions
+	s.streams = budget.New("live-update streams", int64(opts.MaxStreams), int64(opts.MaxStreamsPerClient))
 	if opts.Publishers != nil {
 		unsubCat := opts.Catalog.Subscribe(func(catalog.Change) { s.names.stale.Store(true) })
 		s.unsubNames = func() { unsubCat(); unsubVersions() }
@@ -190,8 +220,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	guard := s.opts.Guard
 	guard.Token = "" // checked per route: the sign-in form must be reachable without it
+	if s.opts.PublicOrigin != "" {
+		guard.AllowedOrigins = append(slices.Clip(guard.AllowedOrigins), s.opts.PublicOrigin)
+	}
 	if ref := guard.Check(r); ref != nil {
-		http.Error(w, ref.Message, ref.Status)
+		http.Error(w, s.explainProxy(r, ref.Message), ref.Status)
 		return
 	}
 	if r.Method == http.MethodPost {
@@ -242,8 +275,24 @@ func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	v := hex.EncodeToString(b[:])
-	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: v, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: v, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.overTLS(r)})
 	return v
+}
+
+// overTLS reports whether the browser reached this request over https:
+// this listener serves TLS itself, or the request is for the host of an
+// https PublicOrigin (the operator's word that a TLS proxy serves it).
+// Cookies set on such a request are Secure, so a browser never sends them
+// over plain http.
+func (s *Server) overTLS(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return s.publicTLS && strings.EqualFold(strings.Trim(host, "[]"), s.publicHost)
 }
 
 // checkPost refuses a state-changing request that is not a same-origin
@@ -257,8 +306,8 @@ func (s *Server) checkPost(r *http.Request) string {
 	if origin == "" {
 		return "the request has no Origin header: changes are accepted only from this page (a same-origin POST)"
 	}
-	if !sameOrigin(origin, r) {
-		return "origin " + origin + " is not this page's origin: changes are accepted only from this page"
+	if !s.sameOrigin(origin, r) {
+		return s.explainProxy(r, "origin "+origin+" is not this page's origin: changes are accepted only from this page")
 	}
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
 		return "Sec-Fetch-Site is " + site + ": changes are accepted only from this page"
@@ -271,13 +320,30 @@ func (s *Server) checkPost(r *http.Request) string {
 	return ""
 }
 
-// sameOrigin compares an Origin header with the request's own host.
-func sameOrigin(origin string, r *http.Request) bool {
+// sameOrigin compares an Origin header with the page's origin: the
+// request's own (its Host, https only when this listener serves TLS), or
+// the PublicOrigin the operator configured.
+func (s *Server) sameOrigin(origin string, r *http.Request) bool {
 	scheme := "http://"
 	if r.TLS != nil {
 		scheme = "https://"
 	}
-	return strings.EqualFold(origin, scheme+r.Host)
+	return strings.EqualFold(origin, scheme+r.Host) || (s.opts.PublicOrigin != "" && strings.EqualFold(origin, s.opts.PublicOrigin))
+}
+
+// publicURLSetting is where the operator sets PublicOrigin.
+const publicURLSetting = "--public-url (config public_url)"
+
+// explainProxy turns the refusal of a form posted from https://<Host>
+// while this listener sees plain http (a TLS proxy in front, and no
+// PublicOrigin) into one that says what to set.
+func (s *Server) explainProxy(r *http.Request, refusal string) string {
+	origin := r.Header.Get("Origin")
+	if s.opts.PublicOrigin != "" || r.TLS != nil || !strings.EqualFold(origin, "https://"+r.Host) {
+		return refusal
+	}
+	return refusal + " (this page was reached as " + origin + " through a proxy that terminates TLS, and the server was not told " +
+		"that address: start it with " + publicURLSetting + " " + origin + ")"
 }
 
 func assetHandler(assets fs.FS) http.Handler {

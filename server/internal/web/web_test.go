@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -503,5 +504,157 @@ func TestWorkersPageShowsTheEngineRows(t *testing.T) {
 	}
 	if strings.Count(rows, "<td>3 min ago</td>") != 2 {
 		t.Errorf("connected age not shown: %s", rows)
+	}
+}
+
+// A search the ranked index answers with low_confidence says so above the
+// results, as `skills search` and the MCP tool do; a confident one does not.
+func TestSearchShowsLowConfidence(t *testing.T) {
+	for _, low := range []bool{true, false} {
+		fc := &fakeCaller{answers: map[string]string{"skills::search": fmt.Sprintf(
+			`{"query":"q","results":[{"id":"mail/send","score":0.4}],"low_confidence":%t}`, low)}}
+		s, _ := newServer(t, Options{Registry: over(fc), Engine: fc, Searcher: RegistrySearcher{Registry: over(fc)}}, "", published("mail/send", "# Send mail\n\nSends an email."))
+		body := bodyOf(t, get(t, s, "/?q=translate+this+poem", nil))
+		if !strings.Contains(body, `data-id="mail/send"`) {
+			t.Fatalf("low_confidence %t: the closest result is not listed", low)
+		}
+		if got := strings.Contains(body, "Low confidence: no skill matches this search well"); got != low {
+			t.Errorf("low_confidence %t: the page shows the low-confidence notice: %t", low, got)
+		}
+	}
+}
+
+// cookieNamed is the cookie res sets under name (nil when none).
+func cookieNamed(res *http.Response, name string) *http.Cookie {
+	for _, c := range res.Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Behind a proxy that terminates TLS the listener sees http while the
+// browser posts from https://skills.example.com. With the public origin
+// configured, sign-in and actions work from it and the cookies are Secure;
+// without it they are refused with a message naming --public-url, and
+// forwarded headers (X-Forwarded-Proto, Forwarded) change nothing either way.
+func TestPublicOriginBehindTLSProxy(t *testing.T) {
+	const public = "https://skills.example.com"
+	forged := func(r *http.Request) {
+		r.Header.Set("X-Forwarded-Proto", "https")
+		r.Header.Set("X-Forwarded-Host", "skills.example.com")
+		r.Header.Set("Forwarded", "proto=https;host=skills.example.com")
+	}
+	proxied := func(origin string, more ...func(*http.Request)) func(*http.Request) {
+		return func(r *http.Request) {
+			r.Host = "skills.example.com"
+			r.Header.Set("Origin", origin)
+			for _, m := range more {
+				m(r)
+			}
+		}
+	}
+	newBehindProxy := func(publicOrigin string) (*Server, *fakeCaller) {
+		fc := &fakeCaller{answers: map[string]string{"skills::unregister": `{"id":"a","removed":true}`}}
+		cat := catalog.New()
+		src, _ := cat.AddSource("published", catalog.RankPublished)
+		if err := src.Put(published("a", "# A")); err != nil {
+			t.Fatal(err)
+		}
+		s := New(Options{Catalog: cat, Registry: over(fc), Engine: fc, PublicOrigin: publicOrigin, Guard: httpguard.Policy{Token: "sekret", CheckHost: true,
+			ListenAddr: "127.0.0.1:1", AllowedHosts: []string{"skills.example.com"}}})
+		t.Cleanup(s.Close)
+		return s, fc
+	}
+	signin := url.Values{"token": {"sekret"}}
+
+	// Not told: refused, and the refusal says what to set; forging the
+	// forwarded headers does not help.
+	s, fc := newBehindProxy("")
+	for name, mod := range map[string]func(*http.Request){"plain": proxied(public), "forged headers": proxied(public, forged)} {
+		res := post(t, s, "/signin", signin, mod)
+		if body := bodyOf(t, res); res.StatusCode != http.StatusForbidden || !strings.Contains(body, "--public-url (config public_url) "+public) {
+			t.Errorf("%s: sign-in from %s without a public origin: %d %q, want 403 naming --public-url", name, public, res.StatusCode, body)
+		}
+		if c := cookieNamed(res, tokenCookie); c != nil {
+			t.Errorf("%s: a refused sign-in set the token cookie", name)
+		}
+	}
+	// A navigation (GET) carries no Origin.
+	navigate := func(more ...func(*http.Request)) func(*http.Request) {
+		return func(r *http.Request) {
+			proxied("", more...)(r)
+			r.Header.Del("Origin")
+		}
+	}
+	if c := cookieNamed(get(t, s, "/signin", navigate(forged)), csrfCookie); c == nil || c.Secure {
+		t.Errorf("CSRF cookie without a public origin, forged headers: %+v, want one without Secure", c)
+	}
+
+	// Told: sign-in and an action from the public origin work, the
+	// cookies are Secure; other origins (http of the same host included)
+	// are still refused.
+	s, fc = newBehindProxy(public)
+	if c := cookieNamed(get(t, s, "/signin", navigate()), csrfCookie); c == nil || !c.Secure {
+		t.Errorf("CSRF cookie for %s: %+v, want Secure", public, c)
+	}
+	res := post(t, s, "/signin", signin, proxied(public))
+	if c := cookieNamed(res, tokenCookie); res.StatusCode != http.StatusSeeOther || c == nil || !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("sign-in from %s: %d, token cookie %+v, want 303 and a Secure HttpOnly SameSite=Strict cookie", public, res.StatusCode, c)
+	}
+	for _, origin := range []string{"http://skills.example.com", "https://evil.example", "https://skills.example.com:8443"} {
+		if res := post(t, s, "/actions/unregister", url.Values{"id": {"a"}, "token": {"sekret"}}, proxied(origin, forged)); res.StatusCode != http.StatusForbidden {
+			t.Errorf("action from %s: %d, want 403", origin, res.StatusCode)
+		}
+	}
+	if len(fc.calls) != 0 {
+		t.Fatalf("refused actions called the registry: %v", fc.calls)
+	}
+	if res := post(t, s, "/actions/unregister", url.Values{"id": {"a"}, "token": {"sekret"}}, proxied(public)); res.StatusCode != http.StatusSeeOther || len(fc.calls) != 1 {
+		t.Fatalf("action from %s: %d, calls %v", public, res.StatusCode, fc.calls)
+	}
+
+	// The same server reached directly on loopback over http: its own
+	// origin still works, and its cookies are not Secure (a browser would
+	// not send them back over http).
+	res = post(t, s, "/signin", signin, nil)
+	if c := cookieNamed(res, tokenCookie); res.StatusCode != http.StatusSeeOther || c == nil || c.Secure {
+		t.Errorf("loopback sign-in: %d, token cookie %+v, want 303 and a cookie without Secure", res.StatusCode, c)
+	}
+}
+
+// One client cannot take every live-update stream: past its share its
+// pages are refused (503, Retry-After, the share named) while another
+// client's page still gets one.
+func TestLiveStreamsAreSharedBetweenClients(t *testing.T) {
+	s, _ := newServer(t, Options{MaxStreams: 4, MaxStreamsPerClient: 2}, "")
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	from := func(ip string) *http.Client {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	}
+	open := func(ip string) *http.Response {
+		t.Helper()
+		res, err := from(ip).Get(srv.URL + "/events")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		return res
+	}
+	for range 2 {
+		if res := open("127.0.0.1"); res.StatusCode != http.StatusOK {
+			t.Fatalf("a stream within the share: %d", res.StatusCode)
+		}
+	}
+	res := open("127.0.0.1")
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" ||
+		!strings.Contains(bodyOf(t, res), "this client already holds 2 of its share of 2 live-update streams") {
+		t.Fatalf("a stream past the share: %d %q", res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	if res := open("127.0.0.2"); res.StatusCode != http.StatusOK {
+		t.Fatalf("another client's stream: %d", res.StatusCode)
 	}
 }

@@ -108,7 +108,8 @@ func TestAnotherWorkerCannotOverwriteOrRemoveASkillOrPrompt(t *testing.T) {
 				{rules.FnPromptsUnregister, map[string]any{"name": "team-review", "_caller_worker_id": owner.WorkerID()}, forged, `prompt "team-review" belongs to another worker`},
 			} {
 				_, err := callAs(attacker, try.fn, try.payload, try.meta)
-				wantForbidden(t, err, try.says, owner.WorkerID())
+				// The holder by id and by the name the web page shows.
+				wantForbidden(t, err, try.says, "("+owner.WorkerID()+`, named "publisher"); only the worker`)
 			}
 			if got := skillBody(t, s, "team/doc"); !strings.HasSuffix(got, "\n# by the owner") {
 				t.Fatalf("after the attacks the skill reads %q", got)

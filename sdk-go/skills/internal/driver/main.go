@@ -23,11 +23,9 @@ import (
 )
 
 func main() {
-	url := os.Getenv("III_URL")
-	if url == "" {
-		url = iii.DefaultEngineURL
-	}
-	os.Exit(run(url, os.Stdin, os.Stdout, os.Stderr))
+	// "": the client reads III_URL, else iii.DefaultEngineURL; an address
+	// that cannot be an engine's fails start at once (iii.EngineURL).
+	os.Exit(run("", os.Stdin, os.Stdout, os.Stderr))
 }
 
 // out serializes protocol lines on stdout.
@@ -162,8 +160,7 @@ func (d *driver) handle(line string) (exit bool) {
 		d.pending.Add(1)
 		go func() {
 			defer d.pending.Done()
-			err := <-done
-			respond(map[string]any{"registered": err == nil}, nil)
+			respond(verdict(<-done))
 		}()
 		return false
 	case "close":
@@ -186,6 +183,34 @@ func (d *driver) handle(line string) (exit bool) {
 	result, err := d.execute(c)
 	respond(result, err)
 	return false
+}
+
+// verdict is the start reply (DRIVER.md): registered, and every refusal
+// of the first round with its code, holder and advice. Errors that are no
+// verdict (the client stopped: a malformed engine URL) fail the command.
+func verdict(err error) (any, error) {
+	rejected := []map[string]any{}
+	var rerr *skills.RegistrationError
+	switch {
+	case err == nil:
+		return map[string]any{"registered": true, "rejected": rejected}, nil
+	case errors.As(err, &rerr):
+		for _, r := range rerr.Rejected {
+			var holder any // null when the refusal names no holder
+			if h := r.Holder; h != nil {
+				var name any // null when the registry names only the id
+				if h.WorkerName != "" {
+					name = h.WorkerName
+				}
+				holder = map[string]any{"worker_id": h.WorkerID, "worker_name": name}
+			}
+			rejected = append(rejected, map[string]any{"kind": r.Kind, "name": r.Name, "code": r.Code,
+				"message": r.Message, "holder": holder, "advice": r.Advice, "retried": r.Retried()})
+		}
+	case !errors.Is(err, skills.ErrGaveUp):
+		return nil, err
+	}
+	return map[string]any{"registered": false, "rejected": rejected}, nil
 }
 
 func (d *driver) execute(c command) (any, error) {

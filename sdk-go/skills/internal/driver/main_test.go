@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -139,7 +140,7 @@ func TestDriverProtocol(t *testing.T) {
 		t.Fatalf("skill: %v", r)
 	}
 	send(`{"id":8,"cmd":"start"}`)
-	if r := replyTo(8); r["ok"] != true || fmt.Sprint(r["result"]) != "map[registered:false]" {
+	if r := replyTo(8); r["ok"] != true || fmt.Sprint(r["result"]) != "map[registered:false rejected:[]]" {
 		t.Fatalf("start: %v", r)
 	}
 	send(`{"id":9,"cmd":"configure","backoff":{"initial_ms":1}}`)
@@ -170,4 +171,37 @@ func TestDriverProtocol(t *testing.T) {
 		t.Fatal("driver did not exit after close")
 	}
 	inW.Close()
+}
+
+// The start reply carries every refusal with its code, holder and advice;
+// an error that is no verdict (the client stopped) fails the command.
+func TestStartVerdict(t *testing.T) {
+	held := &skills.RejectedError{Kind: "skill", Name: "a/x", Code: "FORBIDDEN", Message: "held",
+		Holder: &skills.Holder{WorkerID: "w1", WorkerName: "other"}, Advice: "stop it"}
+	got, err := verdict(&skills.RegistrationError{Rejected: []*skills.RejectedError{held}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(got)
+	want := `{"registered":false,"rejected":[{"advice":"stop it","code":"FORBIDDEN","holder":{"worker_id":"w1","worker_name":"other"},"kind":"skill","message":"held","name":"a/x","retried":true}]}`
+	if string(b) != want {
+		t.Fatalf("verdict %s\nwant    %s", b, want)
+	}
+	unnamed := &skills.RejectedError{Kind: "prompt", Name: "p", Code: "FORBIDDEN", Holder: &skills.Holder{WorkerID: "w2"}}
+	bare := &skills.RejectedError{Kind: "skill", Name: "b", Code: "INVALID_ARGUMENTS"}
+	got, _ = verdict(&skills.RegistrationError{Rejected: []*skills.RejectedError{unnamed, bare}})
+	b, _ = json.Marshal(got)
+	want = `{"registered":false,"rejected":[{"advice":"","code":"FORBIDDEN","holder":{"worker_id":"w2","worker_name":null},"kind":"prompt","message":"","name":"p","retried":true},` +
+		`{"advice":"","code":"INVALID_ARGUMENTS","holder":null,"kind":"skill","message":"","name":"b","retried":false}]}`
+	if string(b) != want {
+		t.Fatalf("verdict %s\nwant    %s", b, want)
+	}
+	for _, ok := range []error{nil, fmt.Errorf("%w: x", skills.ErrGaveUp)} {
+		if _, err := verdict(ok); err != nil {
+			t.Fatalf("verdict(%v) failed: %v", ok, err)
+		}
+	}
+	if _, err := verdict(errors.New("iii: invalid engine URL")); err == nil {
+		t.Fatal("a stopped client gave a verdict")
+	}
 }

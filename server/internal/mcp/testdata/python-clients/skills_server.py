@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[4]
+REPO = Path(__file__).resolve().parents[5]
 BIN = Path(os.environ.get("SKILLS_BIN", REPO / "bin" / "skills"))
 
 PDF_MD = "---\nname: pdf-tools\ndescription: Fill and merge PDF forms\nlicense: Apache-2.0\n---\n\n# PDF tools\n\nSee [the guide](references/guide.md).\n"

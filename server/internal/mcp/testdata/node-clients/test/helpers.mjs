@@ -21,7 +21,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 
-export const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url))
+export const repoRoot = fileURLToPath(new URL('../../../../../../', import.meta.url))
 export const TOKEN = 'node-client-secret'
 
 export function skillsBinary() {
