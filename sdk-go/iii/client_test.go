@@ -1371,7 +1371,7 @@ func TestResultResendCopyNeverAnswersAReusedInvocationID(t *testing.T) {
 	fc.waitFor(t, "the first answer", func(f frame) bool {
 		return f.Type == wire.TypeInvocationResult && f.InvocationID == id && string(f.Result) == `"answer 1"`
 	})
-	call()                  // the same invocation_id again, before the copy left
+	call()                        // the same invocation_id again, before the copy left
 	time.Sleep(resend + resend/2) // room for a copy that was not cancelled to go out
 	close(release)
 	got := fc.waitFor(t, "the second answer", func(f frame) bool {

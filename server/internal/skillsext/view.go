@@ -200,13 +200,14 @@ func (v *View) lookup(p string) (*view, bool) {
 
 // ReadFile returns the bytes of one file of the skill at path.
 func (v *View) ReadFile(_ context.Context, p, file string) ([]byte, error) {
-	b, _, err := v.readFile(p, file)
+	b, _, err := v.ReadFileVersion(p, file)
 	return b, err
 }
 
-// readFile is ReadFile with the digest of the bytes returned (known
-// already: computed once per change), which names the version served.
-func (v *View) readFile(p, file string) ([]byte, catalog.Digest, error) {
+// ReadFileVersion is ReadFile with the digest of the bytes returned
+// (known already: computed once per change), which names the version
+// served.
+func (v *View) ReadFileVersion(p, file string) ([]byte, catalog.Digest, error) {
 	sv, ok := v.lookup(p)
 	if !ok {
 		return nil, catalog.Digest{}, ErrNoSuchFile

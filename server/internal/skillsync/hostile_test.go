@@ -17,9 +17,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/engine"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
-	"github.com/iii-skills/skills/server/internal/skillsext"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
@@ -209,7 +209,7 @@ func TestHostileIIIRegistry(t *testing.T) {
 	answers := map[string]any{}
 	w := iii.RegisterWorker(eng.URL(), iii.WithName("hostile-registry"), iii.WithLogger(quiet))
 	defer w.Close()
-	for _, fn := range []string{skillsext.FnCatalogList, skillsext.FnCatalogGet, skillsext.FnCatalogFile} {
+	for _, fn := range []string{rules.FnCatalogList, rules.FnCatalogGet, rules.FnCatalogFile} {
 		if _, err := w.RegisterFunction(fn, func(context.Context, json.RawMessage) (any, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -226,7 +226,7 @@ func TestHostileIIIRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	answers[skillsext.FnCatalogList] = map[string]any{"skills": []any{}}
+	answers[rules.FnCatalogList] = map[string]any{"skills": []any{}}
 	testutil.Eventually(t, 10*time.Second, "the hostile worker's functions registered", func() bool {
 		_, err := src.List(ctx)
 		return err == nil
@@ -242,7 +242,7 @@ func TestHostileIIIRegistry(t *testing.T) {
 		list, file any
 		err, prob  string
 	}{
-		{name: "a listing that is a string", list: "garbage", err: skillsext.FnCatalogList + " answered \"garbage\""},
+		{name: "a listing that is a string", list: "garbage", err: rules.FnCatalogList + " answered \"garbage\""},
 		{name: "a listing that never advances", list: map[string]any{"skills": []any{}, "more": true}, err: "does not advance"},
 		{name: "a bad name", list: map[string]any{"skills": []any{skill("Bad_Name", sum([]byte(body)), len(body))}}, prob: `name "Bad_Name" is not a valid folder name`},
 		{name: "a digest of another alphabet", list: map[string]any{"skills": []any{skill("pdf-tools", strings.Repeat("Z", 64), 3)}}, prob: `has digest "ZZZZ`},
@@ -253,7 +253,7 @@ func TestHostileIIIRegistry(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mu.Lock()
-			answers[skillsext.FnCatalogList], answers[skillsext.FnCatalogFile] = c.list, c.file
+			answers[rules.FnCatalogList], answers[rules.FnCatalogFile] = c.list, c.file
 			mu.Unlock()
 			rep, err := Sync(ctx, opts)
 			switch {

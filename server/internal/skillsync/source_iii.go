@@ -16,12 +16,13 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/skillsext"
 )
 
 // The registry over iii, through the catalog functions it publishes for
-// `skills mcp` (skills::catalog-list, -get, -file and the trigger type
-// skills::catalog-on-change; server/internal/skillsext/remote.go), plus
+// surfaces in other processes (skills::catalog-list, -get, -file, and its
+// change trigger types followed by core.Remote), plus
 // skills::search and skills::versions. This file is the whole iii side of
 // the sync: a registry reached another way is another Source.
 
@@ -32,7 +33,7 @@ const iiiTimeout = 30 * time.Second
 type iiiSource struct {
 	url    string
 	client *iii.Client
-	remote *skillsext.Remote
+	remote *core.Remote
 }
 
 func openIII(ctx context.Context, url, token string) (*iiiSource, error) {
@@ -51,7 +52,7 @@ func openIII(ctx context.Context, url, token string) (*iiiSource, error) {
 		_ = client.Close()
 		return nil, fmt.Errorf("cannot reach the iii engine at %s: %w", url, err)
 	}
-	return &iiiSource{url: url, client: client, remote: &skillsext.Remote{Client: client, Timeout: iiiTimeout}}, nil
+	return &iiiSource{url: url, client: client, remote: core.NewRemote(client, core.RemoteOptions{Timeout: iiiTimeout})}, nil
 }
 
 func (s *iiiSource) Close() error { return s.client.Close() }
@@ -116,7 +117,7 @@ func (s *iiiSource) List(ctx context.Context) ([]Listed, error) {
 			Skills []catalogSkill `json:"skills"`
 			More   bool           `json:"more"`
 		}
-		if err := s.call(ctx, skillsext.FnCatalogList, map[string]any{"after": after}, &page); err != nil {
+		if err := s.call(ctx, rules.FnCatalogList, map[string]any{"after": after}, &page); err != nil {
 			return nil, err
 		}
 		for _, c := range page.Skills {
@@ -127,7 +128,7 @@ func (s *iiiSource) List(ctx context.Context) ([]Listed, error) {
 			}
 			l, err := fromCatalog(c)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", skillsext.FnCatalogList, err)
+				return nil, fmt.Errorf("%s: %w", rules.FnCatalogList, err)
 			}
 			out = append(out, l)
 		}
@@ -135,10 +136,10 @@ func (s *iiiSource) List(ctx context.Context) ([]Listed, error) {
 			return out, nil
 		}
 		if len(out) > maxListed {
-			return nil, fmt.Errorf("%s: the listing goes on past %d skills; the sync reads at most %d", skillsext.FnCatalogList, len(out), maxListed)
+			return nil, fmt.Errorf("%s: the listing goes on past %d skills; the sync reads at most %d", rules.FnCatalogList, len(out), maxListed)
 		}
 		if len(page.Skills) == 0 || page.Skills[len(page.Skills)-1].Path <= after {
-			return nil, fmt.Errorf("%s: the registry's listing does not advance past %q", skillsext.FnCatalogList, clip(after, 80))
+			return nil, fmt.Errorf("%s: the registry's listing does not advance past %q", rules.FnCatalogList, clip(after, 80))
 		}
 		after = page.Skills[len(page.Skills)-1].Path
 	}
@@ -148,18 +149,18 @@ func (s *iiiSource) Get(ctx context.Context, p string) (Listed, bool, error) {
 	var out struct {
 		Skill *catalogSkill `json:"skill"`
 	}
-	if err := s.call(ctx, skillsext.FnCatalogGet, map[string]string{"path": p}, &out); err != nil {
+	if err := s.call(ctx, rules.FnCatalogGet, map[string]string{"path": p}, &out); err != nil {
 		return Listed{}, false, err
 	}
 	if out.Skill == nil || out.Skill.Problem != "" {
 		return Listed{}, false, nil
 	}
 	if out.Skill.Path != p {
-		return Listed{}, false, fmt.Errorf("%s %s: the registry answered with skill %s", skillsext.FnCatalogGet, p, out.Skill.Path)
+		return Listed{}, false, fmt.Errorf("%s %s: the registry answered with skill %s", rules.FnCatalogGet, p, out.Skill.Path)
 	}
 	l, err := fromCatalog(*out.Skill)
 	if err != nil {
-		return Listed{}, false, fmt.Errorf("%s: %w", skillsext.FnCatalogGet, err)
+		return Listed{}, false, fmt.Errorf("%s: %w", rules.FnCatalogGet, err)
 	}
 	return l, true, nil
 }
@@ -180,9 +181,9 @@ func fromCatalog(c catalogSkill) (Listed, error) {
 }
 
 func (s *iiiSource) ReadFile(ctx context.Context, p, file string) ([]byte, error) {
-	b, err := s.remote.ReadFile(ctx, p, file)
+	b, err := s.remote.CatalogFile(ctx, p, file)
 	if errors.Is(err, skillsext.ErrNoSuchFile) {
-		return nil, fmt.Errorf("%s: the registry no longer serves %s of skill %s: %w", skillsext.FnCatalogFile, file, p, ErrNotServed)
+		return nil, fmt.Errorf("%s: the registry no longer serves %s of skill %s: %w", rules.FnCatalogFile, file, p, ErrNotServed)
 	}
 	return b, err
 }
@@ -200,7 +201,7 @@ func (s *iiiSource) Search(ctx context.Context, query string, limit int) ([]stri
 }
 
 func (s *iiiSource) Watch(ctx context.Context, changed func()) (func(), error) {
-	stop, err := s.remote.Watch(ctx, func(string) { changed() })
+	stop, err := s.remote.Watch(ctx, func(core.Change) { changed() })
 	if err != nil {
 		return nil, err
 	}
