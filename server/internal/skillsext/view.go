@@ -187,13 +187,23 @@ func (v *View) Skill(_ context.Context, p string) (Skill, bool, error) {
 }
 
 // lookup is the view of the skill at path p: a served skill, or a
-// registry version of a published one (<id>@<version>).
+// registry version of a published one (<id>@<version>). The catalog is
+// asked first: its change events reach the view a moment later, and a
+// client that registered a skill and reads it at once must get it.
 func (v *View) lookup(p string) (*view, bool) {
+	e, served := v.cat.Get(p)
 	v.mu.RLock()
 	sv, ok := v.byID[p]
 	v.mu.RUnlock()
-	if ok {
+	switch {
+	case served && ok && sv.entry == e:
 		return sv, true
+	case served:
+		// Built from the entry the catalog holds now; apply stores it
+		// when the change event arrives.
+		return build(e), true
+	case ok:
+		return nil, false // removed from the catalog; the event is on its way
 	}
 	return v.versionView(p)
 }
