@@ -11,7 +11,8 @@
 //  1. the write goes to state;
 //  2. the generation counter (state scope Options.GenerationScope, key
 //     "generation", {"n": N}) is incremented atomically (state::update);
-//  3. {node, scope, op, key, from, to} is published on skills::changes
+//  3. the change log's entry for N ({n, scope, key}) is written;
+//  4. {node, scope, op, key, from, to} is published on skills::changes
 //     (rules.TopicChanges).
 //
 // Every instance subscribes to the topic and applies a message of another
@@ -19,9 +20,11 @@
 // a payload that may arrive out of order, or be forged). Pub/sub is
 // at-most-once, so each instance remembers the generation up to which it
 // has applied every change; a periodic reconcile reads the counter (one
-// state::get, whatever the catalog's size) and re-lists every scope only
-// when changes it has not applied stay missing for two checks in a row.
-// Connects and reconnects re-list too.
+// state::get, whatever the catalog's size) and, when changes it has not
+// applied stay missing for two checks in a row, reads their keys from the
+// change log that every bump also writes (changelog.go: the last 256
+// changes) and re-reads those keys alone. Only a gap the log cannot close
+// re-lists every scope. Connects and reconnects re-list too.
 //
 // # Forged and flooded messages
 //

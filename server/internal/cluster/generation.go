@@ -144,3 +144,20 @@ func (g *generation) missing(gen int64) int64 {
 	}
 	return gen - applied
 }
+
+// appliedUpTo is the generation every change up to which was applied, and
+// whether it is known.
+func (g *generation) appliedUpTo() (int64, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.applied, g.known
+}
+
+// credited reports whether the hop from → from+1 was applied already
+// (its message arrived) or lies below what was applied.
+func (g *generation) credited(from int64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.hops[from]
+	return ok || from < g.applied
+}

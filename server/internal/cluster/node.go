@@ -135,6 +135,10 @@ func (n *node) Announce(ctx context.Context, scope, op, key string) {
 	} else {
 		msg.From, msg.To = from, to
 		n.gen.own(from, to)
+		if err := n.record(ctx, to, scope, key); err != nil {
+			n.log.Warn("cluster: writing the change log failed; an instance that misses this change's message re-lists",
+				"scope", scope, "key", key, "err", err)
+		}
 	}
 	if err := n.call.Fire(ctx, iii.Publish, map[string]any{"topic": rules.TopicChanges, "data": msg}); err != nil {
 		n.log.Warn("cluster: publishing a change failed", "scope", scope, "key", key, "err", err)
@@ -288,6 +292,12 @@ func (n *node) reconcile(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("read the generation: %w", err)
 	}
 	if !n.gen.gapPersists(gen) {
+		return false, nil
+	}
+	// A lost message: the change log names its key.
+	if closed, err := n.catchUp(ctx, gen); err != nil {
+		return false, err
+	} else if closed {
 		return false, nil
 	}
 	if err := n.relist(ctx, false); errors.Is(err, errRelistLimited) {

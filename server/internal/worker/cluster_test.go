@@ -29,9 +29,9 @@ func twoNodes(t testing.TB, sharedBus bool, opts ...func(*stack, *Options)) (a, 
 	if sharedBus {
 		busB = busA
 	}
-	opts = append(opts, func(_ *stack, o *Options) {
+	opts = append([]func(*stack, *Options){func(_ *stack, o *Options) {
 		o.Cluster.ReconcileInterval, o.Cluster.MinRelistInterval = 20*time.Millisecond, 20*time.Millisecond
-	})
+	}}, opts...)
 	a = startStackOn(t, engine.Config{Store: st, PubSub: busA}, nil, opts...)
 	b = startStackOn(t, engine.Config{Store: st, PubSub: busB}, nil, opts...)
 	return a, b
@@ -167,6 +167,24 @@ func TestClusterWritesOnOneNodeShowOnTheOther(t *testing.T) {
 	case ev := <-evB:
 		t.Fatalf("b got an extra event %q", ev)
 	default:
+	}
+}
+
+// A lost broadcast is found in the change log: the other node re-reads
+// that key alone, long before it may re-list (a node that re-listed at its
+// connect, as after a restart, may not re-list again for a while).
+func TestClusterCatchesUpFromTheChangeLogWithoutRelisting(t *testing.T) {
+	a, b := twoNodes(t, false, func(_ *stack, o *Options) { o.Cluster.MinRelistInterval = time.Hour })
+	evB := subscribe(t, b, "b")
+	relists := b.reg.Cluster().Stats().Relists
+	a.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "logged", "skill": "# logged\n"}, nil)
+	expectEvent(t, evB, "skill register logged")
+	a.mustCall(t, rules.FnPromptsRegister, map[string]any{"name": "logged-p", "description": "d", "function_id": "f::g"}, nil)
+	expectEvent(t, evB, "prompt register logged-p")
+	a.mustCall(t, rules.FnSkillsUnregister, map[string]string{"id": "logged"}, nil)
+	expectEvent(t, evB, "skill unregister logged")
+	if got := b.reg.Cluster().Stats().Relists; got != relists {
+		t.Fatalf("b re-listed %d times to catch up; want the change log to close the gaps", got-relists)
 	}
 }
 
