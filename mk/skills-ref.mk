@@ -8,7 +8,9 @@
 #                          (CORPORA) and of the committed broken skills: each difference is
 #                          explained in testdata/skills-ref/differences.txt. A validator that
 #                          does not install is "not run"; with neither, the target says so and
-#                          succeeds.
+#                          succeeds. With the PyPI one it also reads back the folders `skills
+#                          sync` writes (server/internal/skillsync: the corpora and published
+#                          skills synced from a real registry).
 
 PYTHON3 ?= python3
 NPM ?= npm
@@ -42,6 +44,8 @@ test-skills-ref:
 	[ -z "$$notes" ] || echo "$$notes"; \
 	set -o pipefail; SKILLS_REF_PYTHON=$$py SKILLS_REF_NODE=$$node CORPORA="$(CORPORA)" \
 		$(GO) test -count=1 -v -run '^TestSkillsRef$$' ./server/internal/skillcheck/ 2>&1 \
-		| sed -E 's/^ +skillsref_test\.go:[0-9]+: //'
+		| sed -E 's/^ +skillsref_test\.go:[0-9]+: //' && \
+	if [ -n "$$py" ]; then SKILLS_REF_PYTHON=$$py CORPORA="$(CORPORA)" \
+		$(GO) test -count=1 -run '^(TestSyncCorpus|TestSyncCorpus322|TestSyncPublishedVersions)$$' ./server/internal/skillsync/; fi
 
 TEST_TARGETS += test-skills-ref

@@ -61,7 +61,10 @@ FUZZ_TARGETS := \
 	./server/internal/catalog:FuzzFrontmatter \
 	./server/internal/skillsprotocol:FuzzParseManifest \
 	./server/internal/skillsprotocol:FuzzBuildEntry \
-	./server/internal/skillsprotocol:FuzzRPCParams
+	./server/internal/skillsprotocol:FuzzRPCParams \
+	./server/internal/skillarchive:FuzzRead \
+	./server/internal/skillarchive:FuzzCleanName \
+	./server/internal/skilladd:FuzzParseSource
 
 .PHONY: fuzz soak test-kill9 loadtest rpcmem slowread
 

@@ -37,4 +37,19 @@ const (
 	// namespace (as skill::fetch is beside skills::fetch_skill).
 	FnSkillsSearch = "skills::search"
 	FnSkillSearch  = "skill::search"
+
+	// Ours, internal (metadata internal: true, never MCP tools): the
+	// catalog as the MCP Skills extension serves it, for a surface in
+	// another process (`skills mcp`), and its change trigger type.
+	FnCatalogList          = "skills::catalog-list"
+	FnCatalogGet           = "skills::catalog-get"
+	FnCatalogFile          = "skills::catalog-file"
+	TriggerCatalogOnChange = "skills::catalog-on-change"
+
+	// Ours, internal: the registry's own subscriptions. FnCacheSync takes
+	// the engine's state events of the skills scope; FnClusterSync the
+	// changes other registry instances publish on TopicChanges.
+	FnCacheSync   = "skills::cache-sync"
+	FnClusterSync = "skills::cluster-sync"
+	TopicChanges  = "skills::changes"
 )

@@ -408,6 +408,14 @@ def test_reregisters_when_the_registry_comes_back(
         wait_until(lambda: _serves_register(observer), what="the registry worker")
         assert publisher.start()
         assert rounds.acquire(timeout=5)
+        # The registry came before the publisher subscribed, so its own event
+        # may have gone by: a function registered now brings another one, which
+        # lists every function.
+
+        async def nudge(_data: Any) -> None:
+            return None
+
+        observer.register_function(f"pytest{uid}::nudge", nudge)
         wait_until(lambda: any(seen), what="an engine::functions-available event naming the registry")
 
         def registered_at() -> str:

@@ -8,6 +8,7 @@
 //	skills search [--limit N] [--namespace NS] QUERY... rank the registry's skills
 //	skills mcp --stdio | --http ADDR [--url URL] serve the registry over MCP
 //	skills sp-tools [--format F]                 print the Skills Protocol tool definitions
+//	skills add [--url URL] SOURCE…               register the skills of folders, archives, git repositories
 //	skills help [COMMAND]                        usage of skills or of one command (stdout)
 //
 // This file only dispatches: the server itself is assembled by package
@@ -64,6 +65,12 @@ const usageCommands = `  skills [flags]                                         
   skills sp-tools [--format schema|openai|anthropic]      print the Skills Protocol tool definitions
   skills check [--format text|github|json] [--strict] [--url URL] PATH...
                                                           check folders of skills and skill files offline
+  skills sync --url URL (--dir DIR | --agent NAME[,NAME…] [--scope project|user]) [--lock FILE]
+              [--frozen | --check | --watch] [SELECTOR…]
+                                                          mirror registry skills into agents' folders, with a lock
+  skills add [--url URL] [--token T] [--dry-run] SOURCE…
+                                                          register the skills of folders, archives (.zip, .tar.gz) and
+                                                          git repositories (URL or owner/repo, #ref, :subfolder)
   skills versions [--prompt] ID                           list a skill's (or prompt's) versions and labels
   skills diff [--prompt] ID FROM TO                       unified diff between two versions or labels
   skills label [--prompt] ID LABEL VERSION                point a label at a version (--admin-token if protected)
@@ -82,6 +89,8 @@ var subcommands = []struct {
 	{"mcp", runMCP},
 	{"sp-tools", runSPTools},
 	{"check", runCheck},
+	{"sync", runSync},
+	{"add", runAdd},
 }
 
 // subcommandNames is "trigger, mcp, sp-tools", for the error on a stray argument.

@@ -21,9 +21,9 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/app"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/health"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
-	"github.com/iii-skills/skills/server/internal/skillsext"
 )
 
 // engineConnected is the readiness of `skills mcp`: it serves what the
@@ -102,10 +102,12 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
-	// The registry publishes its catalog over iii (skillsext.Register).
-	backend := &skillsext.Remote{Client: client}
+	// The registry runs in another process: every registry read goes over
+	// iii (its functions, the catalog included: skills::catalog-*).
+	reg := core.NewRemote(client, core.RemoteOptions{Logger: log})
 	if *httpAddr != "" {
-		_, stopHTTP, err := app.StartHTTP(ctx, client, *httpAddr, httpOpts, backend, tools, log, nil, "", nil, engineConnected(client))
+		_, stopHTTP, err := app.StartHTTP(ctx, app.HTTPServer{Addr: *httpAddr, Client: client, Registry: reg, Door: httpOpts,
+			MCP: tools, Ready: engineConnected(client), Logger: log})
 		if err != nil {
 			log.Error("cannot start the MCP endpoint", "addr", *httpAddr, "err", err)
 			return 1
@@ -113,7 +115,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		defer stopHTTP()
 	}
 	if *stdio {
-		srv := skillsmcp.New(client, app.MCPOptions(tools, backend, log))
+		srv := skillsmcp.New(client, app.MCPOptions(tools, reg, log))
 		if err := srv.Start(ctx); err != nil {
 			log.Error("cannot subscribe to the skills registry", "err", err)
 			return 1

@@ -14,14 +14,14 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
-	"github.com/iii-skills/skills/server/internal/worker"
+	"github.com/iii-skills/skills/server/internal/core"
 )
 
 // runSearch is `skills search [flags] QUERY...`: skills::search on the
 // registry behind --url, printed as a ranked list (or JSON with --json).
 func runSearch(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("skills search", flag.ContinueOnError)
-	limit := fs.Int("limit", worker.DefaultSearchLimit, fmt.Sprintf("Most results (1 to %d)", worker.MaxSearchLimit))
+	limit := fs.Int("limit", core.DefaultSearchLimit, fmt.Sprintf("Most results (1 to %d)", core.MaxSearchLimit))
 	namespace := fs.String("namespace", "", "Only skills with this id or under it (\"iii\" keeps iii and iii/…)")
 	asJSON := fs.Bool("json", false, "Print skills::search's JSON answer")
 	engineURL := fs.String("url", envOr("III_URL", iii.DefaultEngineURL), "WebSocket URL of the iii engine")
@@ -83,7 +83,7 @@ func runSearch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, prettyOrRaw(out))
 		return 0
 	}
-	var res worker.SearchOutput
+	var res core.SearchOutput
 	if err := json.Unmarshal(out, &res); err != nil {
 		fmt.Fprintf(stderr, "skills search: unexpected answer %s: %v\n", clip(string(out), 200), err)
 		return 1
@@ -92,7 +92,7 @@ func runSearch(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func printSearch(w io.Writer, res worker.SearchOutput) {
+func printSearch(w io.Writer, res core.SearchOutput) {
 	if len(res.Results) == 0 {
 		fmt.Fprintln(w, "No skill matches this query.")
 		return

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/history"
-	"github.com/iii-skills/skills/server/internal/worker"
 )
 
 // adminTokenEnv supplies --admin-token when the flag is not given.
@@ -186,7 +186,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, prettyOrRaw(out))
 		return 0
 	}
-	var d worker.DiffResult
+	var d core.DiffResult
 	if err := json.Unmarshal(out, &d); err != nil {
 		fmt.Fprintf(stderr, "skills diff: unexpected answer %s: %v\n", clip(string(out), 200), err)
 		return 1
@@ -254,7 +254,7 @@ func runRollback(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, prettyOrRaw(out))
 		return 0
 	}
-	var r worker.RollbackResult
+	var r core.RollbackResult
 	if err := json.Unmarshal(out, &r); err != nil {
 		fmt.Fprintf(stderr, "skills rollback: unexpected answer %s: %v\n", clip(string(out), 200), err)
 		return 1

@@ -13,6 +13,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/engine"
+	"github.com/iii-skills/skills/server/internal/invoke"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 )
 
@@ -163,16 +164,10 @@ func describeHolders(ctx context.Context, client *iii.Client, refused []*iii.Reg
 // workerNames maps worker ids to names from engine::workers::list (best
 // effort: nil when the engine does not answer).
 func workerNames(ctx context.Context, client *iii.Client) map[string]string {
-	callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	out, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: iii.FnListWorkers, Data: json.RawMessage(`{}`)})
-	if err != nil {
-		return nil
-	}
 	var list struct {
 		Workers []iii.WorkerInfo `json:"workers"`
 	}
-	if json.Unmarshal(out, &list) != nil {
+	if (invoke.Caller{Client: client, Timeout: 5 * time.Second}).Call(ctx, iii.FnListWorkers, nil, &list) != nil {
 		return nil
 	}
 	names := make(map[string]string, len(list.Workers))
@@ -226,16 +221,14 @@ func reclaimOnReconnect(ctx context.Context, client *iii.Client, bound time.Dura
 func heldTriggerTypes(ctx context.Context, client *iii.Client) []string {
 	var out []string
 	me := client.WorkerID()
+	engine := invoke.Caller{Client: client, Timeout: 5 * time.Second}
 	for _, id := range client.TriggerTypeIDs() {
-		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		data, _ := json.Marshal(map[string]string{"id": id})
-		raw, err := client.Trigger(callCtx, iii.TriggerRequest{FunctionID: iii.FnInfoTriggers, Data: data})
-		cancel()
 		var info iii.TriggerTypeDetail
-		switch {
+		switch err := engine.Call(ctx, iii.FnInfoTriggers, map[string]string{"id": id}, &info); {
 		case err != nil:
-			// Not ours to judge: an engine without the type's info.
-		case json.Unmarshal(raw, &info) != nil || info.ProviderWorkerID == nil:
+			// Not ours to judge: an engine without the type's info (or
+			// an answer that is not one).
+		case info.ProviderWorkerID == nil:
 		case *info.ProviderWorkerID != me:
 			out = append(out, fmt.Sprintf("trigger type %s is provided by worker %s", id, *info.ProviderWorkerID))
 		}

@@ -12,12 +12,13 @@ import (
 	"gopkg.in/yaml.v3"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/directory"
 	"github.com/iii-skills/skills/server/internal/engine"
 	"github.com/iii-skills/skills/server/internal/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
+	"github.com/iii-skills/skills/server/internal/sections"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
-	"github.com/iii-skills/skills/server/internal/worker"
 )
 
 // Config is everything the skills server can be told, in config.yaml or
@@ -100,10 +101,10 @@ type TokenConfig struct {
 	Namespaces []string `yaml:"namespaces"`
 }
 
-// RegistryConfig is the registry worker: upstream's keys (worker.Config:
-// scopes, state_timeout_ms, versions) and the worker's own options.
+// RegistryConfig is the registry: upstream's keys (core.Config: scopes,
+// state_timeout_ms, versions) and the registry's own options.
 type RegistryConfig struct {
-	worker.Config   `yaml:",inline"`
+	core.Config     `yaml:",inline"`
 	StrictFetch     bool          `yaml:"strict_fetch"`
 	SectionMaxDepth int           `yaml:"section_max_depth"`
 	SectionMaxBytes int           `yaml:"section_max_bytes"`
@@ -210,7 +211,7 @@ func (d DirectoryConfig) runtime() directory.Config {
 }
 
 // HTTPConfig is the one HTTP listener: /mcp, /rpc, the web page, probes.
-// mcp.allow_side_effects lives in RegistryConfig (worker.Config.MCP), where
+// mcp.allow_side_effects lives in RegistryConfig (core.Config.MCP), where
 // config files have always had it.
 type HTTPConfig struct {
 	// Addr is host:port (empty: no listener). Flags --http-addr, --mcp-addr.
@@ -303,7 +304,7 @@ func SplitList(s string) []string {
 	return out
 }
 
-// Defaults of the settings that are not upstream's (worker.DefaultConfig,
+// Defaults of the settings that are not upstream's (core.DefaultConfig,
 // and the directory's in DefaultConfig).
 const (
 	// DefaultHTTPAddr is where the HTTP listener serves unless told
@@ -326,8 +327,8 @@ const (
 func DefaultConfig() Config {
 	return Config{
 		Engine: EngineConfig{URL: iii.DefaultEngineURL, DataDir: DefaultDataDir, MaxConnections: engine.DefaultMaxConnections},
-		Registry: RegistryConfig{Config: worker.DefaultConfig(), SectionMaxDepth: worker.DefaultSectionMaxDepth,
-			SectionMaxBytes: worker.DefaultSectionMaxBytes, ClaimTimeout: DefaultClaimTimeout,
+		Registry: RegistryConfig{Config: core.DefaultConfig(), SectionMaxDepth: sections.DefaultMaxDepth,
+			SectionMaxBytes: sections.DefaultMaxBytes, ClaimTimeout: DefaultClaimTimeout,
 			ResultResend: DefaultResultResend},
 		Directory: DirectoryConfig{RegistryURL: directory.DefaultRegistryURL, DownloadTimeoutMS: directory.DefaultDownloadTimeout,
 			RegistryCacheTTLMS: directory.DefaultRegistryCacheTTL},

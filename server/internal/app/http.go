@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/health"
 	"github.com/iii-skills/skills/server/internal/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
@@ -21,20 +22,46 @@ import (
 	"github.com/iii-skills/skills/server/internal/worker"
 )
 
-// StartHTTP serves the MCP endpoint for client on addr until ctx ends and
-// returns a func that stops it and waits. backend (nil: iii:// only)
-// serves the skill:// catalog; tools carries the tool options
-// (NoSkillTools, AllowSideEffects and its setting's name). With rt set, the same listener serves the
-// Skills Protocol endpoint at rpcPath (and its tool definitions at
-// rpcPath/tools) behind the same guard. With page set, it also serves the
-// web page of its catalog at / (server/internal/web).
-func StartHTTP(ctx context.Context, client *iii.Client, addr string, opts skillsmcp.HTTPOptions, backend skillsmcp.Backend,
-	tools skillsmcp.Options, log *slog.Logger, rt *skillsprotocol.Runtime, rpcPath string, page *webSource, ready health.Check) (bound net.Addr, stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, nil, fmt.Errorf("listen on %s: %w", addr, err)
+// HTTPServer is what one HTTP listener serves.
+type HTTPServer struct {
+	// Addr is where it listens (host:port; port 0 picks one).
+	Addr string
+	// Client is the MCP server's iii client: the engine's listings and the
+	// functions behind tools.
+	Client *iii.Client
+	// Registry is the registry MCP serves: core.Local in the registry's
+	// own process (no engine hop), core.Remote from `skills mcp`.
+	Registry core.Registry
+	// Door is the listener's Host, Origin and token rules and the MCP
+	// session limits.
+	Door skillsmcp.HTTPOptions
+	// MCP carries the tool options (NoSkillTools, AllowSideEffects and its
+	// setting's name); Registry, Version and Logger are filled in.
+	MCP skillsmcp.Options
+	// Runtime, when set, serves the Skills Protocol at RPCPath (and its
+	// tool definitions at RPCPath/tools) behind the same door.
+	Runtime *skillsprotocol.Runtime
+	RPCPath string
+	// Page, when set, serves the web page at / (server/internal/web).
+	Page *webSource
+	// Ready is /readyz (nil: always ready).
+	Ready  health.Check
+	Logger *slog.Logger
+}
+
+// StartHTTP serves h until ctx ends and returns the address it listens on
+// and a func that stops it and waits.
+func StartHTTP(ctx context.Context, h HTTPServer) (bound net.Addr, stop func(), err error) {
+	log := h.Logger
+	if log == nil {
+		log = slog.Default()
 	}
-	srv := skillsmcp.New(client, MCPOptions(tools, backend, log))
+	client, opts, rt, rpcPath, page, ready := h.Client, h.Door, h.Runtime, h.RPCPath, h.Page, h.Ready
+	ln, err := net.Listen("tcp", h.Addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on %s: %w", h.Addr, err)
+	}
+	srv := skillsmcp.New(client, MCPOptions(h.MCP, h.Registry, log))
 	ctx, cancel := context.WithCancel(ctx)
 	if err := srv.Start(ctx); err != nil {
 		cancel()
@@ -75,9 +102,10 @@ func StartHTTP(ctx context.Context, client *iii.Client, addr string, opts skills
 	}, nil
 }
 
-// MCPOptions completes the tool options of an MCP server.
-func MCPOptions(tools skillsmcp.Options, backend skillsmcp.Backend, log *slog.Logger) skillsmcp.Options {
-	tools.Version, tools.Logger, tools.Backend = worker.Version, log, backend
+// MCPOptions completes the tool options of an MCP server of reg, which
+// also serves reg's catalog as the MCP Skills extension.
+func MCPOptions(tools skillsmcp.Options, reg core.Registry, log *slog.Logger) skillsmcp.Options {
+	tools.Version, tools.Logger, tools.Registry, tools.SkillsExtension = worker.Version, log, reg, true
 	return tools
 }
 

@@ -10,6 +10,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/sandbox"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/store"
@@ -50,7 +51,7 @@ func openSkillsProtocol(client *iii.Client, cat *catalog.Catalog, cfg SkillsProt
 	if err != nil {
 		return nil, nil, fmt.Errorf("skills protocol store (give each skills process its own --data): %w", err)
 	}
-	rt, err := skillsprotocol.New(skillsprotocol.Options{Catalog: cat, State: skillsprotocol.LocalState(st),
+	rt, err := skillsprotocol.New(skillsprotocol.Options{Catalog: cat, State: kv.Local(st),
 		Secrets: cfg.Secrets, SecretGrants: cfg.SecretGrants, PublishedMayShadowFolders: cfg.PublishedMayShadowFolders,
 		MaxPublishedBundles: cfg.PublishedMaxBundles, MaxPublishedBundleBytes: cfg.PublishedBundleMaxBytes, MaxPublishedBytes: cfg.PublishedMaxBytes,
 		WorkDir: cfg.WorkDir, BlobTTL: blobTTL, MaxBlobStoreBytes: cfg.BlobStoreMaxBytes,

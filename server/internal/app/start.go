@@ -11,12 +11,13 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/cluster"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/engine"
 	"github.com/iii-skills/skills/server/internal/health"
-	"github.com/iii-skills/skills/server/internal/history"
 	"github.com/iii-skills/skills/server/internal/httpguard"
+	"github.com/iii-skills/skills/server/internal/kv"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
-	"github.com/iii-skills/skills/server/internal/skillsext"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/worker"
 )
@@ -38,7 +39,11 @@ type Server struct {
 	Engine *engine.Engine
 	// Catalog is what every surface reads (nil with Engine.Only).
 	Catalog *catalog.Catalog
-	// Worker is the registry worker (nil with Engine.Only).
+	// Registry is the registry every surface of this process calls (nil
+	// with Engine.Only).
+	Registry *core.Local
+	// Worker puts the registry's functions on the engine (nil with
+	// Engine.Only).
 	Worker *worker.Worker
 
 	client  *iii.Client
@@ -171,29 +176,26 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// registry.
 	client := iii.New(target, opts...)
 	s.client = client
-	// The catalog every surface reads; its MCP Skills extension view is
-	// served in-process and, for `skills mcp`, over iii.
+	// The catalog every source feeds and the registry serves.
 	cat := catalog.New()
 	s.Catalog = cat
-	view := skillsext.NewView(cat)
-	s.defer_(view.Close)
 	s.defer_(trimAfterChanges(cat, trimBytes, trimQuiet))
-	wopts := worker.Options{StrictFetch: cfg.Registry.StrictFetch, Logger: log, Catalog: cat,
-		SectionMaxDepth: cfg.Registry.SectionMaxDepth, SectionMaxBytes: cfg.Registry.SectionMaxBytes,
-		AdminToken: cfg.Registry.AdminToken}
+	// The registry's state: the embedded engine's store, in-process (one
+	// commit per registration and its version, nobody else shares it), or
+	// any engine's state::* (other registry instances may share it).
+	state := kv.III(client, cfg.Registry.StateTimeout())
 	if eng != nil {
-		// Cold loads read the embedded store directly (see ListState), and
-		// published bodies stay in it, read on demand (see ReadState).
-		wopts.ListState = eng.ListState
-		wopts.ReadState = eng.StateStore().Get
-		// History joins the engine's group commit in-process.
-		wopts.History = history.StoreBackend(eng.StateStore())
-		// Nobody else shares the embedded engine's state: no broadcasts.
-		wopts.SingleNode = true
-		// A new version and its served row: one store transaction.
-		wopts.SetStateWith = eng.SetStateWith
+		state = kv.Engine(eng, client.WorkerID)
 	}
-	w := worker.New(client, cfg.Registry.Config, wopts)
+	// The registry itself: every surface of this process calls it
+	// directly; the worker puts its functions on the engine for workers
+	// and for surfaces in other processes.
+	reg := core.New(client, cfg.Registry.Config, core.Options{State: state, Catalog: cat, StrictFetch: cfg.Registry.StrictFetch,
+		Logger: log, SectionMaxDepth: cfg.Registry.SectionMaxDepth, SectionMaxBytes: cfg.Registry.SectionMaxBytes,
+		AdminToken: cfg.Registry.AdminToken})
+	s.Registry = reg
+	s.defer_(reg.Close)
+	w := worker.New(client, reg, log)
 	s.Worker = w
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
@@ -204,10 +206,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		log.Error("cannot register the registry functions", "err", err)
 		return nil, fmt.Errorf("cannot register the registry functions: %w", err)
 	}
-	if err := skillsext.Register(ctx, client, view, log); err != nil {
-		log.Error("cannot register the catalog functions", "err", err)
-		return nil, fmt.Errorf("cannot register the catalog functions: %w", err)
-	}
 	sp, spStore, err := newSkillsProtocol(client, cat, cfg.SkillsProtocol, cfg.in(), cfg.Engine.DataDir, log)
 	if err != nil {
 		log.Error("cannot start the Skills Protocol runtime", "err", err)
@@ -215,19 +213,18 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.defer_(func() { _ = spStore.Close() })
 	s.defer_(func() { _ = sp.Close() })
-	if w.SharesState() {
+	if state.Shared() {
 		// Other registry instances may share this engine's state: bundles
-		// published through any of them are served by all (skillsprotocol/cluster.go).
-		sp.ShareBundles(skillsprotocol.IIIState(client, cfg.Registry.StateTimeout()), func(ctx context.Context, key string) {
-			w.Announce(ctx, skillsprotocol.SharedBundleScope, key)
+		// published through any of them are served by all
+		// (skillsprotocol/cluster.go), a scope of the registry's cluster.
+		sp.ShareBundles(state, func(ctx context.Context, key string) {
+			reg.Cluster().Announce(ctx, skillsprotocol.SharedBundleScope, cluster.OpSet, key)
 		})
-		w.AddClusterScope(worker.ClusterScope{Scope: skillsprotocol.SharedBundleScope,
-			Apply: sp.ApplySharedBundle, Relist: sp.RelistSharedBundles})
+		reg.Cluster().Add(skillsprotocol.SharedBundleScope, sp.ClusterScope())
 	}
-	sp.SetAdminToken(cfg.Registry.AdminToken)     // skills::unpublish-bundle of any publisher's bundle
-	sp.SetSkillHistory(w.SkillVersionBody)        // describe_skill / read_skill_file `version` (docs/versions.md)
-	sp.SetSkillVersionList(w.SkillVersionNumbers) // … and describe_skill `versions`
-	view.SetVersions(w.SkillVersionBody)          // skill://<id>@<version>/SKILL.md
+	sp.SetAdminToken(cfg.Registry.AdminToken)       // skills::unpublish-bundle of any publisher's bundle
+	sp.SetSkillHistory(reg.SkillVersionBody)        // describe_skill / read_skill_file `version` (docs/versions.md)
+	sp.SetSkillVersionList(reg.SkillVersionNumbers) // … and describe_skill `versions`
 	dir, stopFolders, err := startFolders(client, cat, cfg.Directory, sp, log)
 	if err != nil {
 		log.Error("cannot serve the skills folders", "err", err)
@@ -268,7 +265,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, fmt.Errorf("cannot open the embedded engine to other workers: %w", err)
 		}
 	}
-	w.Start(ctx)
+	reg.Start(ctx)
 	s.lost = reclaimOnReconnect(ctx, client, cfg.Registry.ClaimTimeout, log, setStamped, claims)
 	log.Info("skills ready: 13 functions + skills::search / skill::search + 2 custom trigger types")
 	if cfg.Engine.Standalone {
@@ -277,7 +274,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.HTTP.Addr != "" {
 		tools := skillsmcp.Options{NoSkillTools: cfg.HTTP.NoSkillTools, AllowSideEffects: cfg.Registry.MCP.AllowSideEffects,
 			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
-		page := &webSource{cat: cat, w: w}
+		page := &webSource{reg: reg}
+		if dir != nil {
+			page.folders = dir
+		}
 		page.publicOrigin, _, _ = httpguard.PublicOrigin("", cfg.HTTP.PublicURL) // Validate checked it
 		if cfg.HTTP.WebAdminLabels {
 			page.adminToken = cfg.Registry.AdminToken
@@ -285,7 +285,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 				log.Warn("--web-admin-labels has no effect: no --admin-token (or " + EnvAdminToken + ") is set")
 			}
 		}
-		bound, stopHTTP, err := StartHTTP(ctx, client, cfg.HTTP.Addr, cfg.HTTP.options(), view, tools, log, sp, cfg.HTTP.RPCPath, page, health.All(w.Ready, claims.Ready))
+		bound, stopHTTP, err := StartHTTP(ctx, HTTPServer{Addr: cfg.HTTP.Addr, Client: client, Registry: reg, Door: cfg.HTTP.options(),
+			MCP: tools, Runtime: sp, RPCPath: cfg.HTTP.RPCPath, Page: page, Ready: health.All(reg.Ready, claims.Ready), Logger: log})
 		if err != nil {
 			var listenErr *net.OpError
 			if errors.As(err, &listenErr) {

@@ -5,18 +5,17 @@ import (
 	"net/http"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/httpguard"
 	"github.com/iii-skills/skills/server/internal/web"
-	"github.com/iii-skills/skills/server/internal/worker"
 )
 
-// webSource is what this process's web page shows: its catalog and the
-// registry worker whose versions and labels it follows (nil: no page, as
-// in `skills mcp`).
+// webSource is what this process's web page shows: its registry (and the
+// registry's catalog) and its skills folders (nil: none), all read
+// in-process; nil as a whole: no page, as in `skills mcp`.
 type webSource struct {
-	cat *catalog.Catalog
-	w   *worker.Worker
+	reg     *core.Local
+	folders web.Folders
 	// adminToken is the registry's --admin-token, given to the page only
 	// with --web-admin-labels (docs/web.md).
 	adminToken string
@@ -25,21 +24,18 @@ type webSource struct {
 }
 
 // webPage builds the web page for the HTTP listener (nil when there is no
-// catalog in this process). Its iii calls go through client, like any
-// other client's.
+// registry in this process). Only the engine's own listings (workers)
+// go through client.
 func webPage(src *webSource, client *iii.Client, log *slog.Logger) func(httpguard.Policy) (http.Handler, func()) {
-	if src == nil || src.cat == nil {
+	if src == nil {
 		return nil
 	}
 	return func(guard httpguard.Policy) (http.Handler, func()) {
-		opts := web.Options{Catalog: src.cat, Caller: client, Searcher: web.FunctionSearcher{Caller: client},
-			Guard: guard, TokenSetting: "--mcp-token", Logger: log, AdminToken: src.adminToken, PublicOrigin: src.publicOrigin}
-		if src.w != nil {
-			opts.VersionChanges = src.w.SubscribeVersions
-			opts.ServeLabel, opts.ProtectedLabels = src.w.ServeLabel(), src.w.ProtectedLabels()
-			opts.Publishers = src.w
-		}
-		page := web.New(opts)
+		reg := src.reg
+		page := web.New(web.Options{Catalog: reg.Catalog(), Registry: reg, Folders: src.folders, Engine: client,
+			Searcher: web.RegistrySearcher{Registry: reg}, Guard: guard, TokenSetting: "--mcp-token", Logger: log,
+			AdminToken: src.adminToken, PublicOrigin: src.publicOrigin, VersionChanges: reg.SubscribeVersions, ServeLabel: reg.ServeLabel(),
+			ProtectedLabels: reg.ProtectedLabels(), Publishers: reg})
 		return page, page.Close
 	}
 }

@@ -21,8 +21,8 @@ func TestDiagnosticsMetadataWarningAndYAMLLine(t *testing.T) {
 		t.Fatalf("skill::fetch %q", got)
 	}
 	var diag struct {
-		Skipped  []skippedRow `json:"skipped"`
-		Warnings []skippedRow `json:"warnings"`
+		Skipped  []SkippedRow `json:"skipped"`
+		Warnings []SkippedRow `json:"warnings"`
 	}
 	s.must(t, FnSkillsDiagnostics, map[string]any{}, &diag)
 	if len(diag.Skipped) != 1 || diag.Skipped[0].Path != "bad-yaml/SKILL.md" ||

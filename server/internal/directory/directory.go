@@ -484,23 +484,58 @@ func (d *Directory) skillFile(id string) (text string, ok bool, err error) {
 
 // ---- prompts ----
 
-type promptRow struct {
+// FolderPrompt is a prompt of a skills folder, as directory::prompts::list
+// lists it.
+type FolderPrompt struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	ModifiedAt  string `json:"modified_at"`
+}
+
+// FolderPromptBody is a folder prompt with its body (directory::prompts::get).
+type FolderPromptBody struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Body        string `json:"body"`
+	ModifiedAt  string `json:"modified_at"`
+}
+
+// FolderPrompts lists the prompts of the skills folders.
+func (d *Directory) FolderPrompts() []FolderPrompt {
+	rows := []FolderPrompt{}
+	if d.set != nil {
+		for _, p := range d.set.Prompts() {
+			rows = append(rows, FolderPrompt{Name: p.Name, Description: p.Description, ModifiedAt: modifiedAt(p.Modified)})
+		}
+	}
+	return rows
+}
+
+// FolderPromptNamed reads the folder prompt name: NOT_FOUND when there is
+// none, INVALID_ARGUMENTS for a name the rules refuse.
+func (d *Directory) FolderPromptNamed(name string) (FolderPromptBody, error) {
+	if err := registry.ValidateName(name); err != nil {
+		return FolderPromptBody{}, invalidArguments(err)
+	}
+	var p *fsource.Prompt
+	if d.set != nil {
+		p, _ = d.set.Prompt(name)
+	}
+	if p == nil {
+		return FolderPromptBody{}, notFound(fmt.Errorf(fmtPromptNotFound, name))
+	}
+	body, err := p.Body.String()
+	if err != nil {
+		return FolderPromptBody{}, err
+	}
+	return FolderPromptBody{p.Name, p.Description, body, modifiedAt(p.Modified)}, nil
 }
 
 func (d *Directory) promptsList(_ context.Context, data json.RawMessage) (any, error) {
 	if err := decode(data, "ListInput", &struct{}{}); err != nil {
 		return nil, err
 	}
-	rows := []promptRow{}
-	if d.set != nil {
-		for _, p := range d.set.Prompts() {
-			rows = append(rows, promptRow{Name: p.Name, Description: p.Description, ModifiedAt: modifiedAt(p.Modified)})
-		}
-	}
-	return map[string]any{"prompts": rows}, nil
+	return map[string]any{"prompts": d.FolderPrompts()}, nil
 }
 
 func (d *Directory) promptsGet(_ context.Context, data json.RawMessage) (any, error) {
@@ -513,32 +548,13 @@ func (d *Directory) promptsGet(_ context.Context, data json.RawMessage) (any, er
 	if in.Name == nil {
 		return nil, invalidArguments(errors.New("missing field `name`"))
 	}
-	name := *in.Name
-	if err := registry.ValidateName(name); err != nil {
-		return nil, invalidArguments(err)
-	}
-	var p *fsource.Prompt
-	if d.set != nil {
-		p, _ = d.set.Prompt(name)
-	}
-	if p == nil {
-		return nil, notFound(fmt.Errorf(fmtPromptNotFound, name))
-	}
-	body, err := p.Body.String()
-	if err != nil {
-		return nil, err
-	}
-	return struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-		Body        string `json:"body"`
-		ModifiedAt  string `json:"modified_at"`
-	}{p.Name, p.Description, body, modifiedAt(p.Modified)}, nil
+	return d.FolderPromptNamed(*in.Name)
 }
 
 // ---- diagnostics ----
 
-type folderRow struct {
+// FolderRow is one skills folder in Diagnostics.
+type FolderRow struct {
 	Folder  string `json:"folder"`
 	Path    string `json:"path"`
 	Exists  bool   `json:"exists"`
@@ -547,14 +563,17 @@ type folderRow struct {
 	Skipped int    `json:"skipped"`
 }
 
-type skippedRow struct {
+// SkippedRow is a file of a folder that is not served, or served with a
+// caveat.
+type SkippedRow struct {
 	Folder string `json:"folder"`
 	Path   string `json:"path"`
 	File   string `json:"file"`
 	Reason string `json:"reason"`
 }
 
-type shadowRow struct {
+// ShadowRow is a skill another source's entry hides.
+type ShadowRow struct {
 	ID string `json:"id"`
 	// Source is hidden by By; both are catalog source names
 	// ("published", "folder:<path>").
@@ -564,38 +583,46 @@ type shadowRow struct {
 	Path string `json:"path,omitempty"`
 }
 
-func (d *Directory) diagnostics(_ context.Context, data json.RawMessage) (any, error) {
-	if err := decode(data, "DiagnosticsInput", &struct{}{}); err != nil {
-		return nil, err
-	}
-	out := struct {
-		Folders  []folderRow  `json:"folders"`
-		Skipped  []skippedRow `json:"skipped"`
-		Shadowed []shadowRow  `json:"shadowed"`
-		// Warnings: served, with a caveat (SKILL.md metadata that is not
-		// a map of strings, a bundle asking for a secret no grant gives it).
-		Warnings []skippedRow `json:"warnings"`
-	}{Folders: []folderRow{}, Skipped: []skippedRow{}, Shadowed: []shadowRow{}, Warnings: []skippedRow{}}
+// Diagnostics is what directory::skills::diagnostics answers.
+type Diagnostics struct {
+	Folders  []FolderRow  `json:"folders"`
+	Skipped  []SkippedRow `json:"skipped"`
+	Shadowed []ShadowRow  `json:"shadowed"`
+	// Warnings: served, with a caveat (SKILL.md metadata that is not
+	// a map of strings, a bundle asking for a secret no grant gives it).
+	Warnings []SkippedRow `json:"warnings"`
+}
+
+// Diagnostics reports the folders, what they skip and what is shadowed.
+func (d *Directory) Diagnostics() Diagnostics {
+	out := Diagnostics{Folders: []FolderRow{}, Skipped: []SkippedRow{}, Shadowed: []ShadowRow{}, Warnings: []SkippedRow{}}
 	if d.set != nil {
 		for _, f := range d.set.Folders() {
-			out.Folders = append(out.Folders, folderRow{Folder: f.Configured, Path: f.Root, Exists: f.Exists,
+			out.Folders = append(out.Folders, FolderRow{Folder: f.Configured, Path: f.Root, Exists: f.Exists,
 				Skills: f.Skills, Prompts: f.Prompts, Skipped: f.Problems})
 		}
 		for _, p := range d.set.Problems() {
-			out.Skipped = append(out.Skipped, skippedRow{Folder: p.Folder, Path: p.Path, File: p.File, Reason: p.Reason})
+			out.Skipped = append(out.Skipped, SkippedRow{Folder: p.Folder, Path: p.Path, File: p.File, Reason: p.Reason})
 		}
 		for _, p := range d.set.Warnings() {
-			out.Warnings = append(out.Warnings, skippedRow{Folder: p.Folder, Path: p.Path, File: p.File, Reason: p.Reason})
+			out.Warnings = append(out.Warnings, SkippedRow{Folder: p.Folder, Path: p.Path, File: p.File, Reason: p.Reason})
 		}
 	}
 	if d.cat != nil {
 		for _, sh := range d.cat.Shadowed() {
-			row := shadowRow{ID: sh.ID, Source: sh.Source, By: sh.By}
+			row := ShadowRow{ID: sh.ID, Source: sh.Source, By: sh.By}
 			if len(sh.Entries) > 0 {
 				row.Path = sh.Entries[len(sh.Entries)-1].Origin.Path
 			}
 			out.Shadowed = append(out.Shadowed, row)
 		}
 	}
-	return out, nil
+	return out
+}
+
+func (d *Directory) diagnostics(_ context.Context, data json.RawMessage) (any, error) {
+	if err := decode(data, "DiagnosticsInput", &struct{}{}); err != nil {
+		return nil, err
+	}
+	return d.Diagnostics(), nil
 }

@@ -142,8 +142,8 @@ func TestSkillsSurface(t *testing.T) {
 
 	// Diagnostics name every skipped file.
 	var diag struct {
-		Folders []folderRow  `json:"folders"`
-		Skipped []skippedRow `json:"skipped"`
+		Folders []FolderRow  `json:"folders"`
+		Skipped []SkippedRow `json:"skipped"`
 	}
 	s.must(t, FnSkillsDiagnostics, map[string]any{}, &diag)
 	if len(diag.Folders) != 1 || diag.Folders[0].Skills != 4 || diag.Folders[0].Prompts != 1 || !diag.Folders[0].Exists {

@@ -7,7 +7,7 @@ import (
 	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
-// Verdicts carry a code, as the registry's do (server/internal/worker/errors.go):
+// Verdicts carry a code, as the registry's do (server/internal/core/errors.go):
 // upstream iii-directory v0.5 answers every failure with invocation_failed;
 // we keep its message byte for byte and name the verdict by code, so a
 // caller tells a refusal or a miss from a failure behind the surface

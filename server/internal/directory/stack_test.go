@@ -15,8 +15,10 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/engine"
 	"github.com/iii-skills/skills/server/internal/fsource"
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/internal/worker"
 )
@@ -32,6 +34,7 @@ type stack struct {
 	cat    *catalog.Catalog
 	set    *fsource.Set
 	dir    *Directory
+	reg    *core.Local
 	w      *worker.Worker
 	wc     *iii.Client
 	caller *iii.Client
@@ -51,7 +54,10 @@ func startStack(tb testing.TB, folders []string, cfg Config, opts Options) *stac
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	s.wc = iii.RegisterWorker(eng.URL(), iii.WithName(worker.Name), iii.WithLogger(quiet))
-	s.w = worker.New(s.wc, worker.DefaultConfig(), worker.Options{Logger: quiet, Catalog: s.cat})
+	s.reg = core.New(s.wc, core.DefaultConfig(), core.Options{Logger: quiet, Catalog: s.cat,
+		State: kv.III(s.wc, core.DefaultConfig().StateTimeout())})
+	tb.Cleanup(s.reg.Close)
+	s.w = worker.New(s.wc, s.reg, quiet)
 	if err := s.w.Register(); err != nil {
 		tb.Fatal(err)
 	}
@@ -77,7 +83,7 @@ func startStack(tb testing.TB, folders []string, cfg Config, opts Options) *stac
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = s.wc.Close() })
-	s.w.Start(ctx)
+	s.reg.Start(ctx)
 	s.caller = iii.RegisterWorker(eng.URL(), iii.WithName("caller"), iii.WithLogger(quiet))
 	if err := s.caller.Connect(cctx); err != nil {
 		tb.Fatal(err)

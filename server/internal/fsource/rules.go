@@ -83,6 +83,10 @@ func isIgnored(name string) bool {
 	return false
 }
 
+// Ignored reports a name (one path component) that folders never serve
+// nor report: what a copy of a skills folder may leave out unread.
+func Ignored(name string) bool { return isIgnored(name) }
+
 // isSkillFileName reports whether name is SKILL.md in any letter case:
 // the skills-ref validators accept skill.md beside SKILL.md, and on a
 // case-insensitive file system (macOS, Windows) harnesses find either.

@@ -13,7 +13,7 @@
 //
 // # Where it lives
 //
-// Two state scopes per registry scope S, written through a Backend (the
+// Two state scopes per registry scope S, in the registry's kv.Store (the
 // engine's state::* functions, or in the standalone process the engine's
 // bbolt store itself, so history never sits on the heap):
 //
@@ -28,13 +28,18 @@
 //
 // # Durability
 //
-// A new version writes its content row, the head and the served row (the
-// caller's commit) at once, so the three share one group commit of the
-// store; the call returns when all three are durable. A crash in between
-// leaves at most one version half-written, which Repair (run when the
-// worker loads) settles: a head whose newest version has no content row
-// forgets that version, and served content that differs from the newest
-// version becomes a new version. Nothing acknowledged is lost.
+// A new version is one Commit of its content row, the head, the removal of
+// versions retention drops and the caller's served row: one transaction on
+// a store that has them (the embedded engine's), writes sent together over
+// iii; the call returns when all are durable. Over iii a crash in between
+// can leave one version half-written, which Repair (run when the registry
+// loads) settles: a head whose newest version has no content row forgets
+// that version, and served content that differs from the newest version
+// becomes a new version. Nothing acknowledged is lost.
+//
+// The rows are written in rows.go, with registered_at in the registry's
+// format (registry.Timestamp); rows written before it (nine fraction
+// digits always) are read as the instant they name.
 //
 // # Retention
 //

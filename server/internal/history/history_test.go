@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/store"
 )
 
@@ -19,12 +20,12 @@ func newMem(t *testing.T, cfg Config) (*History, *store.Store) {
 		cfg.Scope = "skills"
 	}
 	cfg.Noun = "skill"
-	return New(StoreBackend(st), cfg), st
+	return New(kv.Local(st), cfg), st
 }
 
 func mustRecord(t *testing.T, h *History, id, content string) (Version, bool) {
 	t.Helper()
-	v, created, err := h.Record(id, content, Meta{Message: "m", Author: "a"}, nil)
+	v, created, err := h.Record(id, content, Meta{Message: "m", Author: "a"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestUnregisterKeepsNumberingAcrossReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(StoreBackend(st), Config{Scope: "skills", Noun: "skill"})
+	h := New(kv.Local(st), Config{Scope: "skills", Noun: "skill"})
 	mustRecord(t, h, "a", "one")
 	mustRecord(t, h, "a", "two")
 	_ = st.Close()
@@ -146,7 +147,7 @@ func TestUnregisterKeepsNumberingAcrossReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	h = New(StoreBackend(st), Config{Scope: "skills", Noun: "skill"})
+	h = New(kv.Local(st), Config{Scope: "skills", Noun: "skill"})
 	if v, c := mustRecord(t, h, "a", "three"); !c || v.Version != 3 {
 		t.Fatalf("after reopen: %+v", v)
 	}
@@ -271,23 +272,6 @@ func TestContentOfReadsEveryEscapeBack(t *testing.T) {
 	}
 }
 
-func TestUnquoteMatchesEncodingJSON(t *testing.T) {
-	for _, lit := range []string{`""`, `"plain"`, `"a\nb\tc\"d\\e\/f\b\f\r"`, `"\u00e9\u2028"`, `"\ud83d\ude00"`, `"\ud83d x"`, `"\u0041BC"`} {
-		var want string
-		if err := json.Unmarshal([]byte(lit), &want); err != nil {
-			t.Fatal(err)
-		}
-		if got, ok := unquote([]byte(lit)); !ok || got != want {
-			t.Errorf("unquote(%s) = %q %v, want %q", lit, got, ok, want)
-		}
-	}
-	for _, bad := range []string{`"`, `"\`, `"\x"`, `"\u12"`, `abc`} {
-		if _, ok := unquote([]byte(bad)); ok {
-			t.Errorf("unquote(%s) accepted", bad)
-		}
-	}
-}
-
 // encodeHead writes what json.Marshal writes, byte for byte.
 func TestEncodeHeadMatchesJSON(t *testing.T) {
 	for _, hd := range []*head{
@@ -309,23 +293,23 @@ func TestEncodeHeadMatchesJSON(t *testing.T) {
 	}
 }
 
-// RecordWith hands the served row's writer every record of a new version
-// (content, head, and the removal of versions retention drops) for one
-// transaction, and writes nothing itself; labelled versions stay.
-func TestRecordWithOneTransaction(t *testing.T) {
-	h, st := newMem(t, Config{Retain: 2})
-	commits := 0
+// Record stores the served row with every record of a new version
+// (content, head, and the removal of versions retention drops) in one
+// commit of the store; labelled versions stay.
+func TestRecordCommitsOnce(t *testing.T) {
+	st := store.OpenMemory()
+	t.Cleanup(func() { _ = st.Close() })
+	counted := &countingStore{Store: kv.Local(st)}
+	h := New(counted, Config{Scope: "skills", Noun: "skill", Retain: 2})
 	record := func(content string) Version {
 		t.Helper()
-		v, _, err := h.RecordWith("a", content, Meta{}, func(extra []Write) error {
-			commits++
-			writes := append([]Write{{Scope: "skills", Key: "a", Value: json.RawMessage(`"` + content + `"`)}}, extra...)
-			done := make(chan error, 1)
-			st.SetGroupAsync(writes, func(_ []json.RawMessage, err error) { done <- err })
-			return <-done
-		})
+		served := []kv.Write{{Scope: "skills", Key: "a", Value: json.RawMessage(`"` + content + `"`)}}
+		v, _, err := h.Record("a", content, Meta{}, served, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if got, _, _ := st.Get("skills", "a"); string(got) != `"`+content+`"` {
+			t.Fatalf("served row %s after recording %q", got, content)
 		}
 		return v
 	}
@@ -333,11 +317,15 @@ func TestRecordWithOneTransaction(t *testing.T) {
 	if _, err := h.Label("a", "stable", 1, ""); err != nil {
 		t.Fatal(err)
 	}
+	counted.commits = 0
 	for _, c := range []string{"two", "three", "four"} {
 		record(c)
 	}
-	if v := record("four"); v.Version != 4 || commits != 5 {
-		t.Fatalf("unchanged content: %+v after %d commits", v, commits)
+	if counted.commits != 3 {
+		t.Fatalf("%d commits for 3 new versions; want one each", counted.commits)
+	}
+	if v := record("four"); v.Version != 4 || counted.commits != 4 {
+		t.Fatalf("unchanged content: %+v after %d commits", v, counted.commits)
 	}
 	keys, err := st.Keys("skills.versions")
 	if err != nil {

@@ -3,6 +3,7 @@ package history
 import (
 	"testing"
 
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/store"
 )
 
@@ -12,8 +13,8 @@ import (
 func TestSharedBackendInstancesKeepEachOthersVersions(t *testing.T) {
 	st := store.OpenMemory()
 	t.Cleanup(func() { _ = st.Close() })
-	cfg := Config{Scope: "skills", Noun: "skill", SharedBackend: true}
-	a, b := New(StoreBackend(st), cfg), New(StoreBackend(st), cfg)
+	cfg := Config{Scope: "skills", Noun: "skill"}
+	a, b := New(sharedStore{kv.Local(st)}, cfg), New(sharedStore{kv.Local(st)}, cfg)
 	mustRecord(t, a, "x", "from a")
 	mustRecord(t, b, "y", "from b") // b loaded after a wrote: sees x
 	mustRecord(t, a, "x", "from a, again")

@@ -1,141 +1,96 @@
-// Package kv is the small key/value interface that usage counts and
-// webhook deliveries are kept in: JSON rows under string keys, read one at
-// a time or listed by key prefix. The server adapts it to the state it
-// keeps (the embedded engine's store, or engine state shared by several
-// nodes); this package has an in-memory implementation for tests and a
-// single process, and one over a scope of server/internal/store.
-//
-// Each package that uses a Store keeps its rows apart by giving its keys a
-// prefix of its own, or by getting a Store of its own (a scope).
 package kv
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
-	"sync"
 
 	"github.com/iii-skills/skills/server/internal/store"
 )
 
-// Store holds JSON rows under string keys. Implementations are safe for
-// concurrent use; a Set or Delete that returns nil is durable as far as the
-// implementation is (a store-backed one: fsync'd).
+// Write is one key of a Commit: Value stored under Scope/Key, or the key
+// removed when Delete is set. Values must be valid JSON and are handed
+// over (never changed afterwards).
+type Write = store.Write
+
+// Store is durable key/value state.
 type Store interface {
-	// Get returns the row under key; ok is false when there is none.
-	Get(ctx context.Context, key string) (value json.RawMessage, ok bool, err error)
-	// Set stores value (valid JSON) under key.
-	Set(ctx context.Context, key string, value json.RawMessage) error
-	// Delete removes key; removing a missing key is not an error.
-	Delete(ctx context.Context, key string) error
-	// List returns every row whose key starts with prefix ("" for all),
-	// sorted by key.
-	List(ctx context.Context, prefix string) ([]Row, error)
+	// Get returns the value under scope/key; ok is false when there is none.
+	Get(ctx context.Context, scope, key string) (value json.RawMessage, ok bool, err error)
+	// List returns every value of scope, in insertion order.
+	List(ctx context.Context, scope string) ([]json.RawMessage, error)
+	// Commit stores every write and returns once all are durable,
+	// reporting for each whether its key held a value before. The writes
+	// are one transaction where the backend has them (Local, Engine);
+	// over iii they are sent at once and may land separately.
+	Commit(ctx context.Context, writes ...Write) (existed []bool, err error)
+	// Shared reports whether other registry instances read and write the
+	// same state (engines sharing one Redis): they then announce their
+	// writes to each other (package cluster), keep what they serve in
+	// memory rather than reading it back per request, and draw history
+	// keys from ranges of their own.
+	Shared() bool
 }
 
-// Row is one key and its value.
-type Row struct {
-	Key   string
-	Value json.RawMessage
-}
-
-// Memory is a Store in a map: nothing survives the process.
-type Memory struct {
-	mu   sync.RWMutex
-	rows map[string]json.RawMessage
-}
-
-// NewMemory returns an empty in-memory Store.
-func NewMemory() *Memory { return &Memory{rows: make(map[string]json.RawMessage)} }
-
-func (m *Memory) Get(_ context.Context, key string) (json.RawMessage, bool, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	v, ok := m.rows[key]
-	return slices.Clone(v), ok, nil
-}
-
-func (m *Memory) Set(_ context.Context, key string, value json.RawMessage) error {
-	if !json.Valid(value) {
-		return fmt.Errorf("kv: value for %q is not valid JSON", key)
-	}
-	m.mu.Lock()
-	m.rows[key] = slices.Clone(value)
-	m.mu.Unlock()
-	return nil
-}
-
-func (m *Memory) Delete(_ context.Context, key string) error {
-	m.mu.Lock()
-	delete(m.rows, key)
-	m.mu.Unlock()
-	return nil
-}
-
-func (m *Memory) List(_ context.Context, prefix string) ([]Row, error) {
-	m.mu.RLock()
-	out := make([]Row, 0, len(m.rows))
-	for k, v := range m.rows {
-		if strings.HasPrefix(k, prefix) {
-			out = append(out, Row{Key: k, Value: slices.Clone(v)})
-		}
-	}
-	m.mu.RUnlock()
-	slices.SortFunc(out, func(a, b Row) int { return strings.Compare(a.Key, b.Key) })
-	return out, nil
-}
-
-// Len is how many rows there are.
-func (m *Memory) Len() int {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return len(m.rows)
-}
-
-// OnStore is a Store over one scope of a server/internal/store Store: rows
-// are durable when Set returns. List reads the scope's keys and then each
-// row (a key deleted in between is left out).
-func OnStore(s *store.Store, scope string) Store { return scoped{s: s, scope: scope} }
-
-type scoped struct {
-	s     *store.Store
-	scope string
-}
-
-func (s scoped) Get(_ context.Context, key string) (json.RawMessage, bool, error) {
-	return s.s.Get(s.scope, key)
-}
-
-func (s scoped) Set(_ context.Context, key string, value json.RawMessage) error {
-	_, err := s.s.Set(s.scope, key, value)
-	return err
-}
-
-func (s scoped) Delete(_ context.Context, key string) error {
-	_, _, err := s.s.Delete(s.scope, key)
-	return err
-}
-
-func (s scoped) List(_ context.Context, prefix string) ([]Row, error) {
-	keys, err := s.s.Keys(s.scope)
+// Put stores v, encoded as JSON, under scope/key.
+func Put(ctx context.Context, s Store, scope, key string, v any) error {
+	raw, err := json.Marshal(v)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("store %s/%s: encode: %w", scope, key, err)
 	}
-	var out []Row
-	for _, k := range keys {
-		if !strings.HasPrefix(k, prefix) {
-			continue
-		}
-		v, ok, err := s.s.Get(s.scope, k)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, Row{Key: k, Value: v})
-		}
-	}
-	slices.SortFunc(out, func(a, b Row) int { return strings.Compare(a.Key, b.Key) })
-	return out, nil
+	_, err = s.Commit(ctx, Write{Scope: scope, Key: key, Value: raw})
+	return err
 }
+
+// Delete removes scope/key and reports whether it held a value.
+func Delete(ctx context.Context, s Store, scope, key string) (bool, error) {
+	existed, err := s.Commit(ctx, Write{Scope: scope, Key: key, Delete: true})
+	if err != nil {
+		return false, err
+	}
+	return existed[0], nil
+}
+
+// local is a Store over a store.Store of this process.
+type local struct{ st *store.Store }
+
+// Local is a Store over st, a store this process owns and nobody shares
+// (store.Open of a file in the data folder, or store.OpenMemory in tests).
+// Its writes fire no engine events. The caller closes st.
+func Local(st *store.Store) Store { return local{st} }
+
+func (s local) Get(_ context.Context, scope, key string) (json.RawMessage, bool, error) {
+	return s.st.Get(scope, key)
+}
+
+func (s local) List(_ context.Context, scope string) ([]json.RawMessage, error) {
+	return s.st.List(scope)
+}
+
+func (s local) Commit(_ context.Context, writes ...Write) ([]bool, error) {
+	type result struct {
+		olds []json.RawMessage
+		err  error
+	}
+	done := make(chan result, 1)
+	s.st.SetGroupAsync(writes, func(olds []json.RawMessage, err error) { done <- result{olds, err} })
+	r := <-done
+	if r.err != nil {
+		return nil, r.err
+	}
+	return existedOf(r.olds), nil
+}
+
+func (local) Shared() bool { return false }
+
+func existedOf(olds []json.RawMessage) []bool {
+	out := make([]bool, len(olds))
+	for i, o := range olds {
+		out[i] = o != nil
+	}
+	return out
+}
+
+// DropMapped releases the store's mapped pages after a pass that read
+// many rows (the registry's start-up repair), so they do not stay resident.
+func (s local) DropMapped() { s.st.DropMapped() }

@@ -13,8 +13,10 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/core"
+	"github.com/iii-skills/skills/server/internal/kv"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
-	"github.com/iii-skills/skills/server/internal/skillsext"
+	"github.com/iii-skills/skills/server/internal/store"
 )
 
 // BenchmarkSkillsList measures skills/list over real HTTP against a
@@ -56,13 +58,17 @@ func BenchmarkSkillsList(b *testing.B) {
 	if err := folder.Put(folders...); err != nil {
 		b.Fatal(err)
 	}
-	view := skillsext.NewView(c)
-	defer view.Close()
-	if n, _, _ := view.ListSkills(context.Background(), "", 0); len(n) != 10_000 {
+	client := iii.RegisterWorker("ws://127.0.0.1:1", iii.WithLogger(quiet())) // never connected: the extension does not use it
+	mem := store.OpenMemory()
+	defer mem.Close()
+	// The registry over the catalog (not started: the catalog is the
+	// benchmark's, not loaded from state).
+	reg := core.New(client, core.DefaultConfig(), core.Options{State: kv.Local(mem), Catalog: c, Logger: quiet()})
+	defer reg.Close()
+	if n, _, _ := reg.CatalogSkills(context.Background(), "", 0); len(n) != 10_000 {
 		b.Fatalf("view holds %d skills", len(n))
 	}
-	client := iii.RegisterWorker("ws://127.0.0.1:1", iii.WithLogger(quiet())) // never connected: the extension does not use it
-	srv := skillsmcp.New(client, skillsmcp.Options{Backend: view, Logger: quiet()})
+	srv := skillsmcp.New(client, skillsmcp.Options{Registry: reg, SkillsExtension: true, Logger: quiet()})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -91,7 +91,7 @@ func TestExtensionResultsNameTheServer(t *testing.T) {
 	s.seed()
 	view := skillsext.NewView(s.cat)
 	t.Cleanup(view.Close)
-	s.startMCP(skillsmcp.Options{Backend: view, Name: "skills-test", Version: "9.9.9"})
+	s.startMCPView(view, skillsmcp.Options{Name: "skills-test", Version: "9.9.9"})
 	endpoint := s.serveHTTP(skillsmcp.HTTPOptions{})
 	httpCall := func(method string, params any) (json.RawMessage, *jsonrpc.Error) {
 		return rpc(t, endpoint, map[string]string{"Mcp-Protocol-Version": v2026, "Mcp-Method": method}, method, params)
@@ -151,7 +151,7 @@ func TestExtensionBeforeInitialize(t *testing.T) {
 	s.seed()
 	view := skillsext.NewView(s.cat)
 	t.Cleanup(view.Close)
-	s.startMCP(skillsmcp.Options{Backend: view})
+	s.startMCPView(view, skillsmcp.Options{})
 	call := s.rawStream()
 
 	_, sdkErr := call("resources/list", map[string]any{})

@@ -16,6 +16,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/engine"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
 	"github.com/iii-skills/skills/server/internal/skillsext"
@@ -50,10 +51,12 @@ type stack struct {
 	mcp    *skillsmcp.Server
 	mcpCli *iii.Client
 	// cat is the registry's catalog (fed with the published skills),
-	// published over iii with skillsext.Register.
+	// published over iii as skills::catalog-*; reg the registry itself.
 	cat *catalog.Catalog
-	// remote makes startMCP read the catalog over iii (skillsext.Remote),
-	// asking for listings cut at pageBytes when set.
+	reg *core.Local
+	// remote makes startMCP read the registry over iii (core.Remote, as
+	// `skills mcp` does), asking for catalog listings cut at pageBytes
+	// when set.
 	remote    bool
 	pageBytes int
 }
@@ -92,7 +95,7 @@ func newStack(t *testing.T) *stack {
 	t.Cleanup(func() { _ = pub.Close() })
 	connect(t, pub)
 
-	return &stack{t: t, ctx: ctx, url: srv.EngineURL, pub: pub, cat: srv.Catalog}
+	return &stack{t: t, ctx: ctx, url: srv.EngineURL, pub: pub, cat: srv.Catalog, reg: srv.Registry}
 }
 
 func (s *stack) startMCP(opts skillsmcp.Options) {
@@ -107,8 +110,17 @@ func (s *stack) startMCP(opts skillsmcp.Options) {
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 100 * time.Millisecond
 	}
-	if s.remote {
-		opts.Backend = &skillsext.Remote{Client: mcpCli, PageBytes: s.pageBytes}
+	// The registry in this process (what `skills --standalone` serves),
+	// or over iii as `skills mcp` reads it (and always for a stand-in
+	// registry without one).
+	if opts.Registry == nil {
+		if s.remote || s.reg == nil {
+			opts.Registry = core.NewRemote(mcpCli, core.RemoteOptions{Timeout: opts.CallTimeout, RetryAfter: opts.ReadRetryAfter,
+				PageBytes: s.pageBytes, Logger: opts.Logger})
+			opts.SkillsExtension = true
+		} else {
+			opts.Registry = s.reg
+		}
 	}
 	srv := skillsmcp.New(mcpCli, opts)
 	if err := srv.Start(s.ctx); err != nil {
@@ -332,4 +344,58 @@ func text(c sdk.Content) string {
 	}
 	b, _ := json.Marshal(c)
 	return string(b)
+}
+
+// startMCPView starts the MCP server with its skill:// catalog read from
+// view (a fixture catalog of the test) and everything else from the
+// registry.
+func (s *stack) startMCPView(view *skillsext.View, opts skillsmcp.Options) {
+	s.t.Helper()
+	opts.Registry, opts.SkillsExtension = viewRegistry{Registry: s.reg, view: view}, true
+	s.startMCP(opts)
+}
+
+// viewRegistry is the stack's registry with its catalog view replaced by
+// a fixture's (skills/list, skills/get, skill:// reads and their changes).
+type viewRegistry struct {
+	core.Registry
+	view *skillsext.View
+}
+
+func (r viewRegistry) CatalogSkills(ctx context.Context, after string, limit int) ([]skillsext.Skill, bool, error) {
+	return r.view.ListSkills(ctx, after, limit)
+}
+
+func (r viewRegistry) CatalogSkill(ctx context.Context, path string) (skillsext.Skill, bool, error) {
+	return r.view.Skill(ctx, path)
+}
+
+func (r viewRegistry) CatalogFile(ctx context.Context, path, file string) ([]byte, error) {
+	return r.view.ReadFile(ctx, path, file)
+}
+
+// Watch reports the registry's skill and prompt changes and the fixture
+// view's catalog changes.
+func (r viewRegistry) Watch(ctx context.Context, fn func(core.Change)) (func(), error) {
+	var mu sync.Mutex
+	stopReg, err := r.Registry.Watch(ctx, func(c core.Change) {
+		if c.Kind != core.ChangeCatalog {
+			mu.Lock()
+			defer mu.Unlock()
+			fn(c)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	stopView, err := r.view.Watch(ctx, func(p string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fn(core.Change{Kind: core.ChangeCatalog, ID: p})
+	})
+	if err != nil {
+		stopReg()
+		return nil, err
+	}
+	return func() { stopReg(); stopView() }, nil
 }

@@ -92,7 +92,7 @@ var (
 
 // dispatchable reports whether the SDK finds a read handler for uri.
 func (s *Server) dispatchable(uri string) bool {
-	return iiiTemplate.Regexp().MatchString(uri) || (s.backend != nil && skillTemplate.Regexp().MatchString(uri))
+	return iiiTemplate.Regexp().MatchString(uri) || (s.skillExt && skillTemplate.Regexp().MatchString(uri))
 }
 
 // hiddenToolResult is the tool error for a name in a hidden namespace. It

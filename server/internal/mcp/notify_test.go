@@ -9,6 +9,8 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/core"
+	"github.com/iii-skills/skills/server/internal/kv"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
 	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/internal/worker"
@@ -206,12 +208,14 @@ func TestLateRegistry(t *testing.T) {
 
 	regCli := iii.RegisterWorker(s.url, iii.WithName(worker.Name), iii.WithLogger(quiet()))
 	t.Cleanup(func() { _ = regCli.Close() })
-	w := worker.New(regCli, worker.DefaultConfig(), worker.Options{Logger: quiet()})
+	reg := core.New(regCli, core.DefaultConfig(), core.Options{Logger: quiet(), State: kv.III(regCli, 10*time.Second)})
+	t.Cleanup(reg.Close)
+	w := worker.New(regCli, reg, quiet())
 	if err := w.Register(); err != nil {
 		t.Fatal(err)
 	}
 	connect(t, regCli)
-	w.Start(ctx)
+	reg.Start(ctx)
 	s.pub = iii.RegisterWorker(s.url, iii.WithName("publisher"), iii.WithLogger(quiet()))
 	t.Cleanup(func() { _ = s.pub.Close() })
 	connect(t, s.pub)

@@ -31,7 +31,7 @@ func TestInstructionsAndNoSkillTools(t *testing.T) {
 		t.Fatalf("instructions without a skill catalog: %q", got)
 	}
 
-	s.startMCP(skillsmcp.Options{Backend: view})
+	s.startMCPView(view, skillsmcp.Options{})
 	cs := s.connectInMemory(v2025, nil)
 	got = cs.InitializeResult().Instructions
 	for _, want := range []string{"iii://skills", "skills/list", "io.modelcontextprotocol/skills", "skill://<path>/SKILL.md", skillsmcp.ToolListSkills, skillsmcp.ToolReadSkill} {
@@ -43,7 +43,7 @@ func TestInstructionsAndNoSkillTools(t *testing.T) {
 		t.Fatalf("skill tools not listed: %v", names)
 	}
 
-	s.startMCP(skillsmcp.Options{Backend: view, NoSkillTools: true})
+	s.startMCPView(view, skillsmcp.Options{NoSkillTools: true})
 	cs = s.connectInMemory(v2025, nil)
 	got = cs.InitializeResult().Instructions
 	if got != skillsmcp.Instructions+skillsmcp.SkillsInstructions || strings.Contains(got, skillsmcp.ToolListSkills) {

@@ -34,13 +34,9 @@ func (p promptDef) sdkPrompt() *sdk.Prompt {
 
 // fetchPrompts calls prompts::mcp-list (sorted by name).
 func (s *Server) fetchPrompts(ctx context.Context) ([]promptDef, error) {
-	raw, err := s.read(ctx, rules.FnPromptsMCPList, map[string]any{})
+	env, err := s.registry.MCPPrompts(ctx)
 	if err != nil {
 		return nil, err
-	}
-	var env registry.MCPPromptList
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", rules.FnPromptsMCPList, errRegistryShape, err)
 	}
 	out := make([]promptDef, 0, len(env.Prompts))
 	for _, p := range env.Prompts {
@@ -133,23 +129,21 @@ func (s *Server) getPrompt(ctx context.Context, name string, args map[string]str
 			}
 		}
 	}
-	payload := map[string]any{"name": name}
+	in := registry.PromptGetInput{Name: name}
 	if args != nil {
-		payload["arguments"] = args
+		in.Arguments, _ = json.Marshal(args) // a map of strings: never fails
 	}
-	raw, err := s.call(ctx, rules.FnPromptsMCPGet, payload)
+	out, err := s.registry.GetPrompt(ctx, in)
 	if err != nil {
 		return nil, registryError(rules.FnPromptsMCPGet, err)
 	}
-	var env struct {
-		Description string               `json:"description"`
-		Messages    []*sdk.PromptMessage `json:"messages"`
+	messages := make([]*sdk.PromptMessage, 0, len(out.Messages))
+	for _, m := range out.Messages {
+		var msg sdk.PromptMessage
+		if err := json.Unmarshal(m, &msg); err != nil {
+			return nil, internalError(fmt.Sprintf("prompt %s: the handler returned messages that are not MCP prompt messages: %v", name, err))
+		}
+		messages = append(messages, &msg)
 	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, internalError(fmt.Sprintf("prompt %s: the handler returned messages that are not MCP prompt messages: %v", name, err))
-	}
-	if env.Messages == nil {
-		env.Messages = []*sdk.PromptMessage{}
-	}
-	return &sdk.GetPromptResult{Description: env.Description, Messages: env.Messages}, nil
+	return &sdk.GetPromptResult{Description: out.Description, Messages: messages}, nil
 }

@@ -17,21 +17,12 @@ import (
 // fetchResources calls skills::resources-list: the index entry first, then
 // every registered skill sorted by id.
 func (s *Server) fetchResources(ctx context.Context) ([]sdk.Resource, error) {
-	raw, err := s.read(ctx, rules.FnSkillsResourcesList, map[string]any{})
-	if err != nil {
-		return nil, err
-	}
-	// Rows of skills a worker did not publish carry "origin" (folder,
+	// Rows of skills a worker did not publish carry an origin (folder,
 	// bundle, builtin); the others, and every row of an upstream registry,
 	// were published.
-	var env struct {
-		Resources []struct {
-			registry.Resource
-			Origin string `json:"origin"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", rules.FnSkillsResourcesList, errRegistryShape, err)
+	env, err := s.registry.Resources(ctx)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]sdk.Resource, 0, len(env.Resources))
 	for _, r := range env.Resources {
@@ -98,12 +89,11 @@ func (s *Server) applySkillChange(ctx context.Context, op, id string) error {
 		}
 		return nil
 	}
-	raw, err := s.call(ctx, rules.FnSkillsResourcesRead, map[string]any{"uri": uri})
+	env, err := s.registry.Read(ctx, uri)
 	if err != nil {
 		return err
 	}
-	var env registry.ReadResult
-	if err := json.Unmarshal(raw, &env); err != nil || len(env.Contents) != 1 {
+	if len(env.Contents) != 1 {
 		return fmt.Errorf("%s: %w", rules.FnSkillsResourcesRead, errRegistryShape)
 	}
 	rr := registry.SkillResource(registry.NewIndexEntry(id, env.Contents[0].Text))
@@ -120,34 +110,21 @@ func sameResource(a, b sdk.Resource) bool {
 // readResourceHandler serves resources/read for every URI the SDK
 // dispatches here (mirrored ones and the catch-all templates).
 func (s *Server) readResourceHandler(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-	if s.backend != nil && strings.HasPrefix(req.Params.URI, SkillScheme) {
+	if s.skillExt && strings.HasPrefix(req.Params.URI, SkillScheme) {
 		return s.readSkillFile(ctx, req.Params.URI)
 	}
 	return s.readResource(ctx, req.Params.URI)
 }
 
-// sectionPrefix starts a section URI: reading it runs a publisher's
-// handler (iii://fn/a/b → a::b).
-const sectionPrefix = registry.Scheme + "fn/"
-
-// readResource resolves any URI through skills::resources-read. Only a
-// skill or the index is sent again when unanswered: a section read runs a
-// publisher's handler, which is not known to be idempotent.
+// readResource resolves any URI as skills::resources-read does (a section
+// is checked against the tool exposure first).
 func (s *Server) readResource(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
 	if err := s.checkSection(uri); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	send := s.read
-	if strings.HasPrefix(uri, sectionPrefix) {
-		send = s.call
-	}
-	raw, err := send(ctx, rules.FnSkillsResourcesRead, map[string]any{"uri": uri})
+	env, err := s.registry.Read(ctx, uri)
 	if err != nil {
 		return nil, registryError(rules.FnSkillsResourcesRead, err)
-	}
-	var env registry.ReadResult
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, internalError(fmt.Sprintf("%s: %v: %v", rules.FnSkillsResourcesRead, errRegistryShape, err))
 	}
 	res := &sdk.ReadResourceResult{Contents: make([]*sdk.ResourceContents, 0, len(env.Contents))}
 	for _, c := range env.Contents {
@@ -169,7 +146,7 @@ func (s *Server) listResources(ctx context.Context, rawCursor string) (*sdk.List
 	if err != nil {
 		return nil, registryError(rules.FnSkillsResourcesList, err)
 	}
-	if s.backend != nil {
+	if s.skillExt {
 		skills, err := s.allSkills(ctx)
 		if err != nil {
 			return nil, backendError(err)
@@ -211,13 +188,9 @@ func (s *Server) listTemplates(ctx context.Context, rawCursor string) (*sdk.List
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.read(ctx, rules.FnSkillsResourcesTemplates, map[string]any{})
+	env, err := s.registry.Templates(ctx)
 	if err != nil {
 		return nil, registryError(rules.FnSkillsResourcesTemplates, err)
-	}
-	var env registry.ResourceTemplates
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, internalError(fmt.Sprintf("%s: %v: %v", rules.FnSkillsResourcesTemplates, errRegistryShape, err))
 	}
 	start := 0
 	if hasCursor {

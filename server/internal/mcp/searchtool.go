@@ -12,6 +12,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/sdk-go/wire"
+	"github.com/iii-skills/skills/server/internal/core"
 )
 
 // ToolSearchSkills ranks the registry's skills for a task: the way into a
@@ -35,11 +36,11 @@ func (s *Server) addSearchTool() {
 }
 
 func (s *Server) searchSkillsTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	args := req.Params.Arguments
-	if len(args) == 0 {
-		args = json.RawMessage(`{}`)
+	in, err := core.DecodeSearchInput(rules.FnSkillsSearch, req.Params.Arguments)
+	if err != nil {
+		return toolError(callErrorText(err)), nil
 	}
-	out, err := s.read(ctx, rules.FnSkillsSearch, args)
+	res, err := s.registry.Search(ctx, in)
 	var inv *iii.InvocationError
 	if errors.As(err, &inv) && inv.Code == wire.CodeFunctionNotFound {
 		return toolError("This registry has no skills::search (an upstream v0.2.2 registry?): read the resource iii://skills for the index instead."), nil
@@ -47,15 +48,9 @@ func (s *Server) searchSkillsTool(ctx context.Context, req *sdk.CallToolRequest)
 	if err != nil {
 		return toolError(callErrorText(err)), nil
 	}
-	var res struct {
-		Results []struct {
-			ID, Title, Description, URI string
-			Score                       float64
-		} `json:"results"`
-		LowConfidence bool `json:"low_confidence"`
-	}
-	if err := json.Unmarshal(out, &res); err != nil {
-		return toolError("skills::search answered something that is not a search result: " + err.Error()), nil
+	structured, err := json.Marshal(res)
+	if err != nil {
+		return toolError(err.Error()), nil
 	}
 	var b strings.Builder
 	switch {
@@ -67,5 +62,5 @@ func (s *Server) searchSkillsTool(ctx context.Context, req *sdk.CallToolRequest)
 	for i, r := range res.Results {
 		fmt.Fprintf(&b, "%d. %s — %s: %s (score %.2f)\n", i+1, r.URI, r.Title, r.Description, r.Score)
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}, StructuredContent: out}, nil
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}, StructuredContent: json.RawMessage(structured)}, nil
 }

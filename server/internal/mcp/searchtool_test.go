@@ -8,6 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/core"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
@@ -84,7 +85,7 @@ func TestSearchSkillsToolWithoutSearchFunction(t *testing.T) {
 	cli := iii.RegisterWorker(eng.URL(), iii.WithName("skills-mcp-test"), iii.WithLogger(quiet()))
 	t.Cleanup(func() { _ = cli.Close() })
 	connect(t, cli)
-	srv := skillsmcp.New(cli, skillsmcp.Options{Logger: quiet()})
+	srv := skillsmcp.New(cli, skillsmcp.Options{Registry: core.NewRemote(cli, core.RemoteOptions{Logger: quiet()}), Logger: quiet()})
 	if err := srv.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,8 @@ import (
 
 	"github.com/google/uuid"
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/core"
+	"github.com/iii-skills/skills/server/internal/invoke"
 	"github.com/iii-skills/skills/server/internal/registry"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -74,11 +75,15 @@ type Options struct {
 	PageSize int
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
-	// Backend serves the skill catalog as skill:// resources and through
-	// the MCP Skills extension; nil serves iii:// only.
-	Backend Backend
+	// Registry is the skills registry served (required): core.Local in
+	// the registry's own process, core.Remote over iii in another.
+	Registry core.Registry
+	// SkillsExtension also serves the registry's catalog as skill://
+	// resources and through the MCP Skills extension (skills/list,
+	// skills/get, resources/directory/read); off: iii:// only.
+	SkillsExtension bool
 	// NoSkillTools leaves out the list_skills and read_skill tools (for
-	// clients without resource support) when a Backend is set.
+	// clients without resource support) when SkillsExtension is on.
 	NoSkillTools bool
 	// AllowSideEffects exposes the tools that are not read-only (see
 	// ToolClass): downloads, writes, dialing out, functions of other
@@ -119,14 +124,18 @@ func (o Options) withDefaults() Options {
 
 // Server is the MCP face of the skills registry, bound to an iii client.
 type Server struct {
-	client  *iii.Client
-	backend Backend
-	opts    Options
-	log     *slog.Logger
-	sdk     *sdk.Server
-	impl    *sdk.Implementation // serverInfo
-	sdkLog  *slog.Logger        // the SDK's own logs, warnings and up
-	ids     instanceIDs
+	client *iii.Client
+	// registry answers every registry read and fires its changes;
+	// engine reaches the engine's listings and the functions behind tools.
+	registry core.Registry
+	engine   invoke.Caller
+	skillExt bool // Options.SkillsExtension
+	opts     Options
+	log      *slog.Logger
+	sdk      *sdk.Server
+	impl     *sdk.Implementation // serverInfo
+	sdkLog   *slog.Logger        // the SDK's own logs, warnings and up
+	ids      instanceIDs
 
 	resMu     sync.Mutex
 	resources map[string]sdk.Resource // mirror, keyed by URI
@@ -157,8 +166,8 @@ type Server struct {
 	builtins         map[string]bool
 	withheldBuiltins map[string]bool
 
-	regMu    sync.Mutex // registry presence, seen by the poller
-	registry bool
+	regMu      sync.Mutex // registry presence, seen by the poller
+	registryUp bool
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -171,8 +180,6 @@ type Server struct {
 // random part so that several MCP servers can share one engine (function ids
 // are unique per engine) and start with "mcp::", a hidden namespace.
 type instanceIDs struct {
-	skillsChanged    string
-	promptsChanged   string
 	functionsChanged string
 }
 
@@ -180,7 +187,7 @@ func newInstanceIDs() instanceIDs {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	p := "mcp::" + hex.EncodeToString(b[:]) + "::"
-	return instanceIDs{skillsChanged: p + "skills-changed", promptsChanged: p + "prompts-changed", functionsChanged: p + "functions-changed"}
+	return instanceIDs{functionsChanged: p + "functions-changed"}
 }
 
 // New builds the MCP server for client. Call Start to subscribe to the
@@ -189,7 +196,9 @@ func New(client *iii.Client, opts Options) *Server {
 	opts = opts.withDefaults()
 	s := &Server{
 		client:       client,
-		backend:      opts.Backend,
+		registry:     opts.Registry,
+		engine:       invoke.Caller{Client: client, Timeout: opts.CallTimeout, RetryAfter: max(opts.ReadRetryAfter, 0)},
+		skillExt:     opts.SkillsExtension,
 		skillFiles:   map[string][]string{},
 		skillTouched: map[string]struct{}{},
 		opts:         opts,
@@ -211,7 +220,7 @@ func New(client *iii.Client, opts Options) *Server {
 		Tools:     &sdk.ToolCapabilities{ListChanged: true},
 	}
 	instructions := Instructions
-	if s.backend != nil {
+	if s.skillExt {
 		caps.AddExtension(ExtensionSkills, map[string]any{"directoryRead": true})
 		instructions += SkillsInstructions
 		if !opts.NoSkillTools {
@@ -235,7 +244,7 @@ func New(client *iii.Client, opts Options) *Server {
 	// and the cache fields); the middleware refuses other schemes.
 	s.sdk.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: registry.Scheme + "{+path}", Name: "iii"}, s.readResourceHandler)
 	s.addSearchTool()
-	if s.backend != nil {
+	if s.skillExt {
 		s.sdk.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: SkillScheme + "{+path}", Name: "skill"}, s.readResourceHandler)
 		s.addExtensionMethods()
 		if !opts.NoSkillTools {
@@ -261,23 +270,21 @@ func (s *Server) Start(ctx context.Context) error {
 }
 
 func (s *Server) start(parent context.Context) error {
+	if s.registry == nil {
+		return errors.New("mcp: Options.Registry is required (core.Local in the registry's process, core.NewRemote elsewhere)")
+	}
 	ctx, cancel := context.WithCancel(parent)
 	s.cancel = cancel
-	type binding struct {
-		fn, trigger string
-		h           iii.Handler
-		desc        string
+	// The registry's changes (skills, prompts and, with the extension,
+	// catalog skill paths) are followed before the mirror is first read,
+	// so that no change between that listing and the watch is lost (a
+	// change during the listing is reconciled by syncSkills).
+	stopWatch, err := s.registry.Watch(ctx, func(c core.Change) { s.onChange(ctx, c) })
+	if err != nil {
+		cancel()
+		return fmt.Errorf("follow the skills registry: %w", err)
 	}
-	for _, b := range []binding{
-		{s.ids.skillsChanged, rules.TriggerSkillsOnChange, s.onSkillsChanged, "MCP server: turns skills registry changes into MCP notifications"},
-		{s.ids.promptsChanged, rules.TriggerPromptsOnChange, s.onPromptsChanged, "MCP server: turns prompt registry changes into MCP notifications"},
-	} {
-		if err := s.bind(b.fn, b.trigger, b.h, b.desc); err != nil {
-			cancel()
-			s.runCleanups()
-			return err
-		}
-	}
+	s.cleanups = append(s.cleanups, stopWatch)
 	// The hook reloads everything after a reconnect. OnConnect also runs it
 	// at once for a connection that is already open, which the resync
 	// below covers: that first run is skipped rather than done twice (two
@@ -297,17 +304,6 @@ func (s *Server) start(parent context.Context) error {
 		}()
 	})
 	s.cleanups = append(s.cleanups, removeHook)
-
-	// The skill catalog is followed before it is first read, so that no
-	// change between that listing and the watch is lost (a change during
-	// the listing is reconciled by syncSkills).
-	if s.backend != nil {
-		if stop, err := s.backend.Watch(ctx, func(p string) { s.onSkillChanged(ctx, p) }); err != nil {
-			s.log.Warn("MCP: cannot follow the skill catalog; skill:// changes are not announced", "err", err)
-		} else {
-			s.cleanups = append(s.cleanups, stop)
-		}
-	}
 
 	s.resyncAll(ctx)
 
@@ -362,7 +358,7 @@ func (s *Server) resyncAll(ctx context.Context) {
 		s.log.Debug("MCP: tools not loaded", "err", err)
 	} else {
 		s.regMu.Lock()
-		s.registry = present
+		s.registryUp = present
 		s.regMu.Unlock()
 	}
 	if err := s.syncResources(ctx); err != nil {
@@ -376,92 +372,46 @@ func (s *Server) resyncAll(ctx context.Context) {
 	}
 }
 
-// call triggers a function through the engine with the call timeout.
-func (s *Server) call(ctx context.Context, fn string, payload any) (json.RawMessage, error) {
-	data, err := encodePayload(fn, payload)
-	if err != nil {
-		return nil, err
-	}
-	return s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: s.opts.CallTimeout})
-}
-
-// encodePayload encodes a call's payload; nil is sent as {}, like an
-// absent payload.
-func encodePayload(fn string, payload any) (json.RawMessage, error) {
-	if payload == nil {
-		payload = struct{}{}
-	}
-	data, err := json.Marshal(payload)
-	if err != nil {
-		return nil, fmt.Errorf("encode the %s payload: %w", fn, err)
-	}
-	return data, nil
-}
-
-// read is call for idempotent reads: a first attempt that gets no answer
-// within ReadRetryAfter is sent again with the rest of the call timeout.
-func (s *Server) read(ctx context.Context, fn string, payload any) (json.RawMessage, error) {
-	first := s.opts.ReadRetryAfter
-	if first <= 0 || first >= s.opts.CallTimeout {
-		return s.call(ctx, fn, payload)
-	}
-	data, err := encodePayload(fn, payload)
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: first})
-	if err == nil || !errors.Is(err, iii.ErrTimeout) || ctx.Err() != nil {
-		return out, err
-	}
-	s.log.Debug("MCP: read got no answer; sending it again", "function_id", fn, "after", first)
-	return s.client.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: s.opts.CallTimeout - first})
-}
-
 // ---- change events ----
 
-// onSkillsChanged handles {"op":"register"|"unregister","id":…}: the
-// one skill is applied to the mirror (an event without an id reloads it).
-func (s *Server) onSkillsChanged(ctx context.Context, data json.RawMessage) (any, error) {
-	var ev struct {
-		Op string `json:"op"`
-		ID string `json:"id"`
+// onChange applies one change of the registry: a skill's own resource is
+// re-read (register) or dropped (unregister), and sessions subscribed to
+// it and to the index hear of it; a prompt change resyncs the prompts; a
+// catalog change re-reads that skill's skill:// entry. A skill or prompt
+// change without an id reloads the whole mirror.
+func (s *Server) onChange(ctx context.Context, c core.Change) {
+	switch c.Kind {
+	case core.ChangeSkill:
+		var err error
+		if c.ID == "" {
+			err = s.syncResources(ctx)
+		} else {
+			err = s.applySkillChange(ctx, c.Op, c.ID)
+		}
+		if err != nil {
+			s.log.Warn("MCP: cannot apply a registry change", "op", c.Op, "id", c.ID, "err", err)
+		}
+		uris := []string{registry.IndexURI}
+		if c.ID != "" {
+			uris = append(uris, registry.SkillURI(c.ID))
+		}
+		for _, uri := range uris {
+			_ = s.sdk.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri})
+		}
+	case core.ChangePrompt:
+		s.log.Debug("MCP: prompts::on-change", "op", c.Op, "name", c.ID)
+		var touched []string
+		if c.ID != "" {
+			touched = append(touched, c.ID)
+		}
+		if err := s.syncPrompts(ctx, touched...); err != nil {
+			s.log.Warn("MCP: cannot reload prompts after a registry change", "op", c.Op, "name", c.ID, "err", err)
+		}
+	case core.ChangeCatalog:
+		if s.skillExt {
+			s.onSkillChanged(ctx, c.ID)
+		}
 	}
-	_ = json.Unmarshal(data, &ev)
-	var err error
-	if ev.ID == "" {
-		err = s.syncResources(ctx)
-	} else {
-		err = s.applySkillChange(ctx, ev.Op, ev.ID)
-	}
-	if err != nil {
-		s.log.Warn("MCP: cannot apply a registry change", "op", ev.Op, "id", ev.ID, "err", err)
-	}
-	uris := []string{registry.IndexURI}
-	if ev.ID != "" {
-		uris = append(uris, registry.SkillURI(ev.ID))
-	}
-	for _, uri := range uris {
-		_ = s.sdk.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri})
-	}
-	return nil, nil
-}
-
-// onPromptsChanged handles {"op":…,"name":…}.
-func (s *Server) onPromptsChanged(ctx context.Context, data json.RawMessage) (any, error) {
-	var ev struct {
-		Op   string `json:"op"`
-		Name string `json:"name"`
-	}
-	_ = json.Unmarshal(data, &ev)
-	s.log.Debug("MCP: prompts::on-change", "op", ev.Op, "name", ev.Name)
-	var touched []string
-	if ev.Name != "" {
-		touched = append(touched, ev.Name)
-	}
-	if err := s.syncPrompts(ctx, touched...); err != nil {
-		s.log.Warn("MCP: cannot reload prompts after a registry change", "op", ev.Op, "name", ev.Name, "err", err)
-	}
-	return nil, nil
 }
 
 // watchFunctions follows the engine's function set: through
@@ -501,8 +451,8 @@ func (s *Server) functionsTick(ctx context.Context) {
 		return
 	}
 	s.regMu.Lock()
-	back := present && !s.registry
-	s.registry = present
+	back := present && !s.registryUp
+	s.registryUp = present
 	s.regMu.Unlock()
 	if back {
 		s.log.Debug("MCP: skills registry is available; reloading resources and prompts")
@@ -517,14 +467,10 @@ func (s *Server) functionsTick(ctx context.Context) {
 
 // engineHasTriggerType asks engine::triggers::list whether id exists.
 func (s *Server) engineHasTriggerType(ctx context.Context, id string) bool {
-	raw, err := s.read(ctx, iii.FnListTriggers, map[string]any{"include_internal": true, "prefix": id})
-	if err != nil {
-		return false
-	}
 	var out struct {
 		Triggers []iii.TriggerTypeInfo `json:"triggers"`
 	}
-	if json.Unmarshal(raw, &out) != nil {
+	if s.engine.Read(ctx, iii.FnListTriggers, map[string]any{"include_internal": true, "prefix": id}, &out) != nil {
 		return false
 	}
 	for _, t := range out.Triggers {
@@ -552,4 +498,4 @@ func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
 func (m minLevel) WithGroup(n string) slog.Handler { return minLevel{h: m.h.WithGroup(n), min: m.min} }
 
 // errRegistryShape reports a registry answer that does not decode.
-var errRegistryShape = errors.New("unexpected answer shape")
+var errRegistryShape = invoke.ErrShape

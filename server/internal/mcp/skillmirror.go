@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/iii-skills/skills/server/internal/skillsext"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // skillMDResource is the resources/list entry of a skill's SKILL.md: name
 // and description from its frontmatter, as the extension recommends.
-func skillMDResource(e SkillEntry) sdk.Resource {
+func skillMDResource(e skillsext.Skill) sdk.Resource {
 	r := sdk.Resource{URI: SkillURI(e.Path, SkillFileName), MIMEType: mimeMarkdown, Meta: originMeta(e.Origin)}
 	r.Name, r.Description = e.Name, e.Description
 	for _, f := range e.Files {
@@ -24,7 +25,7 @@ func skillMDResource(e SkillEntry) sdk.Resource {
 }
 
 // fileURIs are the URIs of every file of e (SKILL.md at least).
-func fileURIs(e SkillEntry) []string {
+func fileURIs(e skillsext.Skill) []string {
 	out := []string{SkillURI(e.Path, SkillFileName)}
 	for _, f := range e.Files {
 		if f.Path != SkillFileName {
@@ -35,13 +36,13 @@ func fileURIs(e SkillEntry) []string {
 }
 
 // allSkills walks the backend's whole listing: a backend may answer in
-// pages even when asked for all (skillsext.Remote stops an answer at a
+// pages even when asked for all (core.Remote stops an answer at a
 // byte budget), so it asks again after the last path while more follow.
-func (s *Server) allSkills(ctx context.Context) ([]SkillEntry, error) {
-	var all []SkillEntry
+func (s *Server) allSkills(ctx context.Context) ([]skillsext.Skill, error) {
+	var all []skillsext.Skill
 	after := ""
 	for {
-		page, more, err := s.backend.ListSkills(ctx, after, 0)
+		page, more, err := s.registry.CatalogSkills(ctx, after, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -61,7 +62,7 @@ func (s *Server) allSkills(ctx context.Context) ([]SkillEntry, error) {
 // what that event decided; every skill the resync drops gets
 // resources/updated for its files, as onSkillChanged would have sent.
 func (s *Server) syncSkills(ctx context.Context) error {
-	if s.backend == nil {
+	if !s.skillExt {
 		return nil
 	}
 	s.skillSyncMu.Lock()
@@ -80,7 +81,7 @@ func (s *Server) syncSkills(ctx context.Context) error {
 		return err
 	}
 	next := make(map[string][]string, len(all))
-	entries := make(map[string]SkillEntry, len(all))
+	entries := make(map[string]skillsext.Skill, len(all))
 	for _, e := range all {
 		if e.Problem != "" {
 			s.log.Warn("MCP: skill not served over the Skills extension", "skill", e.Path, "reason", e.Problem)
@@ -129,7 +130,7 @@ func (s *Server) syncSkills(ctx context.Context) error {
 // and every file URI it had or has gets notifications/resources/updated,
 // so a digest a client cached is never silently stale.
 func (s *Server) onSkillChanged(ctx context.Context, skillPath string) {
-	e, found, err := s.backend.Skill(ctx, skillPath)
+	e, found, err := s.registry.CatalogSkill(ctx, skillPath)
 	if err != nil {
 		s.log.Warn("MCP: cannot read a changed skill", "skill", skillPath, "err", err)
 		return

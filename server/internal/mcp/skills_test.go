@@ -356,7 +356,7 @@ func TestSkillsExtensionHTTP(t *testing.T) {
 			fx := newSkillsFixture(t)
 			view := skillsext.NewView(fx.cat)
 			t.Cleanup(view.Close)
-			s.startMCP(skillsmcp.Options{Backend: view})
+			s.startMCPView(view, skillsmcp.Options{})
 			endpoint := s.serveHTTP(skillsmcp.HTTPOptions{})
 			n := &notes{}
 			cs := s.connectClient(&sdk.StreamableClientTransport{Endpoint: endpoint}, v, n)
@@ -408,7 +408,7 @@ func TestSkillsExtensionStream(t *testing.T) {
 	fx := newSkillsFixture(t)
 	view := skillsext.NewView(fx.cat)
 	t.Cleanup(view.Close)
-	s.startMCP(skillsmcp.Options{Backend: view})
+	s.startMCPView(view, skillsmcp.Options{})
 
 	// A raw client connection for the extension methods…
 	call := s.rawStream()

@@ -79,7 +79,7 @@ type directoryResult struct {
 	NextCursor string          `json:"nextCursor,omitempty"`
 }
 
-func toWire(e SkillEntry) skillWire {
+func toWire(e skillsext.Skill) skillWire {
 	w := skillWire{URI: SkillURI(e.Path, SkillFileName), Frontmatter: e.Frontmatter, Meta: originMeta(e.Origin)}
 	if len(w.Frontmatter) == 0 {
 		w.Frontmatter = json.RawMessage("{}")
@@ -161,7 +161,7 @@ func (s *Server) listSkills(ctx context.Context, rawCursor string) (*listSkillsR
 	res := &listSkillsResult{ResultType: "complete", Skills: []skillWire{}, CacheScope: "public"}
 	last := after.After
 	for len(res.Skills) < s.opts.PageSize {
-		page, more, err := s.backend.ListSkills(ctx, last, s.opts.PageSize-len(res.Skills))
+		page, more, err := s.registry.CatalogSkills(ctx, last, s.opts.PageSize-len(res.Skills))
 		if err != nil {
 			return nil, backendError(err)
 		}
@@ -185,7 +185,7 @@ func (s *Server) getSkill(ctx context.Context, uri string) (*getSkillResult, err
 	if !strings.HasPrefix(uri, SkillScheme) || !ok || skillPath == "" {
 		return nil, invalidParams("No skill is served at %s (expected skill://<skill-path>/SKILL.md)", uri)
 	}
-	e, found, err := s.backend.Skill(ctx, skillPath)
+	e, found, err := s.registry.CatalogSkill(ctx, skillPath)
 	if err != nil {
 		return nil, backendError(err)
 	}
@@ -200,19 +200,19 @@ func (s *Server) getSkill(ctx context.Context, uri string) (*getSkillResult, err
 
 // resolveSkillURI finds the skill a skill:// URI points into: the longest
 // path prefix that is a skill (nested skills serve their own files).
-func (s *Server) resolveSkillURI(ctx context.Context, uri string) (e SkillEntry, rest string, found bool, err error) {
+func (s *Server) resolveSkillURI(ctx context.Context, uri string) (e skillsext.Skill, rest string, found bool, err error) {
 	p, ok := strings.CutPrefix(uri, SkillScheme)
 	if !ok || p == "" {
-		return SkillEntry{}, "", false, nil
+		return skillsext.Skill{}, "", false, nil
 	}
 	p = strings.TrimSuffix(p, "/")
 	for cut := len(p); cut > 0; cut = strings.LastIndexByte(p[:cut], '/') {
-		e, found, err = s.backend.Skill(ctx, p[:cut])
+		e, found, err = s.registry.CatalogSkill(ctx, p[:cut])
 		if err != nil || found {
 			return e, strings.TrimPrefix(p[cut:], "/"), found, err
 		}
 	}
-	return SkillEntry{}, "", false, nil
+	return skillsext.Skill{}, "", false, nil
 }
 
 // readDirectory answers resources/directory/read: the direct children of a
@@ -291,7 +291,7 @@ func (s *Server) readSkillFile(ctx context.Context, uri string) (*sdk.ReadResour
 			mime = f.MIME
 		}
 	}
-	b, err := s.backend.ReadFile(ctx, e.Path, file)
+	b, err := s.registry.CatalogFile(ctx, e.Path, file)
 	if errors.Is(err, skillsext.ErrNoSuchFile) {
 		return nil, invalidParams("Resource not found: %s", uri)
 	}

@@ -42,15 +42,11 @@ func ToolName(functionID string) string { return strings.ReplaceAll(functionID, 
 func (s *Server) syncTools(ctx context.Context) (registryPresent bool, err error) {
 	s.toolSync.Lock()
 	defer s.toolSync.Unlock()
-	raw, err := s.read(ctx, iii.FnListFunctions, map[string]any{})
-	if err != nil {
-		return false, err
-	}
 	var env struct {
 		Functions []iii.FunctionInfo `json:"functions"`
 	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return false, fmt.Errorf("engine::functions::list: %w: %v", errRegistryShape, err)
+	if err := s.engine.Read(ctx, iii.FnListFunctions, nil, &env); err != nil {
+		return false, err
 	}
 	sort.Slice(env.Functions, func(i, j int) bool { return env.Functions[i].FunctionID < env.Functions[j].FunctionID })
 
@@ -167,15 +163,11 @@ func (s *Server) fillSchemasLocked(ctx context.Context, fns []iii.FunctionInfo) 
 	for len(missing) > 0 {
 		batch := missing[:min(maxInfoBatch, len(missing))]
 		missing = missing[len(batch):]
-		raw, err := s.read(ctx, iii.FnInfoFunctions, map[string]any{"function_ids": batch})
-		if err != nil {
-			s.log.Debug("MCP: engine::functions::info failed", "err", err)
-			return
-		}
 		var out struct {
 			Functions []iii.FunctionDetail `json:"functions"`
 		}
-		if json.Unmarshal(raw, &out) != nil {
+		if err := s.engine.Read(ctx, iii.FnInfoFunctions, map[string]any{"function_ids": batch}, &out); err != nil {
+			s.log.Debug("MCP: engine::functions::info failed", "err", err)
 			return
 		}
 		for _, id := range batch {
@@ -274,7 +266,8 @@ func (s *Server) callFunction(ctx context.Context, fid string, args json.RawMess
 	if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		args = json.RawMessage(`{}`)
 	}
-	out, err := s.call(ctx, fid, args)
+	var out json.RawMessage
+	err := s.engine.Call(ctx, fid, args, &out)
 	if err != nil {
 		return toolError(callErrorText(err))
 	}

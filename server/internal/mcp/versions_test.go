@@ -28,7 +28,7 @@ func TestSkillURIVersions(t *testing.T) {
 	view.SetVersions(func(id, sel string) (string, bool) {
 		return old, id == "plain" && (sel == "1" || sel == "production")
 	})
-	s.startMCP(skillsmcp.Options{Backend: view})
+	s.startMCPView(view, skillsmcp.Options{})
 	call := s.rawStream()
 	if _, err := call("initialize", map[string]any{"protocolVersion": v2025, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}); err != nil {
 		t.Fatal(err)

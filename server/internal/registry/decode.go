@@ -120,7 +120,7 @@ func decodeStruct(raw json.RawMessage, structName string, specs []fieldSpec) (fi
 				f.args = args
 			}
 			if (s.kind == kindString || s.kind == kindOptString) && firstByte(v) == '"' {
-				str, ok := unquote(bytes.TrimSpace(v))
+				str, ok := Unquote(bytes.TrimSpace(v))
 				if !ok {
 					return errBadString
 				}

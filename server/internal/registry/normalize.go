@@ -43,7 +43,7 @@ func asString(raw json.RawMessage) (string, bool) {
 	if len(t) == 0 || t[0] != '"' {
 		return "", false
 	}
-	return unquote(t)
+	return Unquote(t)
 }
 
 // NormalizeSectionOutput turns the output of a function behind a section

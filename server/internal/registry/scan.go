@@ -105,7 +105,7 @@ func eachMember(raw []byte, fn func(key string, val json.RawMessage) error) erro
 		if err != nil {
 			return err
 		}
-		key, ok := unquote(raw[i:end])
+		key, ok := Unquote(raw[i:end])
 		if !ok {
 			return errors.New("invalid key")
 		}
@@ -140,13 +140,13 @@ func eachMember(raw []byte, fn func(key string, val json.RawMessage) error) erro
 	return nil
 }
 
-// unquote decodes a JSON string literal q (quotes included). Strings
+// Unquote decodes a JSON string literal q (quotes included). Strings
 // without escapes are copied as they are; common escapes (a markdown body
 // is full of \n) are decoded here in one pass; surrogate escapes and invalid
 // UTF-8 go through encoding/json, which replaces invalid UTF-8 like
 // serde_json does not need to (input that reached us over the wire is
 // valid UTF-8).
-func unquote(q []byte) (string, bool) {
+func Unquote(q []byte) (string, bool) {
 	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
 		return "", false
 	}

@@ -24,14 +24,14 @@ func FuzzUnquote(f *testing.F) {
 		if end, err := skipString(q, 0); err != nil || end != len(q) {
 			return
 		}
-		got, ok := unquote(q)
+		got, ok := Unquote(q)
 		var want string
 		err := json.Unmarshal(q, &want)
 		if (err == nil) != ok {
-			t.Fatalf("unquote(%q): ok=%v, encoding/json err=%v", q, ok, err)
+			t.Fatalf("Unquote(%q): ok=%v, encoding/json err=%v", q, ok, err)
 		}
 		if ok && got != want {
-			t.Fatalf("unquote(%q) = %q, encoding/json gives %q", q, got, want)
+			t.Fatalf("Unquote(%q) = %q, encoding/json gives %q", q, got, want)
 		}
 		// The fast path sizes its output by decodedMax: never short.
 		if body := q[1 : len(q)-1]; ok && utf8.Valid(body) {
@@ -53,6 +53,25 @@ func TestDecodedMaxIsExactForOneLetterEscapes(t *testing.T) {
 		body := []byte(s)
 		if got := decodedMax(body, bytes.IndexByte(body, '\\')); got != len(want) {
 			t.Errorf("decodedMax(%q) = %d, want %d (%q)", s, got, len(want), want)
+		}
+	}
+}
+
+// Unquote reads history's content rows back too: the escapes and the
+// surrogate pairs encoding/json reads, and refuses what it refuses.
+func TestUnquoteMatchesEncodingJSON(t *testing.T) {
+	for _, lit := range []string{`""`, `"plain"`, `"a\nb\tc\"d\\e\/f\b\f\r"`, `"\u00e9\u2028"`, `"\ud83d\ude00"`, `"\ud83d x"`, `"\u0041BC"`} {
+		var want string
+		if err := json.Unmarshal([]byte(lit), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := Unquote([]byte(lit)); !ok || got != want {
+			t.Errorf("Unquote(%s) = %q %v, want %q", lit, got, ok, want)
+		}
+	}
+	for _, bad := range []string{`"`, `"\`, `"\x"`, `"\u12"`, `abc`} {
+		if _, ok := Unquote([]byte(bad)); ok {
+			t.Errorf("Unquote(%s) accepted", bad)
 		}
 	}
 }

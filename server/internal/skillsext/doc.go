@@ -19,22 +19,8 @@
 //   - Every skill names its Origin (published, folder, bundle, builtin),
 //     which the MCP server shows in each listing's _meta.
 //
-// View reads a catalog in-process (the MCP server inside the skills
-// process). Register publishes the same view to other processes over iii
-// as internal registry functions, and Remote reads them (`skills mcp`):
-//
-//	skills::catalog-list  {after?, limit?, max_bytes?}  → {skills: [Skill], more}
-//	skills::catalog-get   {path}                        → {skill: Skill | null}
-//	skills::catalog-file  {path, file, offset?, sha256?, max_bytes?}
-//	                                                    → {data: base64, size, sha256}
-//	skills::catalog-on-change (trigger type) fires {path} on every change
-//
-// Answers stay well under the engine's 16 MiB frame limit: a listing stops
-// at about 4 MiB of skills (more: true), a file comes 4 MiB at a time
-// (max_bytes asks for less). A chunk request naming the sha256 of the
-// first chunk is refused once the file has another version, so a reader
-// never joins chunks of two versions.
-//
-// They live under skills::, a hidden namespace, and carry metadata
-// internal: true, so they are never listed as MCP tools.
+// View is the catalog's view, following its changes; the registry
+// (core.Local) holds one and serves it in-process, and over iii to other
+// processes (skills::catalog-list, -get, -file and the trigger type
+// skills::catalog-on-change, package worker), where core.Remote reads it.
 package skillsext

@@ -187,26 +187,37 @@ func (v *View) Skill(_ context.Context, p string) (Skill, bool, error) {
 }
 
 // lookup is the view of the skill at path p: a served skill, or a
-// registry version of a published one (<id>@<version>).
+// registry version of a published one (<id>@<version>). The catalog is
+// asked first: its change events reach the view a moment later, and a
+// client that registered a skill and reads it at once must get it.
 func (v *View) lookup(p string) (*view, bool) {
+	e, served := v.cat.Get(p)
 	v.mu.RLock()
 	sv, ok := v.byID[p]
 	v.mu.RUnlock()
-	if ok {
+	switch {
+	case served && ok && sv.entry == e:
 		return sv, true
+	case served:
+		// Built from the entry the catalog holds now; apply stores it
+		// when the change event arrives.
+		return build(e), true
+	case ok:
+		return nil, false // removed from the catalog; the event is on its way
 	}
 	return v.versionView(p)
 }
 
 // ReadFile returns the bytes of one file of the skill at path.
 func (v *View) ReadFile(_ context.Context, p, file string) ([]byte, error) {
-	b, _, err := v.readFile(p, file)
+	b, _, err := v.ReadFileVersion(p, file)
 	return b, err
 }
 
-// readFile is ReadFile with the digest of the bytes returned (known
-// already: computed once per change), which names the version served.
-func (v *View) readFile(p, file string) ([]byte, catalog.Digest, error) {
+// ReadFileVersion is ReadFile with the digest of the bytes returned
+// (known already: computed once per change), which names the version
+// served.
+func (v *View) ReadFileVersion(p, file string) ([]byte, catalog.Digest, error) {
 	sv, ok := v.lookup(p)
 	if !ok {
 		return nil, catalog.Digest{}, ErrNoSuchFile

@@ -15,6 +15,7 @@ import (
 
 	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/kv"
 )
 
 // BlobPrefix starts every blob handle: blob:<16 hex digits>.
@@ -208,10 +209,10 @@ func (r *Runtime) pruneBlobsLocked(ctx context.Context, room int64, owner string
 
 // removeBlobLocked deletes blob k (content, then index entry).
 func (r *Runtime) removeBlobLocked(ctx context.Context, k string, m blobMeta) error {
-	if err := r.opts.State.Delete(ctx, r.opts.BlobScope, k); err != nil {
+	if _, err := kv.Delete(ctx, r.opts.State, r.opts.BlobScope, k); err != nil {
 		return fmt.Errorf("remove blob %s%s: %w", BlobPrefix, k, err)
 	}
-	if err := r.opts.State.Delete(ctx, r.blobIndexScope(), k); err != nil {
+	if _, err := kv.Delete(ctx, r.opts.State, r.blobIndexScope(), k); err != nil {
 		return fmt.Errorf("remove blob %s%s from the index: %w", BlobPrefix, k, err)
 	}
 	delete(r.blobs.entries, k)
@@ -246,13 +247,13 @@ func (r *Runtime) putBlob(ctx context.Context, content, kind string) (blobRecord
 		blobMeta
 		Key string `json:"key"`
 	}{meta, key}
-	if err := r.opts.State.Set(ctx, r.blobIndexScope(), key, entry); err != nil {
+	if err := kv.Put(ctx, r.opts.State, r.blobIndexScope(), key, entry); err != nil {
 		return blobRecord{}, internalError("store blob: %v", err)
 	}
 	r.blobs.entries[key] = meta
 	r.blobs.total += meta.Size
 	r.blobs.owned[meta.Owner] += meta.Size
-	if err := r.opts.State.Set(ctx, r.opts.BlobScope, key, rec); err != nil {
+	if err := kv.Put(ctx, r.opts.State, r.opts.BlobScope, key, rec); err != nil {
 		return blobRecord{}, internalError("store blob: %v", err)
 	}
 	return rec, nil
@@ -311,11 +312,11 @@ func (r *Runtime) getBlob(ctx context.Context, id string) (blobRecord, *Error) {
 		return blobRecord{}, internalError("read blob %s: the request ended while waiting for other blob reads to finish", id)
 	}
 	defer r.blobLoads.Release(weight)
-	raw, err := r.opts.State.Get(ctx, r.opts.BlobScope, key)
+	raw, ok, err := r.opts.State.Get(ctx, r.opts.BlobScope, key)
 	if err != nil {
 		return blobRecord{}, internalError("read blob %s: %v", id, err)
 	}
-	if raw == nil {
+	if !ok {
 		return blobRecord{}, invalidParams("unknown blob %q", id)
 	}
 	var rec blobRecord

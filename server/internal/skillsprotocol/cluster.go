@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/cluster"
+	"github.com/iii-skills/skills/server/internal/kv"
 )
 
 // Published bundles across registry instances. Each instance keeps the
@@ -32,7 +35,7 @@ const (
 // sharedBundles is where a publish is shared; the zero value shares
 // nothing (one instance alone: the embedded engine of --standalone).
 type sharedBundles struct {
-	state  State
+	state  kv.Store
 	notify func(ctx context.Context, key string)
 }
 
@@ -54,17 +57,36 @@ func (s sharedBundles) write(ctx context.Context, r *Runtime, key string, rec bu
 	if err := r.storeFiles(ctx, s.state, SharedBundleScope+"-files", key, list, files); err != nil {
 		return err
 	}
-	return s.state.Set(ctx, SharedBundleScope, key, rec)
+	return kv.Put(ctx, s.state, SharedBundleScope, key, rec)
 }
 
 // ShareBundles makes this runtime one of several registry instances on
-// engines that share state: shared is engine state (IIIState), and
+// engines that share state: shared is engine state (kv.III), and
 // announce tells the other instances that bundle key was published
-// (the registry worker's change broadcast). Call it before LoadPublished
+// (the registry's cluster.Cluster.Announce). Call it before LoadPublished
 // and before the first publish.
-func (r *Runtime) ShareBundles(shared State, announce func(ctx context.Context, key string)) {
+func (r *Runtime) ShareBundles(shared kv.Store, announce func(ctx context.Context, key string)) {
 	r.shared = sharedBundles{state: shared, notify: announce}
 }
+
+// ClusterScope is the shared bundles as a scope of package cluster: the
+// registry's cluster calls Apply for each bundle key another instance
+// announced and Relist when changes were missed (at connect, and when the
+// reconcile finds a gap). Register it under SharedBundleScope.
+func (r *Runtime) ClusterScope() cluster.Scope { return sharedScope{r} }
+
+type sharedScope struct{ r *Runtime }
+
+// Apply refuses what cannot be a bundle key (name@version) before any read.
+func (s sharedScope) Apply(ctx context.Context, key string) error {
+	name, version, ok := strings.Cut(key, "@")
+	if !ok || version == "" || len(version) > 128 || !ValidBundleName(name) {
+		return cluster.ErrNotAKey
+	}
+	return s.r.ApplySharedBundle(ctx, key)
+}
+
+func (s sharedScope) Relist(ctx context.Context) error { return s.r.RelistSharedBundles(ctx) }
 
 // ApplySharedBundle copies bundle key (name@version) from the shared copy
 // into this instance, as a publish made here would store it; another
@@ -73,11 +95,11 @@ func (r *Runtime) ApplySharedBundle(ctx context.Context, key string) error {
 	if !r.shared.enabled() {
 		return nil
 	}
-	raw, err := r.shared.state.Get(ctx, SharedBundleScope, key)
+	raw, ok, err := r.shared.state.Get(ctx, SharedBundleScope, key)
 	if err != nil {
 		return fmt.Errorf("read the shared bundle %s: %w", key, err)
 	}
-	if raw == nil {
+	if !ok {
 		return nil // announced, then gone from state (state reset): nothing to copy
 	}
 	return r.copyShared(ctx, raw)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/kv"
 	sp "github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/store"
 )
@@ -24,7 +25,7 @@ type instance struct {
 
 // newInstance starts a runtime over its own memory store; announce is
 // what its publishes call (delivering to the other instances, or not).
-func newInstance(t *testing.T, shared sp.State, announce func(ctx context.Context, key string), opts sp.Options) *instance {
+func newInstance(t *testing.T, shared kv.Store, announce func(ctx context.Context, key string), opts sp.Options) *instance {
 	t.Helper()
 	own := store.OpenMemory()
 	t.Cleanup(func() { _ = own.Close() })
@@ -34,7 +35,7 @@ func newInstance(t *testing.T, shared sp.State, announce func(ctx context.Contex
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(work) })
 	cat := catalog.New()
-	opts.Catalog, opts.State, opts.Logger, opts.WorkDir = cat, sp.LocalState(own), quiet(), work
+	opts.Catalog, opts.State, opts.Logger, opts.WorkDir = cat, kv.Local(own), quiet(), work
 	rt, err := sp.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func TestPublishedBundlesReachOtherInstances(t *testing.T) {
 	ctx := context.Background()
 	sharedStore := store.OpenMemory()
 	t.Cleanup(func() { _ = sharedStore.Close() })
-	shared := sp.LocalState(sharedStore) // engine state, as real engines on one Redis share it
+	shared := kv.Local(sharedStore) // engine state, as real engines on one Redis share it
 
 	var b *instance
 	deliver := true

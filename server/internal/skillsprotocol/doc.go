@@ -6,7 +6,7 @@
 // catalog entry: Skills Protocol bundles (skill.toml + SKILL.md + code/ +
 // resources/) from folders (LoadFolders) or published over iii
 // (skills::publish-bundle, durable in the server's own store, see
-// LocalState: never in engine state, where any engine client could read
+// StoreFile: never in engine state, where any engine client could read
 // or rewrite them), and every other catalog skill (iii-published,
 // Agent Skills, iii-directory folders) as an instruction skill. Names map
 // one-to-one: the iii id resend/email/send is the Skills Protocol name

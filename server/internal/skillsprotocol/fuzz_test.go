@@ -7,13 +7,14 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/sandbox"
 	sp "github.com/iii-skills/skills/server/internal/skillsprotocol"
+	"github.com/iii-skills/skills/server/internal/store"
 )
 
 // FuzzParseManifest: any skill.toml (from a folder or a bundle published
@@ -68,57 +69,6 @@ func FuzzBuildEntry(f *testing.F) {
 	})
 }
 
-// memState is State in memory, for the fuzzer (no engine per input).
-type memState struct {
-	mu sync.Mutex
-	m  map[string]map[string]json.RawMessage
-}
-
-func (s *memState) Get(_ context.Context, scope, key string) (json.RawMessage, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m[scope][key], nil
-}
-
-func (s *memState) Set(_ context.Context, scope, key string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string]map[string]json.RawMessage{}
-	}
-	if s.m[scope] == nil {
-		s.m[scope] = map[string]json.RawMessage{}
-	}
-	s.m[scope][key] = b
-	return nil
-}
-
-func (s *memState) List(_ context.Context, scope string) ([]json.RawMessage, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []json.RawMessage
-	for k, v := range s.m[scope] {
-		var obj map[string]any
-		if json.Unmarshal(v, &obj) == nil {
-			obj["key"] = k
-			b, _ := json.Marshal(obj)
-			out = append(out, b)
-		}
-	}
-	return out, nil
-}
-
-func (s *memState) Delete(_ context.Context, scope, key string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m[scope], key)
-	return nil
-}
-
 // FuzzRPCParams: any /rpc body (each tool with fuzzed params, batches) is
 // answered with a JSON-RPC response or nothing, never a panic; answers
 // stay under the batch cap. Runs fail fast: the sandbox has no bwrap.
@@ -128,7 +78,9 @@ func FuzzRPCParams(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { _ = os.RemoveAll(work) })
-	rt, err := sp.New(sp.Options{Catalog: catalog.New(), State: &memState{}, Logger: quiet(), WorkDir: work,
+	mem := store.OpenMemory() // no engine per input
+	f.Cleanup(func() { _ = mem.Close() })
+	rt, err := sp.New(sp.Options{Catalog: catalog.New(), State: kv.Local(mem), Logger: quiet(), WorkDir: work,
 		Sandbox: sandbox.New(sandbox.Config{Bwrap: "/nonexistent/bwrap"}), MaxBatchRequests: 8, MaxBatchResponseBytes: 1 << 16})
 	if err != nil {
 		f.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/engine"
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/sandbox"
 	sp "github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/store"
@@ -45,7 +46,7 @@ type env struct {
 	cat     *catalog.Catalog
 	rt      *sp.Runtime
 	// state is the runtime's own store (blobs, published bundles).
-	state sp.State
+	state kv.Store
 	url   string
 	// stop ends the runtime, its client and its store (before a restart).
 	stop func()
@@ -83,7 +84,7 @@ func (e *env) start(opts sp.Options) {
 	client := iii.RegisterWorker(e.eng.URL(), iii.WithName("skills-protocol-test"), iii.WithLogger(quiet()))
 	t.Cleanup(func() { _ = client.Close() })
 	cat := catalog.New()
-	opts.Catalog, opts.State, opts.Logger = cat, sp.LocalState(st), quiet()
+	opts.Catalog, opts.State, opts.Logger = cat, kv.Local(st), quiet()
 	e.state = opts.State
 	if opts.WorkDir == "" {
 		// Not t.TempDir: its parent is 0700, out of the sandbox uid's reach.

@@ -14,6 +14,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/scope"
 )
 
@@ -299,7 +300,7 @@ func (r *Runtime) publishLocked(ctx context.Context, files map[string][]byte, at
 		r.dropFiles(ctx, key, len(e.Files)-1)
 		return PublishResult{}, fmt.Errorf("store %s: %w", key, err)
 	}
-	if err := r.opts.State.Set(ctx, r.opts.BundleScope, key, rec); err != nil {
+	if err := kv.Put(ctx, r.opts.State, r.opts.BundleScope, key, rec); err != nil {
 		r.dropFiles(ctx, key, len(e.Files)-1)
 		return PublishResult{}, fmt.Errorf("store %s: %w", key, err)
 	}
@@ -309,7 +310,7 @@ func (r *Runtime) publishLocked(ctx context.Context, files map[string][]byte, at
 	}
 	if err != nil {
 		// Not served, so not kept: the store holds what the catalog does.
-		_ = r.opts.State.Delete(ctx, r.opts.BundleScope, key)
+		_, _ = kv.Delete(ctx, r.opts.State, r.opts.BundleScope, key)
 		r.dropFiles(ctx, key, len(e.Files)-1)
 		return PublishResult{}, err
 	}
@@ -362,7 +363,7 @@ func sameFiles(rec bundleRecord, files []catalog.File) bool {
 // storeFiles writes a bundle's contents into st's filesScope, several at once: the store
 // commits concurrent writes together (one fsync for many files instead
 // of one per file).
-func (r *Runtime) storeFiles(ctx context.Context, st State, filesScope, key string, list []catalog.File, files map[string][]byte) error {
+func (r *Runtime) storeFiles(ctx context.Context, st kv.Store, filesScope, key string, list []catalog.File, files map[string][]byte) error {
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -374,7 +375,7 @@ func (r *Runtime) storeFiles(ctx context.Context, st State, filesScope, key stri
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			err := st.Set(ctx, filesScope, fileKey(key, i), base64.StdEncoding.EncodeToString(files[f.Path]))
+			err := kv.Put(ctx, st, filesScope, fileKey(key, i), base64.StdEncoding.EncodeToString(files[f.Path]))
 			if err != nil {
 				mu.Lock()
 				if firstErr == nil {
@@ -392,7 +393,7 @@ func (r *Runtime) storeFiles(ctx context.Context, st State, filesScope, key stri
 // publish that failed part-way).
 func (r *Runtime) dropFiles(ctx context.Context, key string, last int) {
 	for i := 0; i <= last; i++ {
-		_ = r.opts.State.Delete(ctx, r.bundleFilesScope(), fileKey(key, i))
+		_, _ = kv.Delete(ctx, r.opts.State, r.bundleFilesScope(), fileKey(key, i))
 	}
 }
 
@@ -421,15 +422,15 @@ var (
 // readBundleFile reads file i of rec from st (scope filesScope, stored by
 // storeFiles) and checks its sha256 against rec's. The error wraps
 // errFileMissing or errFileChanged for those verdicts.
-func readBundleFile(ctx context.Context, st State, filesScope string, rec bundleRecord, i int) ([]byte, error) {
+func readBundleFile(ctx context.Context, st kv.Store, filesScope string, rec bundleRecord, i int) ([]byte, error) {
 	key := rec.Name + "@" + rec.Version
 	f := rec.Files[i]
-	raw, err := st.Get(ctx, filesScope, fileKey(key, i))
+	raw, ok, err := st.Get(ctx, filesScope, fileKey(key, i))
 	if err != nil {
 		return nil, fmt.Errorf("read %s of published bundle %s: %w", f.Path, key, err)
 	}
 	var text string
-	if raw == nil || json.Unmarshal(raw, &text) != nil {
+	if !ok || json.Unmarshal(raw, &text) != nil {
 		return nil, fmt.Errorf("%s of %s: %w", f.Path, key, errFileMissing)
 	}
 	b, err := base64.StdEncoding.DecodeString(text)
@@ -600,7 +601,7 @@ func (r *Runtime) Register(client *iii.Client) error {
 func (r *Runtime) warnLegacyBundles(client *iii.Client) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	items, err := IIIState(client, 30*time.Second).List(ctx, DefaultBundleScope)
+	items, err := kv.III(client, 30*time.Second).List(ctx, DefaultBundleScope)
 	if err != nil || len(items) == 0 {
 		return
 	}

@@ -1,9 +1,7 @@
 package skillsprotocol
 
 import (
-	"context"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -13,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/sandbox"
 	"github.com/iii-skills/skills/server/internal/scope"
 	"golang.org/x/sync/semaphore"
@@ -70,18 +68,12 @@ const (
 	RankPublishedBelowFolders = catalog.RankFolder + 800
 )
 
-// State is durable key/value storage: the iii state::* functions.
-type State interface {
-	Get(ctx context.Context, scope, key string) (json.RawMessage, error)
-	Set(ctx context.Context, scope, key string, value any) error
-	List(ctx context.Context, scope string) ([]json.RawMessage, error)
-	Delete(ctx context.Context, scope, key string) error
-}
-
 // Options configure a Runtime. Catalog and State are required.
 type Options struct {
 	Catalog *catalog.Catalog
-	State   State
+	// State is the runtime's own store (kv.Local of StoreFile: blobs and
+	// published bundles, out of every engine client's reach).
+	State kv.Store
 	// Sandbox runs code (default sandbox.New(sandbox.Config{})).
 	Sandbox *sandbox.Sandbox
 	// Python is the interpreter inside the sandbox (default /usr/bin/python3).
@@ -481,69 +473,4 @@ func (r *Runtime) LoadFolders(roots ...string) error {
 		}
 	}
 	return r.folders.Replace(all)
-}
-
-// iiiState is State over the iii state::* functions.
-type iiiState struct {
-	c       *iii.Client
-	timeout time.Duration
-}
-
-// IIIState returns State over client's state::* calls, each bounded by timeout.
-func IIIState(client *iii.Client, timeout time.Duration) State {
-	return iiiState{c: client, timeout: timeout}
-}
-
-func (s iiiState) call(ctx context.Context, fn string, payload any) (json.RawMessage, error) {
-	data, err := json.Marshal(payload)
-	if err != nil {
-		return nil, fmt.Errorf("%s: encode payload: %w", fn, err)
-	}
-	return s.c.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: s.timeout})
-}
-
-func (s iiiState) Get(ctx context.Context, scope, key string) (json.RawMessage, error) {
-	out, err := s.call(ctx, iii.StateGet, map[string]string{"scope": scope, "key": key})
-	if err != nil || isNull(out) {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (s iiiState) Set(ctx context.Context, scope, key string, value any) error {
-	_, err := s.call(ctx, iii.StateSet, map[string]any{"scope": scope, "key": key, "value": value})
-	return err
-}
-
-func (s iiiState) Delete(ctx context.Context, scope, key string) error {
-	_, err := s.call(ctx, iii.StateDelete, map[string]string{"scope": scope, "key": key})
-	return err
-}
-
-func (s iiiState) List(ctx context.Context, scope string) ([]json.RawMessage, error) {
-	out, err := s.call(ctx, iii.StateList, map[string]string{"scope": scope})
-	if err != nil {
-		return nil, err
-	}
-	var flat []json.RawMessage
-	if json.Unmarshal(out, &flat) == nil {
-		return flat, nil
-	}
-	var wrapped struct {
-		Items []struct {
-			Value json.RawMessage `json:"value"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal(out, &wrapped); err != nil {
-		return nil, fmt.Errorf("state::list %s: unexpected result: %w", scope, err)
-	}
-	for _, it := range wrapped.Items {
-		flat = append(flat, it.Value)
-	}
-	return flat, nil
-}
-
-func isNull(raw json.RawMessage) bool {
-	s := string(raw)
-	return s == "" || s == "null"
 }

@@ -15,6 +15,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/kv"
 )
 
 // UnpublishFunction is the iii function that removes published bundle
@@ -85,7 +86,7 @@ func (r *Runtime) Unpublish(ctx context.Context, req UnpublishRequest) (Unpublis
 	res := UnpublishResult{Name: req.Name, Versions: []string{}}
 	for _, k := range keys {
 		rec := r.pubs.records[k]
-		if err := r.opts.State.Delete(ctx, r.opts.BundleScope, k); err != nil {
+		if _, err := kv.Delete(ctx, r.opts.State, r.opts.BundleScope, k); err != nil {
 			return res, fmt.Errorf("%s: remove %s: %w", UnpublishFunction, k, err)
 		}
 		r.dropFiles(ctx, k, len(rec.Files)-1)
@@ -107,12 +108,13 @@ func (r *Runtime) dropSharedCopy(ctx context.Context, key string, files int) {
 	if !r.shared.enabled() {
 		return
 	}
-	if err := r.shared.state.Delete(ctx, SharedBundleScope, key); err != nil {
+	// The record first: without it no instance reads the files.
+	if _, err := kv.Delete(ctx, r.shared.state, SharedBundleScope, key); err != nil {
 		r.log.Warn("skills protocol: the shared copy of an unpublished bundle was not removed; other instances may still copy it", "bundle", key, "err", err)
 		return
 	}
 	for i := range files {
-		_ = r.shared.state.Delete(ctx, SharedBundleScope+"-files", fileKey(key, i))
+		_, _ = kv.Delete(ctx, r.shared.state, SharedBundleScope+"-files", fileKey(key, i))
 	}
 }
 

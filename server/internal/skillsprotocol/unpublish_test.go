@@ -8,13 +8,14 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/kv"
 	sp "github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/store"
 )
 
 // sharingRuntime is a runtime over its own memory store that shares its
 // bundles through shared (engine state, as instances on one Redis do).
-func sharingRuntime(t *testing.T, shared sp.State) (*sp.Runtime, *catalog.Catalog) {
+func sharingRuntime(t *testing.T, shared kv.Store) (*sp.Runtime, *catalog.Catalog) {
 	t.Helper()
 	own := store.OpenMemory()
 	t.Cleanup(func() { _ = own.Close() })
@@ -24,7 +25,7 @@ func sharingRuntime(t *testing.T, shared sp.State) (*sp.Runtime, *catalog.Catalo
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(work) })
 	cat := catalog.New()
-	rt, err := sp.New(sp.Options{Catalog: cat, State: sp.LocalState(own), Logger: quiet(), WorkDir: work, AdminToken: "admin-0123456789abcdef"})
+	rt, err := sp.New(sp.Options{Catalog: cat, State: kv.Local(own), Logger: quiet(), WorkDir: work, AdminToken: "admin-0123456789abcdef"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestUnpublishRemovesTheSharedCopy(t *testing.T) {
 	ctx := context.Background()
 	sharedStore := store.OpenMemory()
 	t.Cleanup(func() { _ = sharedStore.Close() })
-	shared := sp.LocalState(sharedStore)
+	shared := kv.Local(sharedStore)
 	a, aCat := sharingRuntime(t, shared)
 	b, bCat := sharingRuntime(t, shared)
 	if _, err := a.Publish(ctx, toolBundle("0.1.0")); err != nil {
@@ -77,7 +78,7 @@ func TestUnpublishRemovesTheSharedCopy(t *testing.T) {
 	if n, _ := a.PublishedStats(); n != 0 {
 		t.Fatalf("%d bundles counted after the unpublish", n)
 	}
-	if raw, err := shared.Get(ctx, sp.SharedBundleScope, "acme.tools.hello@0.1.0"); err != nil || raw != nil {
+	if raw, ok, err := shared.Get(ctx, sp.SharedBundleScope, "acme.tools.hello@0.1.0"); err != nil || ok {
 		t.Fatalf("the shared copy is still there: %s %v", raw, err)
 	}
 	// b copied it before: it keeps its own until unpublished there.

@@ -35,7 +35,7 @@ func ids(n int) []string {
 // BenchmarkRead is what counting adds to one read: 1 000 skills read by 8
 // clients, each already counted in this interval (the steady state).
 func BenchmarkRead(b *testing.B) {
-	c := running(b, newCounter(b, usage.Options{KV: kv.NewMemory()}))
+	c := running(b, newCounter(b, usage.Options{KV: kv.NewMemoryTable()}))
 	skills := ids(1000)
 	clients := []string{"claude-code", "cursor", "codex", "worker-a", "worker-b", "vscode", "zed", "web"}
 	for i := range 8000 {
@@ -49,7 +49,7 @@ func BenchmarkRead(b *testing.B) {
 
 // BenchmarkReadParallel: every core reading at once, over the same skills.
 func BenchmarkReadParallel(b *testing.B) {
-	c := running(b, newCounter(b, usage.Options{KV: kv.NewMemory()}))
+	c := running(b, newCounter(b, usage.Options{KV: kv.NewMemoryTable()}))
 	skills := ids(1000)
 	b.ReportAllocs()
 	var seq atomic.Int64
@@ -65,7 +65,7 @@ func BenchmarkReadParallel(b *testing.B) {
 // BenchmarkReadHotSkill: every core reading the same skill (one shard, one
 // entry: the worst contention).
 func BenchmarkReadHotSkill(b *testing.B) {
-	c := running(b, newCounter(b, usage.Options{KV: kv.NewMemory()}))
+	c := running(b, newCounter(b, usage.Options{KV: kv.NewMemoryTable()}))
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -127,7 +127,7 @@ func BenchmarkMemory(b *testing.B) {
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
 		rssBefore := testutil.SelfRSS(b)
-		flaky := &kvtest.Flaky{Store: kv.NewMemory()}
+		flaky := &kvtest.Flaky{Table: kv.NewMemoryTable()}
 		flaky.Down.Store(true)
 		c := newCounter(b, usage.Options{KV: flaky})
 		b.StartTimer()

@@ -38,7 +38,7 @@ const shardCount = 64 // a power of two
 // Options configures a Counter.
 type Options struct {
 	// KV is where the counts are kept (required).
-	KV kv.Store
+	KV kv.Table
 	// Node names this node in the rows it writes; nodes sharing a KV must
 	// have different names (default "local").
 	Node string

@@ -68,7 +68,7 @@ func flush(t testing.TB, c *usage.Counter) {
 // last read time; the report is the same before and after a flush.
 func TestCountsBySurfaceClientAndVersion(t *testing.T) {
 	clk := &clock{t: day0}
-	c := newCounter(t, usage.Options{KV: kv.NewMemory(), Now: clk.Now})
+	c := newCounter(t, usage.Options{KV: kv.NewMemoryTable(), Now: clk.Now})
 	for range 3 {
 		c.Read("acme/deploy", "2", surface.MCP, "claude-code")
 	}
@@ -118,7 +118,7 @@ func TestCountsBySurfaceClientAndVersion(t *testing.T) {
 // The JSON names are the ones skills::usage answers with.
 func TestReportJSON(t *testing.T) {
 	clk := &clock{t: day0}
-	c := newCounter(t, usage.Options{KV: kv.NewMemory(), Now: clk.Now})
+	c := newCounter(t, usage.Options{KV: kv.NewMemoryTable(), Now: clk.Now})
 	c.Read("a/b", "3", surface.III, "w")
 	b, err := json.Marshal(report(t, c, usage.Query{ID: "a/b"}))
 	if err != nil {
@@ -140,7 +140,7 @@ func TestCountsSurviveARestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return st, newCounter(t, usage.Options{KV: kv.OnStore(st, "usage"), Node: "n1", Now: clk.Now})
+		return st, newCounter(t, usage.Options{KV: kv.TableOf(kv.Local(st), "usage"), Node: "n1", Now: clk.Now})
 	}
 	st, c := open()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -172,7 +172,7 @@ func TestCountsSurviveARestart(t *testing.T) {
 // Nodes sharing one store each write their own rows; every node's report
 // sums them all, plus its own unflushed reads.
 func TestNodesSumTheirCounts(t *testing.T) {
-	shared := kv.NewMemory()
+	shared := kv.NewMemoryTable()
 	clk := &clock{t: day0}
 	a := newCounter(t, usage.Options{KV: shared, Node: "node-a", Now: clk.Now})
 	b := newCounter(t, usage.Options{KV: shared, Node: "node-b", Now: clk.Now})
@@ -213,7 +213,7 @@ func TestNodesSumTheirCounts(t *testing.T) {
 // Past MaxClients a skill's clients are counted as "other"; the total is
 // kept.
 func TestClientsPerSkillAreBounded(t *testing.T) {
-	c := newCounter(t, usage.Options{KV: kv.NewMemory(), MaxClients: 4})
+	c := newCounter(t, usage.Options{KV: kv.NewMemoryTable(), MaxClients: 4})
 	for i := range 100 {
 		c.Read("a/b", "", surface.MCP, fmt.Sprintf("client-%03d", i))
 	}
@@ -238,7 +238,7 @@ func TestClientsPerSkillAreBounded(t *testing.T) {
 // Client names are bounded and cleaned: user input never grows a name past
 // 64 bytes nor carries control characters.
 func TestClientNamesAreCleaned(t *testing.T) {
-	c := newCounter(t, usage.Options{KV: kv.NewMemory()})
+	c := newCounter(t, usage.Options{KV: kv.NewMemoryTable()})
 	long := strings.Repeat("é", 100)
 	for _, name := range []string{"", "  ", "evil\x1b[31m\nname", long, "\xff\xfe", "ok-name"} {
 		c.Read("a/b", "", surface.MCP, name)
@@ -254,7 +254,7 @@ func TestClientNamesAreCleaned(t *testing.T) {
 // counted as "other" and a flush starts at once; after it, new skills are
 // counted by name again. No read is lost.
 func TestPendingTableIsBounded(t *testing.T) {
-	mem := kv.NewMemory()
+	mem := kv.NewMemoryTable()
 	c := newCounter(t, usage.Options{KV: mem, MaxPending: 10, FlushInterval: time.Hour})
 	for i := range 50 {
 		c.Read(fmt.Sprintf("s/%d", i), "", surface.III, "w")
@@ -288,7 +288,7 @@ func TestPendingTableIsBounded(t *testing.T) {
 // buckets older than Days are dropped at the next flush.
 func TestSinceAndDayBuckets(t *testing.T) {
 	clk := &clock{t: day0}
-	c := newCounter(t, usage.Options{KV: kv.NewMemory(), Now: clk.Now, Days: 3})
+	c := newCounter(t, usage.Options{KV: kv.NewMemoryTable(), Now: clk.Now, Days: 3})
 	for d := range 5 {
 		for range d + 1 {
 			c.Read("a/b", "", surface.MCP, fmt.Sprintf("day-%d", d))
@@ -328,7 +328,7 @@ func TestSinceAndDayBuckets(t *testing.T) {
 // A flush that cannot write keeps the counts and the next one writes them,
 // once.
 func TestFailedFlushKeepsCounts(t *testing.T) {
-	flaky := &kvtest.Flaky{Store: kv.NewMemory()}
+	flaky := &kvtest.Flaky{Table: kv.NewMemoryTable()}
 	c := newCounter(t, usage.Options{KV: flaky})
 	for range 10 {
 		c.Read("a/b", "", surface.MCP, "x")
@@ -354,7 +354,7 @@ func TestFailedFlushKeepsCounts(t *testing.T) {
 
 // Concurrent readers, flushes and reports lose and double nothing.
 func TestConcurrentReadsAndFlushes(t *testing.T) {
-	c := newCounter(t, usage.Options{KV: kv.NewMemory(), MaxPending: 50})
+	c := newCounter(t, usage.Options{KV: kv.NewMemoryTable(), MaxPending: 50})
 	const readers, each = 8, 3000
 	var wg sync.WaitGroup
 	for r := range readers {

@@ -93,7 +93,7 @@ func BenchmarkSkillVersions10K(b *testing.B) {
 	for n := 3; n <= 50; n++ {
 		hc.bodies[n] = fmt.Sprintf("# A\n\nVersion %d.\n", n)
 	}
-	s.opts.Caller = hc
+	s.opts.Registry, s.opts.Engine = over(hc), hc
 	target := "/skill/team-07/area-0/skill-00007?from=1&to=50"
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/core"
 )
 
 // event is what an open page learns of a change: enough to decide whether
@@ -40,23 +41,20 @@ type stream struct {
 
 const streamBuffer = 64
 
-func newHub(cat *catalog.Catalog, versions func(func(kind, id string)) func()) *hub {
+func newHub(cat *catalog.Catalog) *hub {
 	h := &hub{subs: map[*stream]struct{}{}}
-	cancelCat := cat.Subscribe(func(c catalog.Change) {
+	h.cancel = cat.Subscribe(func(c catalog.Change) {
 		h.broadcast(event{ID: c.ID, Op: string(c.Op), Generation: c.Generation})
 	})
-	cancelVersions := func() {}
-	if versions != nil {
-		// A label move that changes nothing served is no catalog change:
-		// the registry's history tells the pages of those too.
-		cancelVersions = versions(func(kind, id string) {
-			// No catalog generation: this runs under the id's history lock,
-			// and the catalog's lock is not needed to say which id changed.
-			h.broadcast(event{ID: id, Op: "versions", Kind: kind, versions: true})
-		})
-	}
-	h.cancel = func() { cancelCat(); cancelVersions() }
 	return h
+}
+
+// versionChanged tells the pages of a change of kind id's versions or
+// labels: a label move that changes nothing served is no catalog change.
+// No catalog generation: this runs under the id's history lock, and the
+// catalog's lock is not needed to say which id changed.
+func (h *hub) versionChanged(kind core.Kind, id string) {
+	h.broadcast(event{ID: id, Op: "versions", Kind: string(kind), versions: true})
 }
 
 func (h *hub) broadcast(ev event) {

@@ -15,8 +15,12 @@ import (
 	"unicode/utf8"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/sdk-go/wire"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/core"
+	"github.com/iii-skills/skills/server/internal/directory"
+	"github.com/iii-skills/skills/server/internal/invoke"
+	"github.com/iii-skills/skills/server/internal/registry"
 )
 
 // page is what every template gets: the shared frame and the page's data.
@@ -362,6 +366,21 @@ func (s *Server) skill(w http.ResponseWriter, r *http.Request) {
 // why an action on its versions was refused; such a page is not live,
 // since its URL is the action's.
 func (s *Server) showSkill(w http.ResponseWriter, r *http.Request, id string, status int, actionErr string) {
+	// The catalog generation and the versions count are read before
+	// anything the page shows.
+	gen, versions := s.cat.Generation(), s.pages.versions.Load()
+	needToken := s.opts.Guard.Token != ""
+	if c, err := r.Cookie(tokenCookie); err == nil && c.Value != "" && s.hasToken(r) {
+		needToken = false
+	}
+	key := pageKey{uri: r.URL.RequestURI(), needToken: needToken}
+	cacheable := status == http.StatusOK && actionErr == "" && r.Method == http.MethodGet
+	if cacheable {
+		if p, ok := s.pages.get(key, gen); ok {
+			s.serveCached(w, r, p)
+			return
+		}
+	}
 	e, ok := s.cat.Get(id)
 	if !ok {
 		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("No skill has the id %q. It may have been removed; the catalog lists every skill.", id))
@@ -371,10 +390,7 @@ func (s *Server) showSkill(w http.ResponseWriter, r *http.Request, id string, st
 	d := skillData{Row: rowOf(e, time.Now(), pubs), Kind: string(e.Kind), Published: e.Origin.Kind == catalog.OriginPublished,
 		URIs:        []string{"iii://" + e.ID, "skill://" + e.ID + "/SKILL.md"},
 		TokenNotSet: s.opts.Guard.Token == "", Setting: s.opts.TokenSetting}
-	d.NeedToken = !d.TokenNotSet
-	if c, err := r.Cookie(tokenCookie); err == nil && c.Value != "" && s.hasToken(r) {
-		d.NeedToken = false
-	}
+	d.NeedToken = needToken
 	if body, err := e.Body.String(); err != nil {
 		d.BodyError = "the body could not be read: " + err.Error()
 	} else if html, err := renderMarkdown(s.cat, e, body); err != nil {
@@ -414,11 +430,13 @@ func (s *Server) showSkill(w http.ResponseWriter, r *http.Request, id string, st
 			s.showOldVersion(r.Context(), &d, e, sel)
 		}
 	}
-	live := "skill:" + e.ID
-	if actionErr != "" {
-		live = ""
+	p := &page{Title: e.DisplayTitle(), Nav: "catalog", Live: "skill:" + e.ID, Data: d}
+	if cacheable {
+		s.renderCacheable(w, r, key, gen, versions, "skill", p)
+		return
 	}
-	s.render(w, r, status, "skill", &page{Title: e.DisplayTitle(), Nav: "catalog", Live: live, Data: d})
+	p.Live = "" // the page of an action: its URL is the action's
+	s.render(w, r, status, "skill", p)
 }
 
 // showOldVersion puts version sel's rendered body in place of the newest.
@@ -522,18 +540,11 @@ func (s *Server) prompts(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) promptList(ctx context.Context) promptsData {
 	var d promptsData
-	var reg struct {
-		Prompts []struct {
-			Name        string `json:"name"`
-			Description string `json:"description"`
-			Arguments   []struct {
-				Name        string `json:"name"`
-				Description string `json:"description"`
-				Required    bool   `json:"required"`
-			} `json:"arguments"`
-		} `json:"prompts"`
-	}
-	if err := s.call(ctx, "prompts::mcp-list", nil, &reg); err != nil {
+	var reg registry.MCPPromptList
+	if err := s.ask(ctx, rules.FnPromptsMCPList, func(ctx context.Context) (err error) {
+		reg, err = s.opts.Registry.MCPPrompts(ctx)
+		return err
+	}); err != nil {
 		d.Errors = append(d.Errors, err.Error())
 	}
 	pubs := s.publishers(ctx)
@@ -541,22 +552,19 @@ func (s *Server) promptList(ctx context.Context) promptsData {
 		row := promptRow{Name: p.Name, Description: p.Description, Source: "registered"}
 		row.Publisher, row.PublisherID = pubs.publishedBy(kindPrompt, p.Name)
 		for _, a := range p.Arguments {
-			row.Args = append(row.Args, promptArg{Name: a.Name, Description: a.Description, Required: a.Required})
+			arg := promptArg{Name: a.Name, Required: a.Required}
+			if a.Description != nil {
+				arg.Description = *a.Description
+			}
+			row.Args = append(row.Args, arg)
 		}
 		d.Registered = append(d.Registered, row)
 	}
-	var folder struct {
-		Prompts []struct {
-			Name        string `json:"name"`
-			Description string `json:"description"`
-		} `json:"prompts"`
-	}
-	if err := s.call(ctx, "directory::prompts::list", nil, &folder); isNotFound(err) {
+	if s.opts.Folders == nil {
 		d.FolderNotOn = true
-	} else if err != nil {
-		d.Errors = append(d.Errors, err.Error())
+		return d
 	}
-	for _, p := range folder.Prompts {
+	for _, p := range s.opts.Folders.FolderPrompts() {
 		d.Folder = append(d.Folder, promptRow{Name: p.Name, Description: p.Description, Source: "folder"})
 	}
 	return d
@@ -573,11 +581,10 @@ func (s *Server) renderPrompt(w http.ResponseWriter, r *http.Request) {
 	res := &promptResult{Name: name, Source: source}
 	d := s.promptList(r.Context())
 	if source == "folder" {
-		var out struct {
-			Body string `json:"body"`
-		}
-		if err := s.call(r.Context(), "directory::prompts::get", map[string]string{"name": name}, &out); err != nil {
-			res.Error = err.Error()
+		if s.opts.Folders == nil {
+			res.Error = "no skills folder is served"
+		} else if out, err := s.opts.Folders.FolderPromptNamed(name); err != nil {
+			res.Error = registryWords(err)
 		} else {
 			res.Messages = []promptMessage{{Role: "user", Text: out.Body}}
 		}
@@ -595,16 +602,21 @@ func (s *Server) renderPrompt(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
-		var out struct {
-			Messages []struct {
-				Role    string          `json:"role"`
-				Content json.RawMessage `json:"content"`
-			} `json:"messages"`
-		}
-		if err := s.call(r.Context(), "prompts::mcp-get", map[string]any{"name": name, "arguments": args}, &out); err != nil {
+		in := registry.PromptGetInput{Name: name}
+		in.Arguments, _ = json.Marshal(args) // a map of strings: never fails
+		var out registry.PromptGetResult
+		if err := s.ask(r.Context(), rules.FnPromptsMCPGet, func(ctx context.Context) (err error) {
+			out, err = s.opts.Registry.GetPrompt(ctx, in)
+			return err
+		}); err != nil {
 			res.Error = err.Error()
 		}
-		for _, m := range out.Messages {
+		for _, raw := range out.Messages {
+			var m struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			}
+			_ = json.Unmarshal(raw, &m)
 			res.Messages = append(res.Messages, promptMessage{Role: m.Role, Text: contentText(m.Content)})
 		}
 	}
@@ -627,39 +639,18 @@ func contentText(raw json.RawMessage) string {
 // ---- diagnostics and workers ----
 
 type diagData struct {
-	Folders []struct {
-		Folder  string `json:"folder"`
-		Path    string `json:"path"`
-		Exists  bool   `json:"exists"`
-		Skills  int    `json:"skills"`
-		Prompts int    `json:"prompts"`
-		Skipped int    `json:"skipped"`
-	} `json:"folders"`
-	Skipped []struct {
-		Folder string `json:"folder"`
-		Path   string `json:"path"`
-		File   string `json:"file"`
-		Reason string `json:"reason"`
-	} `json:"skipped"`
-	Shadowed []struct {
-		ID     string `json:"id"`
-		Source string `json:"source"`
-		By     string `json:"by"`
-		Path   string `json:"path"`
-	} `json:"shadowed"`
-	Sources  []catalog.SourceInfo `json:"-"`
-	Error    string               `json:"-"`
-	NoFolder bool                 `json:"-"`
+	directory.Diagnostics
+	Sources  []catalog.SourceInfo
+	Error    string
+	NoFolder bool
 }
 
 func (s *Server) diagnostics(w http.ResponseWriter, r *http.Request) {
 	var d diagData
-	if err := s.call(r.Context(), "directory::skills::diagnostics", nil, &d); err != nil {
-		if isNotFound(err) {
-			d.NoFolder = true
-		} else {
-			d.Error = err.Error()
-		}
+	if s.opts.Folders == nil {
+		d.NoFolder = true
+	} else {
+		d.Diagnostics = s.opts.Folders.Diagnostics()
 	}
 	d.Sources = s.cat.Sources()
 	s.render(w, r, http.StatusOK, "diagnostics", &page{Title: "Diagnostics", Nav: "diagnostics", Live: "catalog", Data: d})
@@ -686,7 +677,7 @@ func (s *Server) workers(w http.ResponseWriter, r *http.Request) {
 		Workers []workerRow
 		Error   string
 	}
-	if err := s.call(r.Context(), iii.FnListWorkers, nil, &out); err != nil {
+	if err := s.engineCall(r.Context(), iii.FnListWorkers, &out); err != nil {
 		d.Error = err.Error()
 	}
 	now := time.Now()
@@ -712,11 +703,13 @@ func (s *Server) unregister(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PostFormValue("id")
-	var out struct {
-		Removed bool `json:"removed"`
-	}
-	if err := s.call(r.Context(), "skills::unregister", map[string]string{"id": id}, &out); err != nil {
-		s.fail(w, r, http.StatusBadRequest, "skills::unregister failed: "+err.Error())
+	// The page checked the listener token: the operator may remove any id.
+	var out registry.UnregisterSkillOutput
+	if err := s.ask(r.Context(), rules.FnSkillsUnregister, func(ctx context.Context) (err error) {
+		out, err = s.opts.Registry.UnregisterSkill(ctx, core.Operator(), id)
+		return err
+	}); err != nil {
+		s.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
 	if !out.Removed {
@@ -726,35 +719,30 @@ func (s *Server) unregister(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/?removed="+url.QueryEscape(id), http.StatusSeeOther)
 }
 
-// call invokes an iii function and decodes its result into out.
-func (s *Server) call(ctx context.Context, fn string, in, out any) error {
-	if s.opts.Caller == nil {
-		return errors.New("the page has no connection to the registry's functions")
+// ask runs one registry call (named fn in errors) within CallTimeout;
+// without a registry it says so.
+func (s *Server) ask(ctx context.Context, fn string, call func(context.Context) error) error {
+	if s.opts.Registry == nil {
+		return errors.New(fn + ": the page has no registry")
 	}
-	var data json.RawMessage
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		data = b
-	}
-	raw, err := s.opts.Caller.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data, Timeout: s.opts.CallTimeout})
-	if err != nil {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+	defer cancel()
+	if err := call(ctx); err != nil {
 		return fmt.Errorf("%s: %w", fn, err)
-	}
-	if out != nil && len(raw) > 0 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			return fmt.Errorf("%s answered unexpected JSON: %w", fn, err)
-		}
 	}
 	return nil
 }
 
-// isNotFound: the function is not registered (no skills folder is served).
-func isNotFound(err error) bool {
-	var ie *iii.InvocationError
-	return errors.As(err, &ie) && ie.Code == wire.CodeFunctionNotFound
+// engineCall asks the engine for one of its listings.
+func (s *Server) engineCall(ctx context.Context, fn string, out any) error {
+	if s.opts.Engine == nil {
+		return errors.New("the page has no connection to the engine")
+	}
+	err := invoke.Caller{Client: s.opts.Engine, Timeout: s.opts.CallTimeout}.Call(ctx, fn, nil, out)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fn, err)
+	}
+	return nil
 }
 
 // ---- sign-in ----

@@ -11,7 +11,7 @@ import (
 
 // Publishers says who published a skill or prompt: the id of the worker
 // connection that registered it and the scoped token it used ("" for
-// none); ok is false when that is not known (worker.Worker does this).
+// none); ok is false when that is not known (core.Local does this).
 type Publishers interface {
 	PublisherOf(kind, id string) (workerID, token string, ok bool)
 }
@@ -51,7 +51,7 @@ func (s *Server) workerNameTable(ctx context.Context, missing bool) (map[string]
 	var out struct {
 		Workers []iii.WorkerInfo `json:"workers"`
 	}
-	n.err = s.call(ctx, iii.FnListWorkers, nil, &out)
+	n.err = s.engineCall(ctx, iii.FnListWorkers, &out)
 	if n.err == nil {
 		n.names = make(map[string]string, len(out.Workers))
 		for _, w := range out.Workers {

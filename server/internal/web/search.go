@@ -3,15 +3,13 @@ package web
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/core"
 )
 
 // Hit is one search result: a skill id and its score (higher is better).
@@ -28,8 +26,8 @@ type Results struct {
 	LowConfidence bool
 }
 
-// Searcher finds skills by what they do. FunctionSearcher asks the ranked
-// index (skills::search); FilterSearcher is the plain fallback.
+// Searcher finds skills by what they do. RegistrySearcher asks the ranked
+// index; FilterSearcher is the plain fallback.
 type Searcher interface {
 	Search(ctx context.Context, query string, limit int) (Results, error)
 }
@@ -83,50 +81,27 @@ func (f FilterSearcher) Search(ctx context.Context, query string, limit int) (Re
 	return Results{Hits: hits}, nil
 }
 
-// FunctionSearcher asks the registry's ranked index through skills::search,
-// as any client would (server/internal/search behind server/internal/worker).
-type FunctionSearcher struct {
-	Caller Caller
-	// Timeout bounds one call (default 10 s).
-	Timeout time.Duration
+// RegistrySearcher asks the registry's ranked index (core.Registry.Search,
+// the index of package search).
+type RegistrySearcher struct {
+	Registry core.Registry
 }
 
-// maxFunctionHits is the most results skills::search returns at once.
-const maxFunctionHits = 100
-
 // Search implements Searcher.
-func (f FunctionSearcher) Search(ctx context.Context, query string, limit int) (Results, error) {
+func (f RegistrySearcher) Search(ctx context.Context, query string, limit int) (Results, error) {
 	if strings.TrimSpace(query) == "" {
 		return Results{}, nil
 	}
-	if limit <= 0 || limit > maxFunctionHits {
-		limit = maxFunctionHits
+	if limit <= 0 || limit > core.MaxSearchLimit {
+		limit = core.MaxSearchLimit
 	}
-	timeout := f.Timeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	data, err := json.Marshal(map[string]any{"query": query, "limit": limit})
-	if err != nil {
-		return Results{}, err
-	}
-	raw, err := f.Caller.Trigger(ctx, iii.TriggerRequest{FunctionID: rules.FnSkillsSearch, Data: data, Timeout: timeout})
+	out, err := f.Registry.Search(ctx, core.SearchInput{Query: query, Limit: limit})
 	if err != nil {
 		return Results{}, fmt.Errorf("%s: %w", rules.FnSkillsSearch, err)
 	}
-	var out struct {
-		Results []struct {
-			ID    string  `json:"id"`
-			Score float64 `json:"score"`
-		} `json:"results"`
-		LowConfidence bool `json:"low_confidence"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return Results{}, fmt.Errorf("%s answered unexpected JSON: %w", rules.FnSkillsSearch, err)
-	}
-	res := Results{Hits: make([]Hit, 0, len(out.Results)), LowConfidence: out.LowConfidence}
+	hits := make([]Hit, 0, len(out.Results))
 	for _, r := range out.Results {
-		res.Hits = append(res.Hits, Hit{ID: r.ID, Score: r.Score})
+		hits = append(hits, Hit{ID: r.ID, Score: r.Score})
 	}
-	return res, nil
+	return Results{Hits: hits, LowConfidence: out.LowConfidence}, nil
 }

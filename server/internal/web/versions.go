@@ -14,7 +14,9 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/sdk-go/wire"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/history"
+	"github.com/iii-skills/skills/server/internal/registry"
 )
 
 // The page shows the registry's history (docs/versions.md) the way a
@@ -25,29 +27,23 @@ import (
 
 // historyKind is what a history belongs to: a published skill (field id)
 // or a registered prompt (field name).
-type historyKind string
+type historyKind = core.Kind
 
 const (
-	kindSkill  historyKind = "skill"
-	kindPrompt historyKind = "prompt"
+	kindSkill  = core.KindSkill
+	kindPrompt = core.KindPrompt
 )
 
-func (k historyKind) fn(verb string) string {
+// fnOf names the registry function a verb of kind k is (in messages).
+func fnOf(k historyKind, verb string) string {
 	if k == kindPrompt {
 		return "prompts::" + verb
 	}
 	return "skills::" + verb
 }
 
-func (k historyKind) field() string {
-	if k == kindPrompt {
-		return "name"
-	}
-	return "id"
-}
-
-// href is the page that shows id's history.
-func (k historyKind) href(id string) string {
+// historyHref is the page that shows id's history.
+func historyHref(k historyKind, id string) string {
 	if k == kindPrompt {
 		return promptHref(id)
 	}
@@ -130,17 +126,9 @@ func selectorOK(sel string) bool {
 	return sel == history.LatestLabel || history.CheckLabel(sel) == nil
 }
 
-// selectorJSON is a selector as the functions take it: a number or a label.
-func selectorJSON(sel string) any {
-	if n, err := strconv.Atoi(sel); err == nil {
-		return n
-	}
-	return sel
-}
-
 // loadHistory lists id's versions and, when the query asks, a diff.
 func (s *Server) loadHistory(ctx context.Context, r *http.Request, kind historyKind, id string) *historyView {
-	v := &historyView{Kind: kind, ID: id, Href: kind.href(id), TokenNotSet: s.opts.Guard.Token == "", Setting: s.opts.TokenSetting,
+	v := &historyView{Kind: kind, ID: id, Href: historyHref(kind, id), TokenNotSet: s.opts.Guard.Token == "", Setting: s.opts.TokenSetting,
 		AdminOn: s.opts.AdminToken != ""}
 	v.NeedToken = !v.TokenNotSet
 	if c, err := r.Cookie(tokenCookie); err == nil && c.Value != "" && s.hasToken(r) {
@@ -148,7 +136,10 @@ func (s *Server) loadHistory(ctx context.Context, r *http.Request, kind historyK
 	}
 	v.Protected = slices.Clone(s.opts.ProtectedLabels)
 	var l listing
-	if err := s.call(ctx, kind.fn("versions"), map[string]string{kind.field(): id}, &l); err != nil {
+	if err := s.ask(ctx, fnOf(kind, "versions"), func(ctx context.Context) (err error) {
+		l, err = s.opts.Registry.Versions(ctx, kind, id)
+		return err
+	}); err != nil {
 		if isNoHistory(err) {
 			v.None = true
 		} else {
@@ -211,12 +202,11 @@ func (s *Server) loadDiff(ctx context.Context, kind historyKind, id, from, to st
 		d.Error = fmt.Sprintf("Compare needs two versions: a version number (1, 2, …) or a label (latest, production, …); got from %q and to %q.", from, to)
 		return d
 	}
-	var out struct {
-		From int    `json:"from"`
-		To   int    `json:"to"`
-		Diff string `json:"diff"`
-	}
-	if err := s.call(ctx, kind.fn("diff"), map[string]any{kind.field(): id, "from": selectorJSON(from), "to": selectorJSON(to)}, &out); err != nil {
+	var out core.DiffResult
+	if err := s.ask(ctx, fnOf(kind, "diff"), func(ctx context.Context) (err error) {
+		out, err = s.opts.Registry.Diff(ctx, kind, core.DiffInput{ID: id, From: from, To: to})
+		return err
+	}); err != nil {
 		d.Error = registryWords(err)
 		return d
 	}
@@ -327,19 +317,23 @@ func actionNotice(q url.Values) string {
 	return ""
 }
 
-// oldVersion reads version sel of a skill through skill::fetch
-// iii://id@sel, as any client reads it.
+// oldVersion reads version sel of a skill as iii://id@sel, as any client
+// reads it.
 func (s *Server) oldVersion(ctx context.Context, id, sel string) (string, error) {
 	if !selectorOK(sel) {
 		return "", fmt.Errorf("%q is not a version: expected a version number (1, 2, …) or a label (latest, production, …)", sel)
 	}
-	uri := "iii://" + id + "@" + sel
-	var text string
-	if err := s.call(ctx, "skill::fetch", map[string]string{"uri": uri}, &text); err != nil {
+	var res registry.ReadResult
+	if err := s.ask(ctx, rules.FnSkillsResourcesRead, func(ctx context.Context) (err error) {
+		res, err = s.opts.Registry.Read(ctx, registry.SkillURI(id)+"@"+sel)
+		return err
+	}); err != nil {
 		return "", errors.New(registryWords(err))
 	}
-	// One URI: the answer is "# <uri>\n\n<body>" (upstream's section format).
-	return strings.TrimPrefix(text, "# "+uri+"\n\n"), nil
+	if len(res.Contents) != 1 {
+		return "", fmt.Errorf("reading iii://%s@%s answered %d contents", id, sel, len(res.Contents))
+	}
+	return res.Contents[0].Text, nil
 }
 
 // ---- actions ----
@@ -397,12 +391,14 @@ func (s *Server) moveLabel(w http.ResponseWriter, r *http.Request) {
 		s.actionFailed(w, r, kind, id, "Refused: "+bad)
 		return
 	}
-	in := map[string]any{kind.field(): id, "label": label, "version": selectorJSON(ver)}
-	if s.opts.AdminToken != "" {
-		in["admin_token"] = s.opts.AdminToken
-	}
+	// The page checked the listener token: the operator moves the label,
+	// with the admin token only when the operator gave the page one.
+	in := core.LabelInput{ID: id, Label: label, Version: ver, AdminToken: s.opts.AdminToken}
 	var out history.LabelMove
-	if err := s.call(r.Context(), kind.fn("label"), in, &out); err != nil {
+	if err := s.ask(r.Context(), fnOf(kind, "label"), func(ctx context.Context) (err error) {
+		out, err = s.opts.Registry.Label(ctx, core.Operator(), kind, in)
+		return err
+	}); err != nil {
 		msg := "The registry refused to move the label: " + registryWords(err)
 		if slices.Contains(s.opts.ProtectedLabels, label) && s.opts.AdminToken == "" {
 			msg += " (This page holds no admin token: move protected labels with `skills label " + id + " " + label + " VERSION --admin-token …`, or see docs/web.md.)"
@@ -412,7 +408,7 @@ func (s *Server) moveLabel(w http.ResponseWriter, r *http.Request) {
 	}
 	s.opts.Logger.Info("web: label moved", "kind", string(kind), "id", id, "label", label, "version", out.Version, "previous", out.Previous)
 	q := url.Values{"done": {"label"}, "label": {label}, "v": {strconv.Itoa(out.Version)}}
-	http.Redirect(w, r, kind.href(id)+"?"+q.Encode()+"#versions-h", http.StatusSeeOther)
+	http.Redirect(w, r, historyHref(kind, id)+"?"+q.Encode()+"#versions-h", http.StatusSeeOther)
 }
 
 // rollback registers a version's content again as the newest version
@@ -430,16 +426,12 @@ func (s *Server) rollback(w http.ResponseWriter, r *http.Request) {
 		s.actionFailed(w, r, kind, id, "Refused: "+bad)
 		return
 	}
-	in := map[string]any{kind.field(): id, "version": selectorJSON(ver), "author": "skills web page"}
-	if msg != "" {
-		in["message"] = msg
-	}
-	var out struct {
-		Version    int  `json:"version"`
-		Created    bool `json:"created"`
-		RolledBack int  `json:"rolled_back"`
-	}
-	if err := s.call(r.Context(), kind.fn("rollback"), in, &out); err != nil {
+	in := core.RollbackInput{ID: id, Version: ver, Meta: history.Meta{Message: msg, Author: "skills web page"}}
+	var out core.RollbackResult
+	if err := s.ask(r.Context(), fnOf(kind, "rollback"), func(ctx context.Context) (err error) {
+		out, err = s.opts.Registry.Rollback(ctx, core.Operator(), kind, in)
+		return err
+	}); err != nil {
 		s.actionFailed(w, r, kind, id, "The registry refused the rollback: "+registryWords(err))
 		return
 	}
@@ -449,7 +441,7 @@ func (s *Server) rollback(w http.ResponseWriter, r *http.Request) {
 		created = "0"
 	}
 	q := url.Values{"done": {"rollback"}, "rolled": {strconv.Itoa(out.RolledBack)}, "v": {strconv.Itoa(out.Version)}, "created": {created}}
-	http.Redirect(w, r, kind.href(id)+"?"+q.Encode()+"#versions-h", http.StatusSeeOther)
+	http.Redirect(w, r, historyHref(kind, id)+"?"+q.Encode()+"#versions-h", http.StatusSeeOther)
 }
 
 // actionFailed shows the page of the history the action was on with why

@@ -12,6 +12,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/core"
 )
 
 // historyCaller answers the registry's versions functions from a small
@@ -59,10 +60,10 @@ func (h *historyCaller) Trigger(_ context.Context, req iii.TriggerRequest) (json
 				"sha256": strings.Repeat("ab", 32), "message": "change <b>" + string(rune('0'+n)) + "</b>", "author": "ci@acme", "labels": ls})
 		}
 		return json.Marshal(map[string]any{"id": "a", "latest": len(h.bodies), "labels": labels, "versions": vs})
-	case "skill::fetch":
+	case "skills::resources-read":
 		uri := in["uri"].(string)
 		n := int(uri[len(uri)-1] - '0')
-		return json.Marshal("# " + uri + "\n\n" + h.bodies[n])
+		return json.Marshal(map[string]any{"contents": []map[string]string{{"uri": uri, "mimeType": "text/markdown", "text": h.bodies[n]}}})
 	case "skills::diff", "prompts::diff":
 		return json.Marshal(map[string]any{"id": "a", "from": 1, "to": 2,
 			"diff": "--- a@1\n+++ a@2\n@@ -1,3 +1,3 @@\n # A\n \n-One.\n+Two <script>alert(1)</script>.\n"})
@@ -95,7 +96,7 @@ func (h *historyCaller) called(prefix string) []string {
 func newHistoryServer(t *testing.T, opts Options, entries ...*catalog.Entry) (*Server, *historyCaller) {
 	t.Helper()
 	hc := newHistoryCaller()
-	opts.Caller = hc
+	opts.Registry, opts.Engine = over(hc), hc
 	s, _ := newServer(t, opts, "sekret", entries...)
 	return s, hc
 }
@@ -128,11 +129,11 @@ func TestSkillPageListsVersionsNewestFirst(t *testing.T) {
 	}
 }
 
-func TestOldVersionIsReadThroughFetchAndSanitized(t *testing.T) {
+func TestOldVersionIsReadAsIIIURIAndSanitized(t *testing.T) {
 	s, hc := newHistoryServer(t, Options{}, published("a", "# A\n\nNewest."))
 	html := bodyOf(t, get(t, s, "/skill/a?version=2", signedIn))
-	if c := hc.called("skill::fetch"); len(c) != 1 || c[0] != `skill::fetch {"uri":"iii://a@2"}` {
-		t.Fatalf("fetch calls %v", c)
+	if c := hc.called("skills::resources-read"); len(c) != 1 || c[0] != `skills::resources-read {"uri":"iii://a@2"}` {
+		t.Fatalf("read calls %v", c)
 	}
 	if !strings.Contains(html, "This is version 2") || !strings.Contains(html, "<p>Two <!-- raw HTML omitted -->alert(1)<!-- raw HTML omitted -->.</p>") {
 		t.Fatalf("old version not rendered (sanitized):\n%s", html)
@@ -141,8 +142,8 @@ func TestOldVersionIsReadThroughFetchAndSanitized(t *testing.T) {
 		t.Error("the newest body shows beside the old version")
 	}
 	html = bodyOf(t, get(t, s, "/skill/a?version="+url.QueryEscape("1/../x"), signedIn))
-	if len(hc.called("skill::fetch")) != 1 || !strings.Contains(html, "is not a version") {
-		t.Fatalf("a bad selector reached the registry or was not explained: %v", hc.called("skill::fetch"))
+	if len(hc.called("skills::resources-read")) != 1 || !strings.Contains(html, "is not a version") {
+		t.Fatalf("a bad selector reached the registry or was not explained: %v", hc.called("skills::resources-read"))
 	}
 }
 
@@ -319,8 +320,8 @@ func TestPromptPageListsVersionsAndActs(t *testing.T) {
 
 func TestVersionsEventReachesOpenPages(t *testing.T) {
 	var mu sync.Mutex
-	var fire func(kind, id string)
-	subscribe := func(fn func(kind, id string)) func() {
+	var fire func(kind core.Kind, id string)
+	subscribe := func(fn func(kind core.Kind, id string)) func() {
 		mu.Lock()
 		defer mu.Unlock()
 		fire = fn
@@ -329,7 +330,7 @@ func TestVersionsEventReachesOpenPages(t *testing.T) {
 	s, _ := newServer(t, Options{VersionChanges: subscribe}, "")
 	_, events := openEvents(t, s)
 	mu.Lock()
-	fire("skill", "a/b")
+	fire(core.KindSkill, "a/b")
 	mu.Unlock()
 	if got := events.until(t, `"id":"a/b"`); !strings.Contains(got, "event: versions\n") || !strings.Contains(got, `"kind":"skill"`) {
 		t.Fatalf("versions event %q", got)

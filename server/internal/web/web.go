@@ -1,12 +1,10 @@
 package web
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -19,24 +17,35 @@ import (
 	"sync/atomic"
 	"time"
 
-	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/core"
+	"github.com/iii-skills/skills/server/internal/directory"
 	"github.com/iii-skills/skills/server/internal/httpguard"
+	"github.com/iii-skills/skills/server/internal/invoke"
 )
 
-// Caller invokes an iii function, as *iii.Client does.
-type Caller interface {
-	Trigger(ctx context.Context, req iii.TriggerRequest) (json.RawMessage, error)
+// Folders is the skills folders' side of the page (*directory.Directory):
+// folder prompts and diagnostics, read in-process.
+type Folders interface {
+	FolderPrompts() []directory.FolderPrompt
+	FolderPromptNamed(name string) (directory.FolderPromptBody, error)
+	Diagnostics() directory.Diagnostics
 }
 
 // Options configure the page.
 type Options struct {
 	// Catalog is what the page shows (required).
 	Catalog *catalog.Catalog
-	// Caller reaches the registry functions (prompts, diagnostics, workers,
-	// unregister). Nil: those sections say they are unavailable.
-	Caller Caller
+	// Registry is the registry the page shows and changes (core.Local of
+	// this process: no engine hop). Nil: prompts and versions say they are
+	// unavailable.
+	Registry core.Registry
+	// Folders are the skills folders (nil: none are served).
+	Folders Folders
+	// Engine reaches the engine's own listings (the workers page and the
+	// names of publishers: engine::workers::list). Nil: unavailable.
+	Engine invoke.Trigger
 	// Searcher ranks search results; nil uses FilterSearcher on Catalog.
 	Searcher Searcher
 	// Guard is the listener's Host / Origin / token policy. Its Token
@@ -57,7 +66,7 @@ type Options struct {
 	PublicOrigin string
 	// PageSize is how many skills one catalog page lists (default 100).
 	PageSize int
-	// CallTimeout bounds each iii call (default 10 s).
+	// CallTimeout bounds each registry or engine call (default 10 s).
 	CallTimeout time.Duration
 	// MaxStreams bounds the open live-update streams, one per open page
 	// (default 256), and MaxStreamsPerClient those of one client address
@@ -66,10 +75,10 @@ type Options struct {
 	MaxStreams          int
 	MaxStreamsPerClient int
 	// VersionChanges, when set, subscribes to changes of the registry's
-	// versions and labels (worker.SubscribeVersions: kind "skill" or
-	// "prompt", and the id), so open pages refresh their versions lists,
+	// versions and labels (core.Local.SubscribeVersions: kind skill or
+	// prompt, and the id), so open pages refresh their versions lists,
 	// label moves that change nothing served included.
-	VersionChanges func(fn func(kind, id string)) (cancel func())
+	VersionChanges func(fn func(kind core.Kind, id string)) (cancel func())
 	// ServeLabel is the registry's serve label (--serve-label), to mark
 	// the version reads without a selector serve.
 	ServeLabel string
@@ -82,7 +91,7 @@ type Options struct {
 	// Guard.Token can then move them.
 	AdminToken string
 	// Publishers says which worker published a skill or prompt
-	// (worker.Worker); the page names it through engine::workers::list.
+	// (core.Local); the page names it through engine::workers::list.
 	// Nil: published skills say only that a worker published them.
 	Publishers Publishers
 	Logger     *slog.Logger
@@ -96,6 +105,7 @@ type Server struct {
 	mux    *http.ServeMux
 	tmpl   *template.Template
 	hub    *hub
+	pages  *pageCache
 	csp    string
 	tree   atomic.Pointer[treeCache]
 	names  workerNames
@@ -153,16 +163,25 @@ func New(opts Options) *Server {
 		s.search = FilterSearcher{Catalog: opts.Catalog}
 	}
 	s.tmpl = template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))
-	s.hub = newHub(opts.Catalog, opts.VersionChanges)
+	s.hub = newHub(opts.Catalog)
+	s.pages = newPageCache()
+	// One subscription to the registry's versions and labels: open pages
+	// refresh their versions lists (label moves that change nothing served
+	// included), kept pages are no longer current, and a publish may come
+	// from a worker the cached names do not hold yet (prompts change no
+	// catalog entry).
+	unsubVersions := func() {}
+	if opts.VersionChanges != nil {
+		unsubVersions = opts.VersionChanges(func(kind core.Kind, id string) {
+			s.pages.versions.Add(1)
+			s.names.stale.Store(true)
+			s.hub.versionChanged(kind, id)
+		})
+	}
+	s.unsubNames = unsubVersions
 	s.streams = budget.New("live-update streams", int64(opts.MaxStreams), int64(opts.MaxStreamsPerClient))
-	s.unsubNames = func() {}
 	if opts.Publishers != nil {
-		// A publish may come from a worker the cached names do not hold yet.
 		unsubCat := opts.Catalog.Subscribe(func(catalog.Change) { s.names.stale.Store(true) })
-		unsubVersions := func() {}
-		if opts.VersionChanges != nil { // prompts change no catalog entry
-			unsubVersions = opts.VersionChanges(func(string, string) { s.names.stale.Store(true) })
-		}
 		s.unsubNames = func() { unsubCat(); unsubVersions() }
 	}
 	assets, _ := fs.Sub(files, "assets")

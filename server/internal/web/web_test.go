@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,7 +17,9 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/httpguard"
+	"github.com/iii-skills/skills/server/internal/invoke"
 )
 
 // fakeCaller records iii calls and answers from a table (unit tests only;
@@ -33,6 +36,30 @@ func (f *fakeCaller) Trigger(_ context.Context, req iii.TriggerRequest) (json.Ra
 	}
 	return nil, &iii.InvocationError{FunctionID: req.FunctionID, Code: "function_not_found", Message: "function not found"}
 }
+
+// over is the registry as a surface in another process reads it, over
+// fake iii calls (the calls and payloads the registry's functions take).
+func over(t invoke.Trigger) core.Registry {
+	return core.NewRemote(fakeClient{t}, core.RemoteOptions{Timeout: 5 * time.Second, RetryAfter: -1})
+}
+
+// fakeClient is a fake caller as core.Remote's client: calls only (the
+// page never watches the registry through it).
+type fakeClient struct{ c invoke.Trigger }
+
+func (f fakeClient) Trigger(ctx context.Context, req iii.TriggerRequest) (json.RawMessage, error) {
+	return f.c.Trigger(ctx, req)
+}
+
+func (fakeClient) RegisterFunction(string, iii.Handler, ...iii.RegisterFunctionOptions) (*iii.FunctionRef, error) {
+	return nil, errors.New("no functions in unit tests")
+}
+
+func (fakeClient) RegisterTrigger(string, string, string, json.RawMessage, ...json.RawMessage) error {
+	return errors.New("no triggers in unit tests")
+}
+
+func (fakeClient) UnregisterTrigger(string) error { return nil }
 
 func published(id, body string) *catalog.Entry {
 	e := &catalog.Entry{ID: id, Kind: catalog.KindInstruction, Body: catalog.Inline(body), BodyDigest: catalog.DigestOfString(body),
@@ -51,7 +78,7 @@ func newTestServer(t testing.TB, token string, entries ...*catalog.Entry) (*Serv
 func newTestServerWith(t testing.TB, token string, pubs Publishers, entries ...*catalog.Entry) (*Server, *catalog.Source, *fakeCaller) {
 	t.Helper()
 	fc := &fakeCaller{answers: map[string]string{"skills::unregister": `{"id":"x","removed":true}`}}
-	s, src := newServer(t, Options{Caller: fc, Publishers: pubs}, token, entries...)
+	s, src := newServer(t, Options{Registry: over(fc), Engine: fc, Publishers: pubs}, token, entries...)
 	return s, src, fc
 }
 
@@ -486,7 +513,7 @@ func TestSearchShowsLowConfidence(t *testing.T) {
 	for _, low := range []bool{true, false} {
 		fc := &fakeCaller{answers: map[string]string{"skills::search": fmt.Sprintf(
 			`{"query":"q","results":[{"id":"mail/send","score":0.4}],"low_confidence":%t}`, low)}}
-		s, _ := newServer(t, Options{Caller: fc, Searcher: FunctionSearcher{Caller: fc}}, "", published("mail/send", "# Send mail\n\nSends an email."))
+		s, _ := newServer(t, Options{Registry: over(fc), Engine: fc, Searcher: RegistrySearcher{Registry: over(fc)}}, "", published("mail/send", "# Send mail\n\nSends an email."))
 		body := bodyOf(t, get(t, s, "/?q=translate+this+poem", nil))
 		if !strings.Contains(body, `data-id="mail/send"`) {
 			t.Fatalf("low_confidence %t: the closest result is not listed", low)
@@ -535,7 +562,7 @@ func TestPublicOriginBehindTLSProxy(t *testing.T) {
 		if err := src.Put(published("a", "# A")); err != nil {
 			t.Fatal(err)
 		}
-		s := New(Options{Catalog: cat, Caller: fc, PublicOrigin: publicOrigin, Guard: httpguard.Policy{Token: "sekret", CheckHost: true,
+		s := New(Options{Catalog: cat, Registry: over(fc), Engine: fc, PublicOrigin: publicOrigin, Guard: httpguard.Policy{Token: "sekret", CheckHost: true,
 			ListenAddr: "127.0.0.1:1", AllowedHosts: []string{"skills.example.com"}}})
 		t.Cleanup(s.Close)
 		return s, fc

@@ -39,7 +39,7 @@ type Options struct {
 	// same URL are refused.
 	Endpoints []Endpoint
 	// KV keeps the queue and the dead letters (required).
-	KV kv.Store
+	KV kv.Table
 	// Node names this node in the keys it writes: each node delivers the
 	// changes it published (default "local").
 	Node string

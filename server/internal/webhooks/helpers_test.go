@@ -147,7 +147,7 @@ func (td *testDispatcher) stop() {
 func start(t testing.TB, o webhooks.Options) *testDispatcher {
 	t.Helper()
 	if o.KV == nil {
-		o.KV = kv.NewMemory()
+		o.KV = kv.NewMemoryTable()
 	}
 	if o.InitialInterval == 0 {
 		o.InitialInterval = 5 * time.Millisecond

@@ -77,7 +77,7 @@ func TestEndpointValidation(t *testing.T) {
 	if err := (webhooks.Endpoint{URL: "https://x.example/h", Secret: secret, Events: webhooks.Events}).Validate(); err != nil {
 		t.Fatalf("a good endpoint: %v", err)
 	}
-	if _, err := webhooks.New(context.Background(), webhooks.Options{KV: kv.NewMemory(), Endpoints: []webhooks.Endpoint{
+	if _, err := webhooks.New(context.Background(), webhooks.Options{KV: kv.NewMemoryTable(), Endpoints: []webhooks.Endpoint{
 		{URL: "https://x.example/h", Secret: secret}, {URL: "https://x.example/h", Secret: secret}}}); err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Fatalf("the same URL twice: %v", err)
 	}
@@ -312,7 +312,7 @@ func TestDeliveriesSurviveARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := start(t, webhooks.Options{Endpoints: ep, KV: kv.OnStore(st, "webhooks"), MaxAttempts: 1000})
+	d := start(t, webhooks.Options{Endpoints: ep, KV: kv.TableOf(kv.Local(st), "webhooks"), MaxAttempts: 1000})
 	for n := range 10 {
 		for s := range 3 {
 			publish(t, d.Dispatcher, webhooks.Change{Type: webhooks.EventVersion, ID: fmt.Sprintf("s/%d", s), Version: n + 1, Extra: map[string]any{"n": n}})
@@ -330,7 +330,7 @@ func TestDeliveriesSurviveARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	d = start(t, webhooks.Options{Endpoints: ep, KV: kv.OnStore(st, "webhooks"), MaxAttempts: 1000})
+	d = start(t, webhooks.Options{Endpoints: ep, KV: kv.TableOf(kv.Local(st), "webhooks"), MaxAttempts: 1000})
 	if q := d.Status()[0].Queued; q != 30 {
 		t.Fatalf("%d deliveries queued after the restart; want 30", q)
 	}
@@ -350,7 +350,7 @@ func TestDeliveriesSurviveARestart(t *testing.T) {
 func TestOnlyConfiguredURLsReceive(t *testing.T) {
 	old := newReceiver(t, newSecret(t))
 	current := newReceiver(t, newSecret(t))
-	store := kv.NewMemory()
+	store := kv.NewMemoryTable()
 	first, err := webhooks.New(context.Background(), webhooks.Options{KV: store, Endpoints: []webhooks.Endpoint{{URL: old.srv.URL, Secret: old.secret}}})
 	if err != nil {
 		t.Fatal(err)
@@ -375,7 +375,7 @@ func TestOnlyConfiguredURLsReceive(t *testing.T) {
 // A full queue turns new changes into dead letters at once instead of
 // growing.
 func TestQueueIsBounded(t *testing.T) {
-	d, err := webhooks.New(context.Background(), webhooks.Options{KV: kv.NewMemory(), MaxQueue: 3,
+	d, err := webhooks.New(context.Background(), webhooks.Options{KV: kv.NewMemoryTable(), MaxQueue: 3,
 		Endpoints: []webhooks.Endpoint{{URL: "http://127.0.0.1:1/never-run", Secret: newSecret(t)}}})
 	if err != nil {
 		t.Fatal(err)
@@ -435,7 +435,7 @@ func burst(t testing.TB, path string) time.Duration {
 	}
 	defer st.Close()
 	d := start(t, webhooks.Options{Endpoints: []webhooks.Endpoint{{URL: rc.srv.URL, Secret: rc.secret}},
-		KV: kv.OnStore(st, "webhooks"), MaxAttempts: 10000, Concurrency: 8})
+		KV: kv.TableOf(kv.Local(st), "webhooks"), MaxAttempts: 10000, Concurrency: 8})
 	const skills, each = 50, 20
 	began := time.Now()
 	var wg sync.WaitGroup
@@ -475,7 +475,7 @@ func TestRunAgainAfterAStop(t *testing.T) {
 		}
 		return false
 	})
-	o := webhooks.Options{Endpoints: []webhooks.Endpoint{{URL: rc.srv.URL, Secret: rc.secret}}, KV: kv.NewMemory(),
+	o := webhooks.Options{Endpoints: []webhooks.Endpoint{{URL: rc.srv.URL, Secret: rc.secret}}, KV: kv.NewMemoryTable(),
 		InitialInterval: 5 * time.Millisecond, MaxInterval: 50 * time.Millisecond}
 	d, err := webhooks.New(context.Background(), o)
 	if err != nil {

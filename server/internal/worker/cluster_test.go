@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/engine"
 	"github.com/iii-skills/skills/server/internal/store"
@@ -19,7 +21,7 @@ import (
 // the engines share one state store, like real engines on one Redis.
 // With sharedBus they also share pubsub; without, every broadcast is lost
 // and only the reconcile carries changes across.
-func twoNodes(t testing.TB, sharedBus bool, opts ...func(*engine.Engine, *Options)) (a, b *stack) {
+func twoNodes(t testing.TB, sharedBus bool, opts ...func(*stack, *Options)) (a, b *stack) {
 	t.Helper()
 	st := store.OpenMemory()
 	t.Cleanup(func() { _ = st.Close() })
@@ -27,7 +29,9 @@ func twoNodes(t testing.TB, sharedBus bool, opts ...func(*engine.Engine, *Option
 	if sharedBus {
 		busB = busA
 	}
-	opts = append(opts, func(_ *engine.Engine, o *Options) { o.ReconcileInterval = 20 * time.Millisecond })
+	opts = append([]func(*stack, *Options){func(_ *stack, o *Options) {
+		o.Cluster.ReconcileInterval, o.Cluster.MinRelistInterval = 20*time.Millisecond, 20*time.Millisecond
+	}}, opts...)
 	a = startStackOn(t, engine.Config{Store: st, PubSub: busA}, nil, opts...)
 	b = startStackOn(t, engine.Config{Store: st, PubSub: busB}, nil, opts...)
 	return a, b
@@ -106,7 +110,7 @@ func promptNames(t *testing.T, s *stack) map[string]bool {
 // A write through either node is served by the other, which tells its own
 // subscribers once; the writer tells its subscribers once too.
 func TestClusterWritesOnOneNodeShowOnTheOther(t *testing.T) {
-	a, b := twoNodes(t, true, func(_ *engine.Engine, o *Options) { o.ServeLabel = "production" })
+	a, b := twoNodes(t, true, func(_ *stack, o *Options) { o.ServeLabel = "production" })
 	evA, evB := subscribe(t, a, "a"), subscribe(t, b, "b")
 
 	a.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "x", "skill": "# x\n\nfrom a\n"}, nil)
@@ -151,13 +155,9 @@ func TestClusterWritesOnOneNodeShowOnTheOther(t *testing.T) {
 	expectEvent(t, evA, "prompt unregister p")
 
 	// Nothing was missed: a reconcile costs one read and re-lists nothing.
-	gen, err := a.worker.readGeneration(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, s := range []*stack{a, b} {
-		testutil.Eventually(t, 5*time.Second, "every change is applied", func() bool { return s.worker.coh.upToDate(gen) })
-		if relisted, err := s.worker.reconcile(context.Background()); err != nil || relisted {
+		testutil.Eventually(t, 5*time.Second, "every change is applied", func() bool { return upToDate(s) })
+		if relisted, err := s.reg.Cluster().Reconcile(context.Background()); err != nil || relisted {
 			t.Fatalf("reconcile with nothing missed: relisted %v, %v", relisted, err)
 		}
 	}
@@ -167,6 +167,24 @@ func TestClusterWritesOnOneNodeShowOnTheOther(t *testing.T) {
 	case ev := <-evB:
 		t.Fatalf("b got an extra event %q", ev)
 	default:
+	}
+}
+
+// A lost broadcast is found in the change log: the other node re-reads
+// that key alone, long before it may re-list (a node that re-listed at its
+// connect, as after a restart, may not re-list again for a while).
+func TestClusterCatchesUpFromTheChangeLogWithoutRelisting(t *testing.T) {
+	a, b := twoNodes(t, false, func(_ *stack, o *Options) { o.Cluster.MinRelistInterval = time.Hour })
+	evB := subscribe(t, b, "b")
+	relists := b.reg.Cluster().Stats().Relists
+	a.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "logged", "skill": "# logged\n"}, nil)
+	expectEvent(t, evB, "skill register logged")
+	a.mustCall(t, rules.FnPromptsRegister, map[string]any{"name": "logged-p", "description": "d", "function_id": "f::g"}, nil)
+	expectEvent(t, evB, "prompt register logged-p")
+	a.mustCall(t, rules.FnSkillsUnregister, map[string]string{"id": "logged"}, nil)
+	expectEvent(t, evB, "skill unregister logged")
+	if got := b.reg.Cluster().Stats().Relists; got != relists {
+		t.Fatalf("b re-listed %d times to catch up; want the change log to close the gaps", got-relists)
 	}
 }
 
@@ -190,12 +208,8 @@ func TestClusterReconcileRepairsLostBroadcasts(t *testing.T) {
 	// A write b makes itself is not announced twice by its reconcile.
 	b.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "mine", "skill": "# mine\n"}, nil)
 	expectEvent(t, evB, "skill register mine")
-	gen, err := b.worker.readGeneration(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	testutil.Eventually(t, 5*time.Second, "b is up to date", func() bool { return b.worker.coh.upToDate(gen) })
-	if _, err := b.worker.reconcile(context.Background()); err != nil {
+	testutil.Eventually(t, 5*time.Second, "b is up to date", func() bool { return upToDate(b) })
+	if _, err := b.reg.Cluster().Reconcile(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -209,18 +223,14 @@ func TestClusterReconcileRepairsLostBroadcasts(t *testing.T) {
 // holding 10 000 skills when nothing changed: one state::get of the
 // generation, however large the catalog.
 func BenchmarkReconcileUnchanged10K(b *testing.B) {
-	s := startStack(b, b.TempDir(), func(_ *engine.Engine, o *Options) { o.ReconcileInterval = time.Hour })
+	s := startStack(b, b.TempDir(), func(_ *stack, o *Options) { o.Cluster.ReconcileInterval = time.Hour })
 	loadSkills(b, s, 10000)
 	ctx := context.Background()
-	gen, err := s.worker.readGeneration(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	testutil.Eventually(b, 5*time.Second, "the registry applied every change", func() bool { return s.worker.coh.upToDate(gen) })
+	testutil.Eventually(b, 5*time.Second, "the registry applied every change", func() bool { return upToDate(s) })
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		relisted, err := s.worker.reconcile(ctx)
+		relisted, err := s.reg.Cluster().Reconcile(ctx)
 		if err != nil || relisted {
 			b.Fatalf("reconcile: relisted %v, %v", relisted, err)
 		}
@@ -230,15 +240,14 @@ func BenchmarkReconcileUnchanged10K(b *testing.B) {
 // BenchmarkReconcileMissed10K is the same reconcile after a missed change:
 // a full re-list of 10 000 skills (and the prompts), for comparison.
 func BenchmarkReconcileMissed10K(b *testing.B) {
-	s := startStack(b, b.TempDir(), func(_ *engine.Engine, o *Options) { o.ReconcileInterval = time.Hour })
+	s := startStack(b, b.TempDir(), func(_ *stack, o *Options) { o.Cluster.ReconcileInterval = time.Hour })
 	loadSkills(b, s, 10000)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s.worker.coh.forget()
-		if relisted, err := s.worker.reconcile(ctx); err != nil || !relisted {
-			b.Fatalf("reconcile: relisted %v, %v", relisted, err)
+		if err := s.reg.Cluster().Relist(ctx); err != nil {
+			b.Fatalf("re-list: %v", err)
 		}
 	}
 }
@@ -268,18 +277,127 @@ func BenchmarkClusterPropagation(b *testing.B) {
 // no other instance shares state, so a write neither bumps the shared
 // generation nor publishes (a commit and a frame saved per write).
 func TestSingleNodeDoesNotBroadcast(t *testing.T) {
-	s := startStack(t, t.TempDir(), func(_ *engine.Engine, o *Options) { o.SingleNode = true })
+	s := startStack(t, t.TempDir(), standalone)
 	s.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "solo", "skill": "# solo\n"}, nil)
 	s.mustCall(t, rules.FnSkillsLabel, map[string]any{"id": "solo", "label": "staging", "version": 1}, nil)
-	gen, err := s.worker.state.get(context.Background(), s.worker.generationScope(), generationKey)
+	gen, _, err := s.state.Get(context.Background(), "skills.cluster", "generation")
 	if err != nil || gen != nil {
 		t.Fatalf("a single node bumped the shared generation: %s %v", gen, err)
 	}
 	// The same write on an instance that may have peers does bump it.
 	p := startStack(t, t.TempDir())
 	p.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "peer", "skill": "# peer\n"}, nil)
-	gen, err = p.worker.state.get(context.Background(), p.worker.generationScope(), generationKey)
+	gen, _, err = p.state.Get(context.Background(), "skills.cluster", "generation")
 	if err != nil || !strings.Contains(string(gen), `"n"`) {
 		t.Fatalf("generation after a write with peers: %s", gen)
+	}
+}
+
+// upToDate reports whether s applied every change up to the shared
+// generation.
+func upToDate(s *stack) bool {
+	missing, err := s.reg.Cluster().Missing(context.Background())
+	return err == nil && missing == 0
+}
+
+// Forged skills::changes messages, from any client over a real socket,
+// while 1 000 large skills are registered: none makes the registry re-list
+// (the attack took 62 % of a core and a 1.96 GB peak when every gap it
+// faked re-listed everything), and none makes it re-read a key while the
+// shared counter shows every change applied: another registry's scope, a
+// key that cannot be one, hops far beyond the counter, real keys over and
+// over. A counter bumped by hand re-lists at most once per
+// MinRelistInterval.
+func TestForgedChangesDoNotForceRelists(t *testing.T) {
+	s := startStack(t, t.TempDir(), func(_ *stack, o *Options) {
+		o.Cluster.ReconcileInterval = 20 * time.Millisecond
+		o.Cluster.MinRelistInterval = time.Hour
+	})
+	const skills = 1000
+	large := strings.Repeat("Lorem ipsum dolor sit amet. ", 16<<10/28)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := range skills {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			s.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": fmt.Sprintf("big/s%d", i), "skill": fmt.Sprintf("# S%d\n\n%s", i, large)}, nil)
+		}()
+	}
+	wg.Wait()
+	testutil.Eventually(t, 10*time.Second, "the registry applied its own writes", func() bool { return upToDate(s) })
+	before := s.reg.Cluster().Stats()
+
+	attacker := iii.RegisterWorker(s.engine.URL(), iii.WithName("attacker"), iii.WithLogger(quiet))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := attacker.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer attacker.Close()
+	publish := func(msg map[string]any) {
+		data, _ := json.Marshal(map[string]any{"topic": "skills::changes", "data": msg})
+		if _, err := attacker.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.Publish, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The counter any client can read: a hop from it is what would move
+	// the applied generation.
+	raw, err := attacker.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.StateGet, Data: json.RawMessage(`{"scope":"skills.cluster","key":"generation"}`)})
+	var gen struct{ N int64 }
+	if err != nil || json.Unmarshal(raw, &gen) != nil || gen.N == 0 {
+		t.Fatalf("generation %s, %v", raw, err)
+	}
+	const each = 300
+	for i := range each {
+		// A hop from the current counter to far beyond it (made the
+		// registry see a reset and re-list at every check).
+		publish(map[string]any{"node": "forger", "scope": "skills", "op": "set", "key": "big/s2", "from": gen.N, "to": gen.N + 1_000_000})
+		// Another registry's scope, a key no skill can have, a key of a
+		// megabyte-long… all dropped before any read.
+		publish(map[string]any{"node": "forger", "scope": "other", "op": "set", "key": "x"})
+		publish(map[string]any{"node": "forger", "scope": "skills", "op": "set", "key": "../../etc/passwd"})
+		publish(map[string]any{"node": "forger", "scope": "skills", "op": "set", "key": strings.Repeat("k", 2048)})
+		// Hops that would move what was applied far past the counter.
+		publish(map[string]any{"node": "forger", "scope": "skills", "op": "set", "key": "big/s1", "from": 1_000_000 + i, "to": 1_000_001 + i})
+		// A real key over and over, with a hop that is no increment.
+		publish(map[string]any{"node": "forger", "scope": "skills", "op": "delete", "key": fmt.Sprintf("big/s%d", i%10), "from": 0, "to": 1 << 40})
+	}
+	// Pub/sub is at-most-once: wait until the messages stop arriving.
+	last := s.reg.Cluster().Stats()
+	testutil.Eventually(t, 20*time.Second, "the forged messages were handled", func() bool {
+		time.Sleep(200 * time.Millisecond) // ten reconciles
+		st := s.reg.Cluster().Stats()
+		settled := st == last && st.Dropped > before.Dropped
+		last = st
+		return settled
+	})
+	after := s.reg.Cluster().Stats()
+	if after.Relists != before.Relists {
+		t.Fatalf("forged messages made the registry re-list %d times", after.Relists-before.Relists)
+	}
+	// With every change up to the counter applied, no message can name an
+	// unapplied one: not a single key was re-read.
+	if n := after.Applied - before.Applied; n != 0 {
+		t.Fatalf("%d keys re-read for forged messages while the counter showed nothing unapplied", n)
+	}
+	if !upToDate(s) {
+		t.Fatal("forged hops moved the applied generation")
+	}
+	if got, err := readURI(t, s, "iii://big/s1"); err != nil || !strings.HasPrefix(got, "# S1\n") {
+		t.Fatalf("iii://big/s1 after the forged messages: %.20q, %v", got, err)
+	}
+
+	// Bumping the counter by hand fakes a missed change: at most one re-list.
+	bump := json.RawMessage(`{"scope":"skills.cluster","key":"generation","ops":[{"type":"increment","path":"n","by":1}]}`)
+	for range 5 {
+		if _, err := attacker.Trigger(ctx, iii.TriggerRequest{FunctionID: iii.StateUpdate, Data: bump}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(60 * time.Millisecond) // three reconciles: the gap persists
+	}
+	if n := s.reg.Cluster().Stats().Relists - before.Relists; n > 1 {
+		t.Fatalf("%d re-lists for a counter bumped by hand 5 times within MinRelistInterval; want at most 1", n)
 	}
 }

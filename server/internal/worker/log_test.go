@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/iii-skills/skills/sdk-go/rules"
-	"github.com/iii-skills/skills/server/internal/engine"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
@@ -44,7 +43,7 @@ func TestRegistrationLogLines(t *testing.T) {
 		t.Run(level.String(), func(t *testing.T) {
 			sink := &logRecords{}
 			log := slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: level}))
-			s := startStack(t, t.TempDir(), func(_ *engine.Engine, o *Options) { o.Logger = log })
+			s := startStack(t, t.TempDir(), func(_ *stack, o *Options) { o.Logger = log })
 
 			// Registered twice: one line per registration, not per call path.
 			for range 2 {

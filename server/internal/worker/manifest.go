@@ -3,6 +3,8 @@ package worker
 import (
 	"encoding/json"
 	"runtime"
+
+	"github.com/iii-skills/skills/server/internal/core"
 )
 
 // Identity of the worker, as upstream v0.2.2 publishes it.
@@ -16,11 +18,11 @@ const (
 
 // Manifest is the module manifest printed by `skills --manifest`.
 type Manifest struct {
-	Name             string   `json:"name"`
-	Version          string   `json:"version"`
-	Description      string   `json:"description"`
-	DefaultConfig    Config   `json:"default_config"`
-	SupportedTargets []string `json:"supported_targets"`
+	Name             string      `json:"name"`
+	Version          string      `json:"version"`
+	Description      string      `json:"description"`
+	DefaultConfig    core.Config `json:"default_config"`
+	SupportedTargets []string    `json:"supported_targets"`
 }
 
 // BuildManifest describes this build. The target is spelled as a Rust target
@@ -30,7 +32,7 @@ func BuildManifest() Manifest {
 		Name:             Name,
 		Version:          Version,
 		Description:      Description,
-		DefaultConfig:    DefaultConfig(),
+		DefaultConfig:    core.DefaultConfig(),
 		SupportedTargets: []string{TargetTriple(runtime.GOOS, runtime.GOARCH)},
 	}
 }

@@ -12,10 +12,8 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/engine"
+	"github.com/iii-skills/skills/server/internal/scope"
 )
-
-// The refusals below would each wait the full grace for a live owner.
-func init() { ownerGrace = 100 * time.Millisecond }
 
 // Issue 20 item 9 and scoped tokens, over real sockets: another
 // connection's register or unregister of an id is refused and nothing
@@ -52,13 +50,13 @@ func mustCallAs(t *testing.T, c *iii.Client, fn string, payload any) json.RawMes
 // wantForbidden checks an ownership refusal and its message.
 func wantForbidden(t *testing.T, err error, contains ...string) {
 	t.Helper()
-	wantRefusal(t, CodeForbidden, err, contains...)
+	wantRefusal(t, scope.CodeForbidden, err, contains...)
 }
 
 // wantOutOfScope checks a namespace refusal and its message.
 func wantOutOfScope(t *testing.T, err error, contains ...string) {
 	t.Helper()
-	wantRefusal(t, CodeOutOfScope, err, contains...)
+	wantRefusal(t, scope.CodeOutOfScope, err, contains...)
 }
 
 func wantRefusal(t *testing.T, code string, err error, contains ...string) {
@@ -187,7 +185,7 @@ func TestScopedTokenPublishesOnlyItsOwnSkillsAndPrompts(t *testing.T) {
 	// Another connection of the same token (a second replica of the team's
 	// publisher) may update the team's skill.
 	mustCallAs(t, acme2, rules.FnSkillsRegister, map[string]string{"id": "acme/crm", "skill": "# acme v2"})
-	if id, tok, ok := s.worker.PublisherOf("skill", "acme/crm"); !ok || id != acme2.WorkerID() || tok != "acme" {
+	if id, tok, ok := s.reg.PublisherOf("skill", "acme/crm"); !ok || id != acme2.WorkerID() || tok != "acme" {
 		t.Fatalf("PublisherOf(acme/crm) = %q, %q, %v; want %q with token acme", id, tok, ok, acme2.WorkerID())
 	}
 	if got := skillBody(t, s, "billing/invoices"); !strings.HasSuffix(got, "\n# billing") {
@@ -244,22 +242,22 @@ func TestPublisherOfNamesTheRegisteringConnection(t *testing.T) {
 	s := startStack(t, "")
 	s.worker.SetCallerStamped(true)
 	pub := connectAs(t, s, "publisher")
-	if _, _, ok := s.worker.PublisherOf("skill", "team/doc"); ok {
+	if _, _, ok := s.reg.PublisherOf("skill", "team/doc"); ok {
 		t.Fatal("an unpublished skill has a publisher")
 	}
 	mustCallAs(t, pub, rules.FnSkillsRegister, map[string]string{"id": "team/doc", "skill": "# doc"})
 	mustCallAs(t, pub, rules.FnPromptsRegister, map[string]any{"name": "team-review", "description": "d", "function_id": "team::render"})
 	for _, k := range []struct{ kind, id string }{{"skill", "team/doc"}, {"prompt", "team-review"}} {
-		id, tok, ok := s.worker.PublisherOf(k.kind, k.id)
+		id, tok, ok := s.reg.PublisherOf(k.kind, k.id)
 		if !ok || id != pub.WorkerID() || tok != "" {
 			t.Fatalf("PublisherOf(%s, %s) = %q, %q, %v; want %q", k.kind, k.id, id, tok, ok, pub.WorkerID())
 		}
 	}
-	if _, _, ok := s.worker.PublisherOf("prompt", "team/doc"); ok {
+	if _, _, ok := s.reg.PublisherOf("prompt", "team/doc"); ok {
 		t.Fatal("a skill id answered as a prompt's")
 	}
 	mustCallAs(t, pub, rules.FnSkillsUnregister, map[string]string{"id": "team/doc"})
-	if _, _, ok := s.worker.PublisherOf("skill", "team/doc"); ok {
+	if _, _, ok := s.reg.PublisherOf("skill", "team/doc"); ok {
 		t.Fatal("an unregistered skill still has a publisher")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/sections"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
@@ -118,8 +118,8 @@ func TestSectionRecursionWithoutMetadataIsBounded(t *testing.T) {
 	s.waitFunctions(t, "self::loop")
 	_, err := s.fetch(t, "iii://fn/self/loop")
 	wantErr(t, err, "section cycle suspected")
-	if n := calls.Load(); n > sectionMaxInFlight {
-		t.Fatalf("handler ran %d times; want at most %d", n, sectionMaxInFlight)
+	if n := calls.Load(); n > sections.MaxInFlight {
+		t.Fatalf("handler ran %d times; want at most %d", n, sections.MaxInFlight)
 	}
 }
 
@@ -176,13 +176,14 @@ func TestSectionRecursionThroughTraceIsBounded(t *testing.T) {
 	var calls atomic.Int64
 	if _, err := p.RegisterFunction("trace::loop", func(ctx context.Context, _ json.RawMessage) (any, error) {
 		calls.Add(1)
+		// As a W3C client passes a trace on: same trace id, a parent of its own.
 		tp, _ := iii.TraceContextFromContext(ctx)
-		trace := traceIDOf(tp)
-		if trace == "" {
+		if len(tp) != 55 || tp[2] != '-' || tp[35] != '-' {
 			return nil, fmt.Errorf("the section call carried no traceparent: %q", tp)
 		}
+		child := "00-" + tp[3:35] + "-00f067aa0ba902b7-01"
 		return p.Trigger(context.Background(), iii.TriggerRequest{FunctionID: rules.FnSkillFetch,
-			Traceparent: childTraceparent(trace), Data: json.RawMessage(`{"uri":"iii://fn/trace/loop"}`)})
+			Traceparent: child, Data: json.RawMessage(`{"uri":"iii://fn/trace/loop"}`)})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -191,53 +192,6 @@ func TestSectionRecursionThroughTraceIsBounded(t *testing.T) {
 	wantErr(t, err, "section nesting too deep: 9 nested section reads (max 8): iii://fn/trace/loop read 9 times at once in W3C trace")
 	if n := calls.Load(); n != 8 {
 		t.Fatalf("handler ran %d times; want 8", n)
-	}
-}
-
-func TestTraceIDOf(t *testing.T) {
-	for tp, want := range map[string]string{
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":        "4bf92f3577b34da6a3ce929d0e0e4736",
-		"00-00000000000000000000000000000000-00f067aa0ba902b7-01":        "",
-		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01":        "",
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x":      "",
-		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":        "",
-		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future": "4bf92f3577b34da6a3ce929d0e0e4736",
-		"": "", "garbage": "",
-	} {
-		if got := traceIDOf(tp); got != want {
-			t.Errorf("traceIDOf(%q) = %q, want %q", tp, got, want)
-		}
-	}
-	if tp := childTraceparent(newTraceID()); traceIDOf(tp) == "" {
-		t.Errorf("childTraceparent made an invalid traceparent %q", tp)
-	}
-}
-
-func TestChainInBaggage(t *testing.T) {
-	chain := []string{"a::b", "odd, id;=%+"}
-	b := withChain("tenant=acme, iii-skills-section-chain=stale,k=v;prop", chain)
-	if got := chainFromBaggage(b); !slices.Equal(got, chain) {
-		t.Fatalf("round trip: %q -> %q", b, got)
-	}
-	if !strings.Contains(b, "tenant=acme") || !strings.Contains(b, "k=v;prop") || strings.Contains(b, "stale") {
-		t.Fatalf("members: %q", b)
-	}
-	// What JavaScript's encodeURIComponent and Python's quote_plus make of
-	// the decoded value reads the same.
-	js := `iii-skills-section-chain=%5B%22a%3A%3Ab%22%2C%22x%22%5D`
-	py := `iii-skills-section-chain=%5B%22a%3A%3Ab%22%2C+%22x%22%5D`
-	for _, in := range []string{js, py} {
-		if got := chainFromBaggage(in); !slices.Equal(got, []string{"a::b", "x"}) {
-			t.Errorf("%s -> %q", in, got)
-		}
-	}
-	for _, junk := range []string{"", "iii-skills-section-chain=%zz", "iii-skills-section-chain=notjson", strings.Repeat("x", maxBaggageBytes+1)} {
-		if got := chainFromBaggage(junk); got != nil {
-			t.Errorf("%.40q -> %q, want none", junk, got)
-		}
-	}
-	if got := withChain(strings.Repeat("x", maxBaggageBytes+1), chain); strings.Contains(got, "xxx") {
-		t.Errorf("oversize baggage passed on")
 	}
 }
 

@@ -11,30 +11,37 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/engine"
+	"github.com/iii-skills/skills/server/internal/kv"
 )
 
 // stack is an embedded engine with the registry worker and a caller client
 // on it, all over real loopback sockets, as in standalone mode.
 type stack struct {
 	engine *engine.Engine
+	reg    *core.Local
+	state  kv.Store
 	worker *Worker
 	wc     *iii.Client // the worker's client
 	caller *iii.Client
 }
 
+// Options are the registry's options a test may change.
+type Options = core.Options
+
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // startStack starts the stack; opts may change the worker's Options once
 // the engine is up.
-func startStack(tb testing.TB, dataDir string, opts ...func(*engine.Engine, *Options)) *stack {
+func startStack(tb testing.TB, dataDir string, opts ...func(*stack, *Options)) *stack {
 	tb.Helper()
 	return startStackOn(tb, engine.Config{DataDir: dataDir}, nil, opts...)
 }
 
 // startStackOn is startStack on an engine configured by cfg; clientOpts go
 // to the worker's and the caller's clients (a token, say).
-func startStackOn(tb testing.TB, cfg engine.Config, clientOpts []iii.Option, opts ...func(*engine.Engine, *Options)) *stack {
+func startStackOn(tb testing.TB, cfg engine.Config, clientOpts []iii.Option, opts ...func(*stack, *Options)) *stack {
 	tb.Helper()
 	cfg.Addr, cfg.Logger = "127.0.0.1:0", quiet
 	eng, err := engine.New(cfg)
@@ -55,18 +62,24 @@ func startStackOn(tb testing.TB, cfg engine.Config, clientOpts []iii.Option, opt
 	// carries every function, so no test call meets a half-registered
 	// registry.
 	s.wc = iii.New(eng.URL(), append([]iii.Option{iii.WithName(Name), iii.WithLogger(quiet)}, clientOpts...)...)
-	o := Options{Logger: quiet}
+	// Without an option, the worker keeps its state through state::*
+	// calls, as against any engine (standalone: the standalone option).
+	// The ownership refusals would each wait the full grace for a live owner.
+	o := Options{Logger: quiet, State: kv.III(s.wc, core.DefaultConfig().StateTimeout()), OwnerGrace: 100 * time.Millisecond}
 	for _, f := range opts {
-		f(eng, &o)
+		f(s, &o)
 	}
-	s.worker = New(s.wc, DefaultConfig(), o)
+	s.state = o.State
+	s.reg = core.New(s.wc, core.DefaultConfig(), o)
+	tb.Cleanup(s.reg.Close)
+	s.worker = New(s.wc, s.reg, quiet)
 	if err := s.worker.Register(); err != nil {
 		tb.Fatal(err)
 	}
 	if err := s.wc.Connect(connectCtx); err != nil {
 		tb.Fatal(err)
 	}
-	s.worker.Start(ctx)
+	s.reg.Start(ctx)
 	s.caller = iii.RegisterWorker(eng.URL(), append([]iii.Option{iii.WithName("caller"), iii.WithLogger(quiet)}, clientOpts...)...)
 	if err := s.caller.Connect(connectCtx); err != nil {
 		tb.Fatal(err)
@@ -87,6 +100,10 @@ func startStackOn(tb testing.TB, cfg engine.Config, clientOpts []iii.Option, opt
 	}
 	return s
 }
+
+// standalone keeps the worker's state in the engine's store in-process,
+// as the standalone binary does (kv.Engine).
+func standalone(s *stack, o *Options) { o.State = kv.Engine(s.engine, s.wc.WorkerID) }
 
 func (s *stack) stop() {
 	_ = s.caller.Close()

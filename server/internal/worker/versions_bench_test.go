@@ -7,16 +7,15 @@ import (
 	"testing"
 
 	"github.com/iii-skills/skills/sdk-go/rules"
-	"github.com/iii-skills/skills/server/internal/engine"
-	"github.com/iii-skills/skills/server/internal/history"
 )
 
 // BenchmarkRegisterHistory registers 2 KiB skills in-process with history
 // in the engine's store (as standalone): kind=new-id makes every call a
 // version 1, kind=new-version a version N+1 at one of 1 000 ids,
 // kind=unchanged re-registers the same body. write=joint stores the row
-// and history in one transaction (engine.SetStateWith, what standalone
-// runs), write=separate sends the row through state::set beside them. The
+// and history in one transaction (kv.Engine, what standalone runs),
+// write=separate sends every record through state::* (kv.III, a worker
+// against another engine). The
 // cross-process figures are server/internal/xproc's BenchmarkRegister and
 // BenchmarkRegisterVersion.
 func BenchmarkRegisterHistory(b *testing.B) {
@@ -31,12 +30,11 @@ func BenchmarkRegisterHistory(b *testing.B) {
 }
 
 func registerHistory(b *testing.B, kind string, joint bool) {
-	s := startStack(b, b.TempDir(), func(e *engine.Engine, o *Options) {
-		o.History = history.StoreBackend(e.StateStore())
-		if joint {
-			o.SetStateWith = e.SetStateWith
-		}
-	})
+	var opts []func(*stack, *Options)
+	if joint {
+		opts = append(opts, standalone)
+	}
+	s := startStack(b, b.TempDir(), opts...)
 	if kind != "new-id" {
 		loadSkills(b, s, 1000)
 	}
@@ -58,10 +56,7 @@ func registerHistory(b *testing.B, kind string, joint bool) {
 // in-process (history in the engine's store); the cross-process figures
 // are server/internal/xproc's BenchmarkReadSelector.
 func BenchmarkReadSelector(b *testing.B) {
-	s := startStack(b, b.TempDir(), func(e *engine.Engine, o *Options) {
-		o.History = history.StoreBackend(e.StateStore())
-		o.SetStateWith = e.SetStateWith
-	})
+	s := startStack(b, b.TempDir(), standalone)
 	loadSkills(b, s, 100)
 	for _, sel := range []string{"", "@1", "@latest"} {
 		b.Run("uri=iii://id"+sel, func(b *testing.B) {

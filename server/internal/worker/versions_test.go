@@ -12,27 +12,19 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
-	"github.com/iii-skills/skills/server/internal/engine"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/history"
 	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
-// backends runs a test with history kept through state::* calls (a worker
-// against any engine) and straight in the engine's store (standalone).
-func backends(t *testing.T, run func(t *testing.T, opts ...func(*engine.Engine, *Options))) {
+// backends runs a test with state kept through state::* calls (a worker
+// against any engine) and in the engine's store in-process (what the
+// standalone binary runs: the served row and a new version's records in
+// one store transaction).
+func backends(t *testing.T, run func(t *testing.T, opts ...func(*stack, *Options))) {
 	t.Run("state-calls", func(t *testing.T) { run(t) })
-	t.Run("engine-store", func(t *testing.T) {
-		run(t, func(e *engine.Engine, o *Options) { o.History = history.StoreBackend(e.StateStore()) })
-	})
-	// What the standalone binary runs: the served row and a new version's
-	// records in one store transaction.
-	t.Run("engine-store-joint", func(t *testing.T) {
-		run(t, func(e *engine.Engine, o *Options) {
-			o.History = history.StoreBackend(e.StateStore())
-			o.SetStateWith = e.SetStateWith
-		})
-	})
+	t.Run("engine-store", func(t *testing.T) { run(t, standalone) })
 }
 
 func readURI(t *testing.T, s *stack, uri string) (string, error) {
@@ -53,7 +45,7 @@ func wantCode(t *testing.T, err error, code string) {
 }
 
 func TestVersionsOfSkills(t *testing.T) {
-	backends(t, func(t *testing.T, opts ...func(*engine.Engine, *Options)) {
+	backends(t, func(t *testing.T, opts ...func(*stack, *Options)) {
 		s := startStack(t, t.TempDir(), opts...)
 		reg := func(body, msg string) {
 			s.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "a/b", "skill": body, "message": msg, "author": "ci"}, nil)
@@ -101,12 +93,12 @@ func TestVersionsOfSkills(t *testing.T) {
 		wantCode(t, s.call(t, rules.FnSkillsLabel, map[string]any{"id": "a/b", "label": "latest", "version": 1}, nil), registry.CodeInvalidArguments)
 		wantCode(t, s.call(t, rules.FnSkillsLabel, map[string]any{"id": "a/b", "label": "x", "version": 0}, nil), registry.CodeInvalidArguments)
 		wantErr(t, s.call(t, rules.FnSkillsLabel, map[string]any{"id": "a/b", "label": "x", "version": 9}, nil), "no version 9")
-		var d DiffResult
+		var d core.DiffResult
 		s.mustCall(t, rules.FnSkillsDiff, map[string]any{"id": "a/b", "from": "production", "to": 2}, &d)
 		if d.Diff != "--- a/b@1\n+++ a/b@2\n@@ -1 +1 @@\n-# One\n+# Two\n" {
 			t.Fatalf("diff: %+v", d)
 		}
-		var rb RollbackResult
+		var rb core.RollbackResult
 		s.mustCall(t, rules.FnSkillsRollback, map[string]any{"id": "a/b", "version": "production"}, &rb)
 		if rb.Version != 3 || !rb.Created || rb.RolledBack != 1 {
 			t.Fatalf("rollback: %+v", rb)
@@ -139,7 +131,7 @@ func TestVersionsOfSkills(t *testing.T) {
 }
 
 func TestServeLabelAndProtectedLabels(t *testing.T) {
-	s := startStack(t, t.TempDir(), func(e *engine.Engine, o *Options) {
+	s := startStack(t, t.TempDir(), func(s *stack, o *Options) {
 		o.ServeLabel, o.ProtectedLabels, o.AdminToken = "production", []string{"production"}, "s3cret"
 	})
 	events := make(chan string, 16)
@@ -213,18 +205,18 @@ func TestVersionsOfPrompts(t *testing.T) {
 	if l.Latest != 2 || len(l.Versions) != 2 || l.Versions[0].Message != "two" {
 		t.Fatalf("prompt versions: %+v", l)
 	}
-	var d DiffResult
+	var d core.DiffResult
 	s.mustCall(t, rules.FnPromptsDiff, map[string]any{"name": "p", "from": 1, "to": 2}, &d)
 	if !strings.Contains(d.Diff, `-  "description": "one",`) || !strings.Contains(d.Diff, `+  "description": "two",`) {
 		t.Fatalf("prompt diff:\n%s", d.Diff)
 	}
 	s.mustCall(t, rules.FnPromptsLabel, map[string]any{"name": "p", "label": "stable", "version": 1}, nil)
-	var rb RollbackResult
+	var rb core.RollbackResult
 	s.mustCall(t, rules.FnPromptsRollback, map[string]any{"name": "p", "version": "stable"}, &rb)
 	if rb.Version != 3 || rb.RolledBack != 1 {
 		t.Fatalf("prompt rollback: %+v", rb)
 	}
-	raw, err := s.worker.state.get(context.Background(), "prompts", "p")
+	raw, _, err := s.state.Get(context.Background(), "prompts", "p")
 	if err != nil || !strings.Contains(string(raw), `"description":"one"`) {
 		t.Fatalf("after rollback: %s %v", raw, err)
 	}
@@ -269,13 +261,13 @@ func TestHistorySurvivesRestartAndRecordsOlderContent(t *testing.T) {
 // versions list from this feed, label moves that change nothing served
 // (and so fire no skills::on-change) included.
 func TestSubscribeVersionsSeesEveryHistoryChange(t *testing.T) {
-	s := startStack(t, t.TempDir(), func(_ *engine.Engine, o *Options) { o.ServeLabel = "production" })
+	s := startStack(t, t.TempDir(), func(_ *stack, o *Options) { o.ServeLabel = "production" })
 	var mu sync.Mutex
 	var got []string
-	cancel := s.worker.SubscribeVersions(func(kind, id string) {
+	cancel := s.reg.SubscribeVersions(func(kind core.Kind, id string) {
 		mu.Lock()
 		defer mu.Unlock()
-		got = append(got, kind+" "+id)
+		got = append(got, string(kind)+" "+id)
 	})
 	seen := func() string {
 		mu.Lock()
@@ -289,8 +281,8 @@ func TestSubscribeVersionsSeesEveryHistoryChange(t *testing.T) {
 	if want := "skill a/b,skill a/b,prompt p"; seen() != want {
 		t.Fatalf("feed %q, want %q", seen(), want)
 	}
-	if s.worker.ServeLabel() != "production" {
-		t.Fatalf("serve label %q", s.worker.ServeLabel())
+	if s.reg.ServeLabel() != "production" {
+		t.Fatalf("serve label %q", s.reg.ServeLabel())
 	}
 	cancel()
 	s.mustCall(t, rules.FnSkillsRegister, map[string]string{"id": "a/b", "skill": "# Two\n"}, nil)
@@ -305,10 +297,7 @@ func TestSubscribeVersionsSeesEveryHistoryChange(t *testing.T) {
 // state:created / state:updated with the old and new rows, and history
 // holds every version.
 func TestJointWriteFiresStateTriggersLikeStateSet(t *testing.T) {
-	s := startStack(t, t.TempDir(), func(e *engine.Engine, o *Options) {
-		o.History = history.StoreBackend(e.StateStore())
-		o.SetStateWith = e.SetStateWith
-	})
+	s := startStack(t, t.TempDir(), standalone)
 	type event struct {
 		EventType string          `json:"event_type"`
 		Key       string          `json:"key"`
@@ -392,9 +381,9 @@ func TestJointWriteFiresStateTriggersLikeStateSet(t *testing.T) {
 // MCP surfaces read, and reads; moving the label moves all of them, also
 // after a restart (the cold load).
 func TestServeLabelListsWhatIsServed(t *testing.T) {
-	backends(t, func(t *testing.T, opts ...func(*engine.Engine, *Options)) {
+	backends(t, func(t *testing.T, opts ...func(*stack, *Options)) {
 		dir := t.TempDir()
-		opts = append(opts, func(_ *engine.Engine, o *Options) { o.ServeLabel = "production" })
+		opts = append(opts, func(_ *stack, o *Options) { o.ServeLabel = "production" })
 		s := startStack(t, dir, opts...)
 		v1 := "# Alpha mail\n\nAlpha retries for outgoing mail.\n"
 		v2 := "# Bravo mail\n\nBravo queueing for outgoing mail, with a much longer description.\n"
@@ -414,7 +403,7 @@ func TestServeLabelListsWhatIsServed(t *testing.T) {
 		// After a restart the cold load pins v1 again.
 		s.stop()
 		s = startStack(t, dir, opts...)
-		testutil.Eventually(t, 5*time.Second, "the published mirror is loaded", s.worker.skills.isReady)
+		testutil.Eventually(t, 5*time.Second, "the published mirror is loaded", s.reg.Loaded)
 		checkServes(t, s, v1, "Alpha", "Charlie", v1At)
 
 		// Promoting v3 moves every surface to it.
@@ -452,12 +441,12 @@ func checkServes(t *testing.T, s *stack, body, word, gone, at string) {
 	if r := fmt.Sprint(res.Resources[1]); !strings.Contains(r, word) || strings.Contains(r, gone) {
 		t.Fatalf("resources-list a/b = %v; want %q, not %q", res.Resources[1], word, gone)
 	}
-	e, ok := s.worker.Catalog().Get("a/b") // what MCP and the Skills Protocol read
+	e, ok := s.reg.Catalog().Get("a/b") // what MCP and the Skills Protocol read
 	if got, _ := e.Body.String(); !ok || got != body {
 		t.Fatalf("catalog a/b = %q; want %q", got, body)
 	}
 	search := func(q string) int {
-		var out SearchOutput
+		var out core.SearchOutput
 		s.mustCall(t, rules.FnSkillsSearch, map[string]string{"query": q}, &out)
 		n := 0
 		for _, r := range out.Results {
@@ -476,11 +465,7 @@ func checkServes(t *testing.T, s *stack, body, word, gone, at string) {
 // describe the definition the serve label pins, as prompts::mcp-get
 // serves it.
 func TestServeLabelListsServedPrompts(t *testing.T) {
-	s := startStack(t, t.TempDir(), func(e *engine.Engine, o *Options) {
-		o.History = history.StoreBackend(e.StateStore())
-		o.SetStateWith = e.SetStateWith
-		o.ServeLabel = "production"
-	})
+	s := startStack(t, t.TempDir(), standalone, func(_ *stack, o *Options) { o.ServeLabel = "production" })
 	for _, desc := range []string{"first definition", "second definition"} {
 		s.mustCall(t, rules.FnPromptsRegister, map[string]any{"name": "p", "description": desc, "function_id": "f::g"}, nil)
 	}

@@ -1,23 +1,20 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/google/uuid"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
-	"github.com/iii-skills/skills/server/internal/catalog"
-	"github.com/iii-skills/skills/server/internal/history"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/registry"
-	"github.com/iii-skills/skills/server/internal/search"
+	"github.com/iii-skills/skills/server/internal/scope"
 )
 
 // apiJSON is the upstream v0.2.2 API reference (descriptions and JSON Schema
@@ -44,168 +41,49 @@ type apiReference struct {
 	TriggerTypes []apiTriggerType `json:"trigger_types"`
 }
 
-// fnCacheSync is the one function id of the worker that is not upstream's
-// (the others are registry.Fn*).
-const (
-	// fnCacheSync receives the engine's `state` trigger events for the skills
-	// scope. It is ours, not upstream's, so it is marked internal and stays
-	// out of engine::functions::list and MCP tool listings.
-	fnCacheSync = "skills::cache-sync"
-)
-
-// Options tune a Worker beyond config.yaml.
-type Options struct {
-	// StrictFetch rejects bare skill paths in skill::fetch exactly like
-	// upstream v0.2.2. By default bare paths get iii:// prefixed, the way
-	// iii-directory's fetch-skill accepts them.
-	StrictFetch bool
-	Logger      *slog.Logger
-	// SectionMaxDepth bounds nested section reads (a section handler that
-	// fetches sections); zero means DefaultSectionMaxDepth.
-	SectionMaxDepth int
-	// SectionMaxBytes is the largest section output served; a larger one
-	// is refused with "section output too large (N bytes; max M)". Zero
-	// means DefaultSectionMaxBytes.
-	SectionMaxBytes int
-	// Catalog is the skill catalog the worker feeds (its "published"
-	// source) and serves, beside other sources such as skills folders.
-	// Nil means a catalog of its own.
-	Catalog *catalog.Catalog
-	// ListState, when set, reads a whole state scope (what state::list
-	// answers) without a call through the engine: the standalone process
-	// passes its embedded engine's engine.Engine.ListState, so the cold
-	// load of a large registry does not travel as one huge frame. Nil
-	// calls state::list, as against an external engine.
-	ListState func(scope string) ([]json.RawMessage, error)
-	// ReadState, when set, reads one row of a state scope straight from
-	// the store this process owns (the embedded engine's: the standalone
-	// process passes its store's Get). Published bodies then stay in the
-	// store and are read on demand, not held in memory (cache.go).
-	ReadState func(scope, key string) (json.RawMessage, bool, error)
-	// History is where versions and labels are kept: the standalone
-	// process passes its engine's store (history.StoreBackend). Nil keeps
-	// them through state::* calls, like every other write.
-	History history.Backend
-	// SetStateWith, when set, is state::set made by the worker's own
-	// connection plus extra records in the same store transaction (the
-	// standalone process passes engine.Engine.SetStateWith, with History
-	// on the same store): a registration that creates a version then
-	// waits for one commit, not two. Nil: state::set beside history's own
-	// writes.
-	SetStateWith func(writerID, scope, key string, value json.RawMessage, extra []history.Write) error
-	// ServeLabel overrides config versions.serve_label (--serve-label).
-	ServeLabel string
-	// AdminToken unlocks protected labels (--admin-token).
-	AdminToken string
-	// ProtectedLabels, when set, replaces config versions.protected_labels.
-	ProtectedLabels []string
-	// ReconcileInterval is how often the shared generation is checked for
-	// changes other registry instances made that this one missed
-	// (cluster.go); zero means DefaultReconcileInterval.
-	ReconcileInterval time.Duration
-	// SingleNode says no other registry instance shares this engine's
-	// state (the embedded engine of --standalone): changes are then not
-	// broadcast, which saves a generation commit and a publish per write.
-	SingleNode bool
-}
-
-// Worker is the skills registry bound to an iii client.
+// Worker binds a core.Local registry to an iii client: the registry's
+// functions and trigger types on the engine, for workers and for surfaces
+// in other processes.
 type Worker struct {
 	client *iii.Client
-	cfg    Config
-	opts   Options
+	reg    *core.Local
 	log    *slog.Logger
-	state  stateStore
-	cat    *catalog.Catalog
-	skills *published
-	hist   *histories
-	index  atomic.Pointer[renderedIndex]
-	// search ranks the catalog for skills::search; it follows the
-	// catalog's changes from Register on.
-	search    *search.Index
-	indexOnce sync.Once
-	stopIndex func()
-	// sections limits iii://fn/… reads (sections.go).
-	sections *sectionGuard
-	// own is who owns each published skill id and prompt name (ownership.go).
-	own ownership
-	// coh keeps this instance coherent with others sharing its state (cluster.go).
-	coh *coherence
-	// extraScopes are the ClusterScopes of other parts of the server, by
-	// scope (set before Start, read-only after).
-	extraScopes map[string]ClusterScope
+	// stamped: whether invocation metadata carries a caller the engine
+	// stamped (SetCallerStamped).
+	stamped scope.Stamped
 
-	skillSubs  *iii.TriggerTypeRef
-	promptSubs *iii.TriggerTypeRef
-
-	loadMu sync.Mutex // serializes cache loads
-	syncMu sync.Mutex // serializes state-event re-reads (see cacheSync)
-
-	runCtx context.Context // Start's ctx, for reloads started by cacheSync
-	ctxMu  sync.Mutex
+	skillSubs, promptSubs, catalogSubs *iii.TriggerTypeRef
+	unsubscribe                        func()
 }
 
-// ctx returns Start's context (Background before Start).
-func (w *Worker) ctx() context.Context {
-	w.ctxMu.Lock()
-	defer w.ctxMu.Unlock()
-	if w.runCtx == nil {
-		return context.Background()
-	}
-	return w.runCtx
-}
-
-// New binds a registry worker to client. Call Register before the client
-// connects (registrations are replayed on every reconnect) and Start after.
-func New(client *iii.Client, cfg Config, opts Options) *Worker {
-	log := opts.Logger
+// New binds reg to client. Call Register before the client connects
+// (registrations are replayed on every reconnect).
+func New(client *iii.Client, reg *core.Local, log *slog.Logger) *Worker {
 	if log == nil {
 		log = slog.Default()
 	}
-	cat := opts.Catalog
-	if cat == nil {
-		cat = catalog.New()
-	}
-	// A second worker on one catalog shares the published source.
-	src := cat.Source(PublishedSource)
-	if src == nil {
-		var err error
-		if src, err = cat.AddSource(PublishedSource, catalog.RankPublished); err != nil {
-			src = cat.Source(PublishedSource) // added concurrently
-		}
-	}
-	state := stateStore{client: client, timeout: cfg.StateTimeout(), local: opts.ListState}
-	hist := newHistories(cfg, opts, state)
-	skills := newPublished(src)
-	if opts.ReadState != nil {
-		scope := cfg.Scopes.Skills
-		skills.read = func(id string) (json.RawMessage, bool, error) { return opts.ReadState(scope, id) }
-		skills.hot = newHotBodies(DefaultHotBodyBytes)
-	}
-	if hist.serveLabel != "" {
-		skills.serve = hist.servedSkill
-	}
-	return &Worker{
-		client: client,
-		cfg:    cfg,
-		opts:   opts,
-		log:    log,
-		state:  state,
-		cat:    cat,
-		skills: skills,
-		search: search.New(),
-		hist:   hist,
-		coh:    newCoherence(),
-
-		sections: newSectionGuard(opts),
-	}
+	return &Worker{client: client, reg: reg, log: log, unsubscribe: func() {}}
 }
 
-// Catalog is the catalog the worker feeds and serves.
-func (w *Worker) Catalog() *catalog.Catalog { return w.cat }
+// Registry is the registry the worker serves.
+func (w *Worker) Registry() *core.Local { return w.reg }
 
-// Register declares the two custom trigger types and the 13 functions (plus
-// the internal cache-sync function) on the client, in upstream's order.
+// SetCallerStamped tells the worker (and the registry) whether the engine
+// stamps the caller into invocation metadata: ours does; the skills binary
+// finds out by calling its own probe function with a forged caller.
+func (w *Worker) SetCallerStamped(v bool) {
+	w.stamped.Set(v)
+	w.reg.SetCallerStamped(v)
+}
+
+// Close stops firing the registry's changes to subscribers.
+func (w *Worker) Close() { w.unsubscribe() }
+
+// Register declares the trigger types (skills::on-change,
+// prompts::on-change, skills::catalog-on-change), upstream's 13 functions
+// in upstream's order, then ours (search, versions, the catalog view),
+// the internal subscriptions (state events of the skills scope, changes
+// of other registry instances) on the client.
 func (w *Worker) Register() error {
 	var api apiReference
 	if err := json.Unmarshal(apiJSON, &api); err != nil {
@@ -221,252 +99,108 @@ func (w *Worker) Register() error {
 		}
 		*subs[t.ID] = ref
 	}
-	handlers := w.handlers()
+	handlers := w.upstreamHandlers()
 	for _, f := range api.Functions {
 		h, ok := handlers[f.ID]
 		if !ok {
 			return fmt.Errorf("no handler for %s", f.ID)
 		}
-		_, err := w.client.RegisterFunction(f.ID, h, iii.RegisterFunctionOptions{
-			Description:    f.Description,
-			RequestFormat:  f.RequestFormat,
-			ResponseFormat: f.ResponseFormat,
-		})
-		if err != nil {
+		if _, err := w.client.RegisterFunction(f.ID, h, iii.RegisterFunctionOptions{
+			Description: f.Description, RequestFormat: f.RequestFormat, ResponseFormat: f.ResponseFormat}); err != nil {
 			return err
 		}
 	}
-	if err := w.registerSearch(); err != nil {
+	for _, f := range append(append(w.searchFunctions(), w.versionFunctions()...), w.catalogFunctions()...) {
+		if _, err := w.client.RegisterFunction(f.id, f.handler, f.opts); err != nil {
+			return err
+		}
+	}
+	ref, err := w.client.RegisterTriggerType(rules.TriggerCatalogOnChange,
+		"Fires {path} each time a skill of the catalog changes (MCP Skills extension view).", iii.AcceptAll(w.log, rules.TriggerCatalogOnChange))
+	if err != nil {
+		return fmt.Errorf("register %s: %w", rules.TriggerCatalogOnChange, err)
+	}
+	w.catalogSubs = ref
+	if err := w.reg.Cluster().Register(); err != nil {
 		return err
 	}
-	if err := w.registerVersionFunctions(); err != nil {
+	if err := w.registerStateSync(); err != nil {
 		return err
 	}
-	if err := w.registerCluster(); err != nil {
-		return err
+	w.unsubscribe = w.reg.Subscribe(w.fire)
+	return nil
+}
+
+// fire tells the subscribers of the registry's trigger types of one
+// change, fire-and-forget like upstream: failures are logged.
+func (w *Worker) fire(c core.Change) {
+	ref, payload := w.skillSubs, any(registry.SkillChange{Op: c.Op, ID: c.ID})
+	switch c.Kind {
+	case core.ChangePrompt:
+		ref, payload = w.promptSubs, registry.PromptChange{Op: c.Op, Name: c.ID}
+	case core.ChangeCatalog:
+		ref, payload = w.catalogSubs, map[string]string{"path": c.ID}
 	}
-	_, err := w.client.RegisterFunction(fnCacheSync, w.cacheSync, iii.RegisterFunctionOptions{
+	ctx, cancel := context.WithTimeout(context.Background(), w.reg.Config().StateTimeout())
+	defer cancel()
+	if err := ref.FireJSON(ctx, payload); err != nil {
+		w.log.Warn("on-change fan-out failed", "trigger_type", ref.ID(), "err", err)
+	}
+}
+
+// registerStateSync binds the engine's `state` trigger of the skills scope
+// to an internal function: writes made straight into the scope (an
+// operator cleaning up, another registry worker, a test harness) reach the
+// registry (core.Local.SyncKey). Its own writes are left out by our engine
+// (skip_own_writes); the real engine ignores that key and echoes them,
+// and the re-read finds nothing changed.
+func (w *Worker) registerStateSync() error {
+	_, err := w.client.RegisterFunction(rules.FnCacheSync, func(ctx context.Context, data json.RawMessage) (any, error) {
+		var ev struct {
+			Scope string `json:"scope"`
+			Key   string `json:"key"`
+		}
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return nil, fmt.Errorf("state event: %w", err)
+		}
+		return nil, w.reg.SyncKey(ctx, ev.Scope, ev.Key)
+	}, iii.RegisterFunctionOptions{
 		Description: "Internal: keeps the skills registry's in-memory index in step with state events of its scope.",
 		Metadata:    iii.InternalMetadata,
 	})
 	if err != nil {
 		return err
 	}
-	// Writes made straight into the skills scope (an operator cleaning up,
-	// another registry worker, a test harness) reach the cache through the
-	// engine's state trigger. Our own writes are already cached: our engine
-	// leaves them out (skip_own_writes); the real engine ignores that key
-	// and echoes them, and cacheSync drops the echo (putIfChanged).
-	scope, err := json.Marshal(map[string]any{"scope": w.cfg.Scopes.Skills, "skip_own_writes": true})
+	cfg, err := json.Marshal(map[string]any{"scope": w.reg.Config().Scopes.Skills, "skip_own_writes": true})
 	if err != nil {
 		return err
 	}
-	return w.client.RegisterTrigger(uuid.NewString(), "state", fnCacheSync, scope)
+	return w.client.RegisterTrigger(uuid.NewString(), "state", rules.FnCacheSync, cfg)
 }
 
-// Start loads the skills cache on every (re)connect (the engine may have
-// restarted with other state); until a load succeeds, reads are served from
-// state. The loads run from the client's connect hook, which also runs at
-// once when the client is already connected: Start then returns after that
-// first load was attempted, otherwise at once. A failed load is retried in
-// the background until ctx ends.
-func (w *Worker) Start(ctx context.Context) {
-	w.ctxMu.Lock()
-	w.runCtx = ctx
-	w.ctxMu.Unlock()
-	first := make(chan struct{})
-	var once sync.Once
-	attempted := func() { once.Do(func() { close(first) }) }
-	w.announceOtherSources(ctx)
-	w.client.OnConnect(func(context.Context) {
-		w.skills.invalidate()
-		go w.loadUntilReady(ctx, attempted)
-	})
-	if !w.client.Connected() {
-		attempted()
+// callerOf reads the caller of the invocation behind ctx: the engine's
+// stamp (scope.Stamped decides how far to trust it), else the payload's
+// _caller_worker_id, which the iii engine adds to every call.
+func (w *Worker) callerOf(ctx context.Context, data json.RawMessage) core.Caller {
+	if c, ok := w.stamped.Caller(ctx); ok {
+		return core.Caller{Caller: c}
 	}
-	go w.reconcileLoop(ctx)
-	<-first
+	// Only the key the engine writes, exactly (a map keeps keys as sent,
+	// where a struct would also match "_CALLER_WORKER_ID").
+	if !bytes.Contains(data, []byte(`_caller_worker_id`)) {
+		return core.Caller{}
+	}
+	var m map[string]json.RawMessage
+	var c core.Caller
+	if json.Unmarshal(data, &m) == nil && m["_caller_worker_id"] != nil {
+		_ = json.Unmarshal(m["_caller_worker_id"], &c.WorkerID)
+	}
+	return c
 }
 
-// announceOtherSources fires skills::on-change when a source other than
-// the published mirror changes what the registry serves at an id (a
-// folder skill appears, changes or goes): {op:"register", id} when the id
-// has an entry afterwards, {op:"unregister", id} when it has none. The
-// worker's own register and unregister calls announce themselves; when an
-// unregister uncovers a folder skill at the same id, "register" follows.
-func (w *Worker) announceOtherSources(ctx context.Context) {
-	cancel := w.cat.Subscribe(func(ch catalog.Change) {
-		if ctx.Err() != nil { // shutting down: folders closing are no news
-			return
-		}
-		if ch.Cause == PublishedSource && (ch.Entry == nil || ch.Entry.SourceName() == PublishedSource) {
-			return
-		}
-		if (ch.Entry != nil && ch.Entry.Origin.Kind == catalog.OriginBuiltin) ||
-			(ch.Entry == nil && ch.Previous != nil && ch.Previous.Origin.Kind == catalog.OriginBuiltin) {
-			return // built-in skills are not registry content
-		}
-		op := "register"
-		if ch.Op == catalog.OpRemove {
-			op = "unregister"
-		}
-		fctx, done := context.WithTimeout(context.Background(), w.cfg.StateTimeout())
-		w.notify(fctx, w.skillSubs, registry.SkillChange{Op: op, ID: ch.ID})
-		done()
-	})
-	go func() {
-		<-ctx.Done()
-		cancel()
-	}()
-}
-
-// loadUntilReady loads the cache, retrying with backoff until it succeeds
-// or ctx ends; attempted is called after the first try.
-func (w *Worker) loadUntilReady(ctx context.Context, attempted func()) {
-	delay := 500 * time.Millisecond
-	for {
-		err := w.loadCache(ctx)
-		attempted()
-		if err == nil || ctx.Err() != nil {
-			return
-		}
-		w.log.Warn("skills index not loaded yet; serving reads from state", "err", err, "retry_in", delay)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 10*time.Second)
-	}
-}
-
-// loadCache lists the skills and prompts scopes into memory. After the
-// first load (a reconnect, or a reconcile that found missed changes) it
-// also re-reads history and announces what differs from before.
-func (w *Worker) loadCache(ctx context.Context) error {
-	w.loadMu.Lock()
-	defer w.loadMu.Unlock()
-	// The generation is read first: a change made during the listing
-	// bumps it again, and the next reconcile looks once more.
-	gen, genErr := w.readGeneration(ctx)
-	again := w.coh.loaded
-	var before map[string]rowMark
-	if again {
-		before = w.snapshotPublished()
-	}
-	w.skills.beginLoad()
-	rows, err := w.state.list(ctx, w.cfg.Scopes.Skills)
-	if err != nil {
-		w.skills.abortLoad()
-		return sdkError(err)
-	}
-	w.skills.load(rows)
-	if err := w.syncPrompts(ctx, again); err != nil {
-		return fmt.Errorf("list prompts: %w", err)
-	}
-	if again {
-		w.hist.skills.Reload()
-		w.hist.prompts.Reload()
-		w.index.Store(nil)
-		w.announceDiff(ctx, before, w.snapshotPublished())
-	}
-	w.relistExtraScopes(ctx)
-	w.coh.reset(gen, genErr == nil)
-	w.coh.loaded = true
-	w.repairHistory(w.ctx())
-	return nil
-}
-
-// cacheSync applies one `state` trigger event of the skills scope.
-//
-// Events of one key may arrive in any order: the engine delivers each trigger
-// invocation on its own (the real iii engine spawns one task per invocation)
-// and the client runs each in its own goroutine. Applying an event's
-// new_value could therefore resurrect a row: the `state:created` event of a
-// skills::register (a 256 KiB body is slow to encode and decode) lands after
-// the `state:deleted` event of a direct state::delete that followed it, and
-// the cache lists a skill that state no longer has. So an event only says
-// which key changed: the key is re-read from state, with events serialized,
-// and the last re-read wins. It runs after the last write's event arrived, so
-// it sees that write.
-func (w *Worker) cacheSync(ctx context.Context, data json.RawMessage) (any, error) {
-	var ev struct {
-		Scope string `json:"scope"`
-		Key   string `json:"key"`
-	}
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return nil, fmt.Errorf("state event: %w", err)
-	}
-	if ev.Scope != w.cfg.Scopes.Skills {
-		return nil, nil
-	}
-	w.syncMu.Lock()
-	defer w.syncMu.Unlock()
-	raw, err := w.state.get(ctx, ev.Scope, ev.Key)
-	if err != nil {
-		// The cache may now be behind state: serve from state until a reload.
-		w.skills.invalidate()
-		go w.loadUntilReady(w.ctx(), func() {})
-		return nil, fmt.Errorf("state::get %s/%s after a state event: %w", ev.Scope, ev.Key, sdkError(err))
-	}
-	// A write this engine saw and the mirror did not hold yet came from
-	// outside the registry (an echo of its own writes changes nothing):
-	// the other registry instances hear of it from here.
-	if raw == nil {
-		if w.skills.remove(ev.Key) {
-			w.broadcast(ctx, ev.Scope, opDelete, ev.Key)
-		}
-		return nil, nil
-	}
-	row, err := registry.DecodeStoredSkill(raw)
-	if err != nil || row.ID != ev.Key {
-		if w.skills.remove(ev.Key) { // upstream would not list an undecodable row
-			w.broadcast(ctx, ev.Scope, opDelete, ev.Key)
-		}
-		return nil, nil
-	}
-	if w.skills.putIfChanged(row) {
-		defer w.broadcast(ctx, ev.Scope, opSet, ev.Key) // after the history repair below
-	}
-	// A body written straight into state becomes a version too.
-	// State is re-read under the id's history lock: a registration that
-	// landed after this event's read is not undone by its older body.
-	if err := w.hist.skills.Repair(row.ID, "recorded from a direct state write", func() (string, bool) {
-		raw, err := w.state.get(ctx, ev.Scope, ev.Key)
-		if err != nil || raw == nil {
-			return "", false
-		}
-		cur, err := registry.DecodeStoredSkill(raw)
-		return cur.Skill, err == nil
-	}); err != nil {
-		w.log.Warn("skill history: recording a direct state write failed", "id", row.ID, "err", err)
-	}
-	return nil, nil
-}
-
-func (w *Worker) handlers() map[string]iii.Handler {
-	return map[string]iii.Handler{
-		rules.FnSkillsRegister:           w.registerSkill,
-		rules.FnSkillsUnregister:         w.unregisterSkill,
-		rules.FnSkillsList:               w.listSkills,
-		rules.FnSkillsResourcesList:      w.resourcesList,
-		rules.FnSkillsResourcesRead:      w.resourcesRead,
-		rules.FnSkillsResourcesTemplates: w.resourcesTemplates,
-		rules.FnSkillsFetchSkill:         w.fetchSkill,
-		rules.FnSkillFetch:               w.fetchSkill,
-		rules.FnPromptsRegister:          w.registerPrompt,
-		rules.FnPromptsUnregister:        w.unregisterPrompt,
-		rules.FnPromptsList:              w.listPrompts,
-		rules.FnPromptsMCPList:           w.mcpListPrompts,
-		rules.FnPromptsMCPGet:            w.mcpGetPrompt,
-	}
-}
-
-// notify fans a change event out to every subscriber of a trigger type,
-// fire-and-forget like upstream; failures are logged, never returned.
-func (w *Worker) notify(ctx context.Context, ref *iii.TriggerTypeRef, payload any) {
-	if err := ref.FireJSON(ctx, payload); err != nil {
-		w.log.Warn("on-change fan-out failed", "trigger_type", ref.ID(), "err", err)
-	}
+// function is one function of ours to register.
+type function struct {
+	id      string
+	handler iii.Handler
+	opts    iii.RegisterFunctionOptions
 }

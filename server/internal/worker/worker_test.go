@@ -14,7 +14,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
-	"github.com/iii-skills/skills/server/internal/engine"
+	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
@@ -328,9 +328,9 @@ func TestContentSurvivesRestart(t *testing.T) {
 	}
 }
 
-// TestColdLoadReadsTheEmbeddedStore: with Options.ListState (standalone)
-// the worker loads the skills scope from the store itself, and serves
-// exactly what a state::list load serves.
+// TestColdLoadReadsTheEmbeddedStore: standalone, the worker loads the
+// skills scope from the store itself, and serves exactly what a
+// state::list load serves.
 func TestColdLoadReadsTheEmbeddedStore(t *testing.T) {
 	dir := t.TempDir()
 	s := startStack(t, dir)
@@ -343,18 +343,15 @@ func TestColdLoadReadsTheEmbeddedStore(t *testing.T) {
 	s.stop()
 
 	var lists atomic.Int32
-	s2 := startStack(t, dir, func(eng *engine.Engine, o *Options) {
-		o.ListState = func(scope string) ([]json.RawMessage, error) {
-			lists.Add(1)
-			return eng.ListState(scope)
-		}
+	s2 := startStack(t, dir, func(s *stack, o *Options) {
+		o.State = countingLists{kv.Engine(s.engine, s.wc.WorkerID), &lists}
 	})
 	var got registry.ReadResult
 	s2.mustCall(t, rules.FnSkillsResourcesRead, map[string]string{"uri": "iii://skills"}, &got)
 	if lists.Load() == 0 {
-		t.Fatal("the worker did not read the scope through Options.ListState")
+		t.Fatal("the worker did not read the scope through the engine's store")
 	}
-	if !s2.worker.skills.isReady() {
+	if !s2.reg.Loaded() {
 		t.Fatal("the published mirror is not loaded")
 	}
 	if got.Contents[0].Text != want.Contents[0].Text {
@@ -383,7 +380,7 @@ func TestTemplatesAndContracts(t *testing.T) {
 		if f.FunctionID == rules.FnSkillsRegister && !strings.Contains(string(f.RequestFormat), `"title":"RegisterSkillInput"`) {
 			t.Fatalf("skills::register request_format = %s", f.RequestFormat)
 		}
-		if f.FunctionID == fnCacheSync {
+		if f.FunctionID == rules.FnCacheSync {
 			t.Fatal("the internal cache-sync function is listed")
 		}
 		if (f.FunctionID == rules.FnSkillsSearch || f.FunctionID == rules.FnSkillSearch) &&
@@ -394,7 +391,7 @@ func TestTemplatesAndContracts(t *testing.T) {
 	if !seen[rules.FnSkillsSearch] || !seen[rules.FnSkillSearch] {
 		t.Fatal("skills::search or skill::search missing from engine::functions::list")
 	}
-	for id := range s.worker.handlers() {
+	for id := range s.worker.upstreamHandlers() {
 		if !seen[id] {
 			t.Fatalf("%s missing from engine::functions::list", id)
 		}
@@ -423,7 +420,9 @@ func TestLateStateEventDoesNotResurrectDeletedRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.worker.cacheSync(context.Background(), late); err != nil {
+	var ev struct{ Scope, Key string }
+	_ = json.Unmarshal(late, &ev)
+	if err := s.reg.SyncKey(context.Background(), ev.Scope, ev.Key); err != nil {
 		t.Fatal(err)
 	}
 	var list struct {
@@ -434,4 +433,15 @@ func TestLateStateEventDoesNotResurrectDeletedRow(t *testing.T) {
 		t.Fatalf("skills::list after a late created event of a deleted row: %+v, want none", list.Skills)
 	}
 	wantErr(t, s.call(t, rules.FnSkillsResourcesRead, map[string]string{"uri": "iii://maxid"}, nil), "Skill not found: maxid")
+}
+
+// countingLists counts the scopes listed through a store.
+type countingLists struct {
+	kv.Store
+	lists *atomic.Int32
+}
+
+func (c countingLists) List(ctx context.Context, scope string) ([]json.RawMessage, error) {
+	c.lists.Add(1)
+	return c.Store.List(ctx, scope)
 }

@@ -17,6 +17,13 @@
 // A client or floor inside the benchmark's own process would flatter both:
 // the scheduler then hands work between goroutines instead of processes.
 //
+// The surfaces have floors of their own, each in its own process too:
+// BenchmarkMCP reads through the official go-sdk client from a bare go-sdk
+// server returning a constant resource and prompt, BenchmarkWebSkillPage
+// fetches the same HTML from a bare net/http server holding it in memory.
+// BenchmarkForgedChanges floods a registry that shares state with forged
+// skills::changes messages and reports its CPU and resident size.
+//
 // Run with `make bench` or
 //
 //	go test -run '^$' -bench . ./server/internal/xproc/

@@ -42,6 +42,12 @@ func runRole(role string) error {
 			return err
 		}
 		h = r.serve
+	case roleBareMCP:
+		return serveBareMCP(ln)
+	case roleStaticHTML:
+		return serveStaticHTML(ln)
+	case rolePromptPublisher:
+		return publishPrompt(os.Getenv(upEnv))
 	default:
 		return fmt.Errorf("unknown role %q", role)
 	}

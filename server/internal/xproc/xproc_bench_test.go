@@ -43,6 +43,13 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // URL it serves.
 func startRole(b *testing.B, role string, env ...string) string {
 	b.Helper()
+	url, _ := startRoleProc(b, role, env...)
+	return url
+}
+
+// startRoleProc is startRole that also returns the process id.
+func startRoleProc(b *testing.B, role string, env ...string) (string, int) {
+	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), roleEnv+"="+role), env...)
 	cmd.Stderr = os.Stderr
@@ -58,7 +65,7 @@ func startRole(b *testing.B, role string, env ...string) string {
 	if err != nil {
 		b.Fatalf("%s did not start: %v", role, err)
 	}
-	return strings.TrimSpace(line)
+	return strings.TrimSpace(line), cmd.Process.Pid
 }
 
 // startFloor starts the echo server and the relay; it returns the relay's URL.

@@ -14,10 +14,10 @@ import (
 // ErrDown is what a Flaky store answers while it is down.
 var ErrDown = errors.New("kvtest: store down")
 
-// Flaky wraps a Store; while Down is set every call fails with ErrDown.
+// Flaky wraps a Table; while Down is set every call fails with ErrDown.
 // Writes counts the Sets and Deletes that went through.
 type Flaky struct {
-	kv.Store
+	kv.Table
 	Down   atomic.Bool
 	Writes atomic.Int64
 }
@@ -26,7 +26,7 @@ func (f *Flaky) Get(ctx context.Context, key string) (json.RawMessage, bool, err
 	if f.Down.Load() {
 		return nil, false, ErrDown
 	}
-	return f.Store.Get(ctx, key)
+	return f.Table.Get(ctx, key)
 }
 
 func (f *Flaky) Set(ctx context.Context, key string, value json.RawMessage) error {
@@ -34,7 +34,7 @@ func (f *Flaky) Set(ctx context.Context, key string, value json.RawMessage) erro
 		return ErrDown
 	}
 	f.Writes.Add(1)
-	return f.Store.Set(ctx, key, value)
+	return f.Table.Set(ctx, key, value)
 }
 
 func (f *Flaky) Delete(ctx context.Context, key string) error {
@@ -42,12 +42,12 @@ func (f *Flaky) Delete(ctx context.Context, key string) error {
 		return ErrDown
 	}
 	f.Writes.Add(1)
-	return f.Store.Delete(ctx, key)
+	return f.Table.Delete(ctx, key)
 }
 
 func (f *Flaky) List(ctx context.Context, prefix string) ([]kv.Row, error) {
 	if f.Down.Load() {
 		return nil, ErrDown
 	}
-	return f.Store.List(ctx, prefix)
+	return f.Table.List(ctx, prefix)
 }
