@@ -1,7 +1,8 @@
 # What the test targets install on a fresh Debian/Ubuntu machine (apt-get, with sudo when
 # not root): chromium (web-deps), git (directory-deps), zip, unzip and tar (archive-deps),
 # bubblewrap, python3 and util-linux (sandbox-deps), nginx, caddy, systemd and openssl
-# (deploy-deps), redis-server (cluster-deps). Each *-deps target lists what is missing and hands it to
+# (deploy-deps), redis-server (cluster-deps), prometheus (metrics-deps; webhooks-py-deps makes a
+# Python venv instead). Each *-deps target lists what is missing and hands it to
 # scripts/install-packages. Where apt-get or sudo is unavailable, that prints
 # "<target>: not run: …" and records it, the run goes on, and the tests that need the
 # packages skip instead of failing: the test targets read the record through
@@ -20,4 +21,4 @@ deps-installed = $(shell test -e $(DEPS_DIR)/$(1).missing || echo 1)
 deps-installed-sh = $$(test -e $(DEPS_DIR)/$(1).missing || echo 1)
 
 .PHONY: deps
-deps: web-deps directory-deps sandbox-deps deploy-deps cluster-deps
+deps: web-deps directory-deps sandbox-deps deploy-deps cluster-deps metrics-deps webhooks-py-deps

@@ -528,6 +528,8 @@ func (e *Engine) handleOtel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer e.connWG.Done()
+	e.sockets.telemetry.Add(1)
+	defer e.sockets.telemetry.Add(-1)
 	ws.SetReadLimit(e.cfg.MaxFrameBytes)
 	stop := context.AfterFunc(e.ctx, func() { _ = ws.Close() })
 	defer stop()

@@ -13,6 +13,7 @@ import (
 // and each client's against Config.MaxConnectionsPerClient.
 type sockets struct {
 	open      atomic.Int64
+	telemetry atomic.Int64 // open /otel sockets (ConnectionCounts)
 	refused   atomic.Int64 // refusals since the last log line
 	lastLogNs atomic.Int64
 

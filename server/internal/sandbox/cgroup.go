@@ -39,6 +39,10 @@ type cgroups struct {
 	parent string // v2: the parent directory of run cgroups
 	memory string // v1: parent directory in the memory hierarchy
 	pids   string // v1: parent directory in the pids hierarchy
+	// cpuacct is the v1 parent directory in the cpuacct hierarchy, where
+	// run cgroups count CPU time; "" when that hierarchy is absent or not
+	// writable (the run then reports no CPU time).
+	cpuacct string
 }
 
 // detectCgroups finds a writable place for per-run cgroups. fsRoot is the
@@ -136,7 +140,32 @@ func detectV1(fsRoot, parent string, self []byte) cgroups {
 	if err := c.probe(); err != nil {
 		return cgroups{mode: CgroupNone, why: err.Error()}
 	}
+	c.cpuacct = cpuacctParent(fsRoot, parent, self)
 	return c
+}
+
+// cpuacctParent is where v1 run cgroups count CPU time, when the cpuacct
+// hierarchy is there and a cgroup can be made in it; else "".
+func cpuacctParent(fsRoot, parent string, self []byte) string {
+	p := parent
+	if p == "" {
+		own, ok := ownCgroup(self, "cpuacct")
+		if !ok {
+			return ""
+		}
+		p = own
+	}
+	dir := filepath.Join(fsRoot, "cpuacct", filepath.Clean("/"+p))
+	probe := filepath.Join(dir, fmt.Sprintf("skills-probe-%d-%d", os.Getpid(), probes.Add(1)))
+	if err := os.Mkdir(probe, 0o755); err != nil {
+		return ""
+	}
+	_, err := os.Stat(filepath.Join(probe, "cpuacct.usage"))
+	_ = syscall.Rmdir(probe)
+	if err != nil {
+		return ""
+	}
+	return dir
 }
 
 func hasWord(s, w string) bool {
@@ -197,6 +226,9 @@ func (c cgroups) create(name string, l Limits, uid int) (*runCgroup, error) {
 		}
 	case CgroupV1:
 		rc.dirs = []string{filepath.Join(c.memory, name), filepath.Join(c.pids, name)}
+		if c.cpuacct != "" {
+			rc.dirs = append(rc.dirs, filepath.Join(c.cpuacct, name))
+		}
 		files = [][2]string{
 			{"memory.limit_in_bytes", strconv.FormatInt(l.RunMemoryBytes, 10)},
 			// memsw must not be below the memory limit: set it after.
@@ -277,6 +309,44 @@ func (rc *runCgroup) oomKilled() bool {
 		return n > 0
 	}
 	return false
+}
+
+// cpuUsage is the CPU time of every process the run cgroup held (v2
+// cpu.stat usage_usec, present without the cpu controller; v1 cpuacct.usage
+// when the run has a cpuacct cgroup).
+func (rc *runCgroup) cpuUsage() (time.Duration, bool) {
+	if rc.mode == CgroupV1 {
+		b, err := os.ReadFile(rc.find("cpuacct.usage"))
+		if err != nil {
+			return 0, false
+		}
+		ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		return time.Duration(ns), err == nil
+	}
+	us := counter(rc.find("cpu.stat"), "usage_usec")
+	if us < 0 {
+		return 0, false
+	}
+	return time.Duration(us) * time.Microsecond, true
+}
+
+// peakMemory is the run cgroup's peak memory (v2 memory.peak, Linux 5.19
+// and later; v1 memory.max_usage_in_bytes).
+func (rc *runCgroup) peakMemory() (int64, bool) {
+	file := "memory.peak"
+	if rc.mode == CgroupV1 {
+		file = "memory.max_usage_in_bytes"
+	}
+	p := rc.find(file)
+	if p == "" {
+		return 0, false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return n, err == nil
 }
 
 // counter reads "key value" lines and returns key's value, -1 when absent.
@@ -412,9 +482,12 @@ func writeCtl(file string, data []byte) error {
 func (c cgroups) removeStale() {
 	parents := []string{c.parent}
 	if c.mode == CgroupV1 {
-		parents = []string{c.memory, c.pids}
+		parents = []string{c.memory, c.pids, c.cpuacct}
 	}
 	for _, parent := range parents {
+		if parent == "" {
+			continue // no cpuacct hierarchy
+		}
 		dirs, _ := filepath.Glob(filepath.Join(parent, "skills-run-*"))
 		for _, d := range dirs {
 			pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), "skills-run-"), "-")

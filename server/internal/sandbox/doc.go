@@ -52,6 +52,13 @@
 //     PID namespace down) when the time is up or when stdout or stderr
 //     exceeds Limits.OutputBytes; at most that many bytes are ever read.
 //
+// Every Result carries the run's CPU time and peak memory, read from its
+// cgroup before it is removed (v2 cpu.stat and memory.peak; v1 cpuacct.usage
+// where the cpuacct hierarchy is writable, and memory.max_usage_in_bytes).
+// Without a cgroup the CPU time is zero (unknown) and the peak is the
+// kernel's rusage of the processes bwrap waited for. Config.Observe receives
+// every Result (the registry's metrics count runs by outcome with them).
+//
 // Run reports ErrUnavailable (with the install command) when bwrap is not
 // installed, so callers can answer with a clear failure and keep serving.
 package sandbox

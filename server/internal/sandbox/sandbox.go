@@ -141,6 +141,15 @@ type Result struct {
 	Stderr   []byte // at most Limits.OutputBytes
 	Duration time.Duration
 	Limits   Limits // the limits applied
+	// CPU is the CPU time (user and system) of every process of the run,
+	// counted by its cgroup (v2 cpu.stat, v1 cpuacct). Zero when the run
+	// had no cgroup that counts CPU (rlimits only): bwrap's own rusage
+	// would miss its PID namespace's processes, which it does not wait for.
+	CPU time.Duration
+	// PeakMemoryBytes is the run's peak memory: the run cgroup's peak
+	// (v2 memory.peak, v1 memory.max_usage_in_bytes), else the largest
+	// resident size of one of its waited-for processes.
+	PeakMemoryBytes int64
 }
 
 // Config is how to reach bubblewrap.
@@ -171,6 +180,11 @@ type Config struct {
 	// Shell starts bwrap inside the run cgroup on cgroup v1 (default
 	// /bin/sh): it writes its own pid into the cgroup, then execs bwrap.
 	Shell string
+	// Observe, when set, is called with the Result of every run that
+	// started (whatever its Outcome), on the caller's goroutine before Run
+	// returns: the registry's metrics count runs by outcome with their CPU
+	// and memory. It must be quick.
+	Observe func(Result)
 }
 
 // Sandbox runs commands. It is safe for concurrent use.
@@ -226,6 +240,12 @@ func (s *Sandbox) CgroupMode() (CgroupMode, string) {
 		return CgroupNone, "sandbox not built with New"
 	}
 	return s.cg.mode, s.cg.why
+}
+
+// CountsCPU reports whether runs get a cgroup that counts their CPU time
+// (Result.CPU): cgroup v2, or v1 with a writable cpuacct hierarchy.
+func (s *Sandbox) CountsCPU() bool {
+	return s.cg.mode == CgroupV2 || s.cg.mode == CgroupV1 && s.cg.cpuacct != ""
 }
 
 // Available reports nil when bwrap and prlimit are installed, else an error
@@ -581,6 +601,10 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 	werr := cmd.Wait()
 	close(stopWatch)
 	res := Result{Stdout: outBuf, Stderr: errBuf, Duration: time.Since(start), ExitCode: -1, Limits: l}
+	res.CPU, res.PeakMemoryBytes = runUsage(cmd.ProcessState, rc)
+	if s.cfg.Observe != nil {
+		defer func() { s.cfg.Observe(res) }()
+	}
 	mu.Lock()
 	res.Outcome = outcome
 	mu.Unlock()
@@ -615,6 +639,27 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, errors.New(strings.TrimSpace(string(res.Stderr)))
 	}
 	return res, nil
+}
+
+// runUsage is the CPU time and peak memory of a finished run: the run
+// cgroup's figures where it has them; without one, no CPU time and the
+// largest resident size the kernel reported for bwrap's waited-for
+// processes.
+func runUsage(ps *os.ProcessState, rc *runCgroup) (cpu time.Duration, peak int64) {
+	if ps != nil {
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			peak = ru.Maxrss << 10 // KiB on Linux
+		}
+	}
+	if rc != nil {
+		if c, ok := rc.cpuUsage(); ok {
+			cpu = c
+		}
+		if p, ok := rc.peakMemory(); ok && p > 0 {
+			peak = p
+		}
+	}
+	return cpu, peak
 }
 
 // writeAndClose feeds one of bwrap's setup pipes. If bwrap exits before

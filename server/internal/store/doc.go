@@ -60,6 +60,14 @@
 // In standalone mode this leaves the registry worker's copy (the one its
 // reads are served from) as the only copy of each body in the process.
 //
+// # Observing commits
+//
+// SetCommitObserver hands every commit's figures (writes in it, whole
+// commit time, and bbolt's write phase: dirty pages and meta page written
+// and fdatasync'd) to a function on the committer goroutine; the registry's
+// metrics use it for skills_store_commit_seconds and
+// skills_store_fsync_seconds.
+//
 // OpenMemory keeps the data in maps instead (same semantics, nothing
 // survives Close), for tests and for an engine started without a data
 // directory.

@@ -95,6 +95,9 @@ type Store struct {
 	// the committer uses it.
 	sinceDrop int
 
+	// observer, when set, is told about every commit (SetCommitObserver).
+	observer atomic.Pointer[func(CommitStats)]
+
 	sendMu     sync.RWMutex // held shared while handing an op to the committer
 	sendClosed bool         // guarded by sendMu
 	ops        chan *op
@@ -744,10 +747,51 @@ func (s *Store) stage(batch []*op, lookup lookupFunc) map[string]uint64 {
 	return seqs
 }
 
+// CommitStats describes one commit of the committer: a group of writes made
+// durable together.
+type CommitStats struct {
+	// Writes is how many writes the commit held (each write of a
+	// SetGroupAsync counts).
+	Writes int
+	// Duration is the whole commit: staging the writes, bbolt's
+	// transaction, its page writes and fdatasyncs.
+	Duration time.Duration
+	// Sync is bbolt's write phase of the transaction: writing the dirty
+	// pages and the meta page and fdatasync'ing after each (zero for a
+	// memory-only store).
+	Sync time.Duration
+	// Err is the commit's error (nil when it is durable).
+	Err error
+}
+
+// SetCommitObserver makes fn be called after every commit, on the committer
+// goroutine, before the commit's writers are released: it must be quick (a
+// counter or histogram update) and must not call the Store. nil removes it.
+func (s *Store) SetCommitObserver(fn func(CommitStats)) {
+	if fn == nil {
+		s.observer.Store(nil)
+		return
+	}
+	s.observer.Store(&fn)
+}
+
+// observe hands the commit's figures to the observer, if any; a panicking
+// observer must not stop the committer.
+func (s *Store) observe(st CommitStats) {
+	fn := s.observer.Load()
+	if fn == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	(*fn)(st)
+}
+
 func (s *Store) commit(groups []*op) {
 	batch := flatten(groups)
 	var err error
 	var seqs map[string]uint64
+	start := time.Now()
+	var syncTime time.Duration
 	if s.db == nil {
 		s.mu.Lock()
 		seqs = s.stage(batch, func(scopeName, key string) (entry, bool) {
@@ -760,7 +804,9 @@ func (s *Store) commit(groups []*op) {
 		s.applyMemory(batch)
 		s.mu.Unlock()
 	} else {
+		var wtx *bolt.Tx
 		err = s.db.Update(func(tx *bolt.Tx) error {
+			wtx = tx
 			seqs = s.stage(batch, func(scopeName, key string) (entry, bool) {
 				b := tx.Bucket([]byte(scopeName))
 				if b == nil {
@@ -776,6 +822,11 @@ func (s *Store) commit(groups []*op) {
 			s.arena, err = writeBatch(tx, batch, s.arena)
 			return err
 		})
+		if wtx != nil {
+			// The transaction's statistics outlive its commit.
+			st := wtx.Stats()
+			syncTime = st.GetWriteTime()
+		}
 		// Every commit reads the pages it changes through bbolt's map;
 		// without this, a write-heavy history left hundreds of MiB of the
 		// file's pages in the process's resident set.
@@ -789,6 +840,7 @@ func (s *Store) commit(groups []*op) {
 			s.seqs[name] = next
 		}
 	}
+	s.observe(CommitStats{Writes: len(batch), Duration: time.Since(start), Sync: syncTime, Err: err})
 	for _, o := range batch {
 		if err != nil && o.err == nil {
 			o.err = fmt.Errorf("store: commit: %w", err)

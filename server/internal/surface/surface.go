@@ -1,0 +1,46 @@
+// Package surface names the four ways a call reaches the registry: the iii
+// worker protocol, MCP, the Skills Protocol's /rpc and the web page. Metrics,
+// usage counting and traces label what they record with these names, so the
+// set stays the same four everywhere and never grows from user input.
+package surface
+
+// Surface is one of the registry's surfaces. The zero value is III.
+type Surface uint8
+
+// The surfaces, in the order Count and All use.
+const (
+	III Surface = iota // iii functions (skill::fetch, skills::list, …) over the engine
+	MCP                // the MCP server at /mcp and `skills mcp`
+	RPC                // the Skills Protocol's JSON-RPC at /rpc
+	Web                // the web page at /
+)
+
+// Count is how many surfaces there are: arrays indexed by Surface have this
+// length.
+const Count = 4
+
+var names = [Count]string{"iii", "mcp", "rpc", "web"}
+
+// All lists every surface, in order.
+func All() [Count]Surface { return [Count]Surface{III, MCP, RPC, Web} }
+
+// String is the surface's label value: iii, mcp, rpc or web.
+func (s Surface) String() string {
+	if int(s) < Count {
+		return names[s]
+	}
+	return "unknown"
+}
+
+// Valid reports whether s is one of the four surfaces.
+func (s Surface) Valid() bool { return int(s) < Count }
+
+// Parse returns the surface named name (iii, mcp, rpc or web).
+func Parse(name string) (Surface, bool) {
+	for i, n := range names {
+		if n == name {
+			return Surface(i), true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,127 @@
+package webhooks
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Event is a kind of change a webhook can be sent for.
+type Event string
+
+// The events, as the config's events list and the body's type name them.
+const (
+	EventRegister   Event = "register"   // a skill registered for the first time
+	EventVersion    Event = "version"    // a new version of a skill
+	EventLabel      Event = "label"      // a label moved to another version
+	EventRollback   Event = "rollback"   // a skill rolled back to an earlier version
+	EventYank       Event = "yank"       // a version withdrawn
+	EventUnregister Event = "unregister" // a skill removed
+)
+
+// Events lists every event, in the order the docs give them.
+var Events = []Event{EventRegister, EventVersion, EventLabel, EventRollback, EventYank, EventUnregister}
+
+// SecretPrefix starts a Standard Webhooks secret: whsec_<base64 of the key>.
+const SecretPrefix = "whsec_"
+
+// Secret key sizes the Standard Webhooks specification asks for.
+const (
+	MinSecretBytes = 24
+	MaxSecretBytes = 64
+)
+
+// Endpoint is one receiver the operator configured (the config's
+// webhooks: list).
+type Endpoint struct {
+	// URL receives a POST per change: http or https, absolute.
+	URL string `yaml:"url" json:"url"`
+	// Secret signs the deliveries: whsec_ and the base64 of 24 to 64
+	// random bytes (openssl rand -base64 32).
+	Secret string `yaml:"secret" json:"secret"`
+	// Events are the changes sent; empty sends every event.
+	Events []Event `yaml:"events,omitempty" json:"events,omitempty"`
+}
+
+// Validate says what is wrong with the endpoint, nil when nothing is.
+func (e Endpoint) Validate() error {
+	if _, err := parseURL(e.URL); err != nil {
+		return err
+	}
+	if _, err := ParseSecret(e.Secret); err != nil {
+		return fmt.Errorf("webhook %s: %w", e.URL, err)
+	}
+	for _, ev := range e.Events {
+		if !slices.Contains(Events, ev) {
+			return fmt.Errorf("webhook %s: unknown event %q (expected one of %s)", e.URL, ev, eventList())
+		}
+	}
+	return nil
+}
+
+func eventList() string {
+	names := make([]string, len(Events))
+	for i, e := range Events {
+		names[i] = string(e)
+	}
+	return strings.Join(names, ", ")
+}
+
+// wants reports whether the endpoint takes event ev.
+func (e Endpoint) wants(ev Event) bool { return len(e.Events) == 0 || slices.Contains(e.Events, ev) }
+
+// endpointID names an endpoint in the queue's keys: the hash of its URL,
+// so a queued delivery can only ever go to the URL it was queued for, and
+// only while that URL is configured.
+func endpointID(rawURL string) string {
+	sum := sha256.Sum256([]byte(rawURL))
+	return hex.EncodeToString(sum[:8])
+}
+
+func parseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case raw == "":
+		return nil, fmt.Errorf("webhook: url is empty; give the absolute http or https URL that receives the deliveries")
+	case err != nil:
+		return nil, fmt.Errorf("webhook %q: not a URL: %v", raw, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("webhook %q: scheme %q; expected http or https", raw, u.Scheme)
+	case u.Host == "" || u.Hostname() == "":
+		return nil, fmt.Errorf("webhook %q: no host; expected an absolute URL such as https://hooks.example.com/skills", raw)
+	case u.User != nil:
+		return nil, fmt.Errorf("webhook %q: credentials in the URL are refused (they would travel with every delivery); the signature authenticates the sender", redact(u))
+	case u.Fragment != "":
+		return nil, fmt.Errorf("webhook %q: a fragment (#…) is never sent; remove it", raw)
+	}
+	return u, nil
+}
+
+func redact(u *url.URL) string {
+	c := *u
+	c.User = nil
+	return c.String()
+}
+
+// ParseSecret decodes a Standard Webhooks secret (whsec_<base64>) into its
+// key.
+func ParseSecret(secret string) ([]byte, error) {
+	b64, ok := strings.CutPrefix(secret, SecretPrefix)
+	if !ok {
+		return nil, fmt.Errorf("secret must start with %q followed by base64 (Standard Webhooks form, e.g. %s$(openssl rand -base64 32))", SecretPrefix, SecretPrefix)
+	}
+	key, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		if key, err = base64.RawStdEncoding.DecodeString(b64); err != nil {
+			return nil, fmt.Errorf("secret after %q is not base64: %v", SecretPrefix, err)
+		}
+	}
+	if len(key) < MinSecretBytes || len(key) > MaxSecretBytes {
+		return nil, fmt.Errorf("secret key is %d bytes; Standard Webhooks asks for %d to %d (openssl rand -base64 32)", len(key), MinSecretBytes, MaxSecretBytes)
+	}
+	return key, nil
+}
