@@ -37,8 +37,10 @@ func (l *Local) reachOptions() reach.Options {
 	o := reach.Options{Node: nodeName(l.opts.EngineURL), Timeout: l.cfg.StateTimeout(), Logger: l.log,
 		OnChange: func() { l.changes.publish(Change{Kind: ChangeHandlers}) }}
 	if l.state.Shared() {
+		// Several engines: handlers may be on another node's, reached
+		// through this engine's iii-bridge worker when it runs one.
 		scope := nodesScope(l.cfg.Scopes)
-		o.Shared, o.Scope = l.state, scope
+		o.Shared, o.Scope, o.UseBridge = l.state, scope, true
 		o.Announce = func(ctx context.Context, key string) { l.cl.Announce(ctx, scope, cluster.OpSet, key) }
 	}
 	return o

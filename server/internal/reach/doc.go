@@ -14,9 +14,10 @@
 //     (engine::functions::list, internal ones included) whenever the
 //     engine fires engine::functions-available, at every connect and
 //     every Backstop;
-//   - when that engine runs the iii-bridge worker (iii.FnBridgeInvoke,
-//     owned by iii.BridgeWorkerName), the functions of the one engine the
-//     bridge connects to, listed through the bridge;
+//   - with several engines (Options.UseBridge) and when this engine runs
+//     the iii-bridge worker (iii.FnBridgeInvoke, owned by
+//     iii.BridgeWorkerName), the functions of the one engine the bridge
+//     connects to, listed through the bridge;
 //   - on shared state, which functions every other node's engine holds,
 //     as each node's Follower writes it into the nodes scope (one row per
 //     node, rewritten when its engine's set changes) and announces it to

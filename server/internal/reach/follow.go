@@ -48,6 +48,12 @@ type Options struct {
 	// changed (cluster.Cluster.Announce); nil: they find it when they
 	// re-list.
 	Announce func(ctx context.Context, key string)
+	// UseBridge lets the Follower reach the engine across this engine's
+	// iii-bridge worker, when it runs one. Only a deployment of several
+	// engines has a use for it; on one engine a worker that registers
+	// iii.FnBridgeInvoke under the bridge's name would otherwise receive
+	// every call of a function that is not there.
+	UseBridge bool
 	// Timeout bounds each listing and state call (default 10 s).
 	Timeout time.Duration
 	// Backstop is how often the sets are listed again unprompted (default
@@ -217,7 +223,7 @@ func (f *Follower) list(ctx context.Context, t invoke.Trigger) (map[string]bool,
 	set := make(map[string]bool, len(out.Functions))
 	bridge := false
 	for _, fn := range out.Functions {
-		if fn.FunctionID == iii.FnBridgeInvoke && fn.WorkerName == iii.BridgeWorkerName {
+		if f.opts.UseBridge && fn.FunctionID == iii.FnBridgeInvoke && fn.WorkerName == iii.BridgeWorkerName {
 			bridge = true
 		}
 		if !registry.IsHidden(fn.FunctionID) {

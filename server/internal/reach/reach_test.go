@@ -159,7 +159,7 @@ func TestTriggerThroughTheBridge(t *testing.T) {
 	a, b := startEngine(t, nil), startEngine(t, nil)
 	publisher(t, a, "pub")
 	bridge(t, b, a)
-	f, _ := follow(t, b, Options{})
+	f, _ := follow(t, b, Options{UseBridge: true})
 	testutil.Eventually(t, 10*time.Second, "the handler across the bridge is seen", func() bool {
 		p := f.Where("pub::hello")
 		return p.Bridge && !p.Local && p.Reachable()
@@ -188,12 +188,27 @@ func TestTriggerThroughTheBridge(t *testing.T) {
 	_ = local.Close()
 }
 
+// Without UseBridge (one engine) a worker offering bridge.invoke under the
+// bridge's name receives nothing.
+func TestBridgeOnlyWhenAsked(t *testing.T) {
+	a, b := startEngine(t, nil), startEngine(t, nil)
+	publisher(t, a, "pub")
+	bridge(t, b, a)
+	f, _ := follow(t, b, Options{})
+	if f.Bridge() || f.Where("pub::hello").Reachable() {
+		t.Fatalf("the bridge is used unasked: %+v", f.Where("pub::hello"))
+	}
+	if _, err := render(f, "pub::hello", "x"); code(err) != iii.CodeFunctionNotFound {
+		t.Fatalf("a call went across the bridge unasked: %v", err)
+	}
+}
+
 // A call made before the sets caught up (a handler registered a moment
 // ago across the bridge) still finds it: the other way is tried once.
 func TestTriggerTriesTheOtherWayOnce(t *testing.T) {
 	a, b := startEngine(t, nil), startEngine(t, nil)
 	bridge(t, b, a)
-	f, _ := follow(t, b, Options{Backstop: time.Hour})
+	f, _ := follow(t, b, Options{UseBridge: true, Backstop: time.Hour})
 	testutil.Eventually(t, 10*time.Second, "the bridge is seen", f.Bridge)
 	publisher(t, a, "late") // a's events do not reach b's Follower
 	if f.Where("late::hello").Bridge {
