@@ -166,14 +166,14 @@ func checkNamedNotServed(t *testing.T, a, b *node, bMCP *sdk.ClientSession) {
 	}
 }
 
-// TestBridgedEnginesOnRedis: b's engine runs the engine's iii-bridge
-// worker connected to a's engine (docs/deploy.md, "Prompts and sections
-// across engines"); a's engine has none. A prompt and a section published
-// through a are served through b, b's MCP offers the prompt while its
-// publisher lives and stops when it dies; what is published through b is
-// named, not served, by a.
+// TestBridgedEnginesOnRedis: each engine runs the engine's iii-bridge
+// worker connected to the other's (docs/deploy.md, "Prompts and sections
+// across engines"; a is started first, its bridge connects once b's engine
+// is up). A prompt and a section published through a are served through
+// b, b's MCP offers the prompt while its publisher lives and stops when it
+// dies; what is published through b is served through a.
 func TestBridgedEnginesOnRedis(t *testing.T) {
-	c := startCluster(t, &cluster{bridges: map[int]int{1: 0}}, 2)
+	c := startCluster(t, &cluster{bridges: map[int]int{0: 1, 1: 0}}, 2)
 	a, b := c.nodes[0], c.nodes[1]
 	promptsChanged := make(chan struct{}, 1)
 	bMCP := mcpSession(t, b, promptsChanged)
@@ -221,13 +221,19 @@ func TestBridgedEnginesOnRedis(t *testing.T) {
 		t.Fatalf("b's render once the publisher is gone: %v", err)
 	}
 
-	// a's engine has no bridge: what is published through b is named.
+	// The other way: published through b, served through a's bridge.
 	onB := startPublisher(t, b, "onb")
 	defer onB.Close()
-	testutil.Eventually(t, 20*time.Second, "a names b's engine as the handler's", func() bool {
-		_, err = a.render("onb-greet", "x")
-		return mentionsAll(err, b.engineAddr, "no iii-bridge worker")
+	testutil.Eventually(t, 20*time.Second, "a renders b's prompt through its bridge", func() bool {
+		got, err = a.render("onb-greet", "ada")
+		return err == nil
 	})
+	if got != "Hello ada from onb" {
+		t.Fatalf("a's render through its bridge: %q", got)
+	}
+	if got, err := a.section("iii://fn/onb/section"); err != nil || got != "# Section of onb" {
+		t.Fatalf("a's read of b's section through its bridge: %q, %v", got, err)
+	}
 }
 
 // BenchmarkPromptRender measures prompts::mcp-get of a prompt whose
