@@ -50,7 +50,7 @@ func (f *Follower) Trigger(ctx context.Context, req iii.TriggerRequest) (json.Ra
 	if !notFound(err) {
 		return out, err
 	}
-	f.Wake() // a set was behind
+	f.nudge() // a set may be behind
 	switch {
 	case viaBridge:
 		out, err = f.client.Trigger(ctx, req)

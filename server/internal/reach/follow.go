@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -73,6 +74,8 @@ type Follower struct {
 	log    *slog.Logger
 	key    string // this node's row key
 	wake   chan struct{}
+	// lastNudge is when a miss last woke the Follower (Unix ns).
+	lastNudge atomic.Int64
 
 	mu sync.Mutex
 	// known: this engine's functions were listed at least once.
@@ -154,8 +157,24 @@ func (f *Follower) Wake() {
 // yet (the real engine reports new functions every 5 s).
 func (f *Follower) Expect(functionID string) {
 	if p := f.Where(functionID); p.Known && !p.Local && !p.Bridge {
-		f.Wake()
+		f.nudge()
 	}
+}
+
+// minNudge is the least time between two listings asked for by a miss (a
+// call or a registration naming a function the sets lack): a client that
+// renders a prompt whose handler is gone, again and again, costs one
+// listing a second at most.
+const minNudge = time.Second
+
+// nudge is Wake for misses, at most once per minNudge.
+func (f *Follower) nudge() {
+	now := time.Now().UnixNano()
+	last := f.lastNudge.Load()
+	if now-last < int64(minNudge) || !f.lastNudge.CompareAndSwap(last, now) {
+		return
+	}
+	f.Wake()
 }
 
 func (f *Follower) run(ctx context.Context) {

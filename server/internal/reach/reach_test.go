@@ -326,3 +326,36 @@ func TestBridgeErrors(t *testing.T) {
 		t.Errorf("a timeout across the bridge → %v", err)
 	}
 }
+
+// Misses wake the Follower at most once per minNudge: a client rendering a
+// prompt whose handler is gone, over and over, costs one listing a second.
+func TestMissesWakeAtMostOncePerSecond(t *testing.T) {
+	f := New(nil, Options{Logger: quiet})
+	woke := func() bool {
+		select {
+		case <-f.wake:
+			return true
+		default:
+			return false
+		}
+	}
+	f.nudge()
+	if !woke() {
+		t.Fatal("the first miss did not wake the Follower")
+	}
+	for range 100 {
+		f.nudge()
+	}
+	if woke() {
+		t.Fatal("misses within a second woke the Follower again")
+	}
+	f.lastNudge.Add(-int64(minNudge))
+	f.nudge()
+	if !woke() {
+		t.Fatal("a miss a second later did not wake the Follower")
+	}
+	f.Wake() // events and connects are not limited
+	if !woke() {
+		t.Fatal("Wake was limited")
+	}
+}
