@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 
 	"github.com/iii-skills/skills/server/internal/cluster"
@@ -21,7 +22,9 @@ import (
 func nodesScope(s Scopes) string { return s.Skills + ".nodes" }
 
 // nodeName names this registry instance to the others: the host name and
-// the engine URL it dials (two nodes may run on one host).
+// the engine URL it dials (two nodes may run on one host). The name is
+// stored in shared state and shown in errors to any caller, so the URL
+// goes without user information, query or fragment.
 func nodeName(engineURL string) string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
@@ -29,6 +32,12 @@ func nodeName(engineURL string) string {
 	}
 	if engineURL == "" {
 		return host
+	}
+	if u, err := url.Parse(engineURL); err == nil {
+		u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+		engineURL = u.String()
+	} else {
+		engineURL = "an engine URL that does not parse"
 	}
 	return host + " (" + engineURL + ")"
 }
