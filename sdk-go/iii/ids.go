@@ -28,6 +28,16 @@ const (
 	TriggerWorkersAvailable = "engine::workers-available"
 )
 
+// The iii-bridge engine worker (iii 0.23, engine/src/workers/bridge_client):
+// an engine whose config lists it connects, as a worker named
+// "iii-bridge-client", to one other engine, and FnBridgeInvoke
+// {function_id, data, timeout_ms} calls function_id there. Its functions
+// belong to the in-process worker BridgeWorkerName.
+const (
+	FnBridgeInvoke   = "bridge.invoke"
+	BridgeWorkerName = "iii-bridge"
+)
+
 // Ids of the engine's state functions.
 const (
 	StateGet    = "state::get"

@@ -52,4 +52,8 @@ const (
 	FnCacheSync   = "skills::cache-sync"
 	FnClusterSync = "skills::cluster-sync"
 	TopicChanges  = "skills::changes"
+	// FnFunctionsSync takes the engine's engine::functions-available
+	// events: which prompt handlers and section functions the registry
+	// can reach (server/internal/reach).
+	FnFunctionsSync = "skills::functions-sync"
 )

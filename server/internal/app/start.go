@@ -192,7 +192,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// and for surfaces in other processes.
 	reg := core.New(client, cfg.Registry.Config, core.Options{State: state, Catalog: cat, StrictFetch: cfg.Registry.StrictFetch,
 		Logger: log, SectionMaxDepth: cfg.Registry.SectionMaxDepth, SectionMaxBytes: cfg.Registry.SectionMaxBytes,
-		AdminToken: cfg.Registry.AdminToken})
+		AdminToken: cfg.Registry.AdminToken, EngineURL: target})
 	s.Registry = reg
 	s.defer_(reg.Close)
 	w := worker.New(client, reg, log)

@@ -121,16 +121,22 @@ type cluster struct {
 	// upstreamBin, when set, runs upstream's skills worker as each node's
 	// registry instead of ours (benchmarks beside it).
 	upstreamBin string
+	// bridges gives an engine (by node index) the engine's iii-bridge
+	// worker connected to another node's engine (by index).
+	bridges map[int]int
 }
 
 type node struct {
 	name       string
 	engineAddr string
-	mcpAddr    string
-	dataDir    string
-	engine     *proc
-	registry   *proc
-	caller     *iii.Client
+	// bridgeTo is the engine this node's engine bridges to (iii-bridge),
+	// nil for none.
+	bridgeTo *node
+	mcpAddr  string
+	dataDir  string
+	engine   *proc
+	registry *proc
+	caller   *iii.Client
 }
 
 func (n *node) url() string { return "ws://" + n.engineAddr }
@@ -151,9 +157,14 @@ func startCluster(t testing.TB, c *cluster, nodes int) *cluster {
 	c.startRedis()
 	for i := range nodes {
 		name := string(rune('a' + i))
-		n := &node{name: name, engineAddr: testutil.FreeAddr(t), mcpAddr: testutil.FreeAddr(t),
-			dataDir: filepath.Join(c.dir, "registry-"+name)}
-		c.nodes = append(c.nodes, n)
+		c.nodes = append(c.nodes, &node{name: name, engineAddr: testutil.FreeAddr(t), mcpAddr: testutil.FreeAddr(t),
+			dataDir: filepath.Join(c.dir, "registry-"+name)})
+	}
+	for i, n := range c.nodes {
+		to, bridged := c.bridges[i]
+		if bridged {
+			n.bridgeTo = c.nodes[to]
+		}
 		c.startEngine(n)
 		n.caller = iii.RegisterWorker(n.url(), iii.WithName("cluster-test-"+n.name))
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -180,8 +191,17 @@ func (c *cluster) startRedis() {
 	testutil.Eventually(c.t, 20*time.Second, "redis listens", func() bool { return listening(c.redisAddr) })
 }
 
-// engineConfig is the engine config of docs/deploy.md, "N engines on Redis".
-func engineConfig(port, redisURL string) string {
+// engineConfig is the engine config of docs/deploy.md, "N engines on
+// Redis", with the iii-bridge worker connected to bridgeURL when it is set
+// ("Prompts and sections across engines").
+func engineConfig(port, redisURL, bridgeURL string) string {
+	bridge := ""
+	if bridgeURL != "" {
+		bridge = fmt.Sprintf(`  - name: iii-bridge
+    config:
+      url: %q
+`, bridgeURL)
+	}
 	return fmt.Sprintf(`workers:
   - name: iii-worker-manager
     config:
@@ -202,7 +222,7 @@ func engineConfig(port, redisURL string) string {
   - name: iii-observability
     config:
       enabled: false
-`, port, redisURL, redisURL)
+%s`, port, redisURL, redisURL, bridge)
 }
 
 func (c *cluster) startEngine(n *node) {
@@ -210,7 +230,11 @@ func (c *cluster) startEngine(n *node) {
 	dir := filepath.Join(c.dir, "engine-"+n.name)
 	_ = os.MkdirAll(dir, 0o755)
 	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(engineConfig(port, "redis://"+c.redisAddr)), 0o644); err != nil {
+	bridgeURL := ""
+	if n.bridgeTo != nil {
+		bridgeURL = n.bridgeTo.url()
+	}
+	if err := os.WriteFile(cfg, []byte(engineConfig(port, "redis://"+c.redisAddr, bridgeURL)), 0o644); err != nil {
 		c.t.Fatal(err)
 	}
 	n.engine = start(c.t, "engine "+n.name, dir, []string{"III_TELEMETRY_ENABLED=false"}, c.iiiBin,
@@ -432,7 +456,14 @@ func TestTwoEnginesOnRedis(t *testing.T) {
 
 	t.Run("prompt written through a", func(t *testing.T) {
 		drain(promptsChanged)
-		a.mustCall(t, "prompts::register", map[string]any{"name": "cluster-prompt", "description": "d", "function_id": "clustertest::none"}, nil)
+		// Its handler is on b's engine: b's MCP offers only prompts it can
+		// render.
+		if _, err := b.caller.RegisterFunction("clustertest::prompt", func(context.Context, json.RawMessage) (any, error) {
+			return "rendered on b", nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		a.mustCall(t, "prompts::register", map[string]any{"name": "cluster-prompt", "description": "d", "function_id": "clustertest::prompt"}, nil)
 		waitEvent(t, evB, "prompt register cluster-prompt")
 		if !b.lists("prompts::list", "prompts", "name", "cluster-prompt") {
 			t.Fatal("b's prompts::list lacks cluster-prompt")
@@ -442,6 +473,10 @@ func TestTwoEnginesOnRedis(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("b's MCP client heard no prompts/list_changed")
 		}
+	})
+
+	t.Run("prompt and section published through a are named, not served, by b without a bridge", func(t *testing.T) {
+		checkNamedNotServed(t, a, b, cs)
 	})
 
 	t.Run("unregister through b", func(t *testing.T) {

@@ -7,12 +7,18 @@
 // and announces what any node wrote (reads, listings, the index, on-change
 // subscribers and an MCP client of the other node, unregister, prompts,
 // published Skills Protocol bundles), that a registry killed and restarted
-// and a Redis restarted catch up, and that 64 callers on each node lose no
-// call. TestMCPBridgesOnRealEngine puts MCP bridges in front of our
-// registry on one engine: our `skills mcp --stdio`, and upstream's mcp worker
-// when it is installed. BenchmarkPropagation and BenchmarkRealEngineFetch
-// measure a write reaching the other node and reads through one and two
-// engines, beside upstream's skills worker when it is installed.
+// and a Redis restarted catch up, that 64 callers on each node lose no
+// call, and that a prompt or section whose publisher is on the other
+// engine is named, not served. TestBridgedEnginesOnRedis gives each engine
+// the engine's iii-bridge worker connected to the other: prompts and
+// sections are then served across (docs/deploy.md, "Prompts and sections
+// across engines"). TestMCPBridgesOnRealEngine puts MCP bridges in front of
+// our registry on one engine: our `skills mcp --stdio`, and upstream's mcp
+// worker when it is installed. BenchmarkPropagation and
+// BenchmarkRealEngineFetch measure a write reaching the other node and
+// reads through one and two engines, beside upstream's skills worker when
+// it is installed; BenchmarkPromptRender a prompt rendered through the
+// bridge beside one rendered on its handler's engine.
 //
 // Neither the engine nor upstream's workers are part of the project: the
 // tests find the engine at $III_BIN or as iii on PATH, redis-server on

@@ -14,6 +14,7 @@ import (
 	"github.com/iii-skills/skills/server/internal/cluster"
 	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/published"
+	"github.com/iii-skills/skills/server/internal/reach"
 	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/search"
 	"github.com/iii-skills/skills/server/internal/sections"
@@ -54,6 +55,10 @@ type Options struct {
 	// State (package cluster); the registry fills in the generation scope,
 	// the timeout and the logger.
 	Cluster cluster.Options
+	// EngineURL is the engine's URL as this registry dials it. With the
+	// host name it names this node to the others sharing State, in their
+	// answers about prompt handlers and sections this node's engine holds.
+	EngineURL string
 }
 
 // Local is the registry itself: the rules of upstream's skills worker
@@ -77,6 +82,9 @@ type Local struct {
 	search    *search.Index
 	stopIndex func()
 	sections  *sections.Guard
+	// reach knows which engine holds each prompt handler and section
+	// function, and calls them there (package reach).
+	reach *reach.Follower
 	// own is who owns each published skill id and prompt name (ownership.go).
 	own ownership
 	// view is the catalog as the MCP Skills extension serves it.
@@ -119,9 +127,10 @@ func New(client *iii.Client, cfg Config, opts Options) *Local {
 		}
 	}
 	state := opts.State
-	l := &Local{client: client, cfg: cfg, opts: opts, log: log, state: state, cat: cat, search: search.New(),
-		sections: sections.New(client, sections.Options{MaxDepth: opts.SectionMaxDepth, MaxBytes: opts.SectionMaxBytes,
-			Timeout: cfg.StateTimeout(), Logger: log})}
+	l := &Local{client: client, cfg: cfg, opts: opts, log: log, state: state, cat: cat, search: search.New()}
+	l.reach = reach.New(client, l.reachOptions())
+	l.sections = sections.New(l.reach, sections.Options{MaxDepth: opts.SectionMaxDepth, MaxBytes: opts.SectionMaxBytes,
+		Timeout: cfg.StateTimeout(), Logger: log})
 	l.hist = newHistories(cfg, opts, state)
 	l.hist.onChange = l.changes.versionChanged
 	mo := published.Options{}
@@ -140,6 +149,9 @@ func New(client *iii.Client, cfg Config, opts Options) *Local {
 	l.cl = cluster.New(client, state, copts)
 	l.cl.Add(cfg.Scopes.Skills, skillsScope{l})
 	l.cl.Add(cfg.Scopes.Prompts, promptsScope{l})
+	if state.Shared() {
+		l.cl.Add(nodesScope(cfg.Scopes), l.reach.Scope())
+	}
 	l.stopIndex = l.search.Follow(cat, searchable)
 	l.view = skillsext.NewView(cat)
 	l.view.SetVersions(l.SkillVersionBody)
@@ -177,6 +189,7 @@ func (l *Local) Start(ctx context.Context) {
 	l.runCtx = ctx
 	l.ctxMu.Unlock()
 	l.announceOtherSources(ctx)
+	l.reach.Start(ctx)
 	l.cl.Start(ctx)
 }
 

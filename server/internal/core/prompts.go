@@ -28,6 +28,7 @@ func (l *Local) RegisterPrompt(ctx context.Context, c Caller, in registry.Regist
 	if err != nil {
 		return registry.RegisterPromptOutput{}, answer(err)
 	}
+	l.reach.Expect(in.FunctionID)
 	return registry.RegisterPromptOutput{Name: row.Name, RegisteredAt: row.RegisteredAt}, nil
 }
 
@@ -147,7 +148,9 @@ func (l *Local) getPrompt(ctx context.Context, in registry.PromptGetInput) (regi
 	if err := registry.CheckPromptHandler(prompt.FunctionID); err != nil {
 		return registry.PromptGetResult{}, err // the stored row is at fault, not the caller
 	}
-	out, err := l.client.Trigger(ctx, iii.TriggerRequest{FunctionID: prompt.FunctionID, Data: args, Timeout: l.cfg.StateTimeout()})
+	// Where the handler is: this engine, or another node's through the
+	// engine's iii-bridge (package reach).
+	out, err := l.reach.Trigger(ctx, iii.TriggerRequest{FunctionID: prompt.FunctionID, Data: args, Timeout: l.cfg.StateTimeout()})
 	if err != nil {
 		return registry.PromptGetResult{}, registry.ErrTrigger(prompt.FunctionID, sdkError(err))
 	}

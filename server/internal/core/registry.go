@@ -47,6 +47,13 @@ type Registry interface {
 	// GetPrompt is prompts::mcp-get: the prompt's handler renders it,
 	// through the engine.
 	GetPrompt(ctx context.Context, in registry.PromptGetInput) (registry.PromptGetResult, error)
+	// PromptHandlers says, for every registered prompt by name, whether
+	// its handler can render it now (a prompt whose publisher is gone, or
+	// whose handler is on an engine this registry cannot reach, cannot),
+	// from what the registry follows of the engines: no engine round trip
+	// per prompt. Nil when this Registry cannot tell (Remote): every
+	// prompt then counts as available.
+	PromptHandlers(ctx context.Context) (map[string]PromptHandler, error)
 
 	// Versions, Label, Rollback and Diff are skills::versions … and
 	// prompts::versions … (kind says which).
@@ -107,6 +114,12 @@ const (
 	// ChangeCatalog: the catalog skill at path ID changed as the MCP
 	// Skills extension serves it (no Op).
 	ChangeCatalog ChangeKind = "catalog"
+	// ChangeHandlers: the prompt handlers and section functions the
+	// registry can reach changed (a publisher came or went, here or on
+	// the engine across the iii-bridge): PromptHandlers may answer
+	// differently (no Op, no ID). Only in-process watchers see it; iii has
+	// no trigger type for it.
+	ChangeHandlers ChangeKind = "handlers"
 )
 
 // Change is one change a Watch reports.

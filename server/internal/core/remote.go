@@ -181,6 +181,12 @@ func (r *Remote) ListPrompts(ctx context.Context) (registry.PromptList, error) {
 	return out, r.call.Read(ctx, rules.FnPromptsList, nil, &out)
 }
 
+// PromptHandlers implements Registry: a registry in another process does
+// not tell where its prompts' handlers are (nil: every prompt counts as
+// available; a render answers the registry's error naming where the
+// handler is).
+func (r *Remote) PromptHandlers(context.Context) (map[string]PromptHandler, error) { return nil, nil }
+
 // MCPPrompts implements Registry.
 func (r *Remote) MCPPrompts(ctx context.Context) (registry.MCPPromptList, error) {
 	var out registry.MCPPromptList

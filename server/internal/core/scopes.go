@@ -161,6 +161,9 @@ func (s promptsScope) Apply(ctx context.Context, name string) error {
 		return fmt.Errorf("state::get %s/%s after a change on another node: %w", l.cfg.Scopes.Prompts, name, sdkError(err))
 	}
 	row := storedPromptOf(raw)
+	if row != nil {
+		l.reach.Expect(row.FunctionID)
+	}
 	changed := l.prompts.changed(name, row)
 	switch {
 	case row == nil && changed:

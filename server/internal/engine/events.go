@@ -120,24 +120,27 @@ type functionEventEntry struct {
 	Metadata    json.RawMessage `json:"metadata,omitempty"`
 }
 
-// functionEvent returns the engine::functions-available entries and the
-// set of their ids (sorted, newline-joined) for change detection.
+// functionEvent returns the engine::functions-available entries (the
+// functions engine::functions::list shows by default) and the set of every
+// function id, internal ones included (sorted, newline-joined), for change
+// detection: like the real engine, which compares a hash of all its
+// functions, the event fires when an internal function (a publisher's
+// prompt handler or section) comes or goes too.
 func (e *Engine) functionEvent() ([]functionEventEntry, string) {
 	e.mu.RLock()
 	views := e.functionViewsLocked()
 	e.mu.RUnlock()
 	entries := make([]functionEventEntry, 0, len(views))
+	ids := make([]string, 0, len(views))
 	for _, v := range views {
+		ids = append(ids, v.id)
 		if !v.internal {
 			entries = append(entries, functionEventEntry{FunctionID: v.id, Namespace: defaultNamespace,
 				WorkerName: v.workerName, Description: v.description, Metadata: v.metadata})
 		}
 	}
 	slices.SortFunc(entries, func(x, y functionEventEntry) int { return strings.Compare(x.FunctionID, y.FunctionID) })
-	ids := make([]string, len(entries))
-	for i, en := range entries {
-		ids[i] = en.FunctionID
-	}
+	slices.Sort(ids)
 	return entries, strings.Join(ids, "\n")
 }
 

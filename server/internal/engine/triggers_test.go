@@ -263,6 +263,19 @@ func TestFunctionsAvailableTrigger(t *testing.T) {
 	if ids := functionsIn(); has(ids, "skills::register") {
 		t.Fatalf("after the owner left: %v", ids)
 	}
+	// An internal function (a publisher's prompt handler) coming and going
+	// fires the event too, as the real engine's hash of every function
+	// does; the entries still list only what engine::functions::list shows
+	// by default.
+	handler := dialWorker(t, e.URL())
+	handler.register("prompt::hidden", map[string]any{"metadata": map[string]any{"internal": true}})
+	if ids := functionsIn(); has(ids, "prompt::hidden") || !has(ids, "sub::cb") {
+		t.Fatalf("after an internal function came: %v", ids)
+	}
+	handler.close()
+	if ids := functionsIn(); has(ids, "prompt::hidden") || !has(ids, "sub::cb") {
+		t.Fatalf("after an internal function went: %v", ids)
+	}
 }
 
 func TestWorkersAvailableTriggerInOrder(t *testing.T) {

@@ -32,14 +32,28 @@ func (p promptDef) sdkPrompt() *sdk.Prompt {
 	return out
 }
 
-// fetchPrompts calls prompts::mcp-list (sorted by name).
+// fetchPrompts calls prompts::mcp-list (sorted by name), leaving out the
+// prompts whose handler the registry cannot reach (a publisher that is
+// gone, or on an engine this node does not bridge to): prompts/list offers
+// only prompts that can render, and they return (list_changed) with their
+// handler. A prompts/get of one left out still answers the registry's
+// error naming where its handler is.
 func (s *Server) fetchPrompts(ctx context.Context) ([]promptDef, error) {
 	env, err := s.registry.MCPPrompts(ctx)
 	if err != nil {
 		return nil, err
 	}
+	handlers, err := s.registry.PromptHandlers(ctx)
+	if err != nil {
+		s.log.Debug("MCP: cannot tell which prompt handlers are reachable; offering every prompt", "err", err)
+		handlers = nil
+	}
 	out := make([]promptDef, 0, len(env.Prompts))
 	for _, p := range env.Prompts {
+		if h, ok := handlers[p.Name]; ok && !h.Available {
+			s.log.Debug("MCP: prompt left out of prompts/list", "name", p.Name, "why", h.Problem)
+			continue
+		}
 		d := promptDef{name: p.Name, description: p.Description}
 		for _, a := range p.Arguments {
 			arg := sdk.PromptArgument{Name: a.Name, Required: a.Required}

@@ -376,9 +376,10 @@ func (s *Server) resyncAll(ctx context.Context) {
 
 // onChange applies one change of the registry: a skill's own resource is
 // re-read (register) or dropped (unregister), and sessions subscribed to
-// it and to the index hear of it; a prompt change resyncs the prompts; a
-// catalog change re-reads that skill's skill:// entry. A skill or prompt
-// change without an id reloads the whole mirror.
+// it and to the index hear of it; a prompt change, or a change of the
+// prompt handlers the registry reaches, resyncs the prompts; a catalog
+// change re-reads that skill's skill:// entry. A skill or prompt change
+// without an id reloads the whole mirror.
 func (s *Server) onChange(ctx context.Context, c core.Change) {
 	switch c.Kind {
 	case core.ChangeSkill:
@@ -410,6 +411,12 @@ func (s *Server) onChange(ctx context.Context, c core.Change) {
 	case core.ChangeCatalog:
 		if s.skillExt {
 			s.onSkillChanged(ctx, c.ID)
+		}
+	case core.ChangeHandlers:
+		// A prompt's handler came or went: prompts/list offers only
+		// prompts that can render (prompts.go).
+		if err := s.syncPrompts(ctx); err != nil {
+			s.log.Warn("MCP: cannot reload prompts after their handlers changed", "err", err)
 		}
 	}
 }

@@ -516,6 +516,9 @@ type promptRow struct {
 	// Publisher says which worker registered the prompt ("" when not
 	// known); PublisherID is that worker's full id.
 	Publisher, PublisherID string
+	// Unavailable says why the prompt cannot render now (its handler is
+	// gone, or on an engine this node does not reach); "" when it can.
+	Unavailable string
 }
 
 type promptResult struct {
@@ -548,9 +551,17 @@ func (s *Server) promptList(ctx context.Context) promptsData {
 		d.Errors = append(d.Errors, err.Error())
 	}
 	pubs := s.publishers(ctx)
+	var handlers map[string]core.PromptHandler
+	if len(reg.Prompts) > 0 {
+		// Read from what the registry follows: no engine round trip.
+		handlers, _ = s.opts.Registry.PromptHandlers(ctx) // nil: every prompt counts as available
+	}
 	for _, p := range reg.Prompts {
 		row := promptRow{Name: p.Name, Description: p.Description, Source: "registered"}
 		row.Publisher, row.PublisherID = pubs.publishedBy(kindPrompt, p.Name)
+		if h, ok := handlers[p.Name]; ok && !h.Available {
+			row.Unavailable = h.Problem
+		}
 		for _, a := range p.Arguments {
 			arg := promptArg{Name: a.Name, Required: a.Required}
 			if a.Description != nil {

@@ -83,7 +83,7 @@ func (w *Worker) Close() { w.unsubscribe() }
 // prompts::on-change, skills::catalog-on-change), upstream's 13 functions
 // in upstream's order, then ours (search, versions, the catalog view),
 // the internal subscriptions (state events of the skills scope, changes
-// of other registry instances) on the client.
+// of other registry instances, the engine's function events) on the client.
 func (w *Worker) Register() error {
 	var api apiReference
 	if err := json.Unmarshal(apiJSON, &api); err != nil {
@@ -124,6 +124,9 @@ func (w *Worker) Register() error {
 	if err := w.reg.Cluster().Register(); err != nil {
 		return err
 	}
+	if err := w.reg.FollowFunctions(); err != nil {
+		return err
+	}
 	if err := w.registerStateSync(); err != nil {
 		return err
 	}
@@ -136,6 +139,8 @@ func (w *Worker) Register() error {
 func (w *Worker) fire(c core.Change) {
 	ref, payload := w.skillSubs, any(registry.SkillChange{Op: c.Op, ID: c.ID})
 	switch c.Kind {
+	case core.ChangeHandlers:
+		return // no trigger type of iii carries it
 	case core.ChangePrompt:
 		ref, payload = w.promptSubs, registry.PromptChange{Op: c.Op, Name: c.ID}
 	case core.ChangeCatalog:
