@@ -286,14 +286,22 @@ func (l *Local) skillFile(id string) (text, mime string, ok bool, err error) {
 		return "", "", false, nil
 	}
 	var e *catalog.Entry
-	_, file, ok := registry.SplitSkillFile(id, func(s string) bool {
+	_, file, ok, err := registry.SplitSkillFile(id, func(s string) bool {
 		e, ok = l.lookup(s)
 		return ok && len(e.Files) > 0
 	})
+	if err != nil {
+		return "", "", true, invalidArguments(err)
+	}
 	if !ok {
 		return "", "", false, nil
 	}
-	return catalog.FileText(e, file)
+	text, mime, ok, err = catalog.FileText(e, file)
+	if !ok && !strings.Contains(id, registry.SelectorSep) {
+		// Not a version selector either (iii://id@3): the file is missing.
+		return "", "", true, notFound(registry.ErrNoSuchFile(id, e.ID, file))
+	}
+	return text, mime, ok, err
 }
 
 // readSection calls the function behind an iii://fn/… URI with {} (within

@@ -471,14 +471,20 @@ func (d *Directory) skillFile(id string) (text string, ok bool, err error) {
 		}
 	}
 	var e *catalog.Entry
-	_, file, ok := registry.SplitSkillFile(id, func(s string) bool {
+	_, file, ok, err := registry.SplitSkillFile(id, func(s string) bool {
 		e, ok = d.set.Skill(s)
 		return ok && len(e.Files) > 0
 	})
+	if err != nil {
+		return "", true, invalidArguments(err)
+	}
 	if !ok {
 		return "", false, nil
 	}
 	text, _, ok, err = catalog.FileText(e, file)
+	if !ok {
+		return "", true, notFound(registry.ErrNoSuchFile(id, e.ID, file))
+	}
 	return text, ok, err
 }
 

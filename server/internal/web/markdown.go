@@ -16,6 +16,7 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/registry"
 )
 
 // linker maps a link destination written in a skill to the href the page
@@ -175,7 +176,7 @@ func (l *linker) href(dest string, image bool) (string, bool) {
 		if image {
 			return "", false
 		}
-		return l.skillHref(strings.TrimPrefix(dest, "skill://"))
+		return l.skillHref(dest)
 	case "":
 		if image {
 			return "", false // relative images would load skill files from this origin
@@ -238,11 +239,15 @@ func (l *linker) iiiHref(u *url.URL) (string, bool) {
 }
 
 // skillHref maps skill://<id>/SKILL.md and skill://<id>/<file> (the MCP
-// Skills extension form): the longest prefix that is a catalog id is the skill.
-func (l *linker) skillHref(rest string) (string, bool) {
-	rest = strings.Trim(rest, "/")
-	if rest == "" {
+// Skills extension form, its path percent-decoded once as every read
+// decodes it): the longest prefix that is a catalog id is the skill.
+func (l *linker) skillHref(uri string) (string, bool) {
+	if strings.Trim(strings.TrimPrefix(uri, registry.SkillScheme), "/") == "" {
 		return "/", true
+	}
+	rest, err := registry.ParseSkillURI(strings.TrimSuffix(uri, "/"))
+	if err != nil {
+		return "", false // names no file: the text stays, without a link
 	}
 	if l.cat != nil {
 		for cut := len(rest); cut > 0; cut = strings.LastIndexByte(rest[:cut], '/') {

@@ -313,6 +313,7 @@ type fileRow struct {
 
 type fileView struct {
 	Path, MIME, Size, Digest string
+	URI                      string // skill://<id>/<path>, percent-encoded as MCP lists it
 	Text                     string
 	Note                     string // why the content is not shown
 }
@@ -388,7 +389,7 @@ func (s *Server) showSkill(w http.ResponseWriter, r *http.Request, id string, st
 	}
 	pubs := s.publishers(r.Context())
 	d := skillData{Row: rowOf(e, time.Now(), pubs), Kind: string(e.Kind), Published: e.Origin.Kind == catalog.OriginPublished,
-		URIs:        []string{"iii://" + e.ID, "skill://" + e.ID + "/SKILL.md"},
+		URIs:        []string{registry.SkillURI(e.ID), registry.SkillFileURI(e.ID, "SKILL.md")},
 		TokenNotSet: s.opts.Guard.Token == "", Setting: s.opts.TokenSetting}
 	d.NeedToken = needToken
 	if body, err := e.Body.String(); err != nil {
@@ -473,7 +474,7 @@ func viewFile(e *catalog.Entry, path string) *fileView {
 	if !ok {
 		return &fileView{Path: path, Note: "This skill has no file at that path."}
 	}
-	v := &fileView{Path: f.Path, MIME: f.MIME, Size: humanSize(f.Size), Digest: f.Digest.String()}
+	v := &fileView{Path: f.Path, MIME: f.MIME, Size: humanSize(f.Size), Digest: f.Digest.String(), URI: registry.SkillFileURI(e.ID, f.Path)}
 	switch {
 	case !catalog.IsText(f.MIME):
 		v.Note = "A binary file (" + f.MIME + "): not shown."
