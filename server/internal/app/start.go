@@ -277,6 +277,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		page := &webSource{reg: reg}
 		if dir != nil {
 			page.folders = dir
+			tools.FolderPrompts = dir // folder prompts are MCP prompts too
 		}
 		page.publicOrigin, _, _ = httpguard.PublicOrigin("", cfg.HTTP.PublicURL) // Validate checked it
 		if cfg.HTTP.WebAdminLabels {

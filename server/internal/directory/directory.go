@@ -537,6 +537,23 @@ func (d *Directory) FolderPromptNamed(name string) (FolderPromptBody, error) {
 	return FolderPromptBody{p.Name, p.Description, body, modifiedAt(p.Modified)}, nil
 }
 
+// SubscribePrompts calls changed after the folder prompts changed (a file
+// created, edited or removed), from the folder watcher's goroutine (keep
+// it short), until cancel is called.
+func (d *Directory) SubscribePrompts(changed func()) (cancel func()) {
+	if d.set == nil {
+		return func() {}
+	}
+	return d.set.Subscribe(func(events []fsource.Event) {
+		for _, ev := range events {
+			if ev.Kind == fsource.KindPrompt {
+				changed()
+				return
+			}
+		}
+	})
+}
+
 func (d *Directory) promptsList(_ context.Context, data json.RawMessage) (any, error) {
 	if err := decode(data, "ListInput", &struct{}{}); err != nil {
 		return nil, err

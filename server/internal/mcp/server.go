@@ -92,6 +92,10 @@ type Options struct {
 	// AllowSideEffectsSetting names the operator's setting in refusals
 	// (default "--mcp-allow-side-effects").
 	AllowSideEffectsSetting string
+	// FolderPrompts, when set, also serves the prompts of the skills
+	// folders as MCP prompts (folderprompts.go); a registered prompt of
+	// the same name wins.
+	FolderPrompts FolderPrompts
 }
 
 func (o Options) withDefaults() Options {
@@ -305,6 +309,7 @@ func (s *Server) start(parent context.Context) error {
 	})
 	s.cleanups = append(s.cleanups, removeHook)
 
+	s.followFolderPrompts(ctx)
 	s.resyncAll(ctx)
 
 	s.wg.Add(1)
