@@ -273,7 +273,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if cfg.HTTP.Addr != "" {
 		tools := skillsmcp.Options{NoSkillTools: cfg.HTTP.NoSkillTools, AllowSideEffects: cfg.Registry.MCP.AllowSideEffects,
-			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
+			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)",
+			AnswerBudget:            sp.AnswerBudget()} // big reads of /rpc and MCP share one bound
 		page := &webSource{reg: reg}
 		if dir != nil {
 			page.folders = dir

@@ -114,6 +114,7 @@ func (s *Server) readResourceHandler(ctx context.Context, req *sdk.ReadResourceR
 	if asked, ok := ctx.Value(askedURIKey{}).(string); ok {
 		uri = asked
 	}
+	ctx = s.withHold(ctx, req.Extra)
 	if s.skillExt && strings.HasPrefix(uri, SkillScheme) {
 		return s.readSkillFile(ctx, uri)
 	}
@@ -125,6 +126,9 @@ func (s *Server) readResourceHandler(ctx context.Context, req *sdk.ReadResourceR
 func (s *Server) readResource(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
 	if err := s.checkSection(uri); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	if err := s.reserveFileRead(ctx, uri); err != nil {
+		return nil, err
 	}
 	env, err := s.registry.Read(ctx, uri)
 	if err != nil {

@@ -311,8 +311,13 @@ func (s *Server) readSkillFile(ctx context.Context, uri string) (*sdk.ReadResour
 	}
 	mime := catalog.MIMEType(file)
 	for _, f := range e.Files {
-		if f.Path == file && f.MIME != "" {
-			mime = f.MIME
+		if f.Path == file {
+			if f.MIME != "" {
+				mime = f.MIME
+			}
+			if err := s.reserveAnswer(ctx, f.Size); err != nil {
+				return nil, err
+			}
 		}
 	}
 	b, err := s.registry.CatalogFile(ctx, e.Path, file)
