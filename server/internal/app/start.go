@@ -278,9 +278,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		page := &webSource{reg: reg}
 		if dir != nil {
 			page.folders = dir
-			tools.FolderPrompts = dir // folder prompts are MCP prompts too
+			tools.FolderPrompts = folderPrompts{dir} // folder prompts are MCP prompts too
 		}
 		page.publicOrigin, _, _ = httpguard.PublicOrigin("", cfg.HTTP.PublicURL) // Validate checked it
+		scoped, _ := cfg.ScopedTokens()                                          // Validate checked them
+		page.actionTokens = actionTokens(cfg.Registry.AdminToken, scoped)
 		if cfg.HTTP.WebAdminLabels {
 			page.adminToken = cfg.Registry.AdminToken
 			if page.adminToken == "" {

@@ -7,22 +7,27 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
-	"github.com/iii-skills/skills/server/internal/directory"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// FolderPrompts are the prompts of the skills folders
-// (*directory.Directory in the registry's process): */prompts/*.md files
-// with a description, whose body is the prompt. The folder prompt format
-// defines no arguments, so a folder prompt takes none, and prompts/get
-// answers its body as one user message, as written.
+// FolderPrompts are the prompts of the skills folders (the directory of
+// the registry's process): */prompts/*.md files with a description, whose
+// body is the prompt. The folder prompt format defines no arguments, so a
+// folder prompt takes none, and prompts/get answers its body as one user
+// message, as written.
 type FolderPrompts interface {
-	FolderPrompts() []directory.FolderPrompt
-	FolderPromptNamed(name string) (directory.FolderPromptBody, error)
-	// SubscribePrompts calls changed after the folder prompts changed,
-	// until cancel is called.
-	SubscribePrompts(changed func()) (cancel func())
+	// List lists them (Body unset).
+	List() []FolderPrompt
+	// Get reads one with its body; an *iii.InvocationError NOT_FOUND or
+	// INVALID_ARGUMENTS for a name that names none.
+	Get(name string) (FolderPrompt, error)
+	// Subscribe calls changed after the folder prompts changed, until
+	// cancel is called.
+	Subscribe(changed func()) (cancel func())
 }
+
+// FolderPrompt is one folder prompt.
+type FolderPrompt struct{ Name, Description, Body string }
 
 // folderPromptDefs are the folder prompts as mirror entries, except those
 // a registered prompt of the same name shadows (taken: the registered
@@ -32,7 +37,7 @@ func (s *Server) folderPromptDefs(taken map[string]promptDef) []promptDef {
 		return nil
 	}
 	var out []promptDef
-	for _, p := range s.opts.FolderPrompts.FolderPrompts() {
+	for _, p := range s.opts.FolderPrompts.List() {
 		if _, shadowed := taken[p.Name]; shadowed {
 			continue
 		}
@@ -43,7 +48,7 @@ func (s *Server) folderPromptDefs(taken map[string]promptDef) []promptDef {
 
 // getFolderPrompt renders a folder prompt: its body, one user message.
 func (s *Server) getFolderPrompt(name string) (*sdk.GetPromptResult, error) {
-	p, err := s.opts.FolderPrompts.FolderPromptNamed(name)
+	p, err := s.opts.FolderPrompts.Get(name)
 	if err != nil {
 		var inv *iii.InvocationError
 		if errors.As(err, &inv) && (inv.Code == rules.CodeNotFound || inv.Code == rules.CodeInvalidArguments) {
@@ -63,7 +68,7 @@ func (s *Server) followFolderPrompts(ctx context.Context) {
 		return
 	}
 	kick := make(chan struct{}, 1)
-	cancel := s.opts.FolderPrompts.SubscribePrompts(func() {
+	cancel := s.opts.FolderPrompts.Subscribe(func() {
 		select {
 		case kick <- struct{}{}:
 		default:
