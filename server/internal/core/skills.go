@@ -115,7 +115,7 @@ func originOf(e *catalog.Entry) *SkillOrigin {
 	if isPublished(e) {
 		return nil
 	}
-	return &SkillOrigin{Kind: string(e.Origin.Kind), Path: e.Origin.Path, Source: e.Origin.Source}
+	return &SkillOrigin{Kind: string(e.Origin.Kind), Path: e.Origin.Path, Source: catalog.DisplaySource(e.Origin.Source)}
 }
 
 // ListSkills implements Registry.
@@ -127,7 +127,7 @@ func (l *Local) ListSkills(ctx context.Context) (SkillList, error) {
 	shadows := map[string][]SkillOrigin{}
 	for _, sh := range l.cat.Shadowed() {
 		for _, e := range sh.Entries {
-			shadows[sh.ID] = append(shadows[sh.ID], SkillOrigin{Kind: string(e.Origin.Kind), Path: e.Origin.Path, Source: e.Origin.Source})
+			shadows[sh.ID] = append(shadows[sh.ID], SkillOrigin{Kind: string(e.Origin.Kind), Path: e.Origin.Path, Source: catalog.DisplaySource(e.Origin.Source)})
 		}
 	}
 	ready := l.skills.Ready()
