@@ -43,3 +43,27 @@ func TestImagesBecomeLinksAndLoadNothing(t *testing.T) {
 		t.Fatalf("CSP %q lets images load from other hosts", csp)
 	}
 }
+
+// A file whose name needs encoding: its link opens its view, the view
+// shows its skill:// URI percent-encoded as MCP lists it, and a skill://
+// link to it in the body (encoded, as MCP lists it) opens the same view.
+func TestOddFileNamesLinkAndShowTheirURI(t *testing.T) {
+	body := "# Odd\n\nSee [the note](skill://odd/notes/with%20space%20%26%20r%C3%A9sum%C3%A9.md).\n"
+	e := published("odd", body)
+	e.Files = []catalog.File{catalog.NewFile("notes/with space & résumé.md", []byte("note"), time.Now(), nil)}
+	s, _ := newServer(t, Options{}, "", e)
+	html := bodyOf(t, get(t, s, "/skill/odd?file="+"notes%2Fwith+space+%26+r%C3%A9sum%C3%A9.md", nil))
+	for _, want := range []string{
+		`href="/skill/odd?file=notes%2Fwith&#43;space&#43;%26&#43;r%C3%A9sum%C3%A9.md#file"`,
+		`<code>skill://odd/notes/with%20space%20%26%20r%C3%A9sum%C3%A9.md</code>`,
+		"<code>note</code>",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the skill page lacks %s:\n%s", want, html)
+		}
+	}
+	// html/template writes the list's '+' as &#43;, goldmark the body's as is.
+	if n := strings.Count(strings.ReplaceAll(html, "&#43;", "+"), `href="/skill/odd?file=notes%2Fwith+space+%26+r%C3%A9sum%C3%A9.md#file"`); n != 2 {
+		t.Errorf("the body's skill:// link and the file list: %d links to the file's view, want 2:\n%s", n, html)
+	}
+}
