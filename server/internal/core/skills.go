@@ -296,12 +296,9 @@ func (l *Local) skillFile(id string) (text, mime string, ok bool, err error) {
 	if !ok {
 		return "", "", false, nil
 	}
-	text, mime, ok, err = catalog.FileText(e, file)
-	if !ok && !strings.Contains(id, registry.SelectorSep) {
-		// Not a version selector either (iii://id@3): the file is missing.
-		return "", "", true, notFound(registry.ErrNoSuchFile(id, e.ID, file))
-	}
-	return text, mime, ok, err
+	// A path that is no file of the skill keeps upstream's id error
+	// (ok false), which names the segment.
+	return catalog.FileText(e, file)
 }
 
 // readSection calls the function behind an iii://fn/… URI with {} (within

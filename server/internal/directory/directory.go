@@ -483,9 +483,6 @@ func (d *Directory) skillFile(id string) (text string, ok bool, err error) {
 		return "", false, nil
 	}
 	text, _, ok, err = catalog.FileText(e, file)
-	if !ok {
-		return "", true, notFound(registry.ErrNoSuchFile(id, e.ID, file))
-	}
 	return text, ok, err
 }
 

@@ -228,11 +228,3 @@ func ToURIChars(uri string) string {
 	}
 	return string(b)
 }
-
-// ErrNoSuchFile is the verdict on iii://<id> when a skill prefix of id
-// has files but none at file: it names the file, not the id rules the
-// whole id fails.
-func ErrNoSuchFile(id, skill, file string) error {
-	return &PathError{Where: SkillURI(id), Reason: fmt.Sprintf("skill %s has no file %s (its files are listed by skills/list and at skill://%s/)",
-		skill, Quoted(file), EscapePath(skill))}
-}
