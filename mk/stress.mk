@@ -18,8 +18,8 @@
 #                    docs/benchmarks.md). Fails above RPCMEM_MAX_MIB
 #                    (default 400). Not in make test.
 #   make slowread    32 and 64 concurrent slow readers (64 KiB every 10 ms) of a 15 MiB
-#                    folder file over /rpc: peak RSS of bin/skills above idle
-#                    (docs/benchmarks.md). Fails above SLOWREAD_MAX_MIB (default 512).
+#                    folder file over /rpc and over MCP (resources/read): peak RSS of bin/skills
+#                    above idle (docs/benchmarks.md). Fails above SLOWREAD_MAX_MIB (default 512).
 #                    Not in make test.
 #   make test-kill9  64 concurrent writers (skills::register + state::set), SIGKILL,
 #                    restart, read back: 0 acknowledged writes may be missing, 3 runs

@@ -5,7 +5,7 @@
 //	loadtest soak  --skills bin/skills [--clients 1000] [--hogs 3] [--baseline 30s] [--duration 60s] [--hog-redial] [--pprof-dir DIR]
 //	loadtest kill9 --skills bin/skills [--writers 64] [--runs 3] [--write-for 3s]
 //	loadtest rpcmem --skills bin/skills [--copies 200] [--batch 60] [--max-peak-mib N]
-//	loadtest slowread --skills bin/skills [--readers 32,64] [--file-mib 15] [--max-above-idle-mib N]
+//	loadtest slowread --skills bin/skills [--surface rpc,mcp] [--readers 32,64] [--file-mib 15] [--max-above-idle-mib N]
 //
 // soak: well-behaved clients fetch a 256 KiB skill in a loop, first alone
 // (--baseline), then while hostile clients send the same fetches and never
@@ -30,7 +30,8 @@
 // prints the server's peak RSS under each (see rpcmem.go).
 //
 // slowread: 32 and 64 concurrent slow readers of a 15 MiB folder file over
-// /rpc; prints the server's peak RSS above idle for each (see slowread.go).
+// /rpc and over MCP; prints the server's peak RSS above idle for each (see
+// slowread.go).
 package main
 
 import (

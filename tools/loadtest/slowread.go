@@ -1,17 +1,19 @@
 package main
 
-// slowread: concurrent slow readers of one big folder file over /rpc
-// (issue "trust boundaries, third pass", memory item), measured from
-// outside the process. Each reader POSTs read_skill_file for a 15 MiB
-// binary file of a skills folder and reads the answer 64 KiB every
-// 10 ms; a reader refused for lack of room (503, Retry-After) waits as
-// told and asks again, as a well-behaved client does. It reports the
+// slowread: concurrent slow readers of one big folder file over /rpc and
+// over MCP, measured from outside the process. Each reader asks for a
+// 15 MiB binary file of a skills folder (/rpc read_skill_file, or MCP
+// resources/read of its skill:// URI on 2026-07-28) and reads the answer
+// 64 KiB every 10 ms; a reader refused for lack of room (/rpc: 503 and
+// Retry-After; MCP: JSON-RPC error -32000 with data.retry_after_ms) waits
+// as told and asks again, as a well-behaved client does. It reports the
 // server's peak RSS (VmHWM, reset through /proc/PID/clear_refs) above its
-// idle RSS for each count of readers.
+// idle RSS for each surface and count of readers.
 
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -33,6 +35,7 @@ func slowread(args []string) error {
 	counts := fs.String("readers", "32,64", "comma-separated counts of concurrent slow readers, one fresh server each")
 	every := fs.Duration("every", 10*time.Millisecond, "a reader reads 64 KiB this often")
 	maxAbove := fs.Int("max-above-idle-mib", 0, "fail when a peak passes idle RSS by more than this many MiB (0: report only)")
+	surfaces := fs.String("surface", "rpc,mcp", "comma-separated surfaces to read through: rpc (/rpc read_skill_file), mcp (resources/read)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,17 +58,22 @@ func slowread(args []string) error {
 	}
 	fmt.Printf("slowread: %s; %d MiB folder file, readers take 64 KiB every %s; a fresh server for each count\n", *bin, *fileMiB, *every)
 	failed := false
-	for _, c := range strings.Split(*counts, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(c))
-		if err != nil || n < 1 {
-			return fmt.Errorf("--readers: %q is not a count", c)
+	for _, surface := range strings.Split(*surfaces, ",") {
+		if surface != "rpc" && surface != "mcp" {
+			return fmt.Errorf("--surface: %q is not rpc or mcp", surface)
 		}
-		above, err := slowreadRun(*bin, folder, n, *every, int64(len(big)))
-		if err != nil {
-			return err
-		}
-		if *maxAbove > 0 && above>>10 > int64(*maxAbove) {
-			failed = true
+		for _, c := range strings.Split(*counts, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(c))
+			if err != nil || n < 1 {
+				return fmt.Errorf("--readers: %q is not a count", c)
+			}
+			above, err := slowreadRun(*bin, folder, surface, n, *every, int64(len(big)))
+			if err != nil {
+				return err
+			}
+			if *maxAbove > 0 && above>>10 > int64(*maxAbove) {
+				failed = true
+			}
 		}
 	}
 	if failed {
@@ -75,8 +83,8 @@ func slowread(args []string) error {
 }
 
 // slowreadRun starts a server on folder, lets n slow readers read the big
-// file, and prints and returns the peak above idle (KiB).
-func slowreadRun(bin, folder string, n int, every time.Duration, size int64) (int64, error) {
+// file through surface, and prints and returns the peak above idle (KiB).
+func slowreadRun(bin, folder, surface string, n int, every time.Duration, size int64) (int64, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return 0, err
@@ -95,8 +103,14 @@ func slowreadRun(bin, folder string, n int, every time.Duration, size int64) (in
 		return 0, err
 	}
 	defer s.stop()
-	rpcURL := "http://" + httpAddr + "/rpc"
-	body, _ := json.Marshal(rpcReq(1, "read_skill_file", map[string]any{"name": "big-demo", "path": "big.bin"}))
+	read := func(client *http.Client) (time.Duration, error) {
+		return slowReadRPC(client, "http://"+httpAddr+"/rpc", every, size)
+	}
+	if surface == "mcp" {
+		read = func(client *http.Client) (time.Duration, error) {
+			return slowReadMCP(client, "http://"+httpAddr+"/mcp", every, size)
+		}
+	}
 	time.Sleep(2 * time.Second) // let the start-up settle before the idle figure
 	idle := s.statusKB("VmRSS")
 	base := s.resetPeak()
@@ -110,7 +124,7 @@ func slowreadRun(bin, folder string, n int, every time.Duration, size int64) (in
 		go func() {
 			defer wg.Done()
 			for attempt := 0; ; attempt++ {
-				wait, err := slowReadOnce(client, rpcURL, body, every, size)
+				wait, err := read(client)
 				if err != nil {
 					errs[i] = err
 					return
@@ -137,14 +151,15 @@ func slowreadRun(bin, folder string, n int, every time.Duration, size int64) (in
 		}
 	}
 	above := peak - idle
-	fmt.Printf("  %d slow readers: %d answers of %d MiB in %.1f s, %d refusals (503, Retry-After) retried; RSS idle %d MiB, before %d MiB, peak %d MiB (+%d MiB above idle)\n",
-		n, answered.Load(), size>>20, took.Seconds(), refusals.Load(), idle>>10, base>>10, peak>>10, above>>10)
+	fmt.Printf("  %s, %d slow readers: %d answers of %d MiB in %.1f s, %d refusals (busy, retry after) retried; RSS idle %d MiB, before %d MiB, peak %d MiB (+%d MiB above idle)\n",
+		surface, n, answered.Load(), size>>20, took.Seconds(), refusals.Load(), idle>>10, base>>10, peak>>10, above>>10)
 	return above, nil
 }
 
-// slowReadOnce reads one answer slowly and checks it; wait > 0 when the
-// server refused for lack of room and said when to ask again.
-func slowReadOnce(client *http.Client, url string, body []byte, every time.Duration, size int64) (wait time.Duration, err error) {
+// slowReadRPC reads one /rpc answer slowly and checks it; wait > 0 when
+// the server refused for lack of room and said when to ask again.
+func slowReadRPC(client *http.Client, url string, every time.Duration, size int64) (wait time.Duration, err error) {
+	body, _ := json.Marshal(rpcReq(1, "read_skill_file", map[string]any{"name": "big-demo", "path": "big.bin"}))
 	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
 		return 0, err
@@ -155,18 +170,9 @@ func slowReadOnce(client *http.Client, url string, body []byte, every time.Durat
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return time.Duration(max(secs, 1)) * time.Second, nil
 	}
-	var got bytes.Buffer
-	buf := make([]byte, 64<<10)
-	for {
-		k, err := io.ReadFull(resp.Body, buf)
-		got.Write(buf[:k])
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
-		}
-		if err != nil {
-			return 0, err
-		}
-		time.Sleep(every)
+	got, err := readSlowly(resp.Body, every)
+	if err != nil {
+		return 0, err
 	}
 	var r struct {
 		Result struct {
@@ -175,8 +181,80 @@ func slowReadOnce(client *http.Client, url string, body []byte, every time.Durat
 		} `json:"result"`
 		Error any `json:"error"`
 	}
-	if err := json.Unmarshal(got.Bytes(), &r); err != nil || r.Error != nil || r.Result.Size != size || r.Result.Encoding != "base64" {
-		return 0, fmt.Errorf("answer %d: %s (%v)", resp.StatusCode, truncate(got.String(), 200), err)
+	if err := json.Unmarshal(got, &r); err != nil || r.Error != nil || r.Result.Size != size || r.Result.Encoding != "base64" {
+		return 0, fmt.Errorf("answer %d: %s (%v)", resp.StatusCode, truncate(string(got), 200), err)
+	}
+	return 0, nil
+}
+
+// readSlowly reads r 64 KiB at a time, pausing every between reads.
+func readSlowly(r io.Reader, every time.Duration) ([]byte, error) {
+	var got bytes.Buffer
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := io.ReadFull(r, buf)
+		got.Write(buf[:k])
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return got.Bytes(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		time.Sleep(every)
+	}
+}
+
+// slowReadMCP reads one MCP resources/read answer (2026-07-28, no
+// session) slowly and checks it; wait > 0 when the server refused for
+// lack of room (-32000) and said when to ask again.
+func slowReadMCP(client *http.Client, url string, every time.Duration, size int64) (wait time.Duration, err error) {
+	const uri = "skill://big-demo/big.bin"
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": map[string]any{
+		"uri": uri, "_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "loadtest", "version": "1"}}}})
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "resources/read")
+	req.Header.Set("Mcp-Name", uri)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	got, err := readSlowly(resp.Body, every)
+	if err != nil {
+		return 0, err
+	}
+	if i := bytes.Index(got, []byte("data: {")); i >= 0 { // an SSE event
+		got = got[i+len("data: "):]
+		if j := bytes.IndexByte(got, '\n'); j >= 0 {
+			got = got[:j]
+		}
+	}
+	var r struct {
+		Result struct {
+			Contents []struct {
+				Blob string `json:"blob"`
+			} `json:"contents"`
+		} `json:"result"`
+		Error *struct {
+			Code int64 `json:"code"`
+			Data struct {
+				RetryAfterMS int64 `json:"retry_after_ms"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(got, &r); err != nil {
+		return 0, fmt.Errorf("answer %d: %s (%v)", resp.StatusCode, truncate(string(got), 200), err)
+	}
+	if r.Error != nil && r.Error.Code == -32000 {
+		return time.Duration(max(r.Error.Data.RetryAfterMS, 1000)) * time.Millisecond, nil
+	}
+	if r.Error != nil || len(r.Result.Contents) != 1 || base64.StdEncoding.DecodedLen(len(r.Result.Contents[0].Blob)) < int(size) {
+		return 0, fmt.Errorf("answer %d: %s", resp.StatusCode, truncate(string(got), 200))
 	}
 	return 0, nil
 }

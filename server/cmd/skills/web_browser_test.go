@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -34,6 +35,16 @@ import (
 )
 
 const webToken = "browser-test-token"
+
+// The tokens that act on the page: the registry's admin token, and team
+// ver's engine token (its namespace holds the skill the versions test
+// acts on).
+const (
+	webAdminToken = "browser-test-admin"
+	webTeamToken  = "browser-test-team-ver-token"
+	// webEngineToken is the engine's shared worker token (engine_token).
+	webEngineToken = "browser-test-engine-token"
+)
 
 // hostileBody tries every way a skill body could run code in the page.
 const hostileBody = `# <script>window.__xss=1;alert(1)</script>Evil skill
@@ -122,8 +133,12 @@ func startBrowserStack(t *testing.T) *browserStack {
 	writeFile(t, filepath.Join(folder, "broken", "SKILL.md"), "---\nname: not-broken\ndescription: a name that is not its folder's\n---\n# Broken\n")
 
 	engineAddr, httpAddr := testutil.FreeAddr(t), testutil.FreeAddr(t)
-	_, logs := startSkills(t, "--standalone", "--url", "ws://"+engineAddr, "--data", t.TempDir(), "--mcp-addr", httpAddr,
-		"--mcp-token", webToken, "--skills-folder", folder, "--protected-labels", "production", "--admin-token", "browser-test-admin")
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	// A team token makes the engine ask every worker for a token: the
+	// publisher below presents the shared one.
+	writeFile(t, config, "engine_token: "+webEngineToken+"\nengine_tokens:\n  - {name: ver, token: "+webTeamToken+", namespaces: [ver]}\n")
+	_, logs := startSkills(t, "--config", config, "--standalone", "--url", "ws://"+engineAddr, "--data", t.TempDir(), "--mcp-addr", httpAddr,
+		"--mcp-token", webToken, "--skills-folder", folder, "--protected-labels", "production", "--admin-token", webAdminToken)
 	waitListening(t, httpAddr, logs)
 	// The listener accepts before the line is logged: wait for it (the
 	// deadline only bounds a broken start).
@@ -134,7 +149,7 @@ func startBrowserStack(t *testing.T) *browserStack {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	client := iii.New("ws://"+engineAddr, iii.WithName("browser-test-publisher"))
+	client := iii.New("ws://"+engineAddr, iii.WithName("browser-test-publisher"), iii.WithHeaders(http.Header{"Authorization": {"Bearer " + webEngineToken}}))
 	if _, err := client.RegisterFunction("webtest::greet", func(_ context.Context, data json.RawMessage) (any, error) {
 		var in struct {
 			Who string `json:"who"`
@@ -411,6 +426,38 @@ func TestWebPageInBrowser(t *testing.T) {
 		s.shot(t, "hostile")
 	})
 
+	t.Run("ImagesLoadNothingAndFoldersHaveNoAbsolutePaths", func(t *testing.T) {
+		// A host the skill's author picked: a browser that loads the
+		// image tells it who reads the page.
+		var hits sync.Map
+		pixel := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Store(r.URL.Path, true)
+			w.Header().Set("Content-Type", "image/gif")
+			_, _ = w.Write([]byte("GIF89a"))
+		}))
+		defer pixel.Close()
+		s.trigger(t, "skills::register", map[string]string{"id": "evil/pixel", "skill": "# Pixel\n\n![tracking pixel](" + pixel.URL + "/p.gif)\n\nText after.\n"})
+		s.run(t, chromedp.Navigate(s.base+"/skill/evil/pixel"), chromedp.WaitVisible(chromedp.CSS(".markdown")), chromedp.Sleep(300*time.Millisecond))
+		var images int
+		s.eval(t, `document.querySelectorAll("#live img").length`, &images)
+		link := get(t, s, chromedp.Text(chromedp.CSS(`.markdown a[href^="`+pixel.URL+`"]`)))
+		if _, loaded := hits.Load("/p.gif"); loaded || images != 0 || link != "tracking pixel (image: "+pixel.URL+"/p.gif)" {
+			t.Fatalf("remote image: loaded %v, %d <img>, link %q", loaded, images, link)
+		}
+		// Folder skills and diagnostics name the folder without the
+		// server's absolute path (which only its log holds).
+		for _, p := range []string{"/", "/skill/pdf-processing", "/diagnostics"} {
+			s.run(t, chromedp.Navigate(s.base+p), chromedp.WaitReady(chromedp.ID("live")))
+			text := get(t, s, chromedp.Text(chromedp.CSS("main")))
+			if strings.Contains(text, s.folder) || strings.Contains(text, filepath.Dir(s.folder)) {
+				t.Errorf("%s shows the folder's absolute path %s:\n%s", p, s.folder, text)
+			}
+			if p == "/skill/pdf-processing" && !strings.Contains(text, "folder "+filepath.Base(s.folder)+" · pdf-processing/SKILL.md") {
+				t.Errorf("%s does not name the folder by its name:\n%s", p, text)
+			}
+		}
+	})
+
 	t.Run("ChangesAppearWithoutReload", func(t *testing.T) {
 		s.run(t, chromedp.Navigate(s.base+"/"), chromedp.WaitVisible(chromedp.CSS(`li.card[data-id="pdf-processing"]`)))
 		s.markPage(t)
@@ -464,8 +511,9 @@ func TestWebPageInBrowser(t *testing.T) {
 		s.shot(t, "workers")
 	})
 
-	t.Run("UnregisterWithTheToken", func(t *testing.T) {
+	t.Run("UnregisterWithTheAdminToken", func(t *testing.T) {
 		s.run(t, chromedp.Navigate(s.base+"/skill/live/fresh"), chromedp.WaitVisible(chromedp.CSS(`form[action="/actions/unregister"] button`)),
+			chromedp.SendKeys(chromedp.ID("unreg-token"), webAdminToken),
 			chromedp.Click(chromedp.CSS(`form[action="/actions/unregister"] button`)),
 			chromedp.WaitVisible(chromedp.CSS(`.notice`)))
 		out := s.trigger(t, "skill::fetch", map[string]string{"uri": "iii://skills"})
@@ -541,9 +589,14 @@ func TestWebPageInBrowser(t *testing.T) {
 		if res = jar.do(t, http.MethodPost, s.base+"/actions/unregister", form, s.base); res.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("unregister with a wrong token: %d, want 401", res.StatusCode)
 		}
-		form.Set("token", webToken)
+		form.Set("token", webAdminToken)
 		if res = jar.do(t, http.MethodPost, s.base+"/actions/unregister", form, "http://localhost:1"); res.StatusCode != http.StatusForbidden {
 			t.Fatalf("unregister from another origin: %d, want 403", res.StatusCode)
+		}
+		// The MCP token reads the page; it changes nothing.
+		form.Set("token", webToken)
+		if res = jar.do(t, http.MethodPost, s.base+"/actions/unregister", form, s.base); res.StatusCode != http.StatusForbidden {
+			t.Fatalf("unregister with the MCP token: %d, want 403", res.StatusCode)
 		}
 		out := s.trigger(t, "skill::fetch", map[string]string{"uri": "iii://resend/email/send"})
 		if !strings.Contains(string(out), "Send email") {

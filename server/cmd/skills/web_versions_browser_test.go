@@ -14,7 +14,7 @@ import (
 
 // versions is TestWebPageInBrowser/VersionsLabelsAndDiffs: a skill
 // published twice lists both versions, a diff shows the changed line, an
-// old version renders, rollback and promote work with the token and show
+// old version renders, rollback and promote work with a team's token and show
 // in the registry (read back over iii), changes of versions and labels
 // show on the open page, a protected label is refused with the registry's
 // words, and an action without the token is refused.
@@ -56,9 +56,10 @@ func (s *browserStack) versions(t *testing.T) {
 		t.Fatalf("version 1 view: %q", text)
 	}
 
-	// Rollback to 1 with the token (the signed-in cookie): version 3 holds 1's body.
+	// Rollback to 1 with team ver's token: version 3 holds 1's body.
 	s.run(t, chromedp.Navigate(s.base+"/skill/"+id), chromedp.WaitVisible(chromedp.ID("rollback-version")),
 		chromedp.SetValue(chromedp.ID("rollback-version"), "1"), chromedp.SendKeys(chromedp.ID("rollback-message"), "back to the old endpoint"),
+		chromedp.SendKeys(chromedp.ID("rollback-token"), webTeamToken),
 		chromedp.Click(chromedp.CSS(`form[action="/actions/rollback"] button`)),
 		chromedp.WaitVisible(chromedp.Search(`//p[contains(@class,"notice") and contains(., "version 3 now holds the content of version 1")]`)))
 	var read string
@@ -72,6 +73,7 @@ func (s *browserStack) versions(t *testing.T) {
 
 	// Promote: staging → 2.
 	s.run(t, chromedp.SendKeys(chromedp.ID("label-name"), "staging"), chromedp.SetValue(chromedp.ID("label-version"), "2"),
+		chromedp.SendKeys(chromedp.ID("label-token"), webTeamToken),
 		chromedp.Click(chromedp.CSS(`form[action="/actions/label"] button`)),
 		chromedp.WaitVisible(chromedp.Search(`//p[contains(@class,"notice") and contains(., "Label staging now points at version 2.")]`)))
 	if l := listing(); l.Labels["staging"] != 2 {
@@ -87,9 +89,10 @@ func (s *browserStack) versions(t *testing.T) {
 	s.run(t, chromedp.WaitVisible(chromedp.CSS(`tr[data-version="4"]`)))
 	s.assertNotReloaded(t)
 
-	// A protected label: the page holds no admin token, the registry
-	// refuses, and the page says so in the registry's words.
+	// A protected label with the team's token: the page holds no admin
+	// token, the registry refuses, and the page says so in its words.
 	s.run(t, chromedp.SendKeys(chromedp.ID("label-name"), "production"), chromedp.SetValue(chromedp.ID("label-version"), "1"),
+		chromedp.SendKeys(chromedp.ID("label-token"), webTeamToken),
 		chromedp.Click(chromedp.CSS(`form[action="/actions/label"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#versions .error`)))
 	if text := get(t, s, chromedp.Text(chromedp.CSS(`#versions .error`))); !strings.Contains(text, `label "production" is protected`) {

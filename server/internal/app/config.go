@@ -226,7 +226,8 @@ type HTTPConfig struct {
 	// RPCPath is the Skills Protocol endpoint (empty: off).
 	RPCPath string `yaml:"rpc_path"`
 	// WebAdminLabels gives the web page the registry's admin token, so
-	// that anyone holding Token may move protected labels (docs/web.md).
+	// that a team token entered on the page may move protected labels of
+	// the team's ids (docs/web.md).
 	WebAdminLabels bool `yaml:"web_admin_labels"`
 	// PublicURL is the URL browsers use behind a reverse proxy that
 	// terminates TLS (https://skills.example.com): the web page's origin,

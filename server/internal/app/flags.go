@@ -27,7 +27,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&h.Addr, "http-addr", h.Addr, httpAddrUsage)
 	fs.StringVar(&h.Addr, "mcp-addr", h.Addr, "Alias of --http-addr")
 	fs.StringVar(&h.Token, "mcp-token", h.Token, "Bearer token required by the MCP and Skills Protocol endpoints (env "+EnvMCPToken+")")
-	fs.BoolVar(&h.WebAdminLabels, "web-admin-labels", h.WebAdminLabels, "Let the web page move protected labels with --admin-token for anyone who holds --mcp-token (by default the page holds no admin token and the registry refuses protected labels moved from it; config web_admin_labels)")
+	fs.BoolVar(&h.WebAdminLabels, "web-admin-labels", h.WebAdminLabels, "Let the web page move protected labels with --admin-token for a team whose engine token (engine_tokens) is entered, on the team's own ids (by default only the admin token itself moves them; config web_admin_labels)")
 	fs.BoolVar(&h.NoSkillTools, "mcp-no-skill-tools", h.NoSkillTools, "Leave out the MCP tools list_skills and read_skill (for clients that read skill:// resources themselves)")
 	fs.BoolVar(&r.MCP.AllowSideEffects, "mcp-allow-side-effects", r.MCP.AllowSideEffects, SideEffectsUsage)
 	fs.StringVar(&h.RPCPath, "rpc-path", h.RPCPath, "Path of the Skills Protocol JSON-RPC endpoint on the --http-addr listener (empty disables)")

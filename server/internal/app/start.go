@@ -273,12 +273,16 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if cfg.HTTP.Addr != "" {
 		tools := skillsmcp.Options{NoSkillTools: cfg.HTTP.NoSkillTools, AllowSideEffects: cfg.Registry.MCP.AllowSideEffects,
-			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
+			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)",
+			AnswerBudget:            sp.AnswerBudget()} // big reads of /rpc and MCP share one bound
 		page := &webSource{reg: reg}
 		if dir != nil {
 			page.folders = dir
+			tools.FolderPrompts = folderPrompts{dir} // folder prompts are MCP prompts too
 		}
 		page.publicOrigin, _, _ = httpguard.PublicOrigin("", cfg.HTTP.PublicURL) // Validate checked it
+		scoped, _ := cfg.ScopedTokens()                                          // Validate checked them
+		page.actionTokens = actionTokens(cfg.Registry.AdminToken, scoped)
 		if cfg.HTTP.WebAdminLabels {
 			page.adminToken = cfg.Registry.AdminToken
 			if page.adminToken == "" {

@@ -6,7 +6,11 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/core"
+	"github.com/iii-skills/skills/server/internal/directory"
+	"github.com/iii-skills/skills/server/internal/engine"
 	"github.com/iii-skills/skills/server/internal/httpguard"
+	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
+	"github.com/iii-skills/skills/server/internal/scope"
 	"github.com/iii-skills/skills/server/internal/web"
 )
 
@@ -19,6 +23,9 @@ type webSource struct {
 	// adminToken is the registry's --admin-token, given to the page only
 	// with --web-admin-labels (docs/web.md).
 	adminToken string
+	// actionTokens names who acts on the page's actions: the registry's
+	// admin token, the teams' engine tokens (nil: neither is set).
+	actionTokens func(string) (web.Actor, bool)
 	// publicOrigin is the origin of --public-url (empty: none).
 	publicOrigin string
 }
@@ -34,8 +41,46 @@ func webPage(src *webSource, client *iii.Client, log *slog.Logger) func(httpguar
 		reg := src.reg
 		page := web.New(web.Options{Catalog: reg.Catalog(), Registry: reg, Folders: src.folders, Engine: client,
 			Searcher: web.RegistrySearcher{Registry: reg}, Guard: guard, TokenSetting: "--mcp-token", Logger: log,
-			AdminToken: src.adminToken, PublicOrigin: src.publicOrigin, VersionChanges: reg.SubscribeVersions, ServeLabel: reg.ServeLabel(),
+			AdminToken: src.adminToken, ActionTokens: src.actionTokens, PublicOrigin: src.publicOrigin, VersionChanges: reg.SubscribeVersions, ServeLabel: reg.ServeLabel(),
 			ProtectedLabels: reg.ProtectedLabels(), Publishers: reg})
 		return page, page.Close
 	}
 }
+
+// actionTokens is web.Options.ActionTokens for the registry's admin token
+// and the teams of engine_tokens (nil when there are neither).
+func actionTokens(adminToken string, scoped []engine.ScopedToken) func(string) (web.Actor, bool) {
+	if adminToken == "" && len(scoped) == 0 {
+		return nil
+	}
+	teams := make([]web.Team, len(scoped))
+	for i, t := range scoped {
+		var others [][]string
+		for j, o := range scoped {
+			if j != i {
+				others = append(others, o.Namespaces)
+			}
+		}
+		teams[i] = web.Team{Name: t.Name, Token: t.Token, Namespaces: t.Namespaces, Nested: scope.Nested(t.Namespaces, others)}
+	}
+	return web.ActionTokens(adminToken, teams)
+}
+
+// folderPrompts serves the directory's folder prompts to MCP.
+type folderPrompts struct{ dir *directory.Directory }
+
+func (f folderPrompts) List() []skillsmcp.FolderPrompt {
+	rows := f.dir.FolderPrompts()
+	out := make([]skillsmcp.FolderPrompt, len(rows))
+	for i, p := range rows {
+		out[i] = skillsmcp.FolderPrompt{Name: p.Name, Description: p.Description}
+	}
+	return out
+}
+
+func (f folderPrompts) Get(name string) (skillsmcp.FolderPrompt, error) {
+	p, err := f.dir.FolderPromptNamed(name)
+	return skillsmcp.FolderPrompt{Name: p.Name, Description: p.Description, Body: p.Body}, err
+}
+
+func (f folderPrompts) Subscribe(changed func()) func() { return f.dir.SubscribePrompts(changed) }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/iii-skills/skills/server/internal/registry"
 )
 
 // FileText is what a text surface (skill::fetch, skills::resources-read,
@@ -38,6 +40,6 @@ func FileText(e *Entry, rel string) (text, mime string, ok bool, err error) {
 // bytes are served.
 func BinaryNotice(skillID string, f File) string {
 	return fmt.Sprintf("Binary file %s of skill %s (%s, %d bytes): not shown as text. "+
-		"Read its bytes at skill://%s/%s (MCP resources/read, or the read_skill tool), which serves them base64-encoded with their MIME type.",
-		f.Path, skillID, f.MIME, f.Size, skillID, f.Path)
+		"Read its bytes at %s (MCP resources/read, or the read_skill tool), which serves them base64-encoded with their MIME type.",
+		f.Path, skillID, f.MIME, f.Size, registry.SkillFileURI(skillID, f.Path))
 }

@@ -93,7 +93,7 @@ func TestOtherSourcesBesidePublished(t *testing.T) {
 		if !strings.Contains(index, "- [`both`](iii://both) — Published both\n  - [`docs/intro`](iii://docs/intro) — Intro — From a folder.\n- [`pub`](iii://pub) — Pub") {
 			t.Fatalf("%s: index %q", label, index)
 		}
-		if raw := list(); !strings.Contains(raw, `{"bytes":24,"id":"docs/intro","origin":{"kind":"folder","path":"docs/intro.md","source":"/srv/skills"},"registered_at":""`) {
+		if raw := list(); !strings.Contains(raw, `{"bytes":24,"id":"docs/intro","origin":{"kind":"folder","path":"docs/intro.md","source":"skills"},"registered_at":""`) {
 			t.Fatalf("%s: list %s", label, raw)
 		}
 	}

@@ -115,7 +115,7 @@ func originOf(e *catalog.Entry) *SkillOrigin {
 	if isPublished(e) {
 		return nil
 	}
-	return &SkillOrigin{Kind: string(e.Origin.Kind), Path: e.Origin.Path, Source: e.Origin.Source}
+	return &SkillOrigin{Kind: string(e.Origin.Kind), Path: e.Origin.Path, Source: catalog.DisplaySource(e.Origin.Source)}
 }
 
 // ListSkills implements Registry.
@@ -127,7 +127,7 @@ func (l *Local) ListSkills(ctx context.Context) (SkillList, error) {
 	shadows := map[string][]SkillOrigin{}
 	for _, sh := range l.cat.Shadowed() {
 		for _, e := range sh.Entries {
-			shadows[sh.ID] = append(shadows[sh.ID], SkillOrigin{Kind: string(e.Origin.Kind), Path: e.Origin.Path, Source: e.Origin.Source})
+			shadows[sh.ID] = append(shadows[sh.ID], SkillOrigin{Kind: string(e.Origin.Kind), Path: e.Origin.Path, Source: catalog.DisplaySource(e.Origin.Source)})
 		}
 	}
 	ready := l.skills.Ready()
@@ -286,13 +286,18 @@ func (l *Local) skillFile(id string) (text, mime string, ok bool, err error) {
 		return "", "", false, nil
 	}
 	var e *catalog.Entry
-	_, file, ok := registry.SplitSkillFile(id, func(s string) bool {
+	_, file, ok, err := registry.SplitSkillFile(id, func(s string) bool {
 		e, ok = l.lookup(s)
 		return ok && len(e.Files) > 0
 	})
+	if err != nil {
+		return "", "", true, invalidArguments(err)
+	}
 	if !ok {
 		return "", "", false, nil
 	}
+	// A path that is no file of the skill keeps upstream's id error
+	// (ok false), which names the segment.
 	return catalog.FileText(e, file)
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -471,10 +472,13 @@ func (d *Directory) skillFile(id string) (text string, ok bool, err error) {
 		}
 	}
 	var e *catalog.Entry
-	_, file, ok := registry.SplitSkillFile(id, func(s string) bool {
+	_, file, ok, err := registry.SplitSkillFile(id, func(s string) bool {
 		e, ok = d.set.Skill(s)
 		return ok && len(e.Files) > 0
 	})
+	if err != nil {
+		return "", true, invalidArguments(err)
+	}
 	if !ok {
 		return "", false, nil
 	}
@@ -529,6 +533,23 @@ func (d *Directory) FolderPromptNamed(name string) (FolderPromptBody, error) {
 		return FolderPromptBody{}, err
 	}
 	return FolderPromptBody{p.Name, p.Description, body, modifiedAt(p.Modified)}, nil
+}
+
+// SubscribePrompts calls changed after the folder prompts changed (a file
+// created, edited or removed), from the folder watcher's goroutine (keep
+// it short), until cancel is called.
+func (d *Directory) SubscribePrompts(changed func()) (cancel func()) {
+	if d.set == nil {
+		return func() {}
+	}
+	return d.set.Subscribe(func(events []fsource.Event) {
+		for _, ev := range events {
+			if ev.Kind == fsource.KindPrompt {
+				changed()
+				return
+			}
+		}
+	})
 }
 
 func (d *Directory) promptsList(_ context.Context, data json.RawMessage) (any, error) {
@@ -597,20 +618,26 @@ type Diagnostics struct {
 func (d *Directory) Diagnostics() Diagnostics {
 	out := Diagnostics{Folders: []FolderRow{}, Skipped: []SkippedRow{}, Shadowed: []ShadowRow{}, Warnings: []SkippedRow{}}
 	if d.set != nil {
+		// Folders are named as catalog.DisplaySource names them: the
+		// absolute paths of the server's disk stay in its log.
 		for _, f := range d.set.Folders() {
-			out.Folders = append(out.Folders, FolderRow{Folder: f.Configured, Path: f.Root, Exists: f.Exists,
+			configured := f.Configured
+			if filepath.IsAbs(configured) {
+				configured = catalog.DisplayRoot(f.Root)
+			}
+			out.Folders = append(out.Folders, FolderRow{Folder: configured, Path: catalog.DisplayRoot(f.Root), Exists: f.Exists,
 				Skills: f.Skills, Prompts: f.Prompts, Skipped: f.Problems})
 		}
 		for _, p := range d.set.Problems() {
-			out.Skipped = append(out.Skipped, SkippedRow{Folder: p.Folder, Path: p.Path, File: p.File, Reason: p.Reason})
+			out.Skipped = append(out.Skipped, SkippedRow{Folder: catalog.DisplayRoot(p.Folder), Path: p.Path, File: catalog.DisplayFile(p.Folder, p.Path), Reason: p.Reason})
 		}
 		for _, p := range d.set.Warnings() {
-			out.Warnings = append(out.Warnings, SkippedRow{Folder: p.Folder, Path: p.Path, File: p.File, Reason: p.Reason})
+			out.Warnings = append(out.Warnings, SkippedRow{Folder: catalog.DisplayRoot(p.Folder), Path: p.Path, File: catalog.DisplayFile(p.Folder, p.Path), Reason: p.Reason})
 		}
 	}
 	if d.cat != nil {
 		for _, sh := range d.cat.Shadowed() {
-			row := ShadowRow{ID: sh.ID, Source: sh.Source, By: sh.By}
+			row := ShadowRow{ID: sh.ID, Source: catalog.DisplaySource(sh.Source), By: catalog.DisplaySource(sh.By)}
 			if len(sh.Entries) > 0 {
 				row.Path = sh.Entries[len(sh.Entries)-1].Origin.Path
 			}

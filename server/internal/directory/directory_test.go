@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iii-skills/skills/server/internal/catalog"
+
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/registry"
 )
@@ -125,10 +127,13 @@ func TestSkillsSurface(t *testing.T) {
 	if got := s.text(t, rules.FnSkillFetch, map[string]any{"uri": "pdf"}); got != "# iii://pdf\n\n# Published PDF" {
 		t.Fatalf("published should win: %q", got)
 	}
+	// Folders are named without the server's absolute paths.
 	raw = s.must(t, rules.FnSkillsList, map[string]any{}, nil)
+	shown := catalog.DisplayRoot(root)
 	if !strings.Contains(string(raw), `"id":"pdf","registered_at":"`) ||
-		!strings.Contains(string(raw), `"shadows":[{"kind":"folder","path":"pdf/SKILL.md","source":"`+root+`"}]`) ||
-		!strings.Contains(string(raw), `{"bytes":36,"id":"ns/b","origin":{"kind":"folder","path":"ns/b.md","source":"`+root+`"},"registered_at":"`) {
+		!strings.Contains(string(raw), `"shadows":[{"kind":"folder","path":"pdf/SKILL.md","source":"`+shown+`"}]`) ||
+		!strings.Contains(string(raw), `{"bytes":36,"id":"ns/b","origin":{"kind":"folder","path":"ns/b.md","source":"`+shown+`"},"registered_at":"`) ||
+		strings.Contains(string(raw), root) {
 		t.Fatalf("skills::list %s", raw)
 	}
 	// The directory surface still serves the folder's own file.
@@ -145,9 +150,12 @@ func TestSkillsSurface(t *testing.T) {
 		Folders []FolderRow  `json:"folders"`
 		Skipped []SkippedRow `json:"skipped"`
 	}
-	s.must(t, FnSkillsDiagnostics, map[string]any{}, &diag)
+	raw = s.must(t, FnSkillsDiagnostics, map[string]any{}, &diag)
 	if len(diag.Folders) != 1 || diag.Folders[0].Skills != 4 || diag.Folders[0].Prompts != 1 || !diag.Folders[0].Exists {
 		t.Fatalf("folders %+v", diag.Folders)
+	}
+	if strings.Contains(string(raw), root) || diag.Folders[0].Path != shown {
+		t.Fatalf("diagnostics name the folder by its absolute path: %s", raw)
 	}
 	reasons := map[string]string{}
 	for _, p := range diag.Skipped {

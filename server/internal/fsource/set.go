@@ -196,7 +196,7 @@ func Open(opts Options) (*Set, error) {
 		s.watchParent(f)
 		events = append(events, s.scan(f, "")...)
 		info := s.folderInfo(f)
-		s.log.Info("skills folder loaded", "folder", f.root, "skills", info.Skills, "prompts", info.Prompts, "skipped", info.Problems)
+		s.log.Info("skills folder loaded", "folder", f.root, "shown_as", catalog.DisplayRoot(f.root), "skills", info.Skills, "prompts", info.Prompts, "skipped", info.Problems)
 	}
 	s.writeMu.Unlock()
 	_ = events // nobody can be subscribed yet

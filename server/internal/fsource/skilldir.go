@@ -109,6 +109,12 @@ func (f *folder) collectFiles(o *scanOut, dir, main string) ([]catalog.File, err
 				continue
 			}
 			child := rel + "/" + de.Name()
+			if why := registry.FileNameProblem(de.Name()); why != "" {
+				// Every surface lists files in JSON or a URI: a name
+				// they cannot carry is left out, not listed unreadable.
+				o.problem(registry.Quoted(child), why+"; the file is left out of the skill")
+				continue
+			}
 			if de.IsDir() {
 				if err := visit(child); err != nil {
 					return err

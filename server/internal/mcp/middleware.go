@@ -37,8 +37,14 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			if r.Params == nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "resources/read requires a uri"}
 			}
-			if !s.dispatchable(r.Params.URI) {
-				if _, err := s.readResource(ctx, r.Params.URI); err != nil {
+			if uri := r.Params.URI; !s.dispatchable(uri) {
+				if u := registry.ToURIChars(uri); u != uri && s.dispatchable(u) {
+					// A name sent unencoded (a space, a non-ASCII
+					// letter, a NUL): the SDK dispatches the encoded
+					// form, the handler reads the URI as asked.
+					ctx = context.WithValue(ctx, askedURIKey{}, uri)
+					r.Params.URI = u
+				} else if _, err := s.readResource(ctx, uri); err != nil {
 					return nil, err
 				}
 			}
@@ -89,6 +95,10 @@ var (
 	iiiTemplate   = uritemplate.MustNew(registry.Scheme + "{+path}")
 	skillTemplate = uritemplate.MustNew(SkillScheme + "{+path}")
 )
+
+// askedURIKey holds, in a read's context, the URI the client asked for
+// when the middleware handed the SDK its encoded form.
+type askedURIKey struct{}
 
 // dispatchable reports whether the SDK finds a read handler for uri.
 func (s *Server) dispatchable(uri string) bool {

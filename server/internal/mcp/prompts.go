@@ -17,14 +17,18 @@ type promptDef struct {
 	name        string
 	description string
 	args        []sdk.PromptArgument
+	folder      bool // a prompt of the skills folders (folderprompts.go)
 }
 
 func (p promptDef) equal(o promptDef) bool {
-	return p.name == o.name && p.description == o.description && slices.Equal(p.args, o.args)
+	return p.name == o.name && p.description == o.description && slices.Equal(p.args, o.args) && p.folder == o.folder
 }
 
 func (p promptDef) sdkPrompt() *sdk.Prompt {
 	out := &sdk.Prompt{Name: p.name, Description: p.description}
+	if p.folder {
+		out.Meta = folderOrigin
+	}
 	for _, a := range p.args {
 		arg := a
 		out.Arguments = append(out.Arguments, &arg)
@@ -82,6 +86,9 @@ func (s *Server) syncPrompts(ctx context.Context, touched ...string) error {
 	for _, p := range list {
 		next[p.name] = p
 	}
+	for _, p := range s.folderPromptDefs(next) {
+		next[p.name] = p
+	}
 	var removed []string
 	for name := range s.prompts {
 		if _, ok := next[name]; !ok {
@@ -135,6 +142,9 @@ func (s *Server) getPrompt(ctx context.Context, name string, args map[string]str
 	s.promptMu.Lock()
 	def, known := s.prompts[name]
 	s.promptMu.Unlock()
+	if known && def.folder {
+		return s.getFolderPrompt(name)
+	}
 	if known {
 		for _, a := range def.args {
 			if _, ok := args[a.Name]; a.Required && !ok {

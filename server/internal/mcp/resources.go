@@ -110,10 +110,15 @@ func sameResource(a, b sdk.Resource) bool {
 // readResourceHandler serves resources/read for every URI the SDK
 // dispatches here (mirrored ones and the catch-all templates).
 func (s *Server) readResourceHandler(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-	if s.skillExt && strings.HasPrefix(req.Params.URI, SkillScheme) {
-		return s.readSkillFile(ctx, req.Params.URI)
+	uri := req.Params.URI
+	if asked, ok := ctx.Value(askedURIKey{}).(string); ok {
+		uri = asked
 	}
-	return s.readResource(ctx, req.Params.URI)
+	ctx = s.withHold(ctx, req.Extra)
+	if s.skillExt && strings.HasPrefix(uri, SkillScheme) {
+		return s.readSkillFile(ctx, uri)
+	}
+	return s.readResource(ctx, uri)
 }
 
 // readResource resolves any URI as skills::resources-read does (a section
@@ -121,6 +126,9 @@ func (s *Server) readResourceHandler(ctx context.Context, req *sdk.ReadResourceR
 func (s *Server) readResource(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
 	if err := s.checkSection(uri); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	if err := s.reserveFileRead(ctx, uri); err != nil {
+		return nil, err
 	}
 	env, err := s.registry.Read(ctx, uri)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/invoke"
 	"github.com/iii-skills/skills/server/internal/registry"
@@ -92,6 +93,18 @@ type Options struct {
 	// AllowSideEffectsSetting names the operator's setting in refusals
 	// (default "--mcp-allow-side-effects").
 	AllowSideEffectsSetting string
+	// FolderPrompts, when set, also serves the prompts of the skills
+	// folders as MCP prompts (folderprompts.go); a registered prompt of
+	// the same name wins.
+	FolderPrompts FolderPrompts
+	// AnswerBudget bounds the bytes big reads hold until their HTTP
+	// responses are written, over all requests, each client (address)
+	// holding at most its share (answers.go); a read waits up to
+	// AnswerWait for room, then is refused with CodeServerBusy. Default
+	// a pool of DefaultAnswerBudgetBytes, half per client; the skills
+	// process passes the pool /rpc draws from.
+	AnswerBudget *budget.Pool
+	AnswerWait   time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -119,6 +132,12 @@ func (o Options) withDefaults() Options {
 	if o.AllowSideEffectsSetting == "" {
 		o.AllowSideEffectsSetting = "--mcp-allow-side-effects"
 	}
+	if o.AnswerBudget == nil {
+		o.AnswerBudget = budget.New("bytes of answers in flight", DefaultAnswerBudgetBytes, DefaultAnswerBudgetBytes/2)
+	}
+	if o.AnswerWait <= 0 {
+		o.AnswerWait = DefaultAnswerWait
+	}
 	return o
 }
 
@@ -139,6 +158,11 @@ type Server struct {
 
 	resMu     sync.Mutex
 	resources map[string]sdk.Resource // mirror, keyed by URI
+
+	// answers is Options.AnswerBudget; holds the open HTTP holds on it,
+	// by id (answers.go).
+	answers *budget.Pool
+	holds   sync.Map
 
 	skillMu    sync.Mutex
 	skillFiles map[string][]string // skill path → file URIs last served (for resources/updated)
@@ -199,6 +223,7 @@ func New(client *iii.Client, opts Options) *Server {
 		registry:     opts.Registry,
 		engine:       invoke.Caller{Client: client, Timeout: opts.CallTimeout, RetryAfter: max(opts.ReadRetryAfter, 0)},
 		skillExt:     opts.SkillsExtension,
+		answers:      opts.AnswerBudget,
 		skillFiles:   map[string][]string{},
 		skillTouched: map[string]struct{}{},
 		opts:         opts,
@@ -305,6 +330,7 @@ func (s *Server) start(parent context.Context) error {
 	})
 	s.cleanups = append(s.cleanups, removeHook)
 
+	s.followFolderPrompts(ctx)
 	s.resyncAll(ctx)
 
 	s.wg.Add(1)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/skillsext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -181,31 +182,40 @@ func (s *Server) listSkills(ctx context.Context, rawCursor string) (*listSkillsR
 
 // getSkill answers skills/get {uri}: the uri of a skill's SKILL.md.
 func (s *Server) getSkill(ctx context.Context, uri string) (*getSkillResult, error) {
-	skillPath, ok := strings.CutSuffix(strings.TrimPrefix(uri, SkillScheme), "/"+SkillFileName)
-	if !strings.HasPrefix(uri, SkillScheme) || !ok || skillPath == "" {
-		return nil, invalidParams("No skill is served at %s (expected skill://<skill-path>/SKILL.md)", uri)
+	p, err := registry.ParseSkillURI(uri)
+	skillPath, ok := strings.CutSuffix(p, "/"+SkillFileName)
+	if err != nil || !ok || skillPath == "" {
+		why := "expected skill://<skill-path>/SKILL.md"
+		var pe *registry.PathError
+		if errors.As(err, &pe) {
+			why = pe.Reason
+		}
+		return nil, invalidParams("No skill is served at %s (%s)", registry.Quoted(uri), why)
 	}
 	e, found, err := s.registry.CatalogSkill(ctx, skillPath)
 	if err != nil {
 		return nil, backendError(err)
 	}
 	if !found {
-		return nil, invalidParams("No skill is served at %s", uri)
+		return nil, invalidParams("No skill is served at %s", registry.Quoted(uri))
 	}
 	if e.Problem != "" {
-		return nil, invalidParams("Skill at %s is not served: %s", uri, e.Problem)
+		return nil, invalidParams("Skill at %s is not served: %s", registry.Quoted(uri), e.Problem)
 	}
 	return &getSkillResult{ResultType: "complete", Skill: toWire(e), CacheScope: "public"}, nil
 }
 
 // resolveSkillURI finds the skill a skill:// URI points into: the longest
-// path prefix that is a skill (nested skills serve their own files).
+// path prefix that is a skill (nested skills serve their own files). The
+// path is percent-decoded once first (registry.ParseSkillURI); a path that
+// can name no file (NUL, "..", not UTF-8, too long) is a
+// *registry.PathError. rest is the decoded file path inside the skill.
 func (s *Server) resolveSkillURI(ctx context.Context, uri string) (e skillsext.Skill, rest string, found bool, err error) {
-	p, ok := strings.CutPrefix(uri, SkillScheme)
-	if !ok || p == "" {
-		return skillsext.Skill{}, "", false, nil
+	// "skill://<path>/" is the directory resources/directory/read lists.
+	p, err := registry.ParseSkillURI(strings.TrimSuffix(uri, "/"))
+	if err != nil {
+		return skillsext.Skill{}, "", false, err
 	}
-	p = strings.TrimSuffix(p, "/")
 	for cut := len(p); cut > 0; cut = strings.LastIndexByte(p[:cut], '/') {
 		e, found, err = s.registry.CatalogSkill(ctx, p[:cut])
 		if err != nil || found {
@@ -213,6 +223,17 @@ func (s *Server) resolveSkillURI(ctx context.Context, uri string) (e skillsext.S
 		}
 	}
 	return skillsext.Skill{}, "", false, nil
+}
+
+// skillPathError turns the verdict of resolveSkillURI on a path that can
+// name no file into invalid params (-32602, which 2026-07-28 also uses
+// for an unknown resource); other errors are the backend's.
+func skillPathError(err error) error {
+	var pe *registry.PathError
+	if errors.As(err, &pe) {
+		return invalidParams("Resource not found: %s", pe.Error())
+	}
+	return backendError(err)
 }
 
 // readDirectory answers resources/directory/read: the direct children of a
@@ -224,10 +245,10 @@ func (s *Server) readDirectory(ctx context.Context, uri, rawCursor string) (*dir
 	}
 	e, dir, found, err := s.resolveSkillURI(ctx, uri)
 	if err != nil {
-		return nil, backendError(err)
+		return nil, skillPathError(err)
 	}
 	if !found || e.Problem != "" {
-		return nil, invalidParams("%s is not a directory resource: no skill is served there", uri)
+		return nil, invalidParams("%s is not a directory resource: no skill is served there", registry.Quoted(uri))
 	}
 	prefix := ""
 	if dir != "" {
@@ -236,7 +257,7 @@ func (s *Server) readDirectory(ctx context.Context, uri, rawCursor string) (*dir
 	children := map[string]*sdk.Resource{}
 	for _, f := range e.Files {
 		if f.Path == dir {
-			return nil, invalidParams("%s is not a directory resource", uri)
+			return nil, invalidParams("%s is not a directory resource", registry.Quoted(uri))
 		}
 		rest, ok := strings.CutPrefix(f.Path, prefix)
 		if !ok {
@@ -251,7 +272,7 @@ func (s *Server) readDirectory(ctx context.Context, uri, rawCursor string) (*dir
 		}
 	}
 	if len(children) == 0 && dir != "" {
-		return nil, invalidParams("%s is not a directory resource", uri)
+		return nil, invalidParams("%s is not a directory resource", registry.Quoted(uri))
 	}
 	uris := make([]string, 0, len(children))
 	for u := range children {
@@ -277,23 +298,31 @@ func (s *Server) readDirectory(ctx context.Context, uri, rawCursor string) (*dir
 func (s *Server) readSkillFile(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
 	e, file, found, err := s.resolveSkillURI(ctx, uri)
 	if err != nil {
-		return nil, backendError(err)
+		return nil, skillPathError(err)
 	}
-	if !found || file == "" {
-		return nil, invalidParams("Resource not found: %s", uri)
-	}
-	if e.Problem != "" {
-		return nil, invalidParams("Resource not found: %s (%s)", uri, e.Problem)
+	switch {
+	case !found:
+		return nil, invalidParams("Resource not found: %s (no skill is served at this path)", registry.Quoted(uri))
+	case file == "":
+		return nil, invalidParams("Resource not found: %s (a skill's directory; read skill://%s/SKILL.md or list it with resources/directory/read)",
+			registry.Quoted(uri), registry.EscapePath(e.Path))
+	case e.Problem != "":
+		return nil, invalidParams("Resource not found: %s (%s)", registry.Quoted(uri), e.Problem)
 	}
 	mime := catalog.MIMEType(file)
 	for _, f := range e.Files {
-		if f.Path == file && f.MIME != "" {
-			mime = f.MIME
+		if f.Path == file {
+			if f.MIME != "" {
+				mime = f.MIME
+			}
+			if err := s.reserveAnswer(ctx, f.Size); err != nil {
+				return nil, err
+			}
 		}
 	}
 	b, err := s.registry.CatalogFile(ctx, e.Path, file)
 	if errors.Is(err, skillsext.ErrNoSuchFile) {
-		return nil, invalidParams("Resource not found: %s", uri)
+		return nil, invalidParams("Resource not found: %s (skill %s has no file %s)", registry.Quoted(uri), e.Path, registry.Quoted(file))
 	}
 	if err != nil {
 		return nil, backendError(err)

@@ -102,7 +102,7 @@ func (s *Server) readSkillTool(ctx context.Context, req *sdk.CallToolRequest) (*
 	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.URI == "" {
 		return toolError(`arguments must be {"uri": "skill://<path>/SKILL.md"} (or a file of that skill)`), nil
 	}
-	res, err := s.readSkillFile(ctx, in.URI)
+	res, err := s.readSkillFile(s.withHold(ctx, req.Extra), in.URI)
 	if err != nil {
 		return toolError(err.Error()), nil
 	}

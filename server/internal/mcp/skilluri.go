@@ -6,10 +6,11 @@ import (
 )
 
 // SkillScheme prefixes every skill:// URI.
-const SkillScheme = "skill://"
+const SkillScheme = registry.SkillScheme
 
-// SkillURI is the URI of a file of the skill at skillPath.
-func SkillURI(skillPath, file string) string { return SkillScheme + skillPath + "/" + file }
+// SkillURI is the URI of a file of the skill at skillPath, percent-encoded
+// (registry.SkillFileURI): reads decode it once (registry.ParseSkillURI).
+func SkillURI(skillPath, file string) string { return registry.SkillFileURI(skillPath, file) }
 
 // SkillFileName is the file every skill has at its root.
 const SkillFileName = skillsext.FileName

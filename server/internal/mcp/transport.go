@@ -79,6 +79,8 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		}
 		stateful.ServeHTTP(w, r)
 	})
+	route = decodeMcpName(route) // until go-sdk decodes it itself (mcpname.go)
+	route = s.holdAnswers(route)
 	route = quietPrime(route)
 	idle := opts.IdleSessionTimeout
 	if idle == 0 {

@@ -113,22 +113,24 @@ func IsHidden(functionID string) bool { return rules.IsHidden(functionID) }
 
 // SplitSkillFile reads the id of a skill URI (iii://<skill>/<path>) as a
 // file of a skill: the longest prefix of id that passes ValidateID and that
-// isSkill accepts is the skill, the rest the file's path ("mcp-builder",
-// "reference/evaluation.md"). ok is false when no prefix is such a skill or
-// the rest is not a plain relative path (no "." or ".." segments); callers
-// then answer exactly as for an ordinary id.
-func SplitSkillFile(id string, isSkill func(skill string) bool) (skill, file string, ok bool) {
+// isSkill accepts is the skill, the rest the file's path, percent-decoded
+// once like a skill:// path (DecodeFilePath: "mcp-builder",
+// "reference/evaluation.md"; "notes/with%20space.md" is "notes/with
+// space.md"). ok is false when no prefix is such a skill; callers then
+// answer exactly as for an ordinary id. err says why the rest names no
+// file of that skill ("." or ".." segments, a NUL byte, a name that is
+// not UTF-8 or too long); uri is the URI it names.
+func SplitSkillFile(id string, isSkill func(skill string) bool) (skill, file string, ok bool, err error) {
 	for i := strings.LastIndexByte(id, '/'); i > 0; i = strings.LastIndexByte(id[:i], '/') {
 		skill, file = id[:i], id[i+1:]
 		if ValidateID(skill) != nil || !isSkill(skill) {
 			continue
 		}
-		for _, seg := range strings.Split(file, "/") {
-			if seg == "" || seg == "." || seg == ".." {
-				return "", "", false
-			}
+		file, err = DecodeFilePath(file, SkillURI(id))
+		if err != nil {
+			return skill, "", false, err
 		}
-		return skill, file, true
+		return skill, file, true, nil
 	}
-	return "", "", false
+	return "", "", false, nil
 }

@@ -451,6 +451,10 @@ func (r *Runtime) Sandbox() *sandbox.Sandbox { return r.sb }
 // SandboxSlots is the pool of sandboxes runs take, a share per client.
 func (r *Runtime) SandboxSlots() *budget.Pool { return r.sandboxes }
 
+// AnswerBudget is the pool of bytes in flight /rpc requests draw from
+// (Options.AnswerBudget); the MCP endpoint draws from it too.
+func (r *Runtime) AnswerBudget() *budget.Pool { return r.answers }
+
 // LoadFolders (re)loads the bundle folders under roots into the catalog
 // (source SourceFolderBundles). Bad bundles are logged and skipped.
 func (r *Runtime) LoadFolders(roots ...string) error {

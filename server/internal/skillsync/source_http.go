@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
+	uris "github.com/iii-skills/skills/server/internal/registry"
 )
 
 // The registry's HTTP listener through the MCP Skills extension
@@ -240,7 +241,7 @@ func (s *httpSource) List(ctx context.Context) ([]Listed, error) {
 }
 
 func (s *httpSource) Get(ctx context.Context, p string) (Listed, bool, error) {
-	uri := skillsmcp.SkillScheme + p + "/" + SkillFile
+	uri := skillsmcp.SkillURI(p, SkillFile)
 	res, err := sdk.CallCustomMethod[*extParams, *extGet](ctx, s.cs, skillsmcp.MethodSkillsGet, &extParams{URI: uri})
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams {
@@ -265,7 +266,9 @@ func (s *httpSource) Get(ctx context.Context, p string) (Listed, bool, error) {
 // decode turns one extension entry into a Listed, refusing what does not
 // have the extension's shape.
 func (s *httpSource) decode(w extSkill) (Listed, error) {
-	p, ok := strings.CutPrefix(w.URI, skillsmcp.SkillScheme)
+	// URIs are percent-encoded (RFC 3986); paths are compared decoded.
+	p, err := uris.ParseSkillURI(w.URI)
+	ok := err == nil
 	if ok {
 		p, ok = strings.CutSuffix(p, "/"+SkillFile)
 	}
@@ -284,7 +287,6 @@ func (s *httpSource) decode(w extSkill) (Listed, error) {
 	if raw, ok := w.Meta[skillsmcp.MetaKeyOrigin]; ok {
 		_ = json.Unmarshal(raw, &l.Origin)
 	}
-	var err error
 	if l.Meta, err = parseMeta(p, func(k string) (json.RawMessage, bool) { v, ok := w.Meta[MetaPrefix+k]; return v, ok }); err != nil {
 		return Listed{}, err
 	}
@@ -306,9 +308,16 @@ func (s *httpSource) decode(w extSkill) (Listed, error) {
 	}
 	prefix := skillsmcp.SkillScheme + p + "/"
 	for _, r := range res {
-		file, ok := strings.CutPrefix(r.URI, prefix)
+		var file string
+		if decoded, err := uris.ParseSkillURI(r.URI); err == nil {
+			file, ok = strings.CutPrefix(decoded, p+"/")
+		} else {
+			// A path no file can have ("..", NUL): kept as listed, for
+			// the file checks that report the skill.
+			file, ok = strings.CutPrefix(r.URI, prefix)
+		}
 		if !ok {
-			return Listed{}, fmt.Errorf("skill %s: resource %q is not under %s", p, clip(r.URI, 120), prefix)
+			return Listed{}, fmt.Errorf("skill %s: resource %q is not a file under %s", p, clip(r.URI, 120), prefix)
 		}
 		sum, ok := strings.CutPrefix(r.Digest, "sha256:")
 		if !ok || r.Size == nil {
@@ -320,7 +329,7 @@ func (s *httpSource) decode(w extSkill) (Listed, error) {
 }
 
 func (s *httpSource) ReadFile(ctx context.Context, p, file string) ([]byte, error) {
-	uri := skillsmcp.SkillScheme + p + "/" + file
+	uri := skillsmcp.SkillURI(p, file)
 	res, err := s.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
 	if err != nil {
 		return nil, s.failed(fmt.Errorf("resources/read %s: %w", uri, err))

@@ -16,6 +16,7 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/registry"
 )
 
 // linker maps a link destination written in a skill to the href the page
@@ -73,20 +74,34 @@ func (linkRewriter) Transform(doc *ast.Document, reader text.Reader, pc parser.C
 			}
 			n.Level = min(n.Level+1, 6)
 		case *ast.Link:
-			if href, ok := l.href(string(n.Destination), false); ok {
+			if href, ok := l.href(string(n.Destination)); ok {
 				n.Destination = rendered(href)
 			} else {
 				edits = append(edits, edit{n, nil}) // unwrap: keep the children
 			}
 		case *ast.Image:
-			if href, ok := l.href(string(n.Destination), true); ok {
-				n.Destination = rendered(href)
+			// No image loads: an image becomes a link to what it names
+			// (a remote URL, one of the skill's files, another skill),
+			// its alt text and destination in the text. A remote image
+			// would tell any host the skill's author picks who reads the
+			// page and when; a skill's own files are never served raw
+			// from this origin (an SVG is a script there).
+			if href, ok := l.href(string(n.Destination)); ok {
+				label := strings.TrimSpace(string(nodeText(n, src)))
+				if label == "" {
+					label = "image"
+				}
+				link := ast.NewLink()
+				link.Destination = rendered(href)
+				link.AppendChild(link, ast.NewString([]byte(label+" (image: "+html.UnescapeString(strings.TrimSpace(string(n.Destination)))+")")))
+				edits = append(edits, edit{n, link})
 			} else {
 				edits = append(edits, edit{n, nil})
 			}
+			return ast.WalkSkipChildren, nil
 		case *ast.AutoLink:
 			label := n.Label(src)
-			if href, ok := l.href(string(n.URL(src)), false); ok {
+			if href, ok := l.href(string(n.URL(src))); ok {
 				link := ast.NewLink()
 				link.Destination = rendered(href)
 				link.AppendChild(link, ast.NewString(label))
@@ -141,12 +156,13 @@ func nodeText(n ast.Node, src []byte) []byte {
 	return b.Bytes()
 }
 
-// href maps a destination: http(s) and mailto stay (images: http(s) only),
-// iii://<id> and skill://<id>/<file> become this page's links, a relative
+// href maps a link's destination (an image's too: the renderer makes
+// images links, it loads none): http(s) and mailto stay, iii://<id> and
+// skill://<id>/<file> become this page's links, a relative
 // path naming one of the skill's files opens its view, other relative
 // links stay; everything else (javascript:, data:, vbscript:, file:,
 // unparsable URLs) is refused.
-func (l *linker) href(dest string, image bool) (string, bool) {
+func (l *linker) href(dest string) (string, bool) {
 	// Decide on what the browser would see: entities resolved, and no
 	// control or space characters, which browsers strip ("java\tscript:").
 	dest = html.UnescapeString(strings.TrimSpace(dest))
@@ -165,21 +181,12 @@ func (l *linker) href(dest string, image bool) (string, bool) {
 	case "http", "https":
 		return u.String(), u.Host != ""
 	case "mailto":
-		return u.String(), !image
+		return u.String(), true
 	case "iii":
-		if image {
-			return "", false
-		}
 		return l.iiiHref(u)
 	case "skill":
-		if image {
-			return "", false
-		}
-		return l.skillHref(strings.TrimPrefix(dest, "skill://"))
+		return l.skillHref(dest)
 	case "":
-		if image {
-			return "", false // relative images would load skill files from this origin
-		}
 		if u.Host != "" { // //host/path: another site over the page's scheme
 			return u.String(), true
 		}
@@ -238,11 +245,15 @@ func (l *linker) iiiHref(u *url.URL) (string, bool) {
 }
 
 // skillHref maps skill://<id>/SKILL.md and skill://<id>/<file> (the MCP
-// Skills extension form): the longest prefix that is a catalog id is the skill.
-func (l *linker) skillHref(rest string) (string, bool) {
-	rest = strings.Trim(rest, "/")
-	if rest == "" {
+// Skills extension form, its path percent-decoded once as every read
+// decodes it): the longest prefix that is a catalog id is the skill.
+func (l *linker) skillHref(uri string) (string, bool) {
+	if strings.Trim(strings.TrimPrefix(uri, registry.SkillScheme), "/") == "" {
 		return "/", true
+	}
+	rest, err := registry.ParseSkillURI(strings.TrimSuffix(uri, "/"))
+	if err != nil {
+		return "", false // names no file: the text stays, without a link
 	}
 	if l.cat != nil {
 		for cut := len(rest); cut > 0; cut = strings.LastIndexByte(rest[:cut], '/') {

@@ -17,7 +17,6 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
-	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/directory"
 	"github.com/iii-skills/skills/server/internal/invoke"
 	"github.com/iii-skills/skills/server/internal/registry"
@@ -238,13 +237,13 @@ func originOf(e *catalog.Entry, pubs *publisherLookup) originView {
 		}
 		return originView{Kind: "published", Text: "published by a worker (skills::register)"}
 	case catalog.OriginFolder:
-		return originView{Kind: "folder", Text: "folder " + o.Source + " · " + o.Path}
+		return originView{Kind: "folder", Text: "folder " + catalog.DisplaySource(o.Source) + " · " + o.Path}
 	case catalog.OriginBundle:
-		return originView{Kind: "bundle", Text: "bundle " + o.Source + " · " + o.Path}
+		return originView{Kind: "bundle", Text: "bundle " + catalog.DisplaySource(o.Source) + " · " + o.Path}
 	case catalog.OriginBuiltin:
 		return originView{Kind: "builtin", Text: "built in"}
 	}
-	return originView{Kind: string(o.Kind), Text: string(o.Kind) + " " + o.Source}
+	return originView{Kind: string(o.Kind), Text: string(o.Kind) + " " + catalog.DisplaySource(o.Source)}
 }
 
 func inNamespace(id, ns string) bool { return ns == "" || strings.HasPrefix(id, ns+"/") }
@@ -313,6 +312,7 @@ type fileRow struct {
 
 type fileView struct {
 	Path, MIME, Size, Digest string
+	URI                      string // skill://<id>/<path>, percent-encoded as MCP lists it
 	Text                     string
 	Note                     string // why the content is not shown
 }
@@ -350,8 +350,8 @@ type skillData struct {
 	Folder      string       // a folder skill's file: its history is the folder's
 	Viewing     *oldVersionView
 	Published   bool
-	NeedToken   bool // the unregister form asks for the token
-	TokenNotSet bool // no token is configured: changes are off
+	NeedToken   bool // the unregister form asks for an admin or team token
+	TokenNotSet bool // neither is configured: changes are off
 	Setting     string
 }
 
@@ -388,9 +388,9 @@ func (s *Server) showSkill(w http.ResponseWriter, r *http.Request, id string, st
 	}
 	pubs := s.publishers(r.Context())
 	d := skillData{Row: rowOf(e, time.Now(), pubs), Kind: string(e.Kind), Published: e.Origin.Kind == catalog.OriginPublished,
-		URIs:        []string{"iii://" + e.ID, "skill://" + e.ID + "/SKILL.md"},
-		TokenNotSet: s.opts.Guard.Token == "", Setting: s.opts.TokenSetting}
-	d.NeedToken = needToken
+		URIs:        []string{registry.SkillURI(e.ID), registry.SkillFileURI(e.ID, "SKILL.md")},
+		TokenNotSet: s.opts.ActionTokens == nil, Setting: s.opts.TokenSetting}
+	d.NeedToken = !d.TokenNotSet // every action names who acts (actions.go)
 	if body, err := e.Body.String(); err != nil {
 		d.BodyError = "the body could not be read: " + err.Error()
 	} else if html, err := renderMarkdown(s.cat, e, body); err != nil {
@@ -417,7 +417,7 @@ func (s *Server) showSkill(w http.ResponseWriter, r *http.Request, id string, st
 	}
 	published := false
 	for _, h := range s.cat.Holders(e.ID) {
-		d.Holders = append(d.Holders, holderRow{Source: h.SourceName(), Origin: originOf(h, pubs)})
+		d.Holders = append(d.Holders, holderRow{Source: catalog.DisplaySource(h.SourceName()), Origin: originOf(h, pubs)})
 		published = published || h.Origin.Kind == catalog.OriginPublished
 	}
 	if e.Origin.Kind == catalog.OriginFolder {
@@ -473,7 +473,7 @@ func viewFile(e *catalog.Entry, path string) *fileView {
 	if !ok {
 		return &fileView{Path: path, Note: "This skill has no file at that path."}
 	}
-	v := &fileView{Path: f.Path, MIME: f.MIME, Size: humanSize(f.Size), Digest: f.Digest.String()}
+	v := &fileView{Path: f.Path, MIME: f.MIME, Size: humanSize(f.Size), Digest: f.Digest.String(), URI: registry.SkillFileURI(e.ID, f.Path)}
 	switch {
 	case !catalog.IsText(f.MIME):
 		v.Note = "A binary file (" + f.MIME + "): not shown."
@@ -664,6 +664,9 @@ func (s *Server) diagnostics(w http.ResponseWriter, r *http.Request) {
 		d.Diagnostics = s.opts.Folders.Diagnostics()
 	}
 	d.Sources = s.cat.Sources()
+	for i := range d.Sources {
+		d.Sources[i].Name = catalog.DisplaySource(d.Sources[i].Name) // no absolute paths of the server's disk
+	}
 	s.render(w, r, http.StatusOK, "diagnostics", &page{Title: "Diagnostics", Nav: "diagnostics", Live: "catalog", Data: d})
 }
 
@@ -710,14 +713,15 @@ func (s *Server) workers(w http.ResponseWriter, r *http.Request) {
 // function a worker calls. It needs a same-origin form post with the CSRF
 // value, and the listener token (form field, cookie or bearer header).
 func (s *Server) unregister(w http.ResponseWriter, r *http.Request) {
-	if !s.actionAllowed(w, r, "unregister a skill") {
+	actor, ok := s.actionAllowed(w, r, "unregister a skill")
+	if !ok {
 		return
 	}
 	id := r.PostFormValue("id")
-	// The page checked the listener token: the operator may remove any id.
+	// The admin token removes any id; a team's token only its own.
 	var out registry.UnregisterSkillOutput
 	if err := s.ask(r.Context(), rules.FnSkillsUnregister, func(ctx context.Context) (err error) {
-		out, err = s.opts.Registry.UnregisterSkill(ctx, core.Operator(), id)
+		out, err = s.opts.Registry.UnregisterSkill(ctx, actor.Caller, id)
 		return err
 	}); err != nil {
 		s.fail(w, r, http.StatusBadRequest, err.Error())
@@ -727,6 +731,7 @@ func (s *Server) unregister(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("No published skill has the id %q (folder and bundle skills are changed in their files).", id))
 		return
 	}
+	s.opts.Logger.Info("web: skill unregistered", "by", actor.Name, "id", id)
 	http.Redirect(w, r, "/?removed="+url.QueryEscape(id), http.StatusSeeOther)
 }
 

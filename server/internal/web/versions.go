@@ -128,12 +128,9 @@ func selectorOK(sel string) bool {
 
 // loadHistory lists id's versions and, when the query asks, a diff.
 func (s *Server) loadHistory(ctx context.Context, r *http.Request, kind historyKind, id string) *historyView {
-	v := &historyView{Kind: kind, ID: id, Href: historyHref(kind, id), TokenNotSet: s.opts.Guard.Token == "", Setting: s.opts.TokenSetting,
+	v := &historyView{Kind: kind, ID: id, Href: historyHref(kind, id), TokenNotSet: s.opts.ActionTokens == nil, Setting: s.opts.TokenSetting,
 		AdminOn: s.opts.AdminToken != ""}
-	v.NeedToken = !v.TokenNotSet
-	if c, err := r.Cookie(tokenCookie); err == nil && c.Value != "" && s.hasToken(r) {
-		v.NeedToken = false
-	}
+	v.NeedToken = !v.TokenNotSet // every action names who acts (actions.go)
 	v.Protected = slices.Clone(s.opts.ProtectedLabels)
 	var l listing
 	if err := s.ask(ctx, fnOf(kind, "versions"), func(ctx context.Context) (err error) {
@@ -339,24 +336,19 @@ func (s *Server) oldVersion(ctx context.Context, id, sel string) (string, error)
 // ---- actions ----
 
 // actionAllowed applies the checks every action shares (same-origin form
-// post, CSRF value, a configured token presented by cookie, header or the
-// form's token field) and answers the refusal itself.
-func (s *Server) actionAllowed(w http.ResponseWriter, r *http.Request, what string) bool {
+// post, CSRF value, the form's token naming who acts: actions.go) and
+// answers the refusal itself; ok false when it refused.
+func (s *Server) actionAllowed(w http.ResponseWriter, r *http.Request, what string) (Actor, bool) {
 	if why := s.checkPost(r); why != "" {
 		s.fail(w, r, http.StatusForbidden, "Refused: "+why)
-		return false
+		return Actor{}, false
 	}
-	tok := s.opts.Guard.Token
-	if tok == "" {
-		s.fail(w, r, http.StatusForbidden, "Refused: changing the catalog from the web page needs a token, and none is set; "+
-			"start skills with "+s.opts.TokenSetting+" (or SKILLS_MCP_TOKEN) to allow it.")
-		return false
+	a, status, why := s.actor(r, what)
+	if why != "" {
+		s.fail(w, r, status, "Refused: "+why)
+		return Actor{}, false
 	}
-	if !s.hasToken(r) && !tokenEqual(r.PostFormValue("token"), tok) {
-		s.fail(w, r, http.StatusUnauthorized, "Refused: the token is missing or wrong; enter the "+s.opts.TokenSetting+" token to "+what+".")
-		return false
-	}
-	return true
+	return a, true
 }
 
 // actionTarget reads the kind and id of an action's form.
@@ -375,7 +367,8 @@ func actionTarget(r *http.Request) (historyKind, string, string) {
 // moveLabel points a label at a version (skills::label / prompts::label).
 // The page sends an admin token only when the operator gave it one.
 func (s *Server) moveLabel(w http.ResponseWriter, r *http.Request) {
-	if !s.actionAllowed(w, r, "move a label") {
+	actor, ok := s.actionAllowed(w, r, "move a label")
+	if !ok {
 		return
 	}
 	kind, id, bad := actionTarget(r)
@@ -391,22 +384,25 @@ func (s *Server) moveLabel(w http.ResponseWriter, r *http.Request) {
 		s.actionFailed(w, r, kind, id, "Refused: "+bad)
 		return
 	}
-	// The page checked the listener token: the operator moves the label,
-	// with the admin token only when the operator gave the page one.
-	in := core.LabelInput{ID: id, Label: label, Version: ver, AdminToken: s.opts.AdminToken}
+	// The admin token moves protected labels; a team's token only when
+	// the operator gave the page the admin token (--web-admin-labels).
+	in := core.LabelInput{ID: id, Label: label, Version: ver, AdminToken: actor.AdminToken}
+	if in.AdminToken == "" {
+		in.AdminToken = s.opts.AdminToken
+	}
 	var out history.LabelMove
 	if err := s.ask(r.Context(), fnOf(kind, "label"), func(ctx context.Context) (err error) {
-		out, err = s.opts.Registry.Label(ctx, core.Operator(), kind, in)
+		out, err = s.opts.Registry.Label(ctx, actor.Caller, kind, in)
 		return err
 	}); err != nil {
 		msg := "The registry refused to move the label: " + registryWords(err)
-		if slices.Contains(s.opts.ProtectedLabels, label) && s.opts.AdminToken == "" {
-			msg += " (This page holds no admin token: move protected labels with `skills label " + id + " " + label + " VERSION --admin-token …`, or see docs/web.md.)"
+		if slices.Contains(s.opts.ProtectedLabels, label) && in.AdminToken == "" {
+			msg += " (Protected labels move with the registry's admin token: enter it instead of your team's, or use `skills label " + id + " " + label + " VERSION --admin-token …`; see docs/web.md.)"
 		}
 		s.actionFailed(w, r, kind, id, msg)
 		return
 	}
-	s.opts.Logger.Info("web: label moved", "kind", string(kind), "id", id, "label", label, "version", out.Version, "previous", out.Previous)
+	s.opts.Logger.Info("web: label moved", "by", actor.Name, "kind", string(kind), "id", id, "label", label, "version", out.Version, "previous", out.Previous)
 	q := url.Values{"done": {"label"}, "label": {label}, "v": {strconv.Itoa(out.Version)}}
 	http.Redirect(w, r, historyHref(kind, id)+"?"+q.Encode()+"#versions-h", http.StatusSeeOther)
 }
@@ -414,7 +410,8 @@ func (s *Server) moveLabel(w http.ResponseWriter, r *http.Request) {
 // rollback registers a version's content again as the newest version
 // (skills::rollback / prompts::rollback).
 func (s *Server) rollback(w http.ResponseWriter, r *http.Request) {
-	if !s.actionAllowed(w, r, "roll back") {
+	actor, ok := s.actionAllowed(w, r, "roll back")
+	if !ok {
 		return
 	}
 	kind, id, bad := actionTarget(r)
@@ -429,13 +426,13 @@ func (s *Server) rollback(w http.ResponseWriter, r *http.Request) {
 	in := core.RollbackInput{ID: id, Version: ver, Meta: history.Meta{Message: msg, Author: "skills web page"}}
 	var out core.RollbackResult
 	if err := s.ask(r.Context(), fnOf(kind, "rollback"), func(ctx context.Context) (err error) {
-		out, err = s.opts.Registry.Rollback(ctx, core.Operator(), kind, in)
+		out, err = s.opts.Registry.Rollback(ctx, actor.Caller, kind, in)
 		return err
 	}); err != nil {
 		s.actionFailed(w, r, kind, id, "The registry refused the rollback: "+registryWords(err))
 		return
 	}
-	s.opts.Logger.Info("web: rolled back", "kind", string(kind), "id", id, "version", out.Version, "rolled_back", out.RolledBack, "created", out.Created)
+	s.opts.Logger.Info("web: rolled back", "by", actor.Name, "kind", string(kind), "id", id, "version", out.Version, "rolled_back", out.RolledBack, "created", out.Created)
 	created := "1"
 	if !out.Created {
 		created = "0"

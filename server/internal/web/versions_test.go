@@ -205,14 +205,14 @@ func TestVersionActionsNeedTokenSameOriginAndCSRF(t *testing.T) {
 		}{
 			{"no token", form(), nil, http.StatusUnauthorized},
 			{"wrong token", form("token", "nope"), nil, http.StatusUnauthorized},
-			{"no origin", form("token", "sekret"), func(r *http.Request) { r.Header.Del("Origin") }, http.StatusForbidden},
-			{"cross-site", form("token", "sekret"), func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "cross-site") }, http.StatusForbidden},
-			{"stale csrf", form("token", "sekret"), func(r *http.Request) {
+			{"no origin", form("token", "acme-token"), func(r *http.Request) { r.Header.Del("Origin") }, http.StatusForbidden},
+			{"cross-site", form("token", "acme-token"), func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "cross-site") }, http.StatusForbidden},
+			{"stale csrf", form("token", "acme-token"), func(r *http.Request) {
 				r.Header.Del("Cookie")
 				r.AddCookie(&http.Cookie{Name: csrfCookie, Value: strings.Repeat("cd", 16)})
 			}, http.StatusForbidden},
-			{"bad kind", form("token", "sekret", "kind", "bundle"), nil, http.StatusBadRequest},
-			{"bad version", form("token", "sekret", "version", "1@2"), nil, http.StatusBadRequest},
+			{"bad kind", form("token", "acme-token", "kind", "bundle"), nil, http.StatusBadRequest},
+			{"bad version", form("token", "acme-token", "version", "1@2"), nil, http.StatusBadRequest},
 		}
 		for _, c := range cases {
 			if res := post(t, s, action, c.form, c.mod); res.StatusCode != c.status {
@@ -225,7 +225,7 @@ func TestVersionActionsNeedTokenSameOriginAndCSRF(t *testing.T) {
 		if c := hc.called("skills::rollback"); len(c) != 0 {
 			t.Fatalf("%s: refused actions called the registry: %v", action, c)
 		}
-		res := post(t, s, action, form("token", "sekret", "message", "revert"), nil)
+		res := post(t, s, action, form("token", "acme-token", "message", "revert"), nil)
 		loc := res.Header.Get("Location")
 		if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/skill/a?") {
 			t.Fatalf("%s: status %d location %q", action, res.StatusCode, loc)
@@ -254,10 +254,10 @@ func TestVersionActionsNeedTokenSameOriginAndCSRF(t *testing.T) {
 func TestRefusedLabelMoveShowsTheRegistrysWords(t *testing.T) {
 	s, hc := newHistoryServer(t, Options{ProtectedLabels: []string{"production"}}, published("a", "# A"))
 	hc.refuse["skills::label"] = `label "production" is protected: pass the registry's admin token as admin_token`
-	res := post(t, s, "/actions/label", url.Values{"kind": {"skill"}, "id": {"a"}, "label": {"production"}, "version": {"1"}, "token": {"sekret"}}, nil)
+	res := post(t, s, "/actions/label", url.Values{"kind": {"skill"}, "id": {"a"}, "label": {"production"}, "version": {"1"}, "token": {"acme-token"}}, nil)
 	html := bodyOf(t, res)
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(html, "label &#34;production&#34; is protected: pass the registry&#39;s admin token as admin_token") ||
-		!strings.Contains(html, "This page holds no admin token") {
+		!strings.Contains(html, "Protected labels move with the registry&#39;s admin token: enter it instead of your team&#39;s") {
 		t.Fatalf("status %d:\n%s", res.StatusCode, html)
 	}
 	if strings.Contains(html, `data-live="skill:a"`) {
@@ -270,9 +270,15 @@ func TestRefusedLabelMoveShowsTheRegistrysWords(t *testing.T) {
 
 func TestConfiguredAdminTokenIsPassed(t *testing.T) {
 	s, hc := newHistoryServer(t, Options{AdminToken: "root", ProtectedLabels: []string{"production"}}, published("a", "# A"))
-	post(t, s, "/actions/label", url.Values{"kind": {"skill"}, "id": {"a"}, "label": {"production"}, "version": {"2"}, "token": {"sekret"}}, nil)
+	post(t, s, "/actions/label", url.Values{"kind": {"skill"}, "id": {"a"}, "label": {"production"}, "version": {"2"}, "token": {"acme-token"}}, nil)
 	if c := hc.called("skills::label"); len(c) != 1 || !strings.Contains(c[0], `"admin_token":"root"`) {
 		t.Fatalf("label calls %v", c)
+	}
+	// The admin's own token moves protected labels without the option.
+	s, hc = newHistoryServer(t, Options{ProtectedLabels: []string{"production"}}, published("a", "# A"))
+	post(t, s, "/actions/label", url.Values{"kind": {"skill"}, "id": {"a"}, "label": {"production"}, "version": {"2"}, "token": {"root-token"}}, nil)
+	if c := hc.called("skills::label"); len(c) != 1 || !strings.Contains(c[0], `"admin_token":"root-token"`) {
+		t.Fatalf("label calls with the admin token %v", c)
 	}
 	if html := bodyOf(t, get(t, s, "/skill/a", signedIn)); strings.Contains(html, "root") {
 		t.Error("the admin token reached the page")
@@ -306,7 +312,7 @@ func TestPromptPageListsVersionsAndActs(t *testing.T) {
 	if strings.Contains(html, "?version=") {
 		t.Error("prompt versions have no body view")
 	}
-	res := post(t, s, "/actions/rollback", url.Values{"kind": {"prompt"}, "id": {"greet"}, "version": {"1"}, "token": {"sekret"}}, nil)
+	res := post(t, s, "/actions/rollback", url.Values{"kind": {"prompt"}, "id": {"greet"}, "version": {"1"}, "token": {"root-token"}}, nil)
 	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/prompt/greet?") {
 		t.Fatalf("prompt rollback: %d %q", res.StatusCode, res.Header.Get("Location"))
 	}

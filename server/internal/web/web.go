@@ -84,11 +84,16 @@ type Options struct {
 	ServeLabel string
 	// ProtectedLabels are the labels that move only with the admin token.
 	ProtectedLabels []string
-	// AdminToken is passed as admin_token on label moves made from the
-	// page. Empty (the default): the page holds no admin token and never
-	// sends one, so protected labels cannot be moved from it. Set only
-	// when the operator chose so (--web-admin-labels): anyone holding
-	// Guard.Token can then move them.
+	// ActionTokens resolves the token an action's form carries to who
+	// acts (actions.go): the registry's admin token acts as the operator,
+	// a team's engine token (engine_tokens) as that team, within its
+	// namespaces. Guard.Token, which lets a reader see the page, changes
+	// nothing. Nil: no token acts, and the page changes nothing.
+	ActionTokens func(token string) (Actor, bool)
+	// AdminToken is passed as admin_token on label moves a team makes
+	// from the page. Empty (the default): protected labels move only with
+	// the admin token itself. Set only when the operator chose so
+	// (--web-admin-labels): a team token then moves them on its own ids.
 	AdminToken string
 	// Publishers says which worker published a skill or prompt
 	// (core.Local); the page names it through engine::workers::list.
@@ -129,10 +134,11 @@ const (
 	csrfField   = "csrf"
 )
 
-// contentSecurityPolicy allows only this origin's script and style, images
-// over http(s) (markdown images), fetches and event streams to this origin,
-// and nothing else: no inline script, no objects, no frames, no <base>.
-const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' http: https:; " +
+// contentSecurityPolicy allows only this origin's script, style and
+// images, fetches and event streams to this origin, and nothing else: no
+// inline script, no objects, no frames, no <base>, no image from another
+// host (markdown images are rendered as links, markdown.go).
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
 
 // New builds the page and subscribes to the catalog; Close unsubscribes.

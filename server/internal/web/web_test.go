@@ -99,6 +99,10 @@ func newServer(t testing.TB, opts Options, token string, entries ...*catalog.Ent
 	}
 	opts.Catalog = cat
 	opts.Guard = httpguard.Policy{Token: token, CheckHost: true, ListenAddr: "127.0.0.1:1"}
+	if opts.ActionTokens == nil && token != "" {
+		// Actions name who acts: the admin token, or team acme's.
+		opts.ActionTokens = ActionTokens("root-token", []Team{{Name: "acme", Token: "acme-token", Namespaces: []string{"acme"}}})
+	}
 	s := New(opts)
 	t.Cleanup(s.Close)
 	return s, src
@@ -235,7 +239,7 @@ func post(t *testing.T, s *Server, target string, form url.Values, mod func(*htt
 
 func TestUnregisterNeedsTokenSameOriginAndCSRF(t *testing.T) {
 	s, _, fc := newTestServer(t, "sekret", published("a", "# A"))
-	withToken := url.Values{"id": {"a"}, "token": {"sekret"}}
+	withToken := url.Values{"id": {"a"}, "token": {"root-token"}}
 	cases := []struct {
 		name   string
 		form   url.Values
@@ -270,8 +274,34 @@ func TestUnregisterNeedsTokenSameOriginAndCSRF(t *testing.T) {
 func TestUnregisterWithoutConfiguredTokenIsRefused(t *testing.T) {
 	s, _, fc := newTestServer(t, "", published("a", "# A"))
 	res := post(t, s, "/actions/unregister", url.Values{"id": {"a"}}, nil)
-	if res.StatusCode != http.StatusForbidden || !strings.Contains(bodyOf(t, res), "--mcp-token") || len(fc.calls) != 0 {
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(bodyOf(t, res), "admin token (--admin-token or SKILLS_ADMIN_TOKEN) or a team") || len(fc.calls) != 0 {
 		t.Fatalf("status %d calls %v", res.StatusCode, fc.calls)
+	}
+}
+
+// The listener token lets a reader see the page; it changes nothing,
+// signed in or typed into the form.
+func TestListenerTokenAloneChangesNothing(t *testing.T) {
+	s, _, fc := newTestServer(t, "sekret", published("a", "# A"))
+	for name, mod := range map[string]func(*http.Request){
+		"in the form":    nil,
+		"signed in too":  signedIn,
+		"bearer as well": func(r *http.Request) { r.Header.Set("Authorization", "Bearer sekret") },
+	} {
+		res := post(t, s, "/actions/unregister", url.Values{"id": {"a"}, "token": {"sekret"}}, mod)
+		if body := bodyOf(t, res); res.StatusCode != http.StatusForbidden || !strings.Contains(body, "lets you read this page, not change the registry") {
+			t.Errorf("%s: status %d:\n%s", name, res.StatusCode, body)
+		}
+		res = post(t, s, "/actions/unregister", url.Values{"id": {"a"}}, mod)
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s, no action token: status %d", name, res.StatusCode)
+		}
+	}
+	if len(fc.calls) != 0 {
+		t.Fatalf("refused actions called the registry: %v", fc.calls)
+	}
+	if html := bodyOf(t, get(t, s, "/skill/a", signedIn)); !strings.Contains(html, "Admin or team token") {
+		t.Error("the unregister form does not ask for the admin or team token")
 	}
 }
 
@@ -450,7 +480,7 @@ func TestLiveStreamsAreBounded(t *testing.T) {
 
 func TestOversizedFormRefused(t *testing.T) {
 	s, _, fc := newTestServer(t, "sekret", published("a", "# A"))
-	res := post(t, s, "/actions/unregister", url.Values{"id": {"a"}, "token": {"sekret"}, "pad": {strings.Repeat("x", maxFormBytes)}}, nil)
+	res := post(t, s, "/actions/unregister", url.Values{"id": {"a"}, "token": {"root-token"}, "pad": {strings.Repeat("x", maxFormBytes)}}, nil)
 	if res.StatusCode != http.StatusForbidden || !strings.Contains(bodyOf(t, res), "at most 64 KiB") || len(fc.calls) != 0 {
 		t.Fatalf("oversized form: status %d, calls %v", res.StatusCode, fc.calls)
 	}
@@ -563,7 +593,7 @@ func TestPublicOriginBehindTLSProxy(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := New(Options{Catalog: cat, Registry: over(fc), Engine: fc, PublicOrigin: publicOrigin, Guard: httpguard.Policy{Token: "sekret", CheckHost: true,
-			ListenAddr: "127.0.0.1:1", AllowedHosts: []string{"skills.example.com"}}})
+			ListenAddr: "127.0.0.1:1", AllowedHosts: []string{"skills.example.com"}}, ActionTokens: ActionTokens("root-token", nil)})
 		t.Cleanup(s.Close)
 		return s, fc
 	}
@@ -604,14 +634,14 @@ func TestPublicOriginBehindTLSProxy(t *testing.T) {
 		t.Fatalf("sign-in from %s: %d, token cookie %+v, want 303 and a Secure HttpOnly SameSite=Strict cookie", public, res.StatusCode, c)
 	}
 	for _, origin := range []string{"http://skills.example.com", "https://evil.example", "https://skills.example.com:8443"} {
-		if res := post(t, s, "/actions/unregister", url.Values{"id": {"a"}, "token": {"sekret"}}, proxied(origin, forged)); res.StatusCode != http.StatusForbidden {
+		if res := post(t, s, "/actions/unregister", url.Values{"id": {"a"}, "token": {"root-token"}}, proxied(origin, forged)); res.StatusCode != http.StatusForbidden {
 			t.Errorf("action from %s: %d, want 403", origin, res.StatusCode)
 		}
 	}
 	if len(fc.calls) != 0 {
 		t.Fatalf("refused actions called the registry: %v", fc.calls)
 	}
-	if res := post(t, s, "/actions/unregister", url.Values{"id": {"a"}, "token": {"sekret"}}, proxied(public)); res.StatusCode != http.StatusSeeOther || len(fc.calls) != 1 {
+	if res := post(t, s, "/actions/unregister", url.Values{"id": {"a"}, "token": {"root-token"}}, proxied(public)); res.StatusCode != http.StatusSeeOther || len(fc.calls) != 1 {
 		t.Fatalf("action from %s: %d, calls %v", public, res.StatusCode, fc.calls)
 	}
 
