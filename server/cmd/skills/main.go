@@ -75,6 +75,7 @@ const usageCommands = `  skills [flags]                                         
   skills diff [--prompt] ID FROM TO                       unified diff between two versions or labels
   skills label [--prompt] ID LABEL VERSION                point a label at a version (--admin-token if protected)
   skills rollback [--prompt] ID VERSION                   make a version's content the newest version again
+  skills unregister [--prompt] ID                         remove a published skill (or prompt), as its owner
   skills help [COMMAND]                                   this text, or the flags of one command
 `
 

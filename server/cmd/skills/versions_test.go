@@ -101,4 +101,21 @@ func TestVersionSubcommands(t *testing.T) {
 	if rc != 1 || !strings.Contains(errb, "skill cli/x has no version 9") {
 		t.Fatalf("unknown version: rc %d %s", rc, errb)
 	}
+	// unregister removes it (once the registering connection is gone),
+	// and says so when nothing was there.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		out, errb, rc = cli("unregister", "cli/x")
+		if rc == 0 {
+			break
+		}
+		if !strings.Contains(errb, "belongs to another worker") || time.Now().After(deadline) {
+			t.Fatalf("unregister: rc %d %s%s", rc, out, errb)
+		}
+	}
+	if out != "cli/x: unregistered\n" {
+		t.Fatalf("unregister: %q", out)
+	}
+	if out, errb, rc = cli("unregister", "cli/x"); rc != 0 || out != "cli/x: nothing was registered under it\n" {
+		t.Fatalf("unregister again: rc %d %q %s", rc, out, errb)
+	}
 }

@@ -282,13 +282,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 		page.publicOrigin, _, _ = httpguard.PublicOrigin("", cfg.HTTP.PublicURL) // Validate checked it
 		scoped, _ := cfg.ScopedTokens()                                          // Validate checked them
-		page.actionTokens = actionTokens(cfg.Registry.AdminToken, scoped)
 		if cfg.HTTP.WebAdminLabels {
 			page.adminToken = cfg.Registry.AdminToken
 			if page.adminToken == "" {
 				log.Warn("--web-admin-labels has no effect: no --admin-token (or " + EnvAdminToken + ") is set")
 			}
 		}
+		page.actionTokens = actionTokens(cfg.Registry.AdminToken, cfg.HTTP.Token, page.adminToken, scoped)
 		bound, stopHTTP, err := StartHTTP(ctx, HTTPServer{Addr: cfg.HTTP.Addr, Client: client, Registry: reg, Door: cfg.HTTP.options(),
 			MCP: tools, Runtime: sp, RPCPath: cfg.HTTP.RPCPath, Page: page, Ready: health.All(reg.Ready, claims.Ready), Logger: log})
 		if err != nil {

@@ -47,10 +47,11 @@ func webPage(src *webSource, client *iii.Client, log *slog.Logger) func(httpguar
 	}
 }
 
-// actionTokens is web.Options.ActionTokens for the registry's admin token
-// and the teams of engine_tokens (nil when there are neither).
-func actionTokens(adminToken string, scoped []engine.ScopedToken) func(string) (web.Actor, bool) {
-	if adminToken == "" && len(scoped) == 0 {
+// actionTokens is web.Options.ActionTokens for the registry's admin token,
+// the teams of engine_tokens and, without teams, the listener's token (nil
+// when there is none of them).
+func actionTokens(adminToken, listenerToken, pageAdminToken string, scoped []engine.ScopedToken) func(string) (web.Actor, bool) {
+	if adminToken == "" && listenerToken == "" && len(scoped) == 0 {
 		return nil
 	}
 	teams := make([]web.Team, len(scoped))
@@ -63,7 +64,7 @@ func actionTokens(adminToken string, scoped []engine.ScopedToken) func(string) (
 		}
 		teams[i] = web.Team{Name: t.Name, Token: t.Token, Namespaces: t.Namespaces, Nested: scope.Nested(t.Namespaces, others)}
 	}
-	return web.ActionTokens(adminToken, teams)
+	return web.ActionTokens(adminToken, teams, listenerToken, pageAdminToken)
 }
 
 // folderPrompts serves the directory's folder prompts to MCP.

@@ -36,13 +36,26 @@ type Actor struct {
 
 // ActionTokens builds Options.ActionTokens from the registry's admin
 // token and the teams' engine tokens, compared in constant time.
-func ActionTokens(adminToken string, teams []Team) func(string) (Actor, bool) {
+//
+// With no teams (no engine_tokens) there are no tenants to keep apart:
+// the listener's own token (listenerToken, --mcp-token) then acts as the
+// operator too, as the one person who may read the page may also change
+// it; protected labels still move only with the admin token, or with
+// pageAdminToken (--web-admin-labels). With teams, listenerToken is
+// ignored: it only lets a reader see the page.
+func ActionTokens(adminToken string, teams []Team, listenerToken, pageAdminToken string) func(string) (Actor, bool) {
+	if len(teams) > 0 {
+		listenerToken = ""
+	}
 	return func(tok string) (Actor, bool) {
 		if tok == "" {
 			return Actor{}, false
 		}
 		if adminToken != "" && tokenEqual(tok, adminToken) {
 			return Actor{Caller: core.Operator(), Name: "admin", AdminToken: adminToken}, true
+		}
+		if listenerToken != "" && tokenEqual(tok, listenerToken) {
+			return Actor{Caller: core.Operator(), Name: "operator", AdminToken: pageAdminToken}, true
 		}
 		for _, t := range teams {
 			if tokenEqual(tok, t.Token) {

@@ -101,7 +101,7 @@ func newServer(t testing.TB, opts Options, token string, entries ...*catalog.Ent
 	opts.Guard = httpguard.Policy{Token: token, CheckHost: true, ListenAddr: "127.0.0.1:1"}
 	if opts.ActionTokens == nil && token != "" {
 		// Actions name who acts: the admin token, or team acme's.
-		opts.ActionTokens = ActionTokens("root-token", []Team{{Name: "acme", Token: "acme-token", Namespaces: []string{"acme"}}})
+		opts.ActionTokens = ActionTokens("root-token", []Team{{Name: "acme", Token: "acme-token", Namespaces: []string{"acme"}}}, token, "")
 	}
 	s := New(opts)
 	t.Cleanup(s.Close)
@@ -279,8 +279,19 @@ func TestUnregisterWithoutConfiguredTokenIsRefused(t *testing.T) {
 	}
 }
 
-// The listener token lets a reader see the page; it changes nothing,
-// signed in or typed into the form.
+// Without teams there is one operator: the listener token, typed into
+// the form, acts as that operator (protected labels excepted, as before).
+func TestListenerTokenActsWithoutTeams(t *testing.T) {
+	fc := &fakeCaller{answers: map[string]string{"skills::unregister": `{"id":"a","removed":true}`}}
+	s, _ := newServer(t, Options{Registry: over(fc), Engine: fc, ActionTokens: ActionTokens("", nil, "sekret", "")}, "sekret", published("a", "# A"))
+	res := post(t, s, "/actions/unregister", url.Values{"id": {"a"}, "token": {"sekret"}}, nil)
+	if res.StatusCode != http.StatusSeeOther || countCalls(fc, "skills::unregister") != 1 {
+		t.Fatalf("unregister with the listener token and no teams: status %d, %d calls:\n%s", res.StatusCode, countCalls(fc, "skills::unregister"), bodyOf(t, res))
+	}
+}
+
+// With teams, the listener token lets a reader see the page; it changes
+// nothing, signed in or typed into the form.
 func TestListenerTokenAloneChangesNothing(t *testing.T) {
 	s, _, fc := newTestServer(t, "sekret", published("a", "# A"))
 	for name, mod := range map[string]func(*http.Request){
@@ -593,7 +604,7 @@ func TestPublicOriginBehindTLSProxy(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := New(Options{Catalog: cat, Registry: over(fc), Engine: fc, PublicOrigin: publicOrigin, Guard: httpguard.Policy{Token: "sekret", CheckHost: true,
-			ListenAddr: "127.0.0.1:1", AllowedHosts: []string{"skills.example.com"}}, ActionTokens: ActionTokens("root-token", nil)})
+			ListenAddr: "127.0.0.1:1", AllowedHosts: []string{"skills.example.com"}}, ActionTokens: ActionTokens("root-token", nil, "", "")})
 		t.Cleanup(s.Close)
 		return s, fc
 	}
