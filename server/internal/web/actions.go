@@ -80,6 +80,11 @@ type Team struct {
 // says why nobody may act.
 func (s *Server) actor(r *http.Request, what string) (a Actor, status int, why string) {
 	tok := r.PostFormValue("token")
+	if tok == "" && s.hasToken(r) {
+		// Signed in with the listener token: it acts only where
+		// ActionTokens lets it (no teams: the one operator).
+		tok = s.opts.Guard.Token
+	}
 	if s.opts.ActionTokens == nil {
 		return Actor{}, http.StatusForbidden, "changing the registry from this page needs the registry's admin token (--admin-token or " +
 			"SKILLS_ADMIN_TOKEN) or a team's engine token (engine_tokens in config.yaml), and this server has neither; " +
