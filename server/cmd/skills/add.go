@@ -15,6 +15,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/app"
 	"github.com/iii-skills/skills/server/internal/skilladd"
 )
 
@@ -79,7 +80,7 @@ func runAdd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *only != "" {
-		o.Only = splitList(*only)
+		o.Only = app.SplitList(*only)
 	}
 	// Say at once when no registry listens, before fetching anything.
 	if !*dryRun {

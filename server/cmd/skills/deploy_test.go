@@ -128,7 +128,7 @@ func TestAllowHostRefusesURLs(t *testing.T) {
 	for _, args := range [][]string{
 		{"--mcp-allow-host", "https://skills.example.com"},
 		{"--engine-allow-host", "iii.example.com/ws"},
-		{"mcp", "--http", "127.0.0.1:0", "--allow-host", "user@host"},
+		{"mcp", "--http-addr", "127.0.0.1:0", "--mcp-allow-host", "user@host"},
 	} {
 		cmd := skillsCommand(append([]string{"--config", filepath.Join(t.TempDir(), "none.yaml")}, args...)...)
 		if args[0] == "mcp" {

@@ -102,7 +102,7 @@ func TestHelpListsEverySubcommand(t *testing.T) {
 	}
 	// runMCP refuses to start without --stdio or --http ADDR, so the
 	// synopsis must show both and no optional-looking [--stdio].
-	if !strings.Contains(help, "skills mcp --stdio | --http ADDR") || strings.Contains(help, "[--stdio]") {
+	if !strings.Contains(help, "skills mcp --stdio | --http-addr ADDR") || strings.Contains(help, "[--stdio]") {
 		t.Errorf("--help misstates the mcp synopsis:\n%s", help)
 	}
 
