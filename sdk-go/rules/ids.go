@@ -52,4 +52,13 @@ const (
 	FnCacheSync   = "skills::cache-sync"
 	FnClusterSync = "skills::cluster-sync"
 	TopicChanges  = "skills::changes"
+
+	// Ours, internal: answers the caller the engine stamped on the call,
+	// so that the registry learns at start whether its engine stamps it.
+	FnCallerProbe = "skills::caller-probe"
+
+	// Ours: Skills Protocol bundles published over iii and withdrawn
+	// (docs/skills-protocol.md).
+	FnPublishBundle   = "skills::publish-bundle"
+	FnUnpublishBundle = "skills::unpublish-bundle"
 )

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
@@ -130,7 +131,7 @@ func publishFiles(t *testing.T, c *iii.Client, files map[string]string) (json.Ra
 	for p, content := range files {
 		list = append(list, skillsprotocol.BundleFile{Path: p, Content: base64.StdEncoding.EncodeToString([]byte(content)), Encoding: "base64"})
 	}
-	return trigger(t, c, skillsprotocol.PublishFunction, skillsprotocol.PublishRequest{Files: list})
+	return trigger(t, c, rules.FnPublishBundle, skillsprotocol.PublishRequest{Files: list})
 }
 
 type bundleRun struct {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
@@ -65,7 +66,7 @@ func BenchmarkPublishedBundlesRSS(b *testing.B) {
 			for p, content := range files {
 				list = append(list, skillsprotocol.BundleFile{Path: p, Content: content})
 			}
-			if _, err := triggerTB(b, c, skillsprotocol.PublishFunction, skillsprotocol.PublishRequest{Files: list}); err != nil {
+			if _, err := triggerTB(b, c, rules.FnPublishBundle, skillsprotocol.PublishRequest{Files: list}); err != nil {
 				b.Fatalf("publish %d: %v", n, err)
 			}
 		}

@@ -28,6 +28,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/app"
 	"github.com/iii-skills/skills/server/internal/worker"
 )
@@ -58,7 +59,7 @@ const usageCommands = `  skills [flags]                                         
   skills trigger --function-id ID [--payload JSON|@FILE|-] [--url URL] [--timeout D]
                                                           call any function and print its result
   skills search [--limit N] [--namespace NS] [--json] [--url URL] QUERY...
-                                                          rank the registry's skills for a task (skills::search)
+                                                          rank the registry's skills for a task (` + rules.FnSkillsSearch + `)
   skills mcp --stdio | --http-addr ADDR [--url URL] [--mcp-token T]
                                                           serve the registry to MCP clients (stdin/stdout or
                                                           Streamable HTTP at http://ADDR/mcp; both flags: both)

@@ -3,6 +3,8 @@ package app
 import (
 	"flag"
 	"strings"
+
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // sideEffectsUsage is the help of --mcp-allow-side-effects.
@@ -21,7 +23,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&e.Standalone, "standalone", e.Standalone, "Start an embedded iii engine on the --url address and run the worker against it")
 	fs.BoolVar(&e.Only, "engine-only", e.Only, "With --standalone: run only the embedded engine, without the registry worker (to host another registry, e.g. upstream's)")
 	fs.StringVar(&e.DataDir, "data", e.DataDir, "Directory of durable state: the embedded engine's (with --standalone) and the Skills Protocol store (blobs, published bundles) of the worker")
-	fs.BoolVar(&r.StrictFetch, "strict-fetch", r.StrictFetch, "Reject bare skill paths in skill::fetch, exactly like upstream v0.2.2")
+	fs.BoolVar(&r.StrictFetch, "strict-fetch", r.StrictFetch, "Reject bare skill paths in "+rules.FnSkillFetch+", exactly like upstream v0.2.2")
 	fs.StringVar(&h.Addr, "mcp-addr", h.Addr, "Alias of --http-addr")
 	fs.BoolVar(&h.WebAdminLabels, "web-admin-labels", h.WebAdminLabels, "Let the web page move protected labels with --admin-token for anyone who holds --mcp-token (by default the page holds no admin token and the registry refuses protected labels moved from it; config web_admin_labels)")
 	fs.StringVar(&h.RPCPath, "rpc-path", h.RPCPath, "Path of the Skills Protocol JSON-RPC endpoint on the --http-addr listener (empty disables)")
@@ -38,7 +40,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&r.ClaimTimeout, "claim-timeout", r.ClaimTimeout, "How long the worker keeps asking for function ids another worker holds before it exits non-zero (it is not ready until it owns all of them)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", c.PprofAddr, "Serve Go runtime profiles at http://ADDR/debug/pprof/ (loopback addresses only; empty disables)")
 	fs.StringVar(&r.Versions.ServeLabel, "serve-label", r.Versions.ServeLabel, "Reads without a version selector serve this label where a skill or prompt has it, else the newest version (config versions.serve_label)")
-	fs.StringVar(&r.AdminToken, "admin-token", r.AdminToken, "Token that unlocks moving protected labels (skills::label admin_token; env "+EnvAdminToken+")")
+	fs.StringVar(&r.AdminToken, "admin-token", r.AdminToken, "Token that unlocks moving protected labels ("+rules.FnSkillsLabel+" admin_token; env "+EnvAdminToken+")")
 	fs.Var(listFlag{&r.Versions.ProtectedLabels}, "protected-labels", "Comma-separated labels that move only with --admin-token (config versions.protected_labels)")
 	fs.Var(&folderFlag{list: (*[]string)(&c.Directory.SkillsFolder)}, "skills-folder", "Serve skills from this folder (repeatable, earlier wins; replaces config skills_folder)")
 }

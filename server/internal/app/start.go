@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/cluster"
 	"github.com/iii-skills/skills/server/internal/core"
@@ -255,7 +256,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	reg.Start(ctx)
 	s.lost = reclaimOnReconnect(ctx, client, cfg.Registry.ClaimTimeout, log, setStamped, claims)
-	log.Info("skills ready: 13 functions + skills::search / skill::search + 2 custom trigger types")
+	log.Info("skills ready: 13 functions + " + rules.FnSkillsSearch + " / " + rules.FnSkillSearch + " + 2 custom trigger types")
 	if cfg.Engine.Standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -354,7 +355,7 @@ func TestInProcessWorkerIDsTypesAndNameAreReserved(t *testing.T) {
 	for _, name := range []string{"skills", "SKILLS", "ѕkills" /* Cyrillic ѕ */, "s k i l l s", "iii-state"} {
 		w := dialWorker(t, e.URL())
 		code, msg := w.callErr(iii.FnRegisterWorker, map[string]any{"name": name, "pid": 7})
-		if code != CodeForbidden || !strings.Contains(msg, "a socket connection must choose another name") {
+		if code != rules.CodeForbidden || !strings.Contains(msg, "a socket connection must choose another name") {
 			t.Fatalf("a socket naming itself %q: %s %q; want forbidden", name, code, msg)
 		}
 		var list struct{ Workers []iii.WorkerInfo }
@@ -430,7 +431,7 @@ func TestTriggerFireRunsAsItsRegistrant(t *testing.T) {
 	attacker.send(map[string]any{"type": "invokefunction", "invocation_id": id, "function_id": "skills::unregister",
 		"data": map[string]any{}, "trigger_id": "atk-t3"})
 	f := attacker.expect("invocationresult")
-	if e := f.obj("error"); e == nil || e["code"] != CodeForbidden || !strings.Contains(e["message"].(string), "only its type's provider fires it") {
+	if e := f.obj("error"); e == nil || e["code"] != rules.CodeForbidden || !strings.Contains(e["message"].(string), "only its type's provider fires it") {
 		t.Fatalf("a fire from a non-provider: %s; want forbidden", f.raw)
 	}
 	select {
@@ -480,7 +481,7 @@ func TestPrivateScopesAreWrittenOnlyInProcess(t *testing.T) {
 		"state::delete": {"scope": "skills.versions", "key": "0000000000000004"},
 	} {
 		code, msg := sock.callErr(fn, args)
-		if code != CodeForbidden || !strings.Contains(msg, `scope "skills.versions" is private`) {
+		if code != rules.CodeForbidden || !strings.Contains(msg, `scope "skills.versions" is private`) {
 			t.Fatalf("%s from a socket: %s %q; want forbidden naming the scope", fn, code, msg)
 		}
 	}

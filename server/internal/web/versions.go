@@ -34,14 +34,6 @@ const (
 	kindPrompt = core.KindPrompt
 )
 
-// fnOf names the registry function a verb of kind k is (in messages).
-func fnOf(k historyKind, verb string) string {
-	if k == kindPrompt {
-		return "prompts::" + verb
-	}
-	return "skills::" + verb
-}
-
 // historyHref is the page that shows id's history.
 func historyHref(k historyKind, id string) string {
 	if k == kindPrompt {
@@ -136,7 +128,7 @@ func (s *Server) loadHistory(ctx context.Context, r *http.Request, kind historyK
 	}
 	v.Protected = slices.Clone(s.opts.ProtectedLabels)
 	var l listing
-	if err := s.ask(ctx, fnOf(kind, "versions"), func(ctx context.Context) (err error) {
+	if err := s.ask(ctx, kind.Function("versions"), func(ctx context.Context) (err error) {
 		l, err = s.opts.Registry.Versions(ctx, kind, id)
 		return err
 	}); err != nil {
@@ -203,7 +195,7 @@ func (s *Server) loadDiff(ctx context.Context, kind historyKind, id, from, to st
 		return d
 	}
 	var out core.DiffResult
-	if err := s.ask(ctx, fnOf(kind, "diff"), func(ctx context.Context) (err error) {
+	if err := s.ask(ctx, kind.Function("diff"), func(ctx context.Context) (err error) {
 		out, err = s.opts.Registry.Diff(ctx, kind, core.DiffInput{ID: id, From: from, To: to})
 		return err
 	}); err != nil {
@@ -395,7 +387,7 @@ func (s *Server) moveLabel(w http.ResponseWriter, r *http.Request) {
 	// with the admin token only when the operator gave the page one.
 	in := core.LabelInput{ID: id, Label: label, Version: ver, AdminToken: s.opts.AdminToken}
 	var out history.LabelMove
-	if err := s.ask(r.Context(), fnOf(kind, "label"), func(ctx context.Context) (err error) {
+	if err := s.ask(r.Context(), kind.Function("label"), func(ctx context.Context) (err error) {
 		out, err = s.opts.Registry.Label(ctx, core.Operator(), kind, in)
 		return err
 	}); err != nil {
@@ -428,7 +420,7 @@ func (s *Server) rollback(w http.ResponseWriter, r *http.Request) {
 	}
 	in := core.RollbackInput{ID: id, Version: ver, Meta: history.Meta{Message: msg, Author: "skills web page"}}
 	var out core.RollbackResult
-	if err := s.ask(r.Context(), fnOf(kind, "rollback"), func(ctx context.Context) (err error) {
+	if err := s.ask(r.Context(), kind.Function("rollback"), func(ctx context.Context) (err error) {
 		out, err = s.opts.Registry.Rollback(ctx, core.Operator(), kind, in)
 		return err
 	}); err != nil {
