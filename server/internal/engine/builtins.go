@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
@@ -137,18 +138,16 @@ func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessag
 	if info.Runtime == "" {
 		info.Runtime = "unknown"
 	}
-	if v, ok := a.raw("pid"); ok {
-		var pid uint32
-		if err := json.Unmarshal(v, &pid); err != nil {
-			return nil, decodeErr("%s: field `pid` must be a non-negative integer, got %s", fn, jsonKind(v))
-		}
+	var pid uint32
+	if ok, errb := a.into("pid", "a non-negative integer", &pid); errb != nil {
+		return nil, errb
+	} else if ok {
 		info.PID = &pid
 	}
-	if v, ok := a.raw("telemetry"); ok {
-		var t workerTelemtry
-		if err := json.Unmarshal(v, &t); err != nil {
-			return nil, decodeErr("%s: field `telemetry` must be an object {language?, project_name?, framework?}: %v", fn, err)
-		}
+	var t workerTelemtry
+	if ok, errb := a.into("telemetry", "an object {language?, project_name?, framework?}", &t); errb != nil {
+		return nil, errb
+	} else if ok {
 		info.Telemetry = &t
 	}
 	e.mu.Lock()
@@ -162,7 +161,7 @@ func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessag
 	if refused != "" {
 		e.log.Warn("worker name refused: "+refused, "worker_id", c.id, "remote", c.remoteIP)
 		e.workersEvent(eventWorkerMetadataUpdated, c.id)
-		return nil, &wire.ErrorBody{Code: CodeForbidden, Message: fn + ": " + refused}
+		return nil, &wire.ErrorBody{Code: rules.CodeForbidden, Message: fn + ": " + refused}
 	}
 	if first {
 		// One line per publisher that joins; its functions are at debug.
@@ -313,7 +312,7 @@ func (e *Engine) functionsList(_ context.Context, _ *conn, data json.RawMessage)
 
 func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	const fn = iii.FnInfoFunctions
-	a, errb := parseArgs(fn, data, true, `{"function_id":"skills::register"}`)
+	a, errb := parseArgs(fn, data, true, `{"function_id":"`+iii.FnListWorkers+`"}`)
 	if errb != nil {
 		return nil, errb
 	}
@@ -434,7 +433,7 @@ func (e *Engine) triggersList(_ context.Context, _ *conn, data json.RawMessage) 
 }
 
 func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs(iii.FnInfoTriggers, data, true, `{"id":"skills::on-change"}`)
+	a, errb := parseArgs(iii.FnInfoTriggers, data, true, `{"id":"`+iii.TriggerFunctionsAvailable+`"}`)
 	if errb != nil {
 		return nil, errb
 	}
