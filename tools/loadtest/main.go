@@ -1,4 +1,4 @@
-// Command loadtest runs the hostile-load checks of issue 12 against a real
+// Command loadtest runs the hostile-load checks against a real
 // `skills --standalone` process that it starts itself on a free loopback
 // port with a fresh data directory:
 //
@@ -26,7 +26,7 @@
 // the label no older than its last acknowledged move. Exit status 1 if
 // any is missing.
 //
-// rpcmem: small /rpc requests that named big blobs (issue 20, attack 3);
+// rpcmem: small /rpc requests that named big blobs (the /rpc memory attack);
 // prints the server's peak RSS under each (see rpcmem.go).
 //
 // slowread: 32 and 64 concurrent slow readers of a 15 MiB folder file over

@@ -1,7 +1,7 @@
 package main
 
 // slowread: concurrent slow readers of one big folder file over /rpc
-// (issue "trust boundaries, third pass", memory item), measured from
+// (the memory of slow readers), measured from
 // outside the process. Each reader POSTs read_skill_file for a 15 MiB
 // binary file of a skills folder and reads the answer 64 KiB every
 // 10 ms; a reader refused for lack of room (503, Retry-After) waits as

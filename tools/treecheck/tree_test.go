@@ -22,18 +22,28 @@ func root(t *testing.T) string {
 }
 
 // skipDir is a folder that holds no source of the repository: build
-// output, installed dependencies, test data, hidden folders.
-func skipDir(name string) bool {
+// output, installed dependencies, hidden folders, and unless testdata
+// test data.
+func skipDir(name string, testdata bool) bool {
 	switch name {
-	case "node_modules", "bin", "dist", "testdata", "__pycache__":
+	case "node_modules", "bin", "dist", "__pycache__", "venv":
 		return true
+	case "testdata":
+		return !testdata
 	}
 	return strings.HasPrefix(name, ".") && name != "."
 }
 
 // walk calls f with the path (relative to the repository's root, with /)
-// of every file of the repository that ends in one of exts.
+// of every file of the repository, test data left out, whose name ends
+// in one of exts.
 func walk(t *testing.T, f func(rel, abs string), exts ...string) {
+	t.Helper()
+	walkTree(t, false, f, exts...)
+}
+
+// walkTree is walk, with the test data when testdata is true.
+func walkTree(t *testing.T, testdata bool, f func(rel, abs string), exts ...string) {
 	t.Helper()
 	base := root(t)
 	err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
@@ -41,7 +51,7 @@ func walk(t *testing.T, f func(rel, abs string), exts ...string) {
 			return err
 		}
 		if d.IsDir() {
-			if path != base && skipDir(d.Name()) {
+			if path != base && skipDir(d.Name(), testdata) {
 				return filepath.SkipDir
 			}
 			return nil

@@ -35,7 +35,7 @@ func settledRSS(tb testing.TB, pid int) (rss, anon int64) {
 	return rss, anon
 }
 
-// BenchmarkPublishedBundlesRSS is issue 20's attack 7 measured from
+// BenchmarkPublishedBundlesRSS is the published-bundles memory attack measured from
 // outside the server: five bundles of 11 MiB (incompressible) published
 // over iii, then a restart. Reported: the server's VmRSS and RssAnon (MB)
 // idle, after the publishes, and after the restart. Run once:

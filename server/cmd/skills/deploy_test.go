@@ -195,7 +195,7 @@ func dialStatusT(t *testing.T, wsURL, host string) int {
 }
 
 // A config whose host keys do not parse stops the start with exit code 2
-// naming the key and its line (issue 21: it used to be reported and
+// naming the key and its line (it used to be reported and
 // ignored, the registry answering loopback names only).
 func TestMalformedHostConfigIsRefused(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "config.yaml")

@@ -1,6 +1,6 @@
 package main
 
-// Scoped engine tokens (issue 20, "Scoped tokens") on the Skills Protocol
+// Scoped engine tokens on the Skills Protocol
 // and directory write functions, over real sockets against the skills
 // binary: a team token publishes bundles only under its namespaces, cannot
 // get around that by queueing the call, and cannot download into the

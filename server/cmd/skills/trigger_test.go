@@ -85,7 +85,7 @@ func TestTriggerWithoutEngineSaysNothingListens(t *testing.T) {
 
 func TestHelpListsEverySubcommand(t *testing.T) {
 	var errb bytes.Buffer
-	// Help goes to stdout (issue 21; it used to go to stderr).
+	// Help goes to stdout (it used to go to stderr).
 	if rc := run([]string{"--help"}, &errb, io.Discard); rc != 0 {
 		t.Fatalf("rc %d", rc)
 	}

@@ -73,7 +73,7 @@ func connectClient(t testing.TB, c *iii.Client) {
 	}
 }
 
-// floodFrame is the flood: an invokefunction of functionID whose
+// floodFrame is the flood of big calls: an invokefunction of functionID whose
 // payload carries pad bytes.
 func floodFrame(functionID string, pad []byte) []byte {
 	b := make([]byte, 0, len(pad)+160)
@@ -183,7 +183,7 @@ func callHonestly(t *testing.T, url string, stop <-chan struct{}, ids ...string)
 	return h
 }
 
-// The flood: four sockets send eight 15 MiB calls each to one
+// The flood of big calls: four sockets send eight 15 MiB calls each to one
 // function of the in-process worker, then of an honest remote worker.
 // Neither is disconnected (the engine's outbound cap used to close the
 // registry's own connection within 1.2 s, and the remote one likewise);
@@ -309,7 +309,7 @@ func TestWorkerGateHoldsCallsInOrder(t *testing.T) {
 	}
 }
 
-// A client waiting to take the in-process worker's ids (the issue's
+// A client waiting to take the in-process worker's ids (the
 // claimer, repeating registerfunction) is refused each of them with a
 // clear reason, even after the in-process connection left: they are
 // reserved for in-process connections for the engine's life. The same
@@ -387,7 +387,7 @@ func callerOfMetadata(ctx context.Context) string {
 }
 
 // A trigger fire runs as whoever registered the binding, never as the
-// provider of the type: the deputy binds skills::on-change to
+// provider of the type: the confused deputy binds skills::on-change to
 // skills::unregister, and the registry's fire then arrives stamped with
 // the attacker's identity, so the registry's ownership rules apply to it.
 // A fire naming a binding the sender does not provide is refused, and so

@@ -17,7 +17,8 @@ import (
 	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
-// Issue 20, items 1 and 9 and scoped tokens: each test plays the attacker
+// The trust boundaries of the engine (the registry's ids at start-up,
+// ownership, scoped tokens): each test plays the attacker
 // over real sockets and checks that the attack fails and nothing stored is
 // lost.
 

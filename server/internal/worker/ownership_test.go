@@ -14,7 +14,7 @@ import (
 	"github.com/iii-skills/skills/server/internal/engine"
 )
 
-// Issue 20 item 9 and scoped tokens, over real sockets: another
+// Ownership of ids and scoped tokens, over real sockets: another
 // connection's register or unregister of an id is refused and nothing
 // stored is lost; a publisher that restarts (new connection, old one gone)
 // takes its ids back.
