@@ -48,3 +48,44 @@ func TestNothingCitesAnIssueNumber(t *testing.T) {
 		t.Errorf("checked %d files; the walk missed the tree", checked)
 	}
 }
+
+// maxREADMEBytes bounds README.md: what a new user needs (the two
+// commands, reading from an MCP client, publishing, a link to every doc
+// page) fits; detail belongs to the docs pages.
+const maxREADMEBytes = 12000
+
+// mdLink is the target of a markdown link.
+var mdLink = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)\s]*)?\)`)
+
+// README.md stays under maxREADMEBytes, links to every page of docs/, and
+// every file it links to exists.
+func TestREADMEIsShortAndLinksEveryDocPage(t *testing.T) {
+	base := root(t)
+	raw, err := os.ReadFile(filepath.Join(base, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) >= maxREADMEBytes {
+		t.Errorf("README.md is %d bytes; keep it under %d: move detail into a docs page and link it", len(raw), maxREADMEBytes)
+	}
+	linked := map[string]bool{}
+	for _, m := range mdLink.FindAllStringSubmatch(string(raw), -1) {
+		target := m[1]
+		if strings.Contains(target, "://") {
+			continue
+		}
+		linked[filepath.Clean(target)] = true
+		if _, err := os.Stat(filepath.Join(base, target)); err != nil {
+			t.Errorf("README.md links to %s, which does not exist", target)
+		}
+	}
+	pages, _ := filepath.Glob(filepath.Join(base, "docs", "*.md"))
+	if len(pages) < 10 {
+		t.Fatalf("found %d docs pages", len(pages))
+	}
+	for _, p := range pages {
+		if rel := "docs/" + filepath.Base(p); !linked[rel] {
+			t.Errorf("README.md does not link to %s", rel)
+		}
+	}
+}
