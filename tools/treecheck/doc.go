@@ -1,7 +1,8 @@
 // Package treecheck holds the tests that keep the repository's tree to its
 // own rules, across every module: the package table of ARCHITECTURE.md
 // names every Go package of the tree once and nothing else; no function
-// id is written as a literal outside the ids files; docs, mk files and
+// id is written as a literal outside the ids files, no verdict code
+// outside sdk-go/rules; docs, mk files and
 // test names cite features, not issue numbers; README.md stays short.
 // It has no code of its own: `go test ./tools/treecheck` is the check.
 package treecheck

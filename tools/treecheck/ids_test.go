@@ -76,6 +76,34 @@ func TestNoFunctionIDLiterals(t *testing.T) {
 	}
 }
 
+// verdictCode is a verdict's error code written as a literal.
+var verdictCode = regexp.MustCompile(`^(FORBIDDEN|forbidden|NOT_FOUND|INVALID_ARGUMENTS|OUT_OF_SCOPE)$`)
+
+// Each verdict's error code has one name, rules.Code…, declared once in
+// sdk-go/rules/rules.go: no other non-test Go file spells it (the
+// conformance suite excepted, as for ids).
+func TestVerdictCodesHaveOneName(t *testing.T) {
+	walk(t, func(rel, abs string) {
+		if strings.HasSuffix(rel, "_test.go") || rel == "sdk-go/rules/rules.go" || strings.HasPrefix(rel, "conformance/") {
+			return
+		}
+		fset := token.NewFileSet()
+		file, err := parser.ParseFile(fset, abs, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			return
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if s, err := strconv.Unquote(lit.Value); err == nil && verdictCode.MatchString(s) {
+					t.Errorf("%s:%d: the code %s is written as a literal; use its rules.Code… constant", rel, fset.Position(lit.Pos()).Line, s)
+				}
+			}
+			return true
+		})
+	}, ".go")
+}
+
 func clip(s string) string {
 	if len(s) > 60 {
 		return strconv.Quote(s[:60]) + "…"

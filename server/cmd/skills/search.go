@@ -72,7 +72,7 @@ func runSearch(args []string, stdout, stderr io.Writer) int {
 	out, err := client.Trigger(ctx, iii.TriggerRequest{FunctionID: rules.FnSkillsSearch, Data: body, Timeout: *timeout})
 	if err != nil {
 		var ie *iii.InvocationError
-		if errors.As(err, &ie) && ie.Code == "INVALID_ARGUMENTS" {
+		if errors.As(err, &ie) && ie.Code == rules.CodeInvalidArguments {
 			fmt.Fprintf(stderr, "skills search: %s\n", ie.Message)
 			return 2
 		}

@@ -35,13 +35,12 @@ type builtin struct {
 // asyncDone receives an asynchronous built-in's outcome.
 type asyncDone func(result json.RawMessage, err *wire.ErrorBody)
 
-// Error codes of the engine::* built-ins (docs/reference/engine-protocol.md §3.3).
+// The engine::* built-ins answer NOT_FOUND and INVALID_ARGUMENTS, the
+// registry's codes of the same verdicts (docs/reference/engine-protocol.md §3.3).
 const (
-	codeNotFound         = "NOT_FOUND"
-	codeInvalidArguments = "INVALID_ARGUMENTS"
-	defaultNamespace     = "default"
-	maxInfoBatch         = 32
-	maxWorkerTextRunes   = 280
+	defaultNamespace   = "default"
+	maxInfoBatch       = 32
+	maxWorkerTextRunes = 280
 )
 
 func (e *Engine) newBuiltins() map[string]*builtin {
@@ -115,7 +114,7 @@ func nullToNil(v json.RawMessage) json.RawMessage {
 func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	const fn = iii.FnRegisterWorker
 	if c == nil {
-		return nil, &wire.ErrorBody{Code: codeInvalidArguments, Message: fn + " must be called by a worker connection"}
+		return nil, &wire.ErrorBody{Code: rules.CodeInvalidArguments, Message: fn + " must be called by a worker connection"}
 	}
 	a, errb := parseArgs(fn, data, false, `{"name":"host:pid","runtime":"go","pid":123}`)
 	if errb != nil {
@@ -322,7 +321,7 @@ func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage)
 		return nil, errb
 	}
 	if single == batch {
-		return nil, &wire.ErrorBody{Code: codeInvalidArguments,
+		return nil, &wire.ErrorBody{Code: rules.CodeInvalidArguments,
 			Message: fn + ": provide exactly one of `function_id` (string) or `function_ids` (array of strings)"}
 	}
 	var id string
@@ -333,7 +332,7 @@ func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage)
 	} else {
 		ids = dedupe(ids)
 		if len(ids) == 0 || len(ids) > maxInfoBatch {
-			return nil, &wire.ErrorBody{Code: codeInvalidArguments,
+			return nil, &wire.ErrorBody{Code: rules.CodeInvalidArguments,
 				Message: fmt.Sprintf("%s: `function_ids` must hold 1 to %d ids, got %d", fn, maxInfoBatch, len(ids))}
 		}
 	}
@@ -360,7 +359,7 @@ func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage)
 	if single {
 		d, ok := detail(id)
 		if !ok {
-			return nil, &wire.ErrorBody{Code: codeNotFound, Message: fmt.Sprintf("Function %s not found", id)}
+			return nil, &wire.ErrorBody{Code: rules.CodeNotFound, Message: fmt.Sprintf("Function %s not found", id)}
 		}
 		return mustJSON(d), nil
 	}
@@ -445,7 +444,7 @@ func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) 
 	defer e.mu.RUnlock()
 	tt := e.triggerTypes[id]
 	if tt == nil {
-		return nil, &wire.ErrorBody{Code: codeNotFound, Message: fmt.Sprintf("Trigger type %s not found", id)}
+		return nil, &wire.ErrorBody{Code: rules.CodeNotFound, Message: fmt.Sprintf("Trigger type %s not found", id)}
 	}
 	provider := "" // the engine's own type
 	if tt.provider != nil {
