@@ -40,12 +40,14 @@ var idLiteral = regexp.MustCompile(`\b(skills?|prompts|engine|directory|state)(:
 // namespaceOnly is a literal that is nothing but namespaces ("engine::queue::").
 var namespaceOnly = regexp.MustCompile(`^([a-z]+::)+$`)
 
-// No Go code outside the ids files writes an id as a literal, in code, in
-// a message or in a description: each is a constant of its ids file.
-func TestNoFunctionIDLiterals(t *testing.T) {
-	checked := 0
+// eachStringLiteral calls f with every string literal of the non-test Go
+// files of the tree but those skip names (the conformance suite always
+// skipped: it is black-box, see idFiles), and says how many files it read.
+func eachStringLiteral(t *testing.T, skip func(rel string) bool, f func(rel string, line int, s string)) int {
+	t.Helper()
+	files := 0
 	walk(t, func(rel, abs string) {
-		if strings.HasSuffix(rel, "_test.go") || idFiles[rel] || strings.HasPrefix(rel, "conformance/") {
+		if strings.HasSuffix(rel, "_test.go") || strings.HasPrefix(rel, "conformance/") || skip(rel) {
 			return
 		}
 		fset := token.NewFileSet()
@@ -54,23 +56,31 @@ func TestNoFunctionIDLiterals(t *testing.T) {
 			t.Errorf("%s: %v", rel, err)
 			return
 		}
-		checked++
+		files++
 		ast.Inspect(file, func(n ast.Node) bool {
-			lit, ok := n.(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
-				return true
-			}
-			s, err := strconv.Unquote(lit.Value)
-			if err != nil || namespaceOnly.MatchString(s) {
-				return true
-			}
-			if id := idLiteral.FindString(s); id != "" {
-				t.Errorf("%s:%d: the id %s is written as a literal (%s); use its constant from sdk-go/rules/ids.go, sdk-go/iii/ids.go or server/internal/directory/ids.go",
-					rel, fset.Position(lit.Pos()).Line, id, clip(s))
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if s, err := strconv.Unquote(lit.Value); err == nil {
+					f(rel, fset.Position(lit.Pos()).Line, s)
+				}
 			}
 			return true
 		})
 	}, ".go")
+	return files
+}
+
+// No Go code outside the ids files writes an id as a literal, in code, in
+// a message or in a description: each is a constant of its ids file.
+func TestNoFunctionIDLiterals(t *testing.T) {
+	checked := eachStringLiteral(t, func(rel string) bool { return idFiles[rel] }, func(rel string, line int, s string) {
+		if namespaceOnly.MatchString(s) {
+			return
+		}
+		if id := idLiteral.FindString(s); id != "" {
+			t.Errorf("%s:%d: the id %s is written as a literal (%s); use its constant from sdk-go/rules/ids.go, sdk-go/iii/ids.go or server/internal/directory/ids.go",
+				rel, line, id, clip(s))
+		}
+	})
 	if checked < 200 {
 		t.Errorf("checked %d Go files; the walk missed the tree", checked)
 	}
@@ -80,28 +90,13 @@ func TestNoFunctionIDLiterals(t *testing.T) {
 var verdictCode = regexp.MustCompile(`^(FORBIDDEN|forbidden|NOT_FOUND|INVALID_ARGUMENTS|OUT_OF_SCOPE)$`)
 
 // Each verdict's error code has one name, rules.Code…, declared once in
-// sdk-go/rules/rules.go: no other non-test Go file spells it (the
-// conformance suite excepted, as for ids).
+// sdk-go/rules/rules.go: no other non-test Go file spells it.
 func TestVerdictCodesHaveOneName(t *testing.T) {
-	walk(t, func(rel, abs string) {
-		if strings.HasSuffix(rel, "_test.go") || rel == "sdk-go/rules/rules.go" || strings.HasPrefix(rel, "conformance/") {
-			return
+	eachStringLiteral(t, func(rel string) bool { return rel == "sdk-go/rules/rules.go" }, func(rel string, line int, s string) {
+		if verdictCode.MatchString(s) {
+			t.Errorf("%s:%d: the code %s is written as a literal; use its rules.Code… constant", rel, line, s)
 		}
-		fset := token.NewFileSet()
-		file, err := parser.ParseFile(fset, abs, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Errorf("%s: %v", rel, err)
-			return
-		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-				if s, err := strconv.Unquote(lit.Value); err == nil && verdictCode.MatchString(s) {
-					t.Errorf("%s:%d: the code %s is written as a literal; use its rules.Code… constant", rel, fset.Position(lit.Pos()).Line, s)
-				}
-			}
-			return true
-		})
-	}, ".go")
+	})
 }
 
 func clip(s string) string {
