@@ -200,8 +200,10 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 			log.Info("skills shutting down")
 			return 0
 		}
-		// Start logs nothing of its errors: this is the one line that says why.
-		log.Error("skills: "+err.Error(), "url", cfg.Engine.URL)
+		// Start logs nothing of its errors: this is the one line that says
+		// why, plain like every other error that stops skills (a log
+		// line would quote and escape it).
+		fmt.Fprintf(stderr, "skills: %v\n", err)
 		return 1
 	}
 	defer srv.Close()

@@ -169,7 +169,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := serveMCP(ctx, c, log); err != nil {
-		log.Error("skills mcp: " + err.Error())
+		fmt.Fprintf(stderr, "skills mcp: %v\n", err)
 		return 1
 	}
 	return 0
