@@ -1,4 +1,4 @@
-# Checks in anyone's CI (issue 26; docs/ci.md): the shipped binaries and their proof.
+# Checks in anyone's CI (docs/ci.md): the shipped binaries and their proof.
 # Included by the root Makefile.
 #
 #   make dist-bin   dist/skills (with `skills check`) and dist/skills-conformance, the

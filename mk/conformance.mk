@@ -60,4 +60,4 @@ conformance: conformance-registry conformance-publishers
 		if [ -e "$$file" ]; then args="$$args $$sdk=$(CONFORMANCE_OUT)/$$sdk.json"; \
 		else args="$$args $$sdk=missing:$$file"; fi; \
 	done; \
-	$(GO) run ./conformance/cmd/summary $(if $(CONFORMANCE_REQUIRE_DRIVERS),-require-drivers) $$args
+	$(GO) run ./tools/conformancesummary $(if $(CONFORMANCE_REQUIRE_DRIVERS),-require-drivers) $$args

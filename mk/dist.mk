@@ -1,4 +1,4 @@
-# Distribution (issue 17): the SDK artifacts a user installs, the real-engine interop
+# Distribution: the SDK artifacts a user installs, the real-engine interop
 # target, and the prerequisites that make each target work alone on a fresh clone.
 # Included by the root Makefile.
 #

@@ -1,5 +1,5 @@
 # Stress: fuzzing, the hostile-load soak, the /rpc memory attacks and the kill -9
-# durability check (issue 12; load generator tools/loadtest). Included by the root Makefile.
+# durability check (load generator tools/loadtest). Included by the root Makefile.
 #
 #   make fuzz        each fuzz target below for FUZZTIME (default 30s); their seed
 #                    corpora already run in `make test` (go test runs Fuzz seeds)
@@ -10,7 +10,7 @@
 #                    SOAK_HOG_REDIAL=1: the never-reading clients dial again when
 #                    dropped; SOAK_PPROF=DIR saves the server's heap, goroutine
 #                    and CPU profiles there.
-#   make rpcmem      issue 20 attack 3 from outside the process: peak RSS of
+#   make rpcmem      the /rpc memory attack from outside the process: peak RSS of
 #                    bin/skills under small /rpc requests that took gigabytes
 #                    (one 8 MiB blob 200 times in input_blobs, a batch of 60
 #                    full read_blob, 31 MiB batches and params, 60 concurrent

@@ -67,7 +67,7 @@ func fails(fn string, payload any, msg string) {
 	Expect(err.Error()).To(ContainSubstring(msg))
 }
 
-// Codes of the directory's verdicts (issue 21; not upstream v0.5, which
+// Codes of the directory's verdicts (ours; not upstream v0.5, which
 // answers every failure with invocation_failed): ours keeps upstream's
 // message and names the verdict by code, as the registry does.
 const (
@@ -337,7 +337,7 @@ var _ = group.Describe("skills folders", func() {
 		Expect(text("skill::fetch", map[string]any{"uri": "iii://" + id})).To(ContainSubstring("# PDF tool"))
 	})
 
-	It("serves an Agent Skills folder's supporting files over iii and finds it with skills::search (issue 24)", Label("supporting_files", "search"), func() {
+	It("serves an Agent Skills folder's supporting files over iii and finds it with skills::search", Label("supporting_files", "search"), func() {
 		ns := namespace()
 		write(ns+"/img-tool/SKILL.md", "---\nname: img-tool\ndescription: Compress and resize images for the web.\n---\n# Image tool\n\nSee [the guide](reference/guide.md).\n")
 		write(ns+"/img-tool/reference/guide.md", "# Guide\n\nPrefer WebP.\n")

@@ -91,7 +91,7 @@ var _ = group.Describe("the skills binary (checklist J15, J17, strict fetch)", L
 
 	// Upstream v0.2.2 ignores unknown keys and runs on the defaults after a
 	// bad file; this server refuses to start instead, naming the problem
-	// (issue 21), so a typo never silently changes what it serves.
+	// (the config loader refuses unknown keys), so a typo never silently changes what it serves.
 	DescribeTable("J15 config: a bad config file stops the start and names the problem", Label("J15"),
 		func(ctx SpecContext, config, want string) {
 			srv, err := harness.StartServer(ctx, harness.ServerOptions{Bin: target.Bin, Dir: scratch,

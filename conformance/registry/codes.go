@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 )
 
-// Error codes (issue 21; not upstream v0.2.2, which answers every failure
+// Error codes (ours; not upstream v0.2.2, which answers every failure
 // with invocation_failed): our registry keeps upstream's message text and
 // names each verdict by code, so callers decide by code. A registry that
 // lists none of our extensions (skills::versions, skills::search) is taken

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// skills::search (issue 24) is ours: an upstream v0.2.2 registry has no
+// skills::search is ours: an upstream v0.2.2 registry has no
 // such function, so these specs are skipped when the engine does not list
 // it. They pin the answer's shape, the alias, the low-confidence answer,
 // the filters, refusals and that the index follows registrations.

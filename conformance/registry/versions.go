@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// Versions, labels and rollback (issue 23; not upstream v0.2.2): a registry
+// Versions, labels and rollback (ours; not upstream v0.2.2): a registry
 // that does not list skills::versions skips these specs, so the suite still
 // checks upstream unchanged. History outlives a spec's clean-up (it is
 // meant to outlive unregister), so every spec uses ids of its own.

@@ -45,6 +45,8 @@ const (
 	StateDelete = "state::delete"
 	StateUpdate = "state::update"
 	StateList   = "state::list"
+	// StateListGroups lists the scopes that hold values.
+	StateListGroups = "state::list_groups"
 )
 
 // The pubsub worker's function and trigger type (iii-pubsub; the embedded

@@ -56,4 +56,13 @@ const (
 	// events: which prompt handlers and section functions the registry
 	// can reach (server/internal/reach).
 	FnFunctionsSync = "skills::functions-sync"
+
+	// Ours, internal: answers the caller the engine stamped on the call,
+	// so that the registry learns at start whether its engine stamps it.
+	FnCallerProbe = "skills::caller-probe"
+
+	// Ours: Skills Protocol bundles published over iii and withdrawn
+	// (docs/skills-protocol.md).
+	FnPublishBundle   = "skills::publish-bundle"
+	FnUnpublishBundle = "skills::unpublish-bundle"
 )

@@ -317,7 +317,10 @@ const CodeNotFound = "NOT_FOUND"
 // It can clear up: once that connection is gone (a publisher restarting
 // gets a new one; the registry waits about 2 s for it) the next register
 // takes the id over, so publishers retry it. It also answers a call a
-// scoped token may never make (a directory download).
+// scoped token may never make (a directory download), and every refusal
+// of the embedded engine (a scoped token calling state::* or publish, a
+// write to a private scope, a reserved worker name), the code the real
+// engine gives its RBAC denials.
 const CodeForbidden = "FORBIDDEN"
 
 // CodeOutOfScope is the error code of a call on an id (a skill, prompt,

@@ -562,7 +562,7 @@ func (p *Publisher) functionsAvailable(ctx context.Context, data json.RawMessage
 		// No list in the event: ask the engine.
 		res, err := p.trigger(ctx, iii.FnListFunctions, map[string]any{"prefix": "skills::"})
 		if err != nil {
-			p.log.Debug("engine::functions::list failed", "error", err)
+			p.log.Debug(iii.FnListFunctions+" failed", "error", err)
 			return nil, nil
 		}
 		_ = json.Unmarshal(res, &ev)

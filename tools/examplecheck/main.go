@@ -22,6 +22,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // link is an iii:// URI in markdown: up to the closing parenthesis, a
@@ -96,7 +97,7 @@ func (k checker) ids(ctx context.Context) ([]string, error) {
 	var list struct {
 		Skills []struct{ ID string } `json:"skills"`
 	}
-	if err := k.call(ctx, "skills::list", map[string]any{}, &list); err != nil {
+	if err := k.call(ctx, rules.FnSkillsList, map[string]any{}, &list); err != nil {
 		return nil, err
 	}
 	var ids []string
@@ -112,7 +113,7 @@ func (k checker) hasPrompt(ctx context.Context) (bool, error) {
 	var list struct {
 		Prompts []struct{ Name string } `json:"prompts"`
 	}
-	if err := k.call(ctx, "prompts::list", map[string]any{}, &list); err != nil {
+	if err := k.call(ctx, rules.FnPromptsList, map[string]any{}, &list); err != nil {
 		return false, err
 	}
 	return slices.ContainsFunc(list.Prompts, func(p struct{ Name string }) bool { return p.Name == k.prompt }), nil
@@ -122,7 +123,7 @@ func (k checker) read(ctx context.Context, uri string) (string, error) {
 	var res struct {
 		Contents []struct{ Text string } `json:"contents"`
 	}
-	if err := k.call(ctx, "skills::resources-read", map[string]string{"uri": uri}, &res); err != nil {
+	if err := k.call(ctx, rules.FnSkillsResourcesRead, map[string]string{"uri": uri}, &res); err != nil {
 		return "", err
 	}
 	if len(res.Contents) == 0 {

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 func main() {
@@ -41,7 +42,7 @@ func main() {
 	attemptTimeout := flag.Duration("attempt-timeout", 5*time.Second, "how long one attempt waits for its answer")
 	retry := flag.Bool("retry", false, "re-send a read that got no answer within --attempt-timeout")
 	attempts := flag.Int("attempts", 3, "with --retry: tries per call")
-	fn := flag.String("function-id", "skill::fetch", "function to call")
+	fn := flag.String("function-id", rules.FnSkillFetch, "function to call")
 	payload := flag.String("payload", `{"uri":"iii://skills"}`, "JSON payload of every call")
 	flag.Parse()
 	if err := run(*url, *callers, *duration, *attemptTimeout, *retry, *attempts, *fn, json.RawMessage(*payload)); err != nil {

@@ -1,4 +1,4 @@
-// Command loadtest runs the hostile-load checks of issue 12 against a real
+// Command loadtest runs the hostile-load checks against a real
 // `skills --standalone` process that it starts itself on a free loopback
 // port with a fresh data directory:
 //
@@ -26,7 +26,7 @@
 // the label no older than its last acknowledged move. Exit status 1 if
 // any is missing.
 //
-// rpcmem: small /rpc requests that named big blobs (issue 20, attack 3);
+// rpcmem: small /rpc requests that named big blobs (the /rpc memory attack);
 // prints the server's peak RSS under each (see rpcmem.go).
 //
 // slowread: 32 and 64 concurrent slow readers of a 15 MiB folder file over
@@ -55,6 +55,7 @@ import (
 	"github.com/google/uuid"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -130,7 +131,7 @@ func start(bin, addr, dataDir, pprofAddr string, extra ...string) (*server, erro
 	for {
 		c, err := connect(url, 3*time.Second)
 		if err == nil {
-			_, err = c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::list", Data: js(map[string]any{}), Timeout: 3 * time.Second})
+			_, err = c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: rules.FnSkillsList, Data: js(map[string]any{}), Timeout: 3 * time.Second})
 			_ = c.Close()
 			if err == nil {
 				return s, nil
@@ -201,8 +202,8 @@ func kill9(args []string) error {
 		if err != nil {
 			return fmt.Errorf("run %d: %w", run, err)
 		}
-		fmt.Printf("kill9 run %d: %d writers, %d acknowledged writes (skills::register + state::set + versions + label moves), %d missing after restart\n",
-			run, *writers, acked, len(missing))
+		fmt.Printf("kill9 run %d: %d writers, %d acknowledged writes (%s + %s + versions + label moves), %d missing after restart\n",
+			run, *writers, acked, rules.FnSkillsRegister, iii.StateSet, len(missing))
 		if len(missing) > 0 {
 			failed = append(failed, fmt.Errorf("run %d: %d acknowledged writes missing, e.g. %s", run, len(missing), missing[0]))
 		}
@@ -249,7 +250,7 @@ func kill9Run(bin string, writers int, writeFor time.Duration) (int, []string, e
 				// writes count.
 				id := fmt.Sprintf("kill9/w%d/n%d", w, n)
 				body := fmt.Sprintf("# W%d N%d\n\nwritten before the kill.", w, n)
-				if _, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::register",
+				if _, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: rules.FnSkillsRegister,
 					Data: js(map[string]string{"id": id, "skill": body}), Timeout: 5 * time.Second}); err != nil {
 					return
 				}
@@ -266,11 +267,11 @@ func kill9Run(bin string, writers int, writeFor time.Duration) (int, []string, e
 				mu.Unlock()
 				// A new version of the writer's own skill, then its label.
 				vid, vbody := fmt.Sprintf("kill9/versioned/w%d", w), fmt.Sprintf("# W%d\n\nversion body %d", w, n)
-				if _, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::register",
+				if _, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: rules.FnSkillsRegister,
 					Data: js(map[string]string{"id": vid, "skill": vbody, "message": "n" + strconv.Itoa(n)}), Timeout: 5 * time.Second}); err != nil {
 					return
 				}
-				out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::label",
+				out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: rules.FnSkillsLabel,
 					Data: js(map[string]any{"id": vid, "label": "stable", "version": "latest"}), Timeout: 5 * time.Second})
 				if err != nil {
 					return
@@ -321,21 +322,21 @@ func kill9Run(bin string, writers int, writeFor time.Duration) (int, []string, e
 		}
 		switch w.kind {
 		case "skill":
-			out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skill::fetch",
+			out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: rules.FnSkillFetch,
 				Data: js(map[string]string{"uri": "iii://" + w.key})})
 			var text string
 			if err != nil || json.Unmarshal(out, &text) != nil || !strings.Contains(text, w.value) {
 				missing = append(missing, "skill "+w.key)
 			}
 		case "version":
-			out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::resources-read",
+			out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: rules.FnSkillsResourcesRead,
 				Data: js(map[string]string{"uri": "iii://" + w.key})})
 			var read struct{ Contents []struct{ Text string } }
 			if err != nil || json.Unmarshal(out, &read) != nil || len(read.Contents) != 1 || read.Contents[0].Text != w.value {
 				missing = append(missing, "version "+w.key)
 			}
 		case "label":
-			out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::versions",
+			out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: rules.FnSkillsVersions,
 				Data: js(map[string]string{"id": w.key})})
 			var l struct{ Labels map[string]int }
 			want, _ := strconv.Atoi(w.value)

@@ -1,6 +1,6 @@
 package main
 
-// rpcmem: issue 20 attack 3, measured from outside the process. Small
+// rpcmem: the /rpc memory attack, measured from outside the process. Small
 // /rpc requests that used to take gigabytes: a run_code naming one 8 MiB
 // blob 200 times in input_blobs, and a batch of 60 full read_blob calls.
 // It reports the peak RSS (VmHWM, reset through /proc/PID/clear_refs

@@ -20,6 +20,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // Soak phases: the same well-behaved clients fetch throughout; the
@@ -75,7 +76,7 @@ func soak(args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := seed.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skills::register",
+	if _, err := seed.Trigger(context.Background(), iii.TriggerRequest{FunctionID: rules.FnSkillsRegister,
 		Data: js(map[string]string{"id": "soak/big", "skill": soakSkill})}); err != nil {
 		return fmt.Errorf("register the soak skill: %w", err)
 	}
@@ -263,7 +264,7 @@ func soak(args []string) error {
 
 // fetch reads the soak skill once; n is the result's size.
 func fetch(c *iii.Client) (n int, err error) {
-	out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "skill::fetch",
+	out, err := c.Trigger(context.Background(), iii.TriggerRequest{FunctionID: rules.FnSkillFetch,
 		Data: js(map[string]string{"uri": "iii://soak/big"}), Timeout: 30 * time.Second})
 	if err == nil && len(out) < 255<<10 {
 		err = errors.New("short result")
@@ -295,7 +296,7 @@ func hog(url string, stop <-chan struct{}, redial bool, dials, drops *atomic.Int
 			default:
 			}
 			f, _ := json.Marshal(map[string]any{"type": "invokefunction", "invocation_id": uuid.NewString(),
-				"function_id": "skill::fetch", "data": map[string]string{"uri": "iii://soak/big"}})
+				"function_id": rules.FnSkillFetch, "data": map[string]string{"uri": "iii://soak/big"}})
 			_ = ws.SetWriteDeadline(time.Now().Add(2 * time.Second))
 			if ws.WriteMessage(websocket.TextMessage, f) != nil {
 				break // dropped by the server, as it should be

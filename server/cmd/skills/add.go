@@ -15,6 +15,8 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/server/internal/app"
 	"github.com/iii-skills/skills/server/internal/skilladd"
 )
 
@@ -23,7 +25,7 @@ const forgeEnv = "SKILLS_FORGE"
 
 const addUsage = `Usage: skills add [flags] SOURCE…
 
-Registers the skills of each SOURCE as published versions (skills::register),
+Registers the skills of each SOURCE as published versions (` + rules.FnSkillsRegister + `),
 with where they came from in each version's message. A SOURCE is:
   ./folder             one skill (SKILL.md inside) or a folder of skills, read
                        exactly as the server reads --skills-folder
@@ -79,7 +81,7 @@ func runAdd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *only != "" {
-		o.Only = splitList(*only)
+		o.Only = app.SplitList(*only)
 	}
 	// Say at once when no registry listens, before fetching anything.
 	if !*dryRun {

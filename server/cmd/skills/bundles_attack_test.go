@@ -1,7 +1,7 @@
 package main
 
-// Attacks on Skills Protocol bundles and blobs (issue 20, items 2, 6 and
-// 7), each over real sockets against the skills binary: an attacker with
+// Attacks on Skills Protocol bundles and blobs (publishing, state writes,
+// published bundles' memory), each over real sockets against the skills binary: an attacker with
 // an ordinary engine connection publishes bundles and calls state::*;
 // the attack must fail and nothing stored may be lost, across a restart.
 
@@ -22,6 +22,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
@@ -130,7 +131,7 @@ func publishFiles(t *testing.T, c *iii.Client, files map[string]string) (json.Ra
 	for p, content := range files {
 		list = append(list, skillsprotocol.BundleFile{Path: p, Content: base64.StdEncoding.EncodeToString([]byte(content)), Encoding: "base64"})
 	}
-	return trigger(t, c, skillsprotocol.PublishFunction, skillsprotocol.PublishRequest{Files: list})
+	return trigger(t, c, rules.FnPublishBundle, skillsprotocol.PublishRequest{Files: list})
 }
 
 type bundleRun struct {
@@ -152,7 +153,7 @@ func executeBundle(t *testing.T, rpcURL, name string) bundleRun {
 	return r
 }
 
-// Attack 2a: a bundle published over iii names server secrets in
+// Secrets: a bundle published over iii names server secrets in
 // permissions.secrets. Refused at publish with the secret and the missing
 // grant named; a granted bundle gets exactly its granted secret.
 func TestAttackPublishedBundleCannotPickServerSecrets(t *testing.T) {
@@ -186,7 +187,7 @@ func TestAttackPublishedBundleCannotPickServerSecrets(t *testing.T) {
 	}
 }
 
-// Attack 2b: publishing over a bundle the operator serves from a folder
+// Shadowing: publishing over a bundle the operator serves from a folder
 // (--sp-bundles or a skills folder) is refused, and execute_skill keeps
 // running the operator's code with the operator's secret; a folder bundle
 // asking for an ungranted secret runs without it and is reported.
@@ -280,7 +281,7 @@ func TestAttackRegisteredSkillCannotShadowFolderBundle(t *testing.T) {
 	}
 }
 
-// Attack 6: blobs and published bundles are not in engine state, so an
+// State: blobs and published bundles are not in engine state, so an
 // ordinary engine client can neither read them (state::list_groups,
 // state::list, state::get) nor rewrite a published version; a published
 // version is immutable, and all of it survives a restart.
@@ -348,7 +349,7 @@ func TestAttackStateCannotReadOrRewriteSkillsProtocolData(t *testing.T) {
 	}
 }
 
-// Attack 7: publishing without end. Count, per-bundle and total byte caps
+// Memory: publishing without end. Count, per-bundle and total byte caps
 // refuse with the key to raise; what was published stays, across a restart.
 // Each publish comes over its own connection: one publisher alone stops at
 // its share first (TestAttackOnePublisherCannotTakeTheCaps).

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
@@ -34,7 +35,7 @@ func settledRSS(tb testing.TB, pid int) (rss, anon int64) {
 	return rss, anon
 }
 
-// BenchmarkPublishedBundlesRSS is issue 20's attack 7 measured from
+// BenchmarkPublishedBundlesRSS is the published-bundles memory attack measured from
 // outside the server: five bundles of 11 MiB (incompressible) published
 // over iii, then a restart. Reported: the server's VmRSS and RssAnon (MB)
 // idle, after the publishes, and after the restart. Run once:
@@ -65,7 +66,7 @@ func BenchmarkPublishedBundlesRSS(b *testing.B) {
 			for p, content := range files {
 				list = append(list, skillsprotocol.BundleFile{Path: p, Content: content})
 			}
-			if _, err := triggerTB(b, c, skillsprotocol.PublishFunction, skillsprotocol.PublishRequest{Files: list}); err != nil {
+			if _, err := triggerTB(b, c, rules.FnPublishBundle, skillsprotocol.PublishRequest{Files: list}); err != nil {
 				b.Fatalf("publish %d: %v", n, err)
 			}
 		}

@@ -21,7 +21,7 @@ const checkUsage = `Usage: skills check [--format text|github|json] [--strict] [
 Checks skills before they are served, with the registry's own rules and no server:
 every PATH is a folder of skills (in precedence order, like --skills-folder: the
 earlier wins), a .md skill body a worker publishes (id: the file name without .md)
-or a .json skills::register payload (or a list of them). It reports what the
+or a .json ` + rules.FnSkillsRegister + ` payload (or a list of them). It reports what the
 server would not serve (Agent Skills frontmatter and folder names, iii id rules,
 size caps, frontmatter YAML, skill.toml manifests), what it serves with a
 caveat or the Agent Skills specification would not accept (warnings: metadata
@@ -75,7 +75,7 @@ func (r *checkRemote) HasFunction(ctx context.Context, id string) (bool, error) 
 			Functions []iii.FunctionInfo `json:"functions"`
 		}
 		if err := json.Unmarshal(raw, &out); err != nil {
-			return false, fmt.Errorf("engine::functions::list: %w", err)
+			return false, fmt.Errorf("%s: %w", iii.FnListFunctions, err)
 		}
 		r.fns = map[string]bool{}
 		for _, f := range out.Functions {

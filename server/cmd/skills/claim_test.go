@@ -21,7 +21,7 @@ import (
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
-// Issue 20 item 1 over real processes: the standalone registry cannot lose
+// The start-up claim of the registry's ids over real processes: the standalone registry cannot lose
 // its ids to a client racing its start, and a --url worker that cannot get
 // its ids is never ready and exits naming who holds them.
 

@@ -91,3 +91,25 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "skills help: give at most one command, e.g. skills help trigger")
 	return 2
 }
+
+// flagGiven reports whether flag name was on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// printFlags prints the flags declare puts on a new flag set, as
+// PrintDefaults does, but those hide says.
+func printFlags(out io.Writer, declare func(*flag.FlagSet), hide func(*flag.Flag) bool) {
+	all := flag.NewFlagSet("", flag.ContinueOnError)
+	declare(all)
+	shown := flag.NewFlagSet("", flag.ContinueOnError)
+	shown.SetOutput(out)
+	all.VisitAll(func(f *flag.Flag) {
+		if hide == nil || !hide(f) {
+			shown.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+	shown.PrintDefaults()
+}

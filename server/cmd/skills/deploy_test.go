@@ -128,7 +128,7 @@ func TestAllowHostRefusesURLs(t *testing.T) {
 	for _, args := range [][]string{
 		{"--mcp-allow-host", "https://skills.example.com"},
 		{"--engine-allow-host", "iii.example.com/ws"},
-		{"mcp", "--http", "127.0.0.1:0", "--allow-host", "user@host"},
+		{"mcp", "--http-addr", "127.0.0.1:0", "--mcp-allow-host", "user@host"},
 	} {
 		cmd := skillsCommand(append([]string{"--config", filepath.Join(t.TempDir(), "none.yaml")}, args...)...)
 		if args[0] == "mcp" {
@@ -195,7 +195,7 @@ func dialStatusT(t *testing.T, wsURL, host string) int {
 }
 
 // A config whose host keys do not parse stops the start with exit code 2
-// naming the key and its line (issue 21: it used to be reported and
+// naming the key and its line (it used to be reported and
 // ignored, the registry answering loopback names only).
 func TestMalformedHostConfigIsRefused(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "config.yaml")

@@ -6,7 +6,7 @@
 //	skills trigger --function-id ID [--payload JSON|@FILE|-] [--url URL]
 //	                                             call any function and print its result
 //	skills search [--limit N] [--namespace NS] QUERY... rank the registry's skills
-//	skills mcp --stdio | --http ADDR [--url URL] serve the registry over MCP
+//	skills mcp --stdio | --http-addr ADDR [--url URL]  serve the registry over MCP
 //	skills sp-tools [--format F]                 print the Skills Protocol tool definitions
 //	skills add [--url URL] SOURCE…               register the skills of folders, archives, git repositories
 //	skills help [COMMAND]                        usage of skills or of one command (stdout)
@@ -28,6 +28,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/app"
 	"github.com/iii-skills/skills/server/internal/worker"
 )
@@ -58,8 +59,8 @@ const usageCommands = `  skills [flags]                                         
   skills trigger --function-id ID [--payload JSON|@FILE|-] [--url URL] [--timeout D]
                                                           call any function and print its result
   skills search [--limit N] [--namespace NS] [--json] [--url URL] QUERY...
-                                                          rank the registry's skills for a task (skills::search)
-  skills mcp --stdio | --http ADDR [--url URL] [--token T]
+                                                          rank the registry's skills for a task (` + rules.FnSkillsSearch + `)
+  skills mcp --stdio | --http-addr ADDR [--url URL] [--mcp-token T]
                                                           serve the registry to MCP clients (stdin/stdout or
                                                           Streamable HTTP at http://ADDR/mcp; both flags: both)
   skills sp-tools [--format schema|openai|anthropic]      print the Skills Protocol tool definitions
@@ -126,14 +127,24 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 // every setting of the server bound to cfg (app.Config.AddFlags).
 func workerFlags(cfg *app.Config) (fs *flag.FlagSet, configPath *string, manifest *bool) {
 	fs = flag.NewFlagSet("skills", flag.ContinueOnError)
-	configPath = fs.String("config", "./config.yaml", "Path to config.yaml (a missing file keeps the defaults; a malformed one, unknown keys or another program's config stop the start)")
-	manifest = fs.Bool("manifest", false, "Output the module manifest as JSON and exit")
-	cfg.AddFlags(fs)
+	configPath, manifest = new(string), new(bool)
+	declareWorkerFlags(fs, cfg, configPath, manifest)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\n\nUsage:\n%s\nFlags:\n", worker.About, usageCommands)
-		fs.PrintDefaults()
+		// The defaults as they are before the environment and the file
+		// (a token from the environment is no default to print).
+		printFlags(fs.Output(), func(help *flag.FlagSet) {
+			fresh := app.DefaultConfig()
+			declareWorkerFlags(help, &fresh, new(string), new(bool))
+		}, nil)
 	}
 	return fs, configPath, manifest
+}
+
+func declareWorkerFlags(fs *flag.FlagSet, cfg *app.Config, configPath *string, manifest *bool) {
+	fs.StringVar(configPath, "config", "./config.yaml", "Path to config.yaml (a missing file keeps the defaults; a malformed one, unknown keys or another program's config stop the start)")
+	fs.BoolVar(manifest, "manifest", false, "Output the module manifest as JSON and exit")
+	cfg.AddFlags(fs)
 }
 
 // runWorker is `skills [flags]`: defaults, then config.yaml, then the
@@ -190,10 +201,11 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 			log.Info("skills shutting down")
 			return 0
 		}
-		if errors.Is(err, app.ErrNotReady) {
-			fmt.Fprintf(stderr, "skills: %v\n", err)
-		}
-		return 1 // Start logged why
+		// Start logs nothing of its errors: this is the one line that says
+		// why, plain like every other error that stops skills (a log
+		// line would quote and escape it).
+		fmt.Fprintf(stderr, "skills: %v\n", err)
+		return 1
 	}
 	defer srv.Close()
 	select {

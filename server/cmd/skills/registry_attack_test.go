@@ -369,7 +369,7 @@ func TestAttackStateCannotRewriteVersions(t *testing.T) {
 		_, err := trigger(t, attacker, fn, map[string]any{"scope": "skills.versions", "key": key,
 			"value": map[string]any{"content": "# ATTACKER", "sha256": "unchanged"}})
 		var ie *iii.InvocationError
-		if !errors.As(err, &ie) || ie.Code != "forbidden" || !strings.Contains(ie.Message, `scope "skills.versions" is private`) {
+		if !errors.As(err, &ie) || ie.Code != rules.CodeForbidden || !strings.Contains(ie.Message, `scope "skills.versions" is private`) {
 			t.Fatalf("%s on skills.versions: %v; want forbidden naming the scope", fn, err)
 		}
 	}

@@ -1,6 +1,6 @@
 package main
 
-// Scoped engine tokens (issue 20, "Scoped tokens") on the Skills Protocol
+// Scoped engine tokens on the Skills Protocol
 // and directory write functions, over real sockets against the skills
 // binary: a team token publishes bundles only under its namespaces, cannot
 // get around that by queueing the call, and cannot download into the
@@ -22,6 +22,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 )
 
@@ -112,7 +113,7 @@ func TestAttackScopedTokenPublishesBundlesOnlyInItsNamespaces(t *testing.T) {
 	data, _ := json.Marshal(skillsprotocol.PublishRequest{Files: encodeFiles(bundleFiles("billing.pay.queued", "1.0.0", "attacker"))})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := acme.Trigger(ctx, iii.TriggerRequest{FunctionID: skillsprotocol.PublishFunction, Data: data,
+	if _, err := acme.Trigger(ctx, iii.TriggerRequest{FunctionID: rules.FnPublishBundle, Data: data,
 		Action: iii.EnqueueAction("scope-test")}); err != nil {
 		t.Fatalf("acme enqueueing a publish: %v", err)
 	}

@@ -23,7 +23,7 @@ func runSearch(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("skills search", flag.ContinueOnError)
 	limit := fs.Int("limit", core.DefaultSearchLimit, fmt.Sprintf("Most results (1 to %d)", core.MaxSearchLimit))
 	namespace := fs.String("namespace", "", "Only skills with this id or under it (\"iii\" keeps iii and iii/…)")
-	asJSON := fs.Bool("json", false, "Print skills::search's JSON answer")
+	asJSON := fs.Bool("json", false, "Print "+rules.FnSkillsSearch+"'s JSON answer")
 	engineURL := fs.String("url", envOr("III_URL", iii.DefaultEngineURL), "WebSocket URL of the iii engine")
 	timeout := fs.Duration("timeout", 30*time.Second, "How long to wait for the engine and the result")
 	engineToken := fs.String("engine-token", os.Getenv(engineTokenEnv), "Worker token the engine requires (env "+engineTokenEnv+")")
@@ -72,7 +72,7 @@ func runSearch(args []string, stdout, stderr io.Writer) int {
 	out, err := client.Trigger(ctx, iii.TriggerRequest{FunctionID: rules.FnSkillsSearch, Data: body, Timeout: *timeout})
 	if err != nil {
 		var ie *iii.InvocationError
-		if errors.As(err, &ie) && ie.Code == "INVALID_ARGUMENTS" {
+		if errors.As(err, &ie) && ie.Code == rules.CodeInvalidArguments {
 			fmt.Fprintf(stderr, "skills search: %s\n", ie.Message)
 			return 2
 		}

@@ -17,14 +17,14 @@ import (
 	"testing"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
-	"github.com/iii-skills/skills/server/internal/skillsprotocol"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 const adminToken = "admin-token-0123456789"
 
 func unpublish(t *testing.T, c *iii.Client, payload map[string]any) (json.RawMessage, error) {
 	t.Helper()
-	return trigger(t, c, skillsprotocol.UnpublishFunction, payload)
+	return trigger(t, c, rules.FnUnpublishBundle, payload)
 }
 
 func TestAttackOnePublisherCannotTakeTheBundleCaps(t *testing.T) {
@@ -38,7 +38,7 @@ func TestAttackOnePublisherCannotTakeTheBundleCaps(t *testing.T) {
 	}
 	_, err := publishFiles(t, attacker, bundleFiles("flood.b3", "1.0.0", "flood"))
 	if err == nil || !strings.Contains(err.Error(), "has 3 bundle versions published, its share of the 6 this server keeps") ||
-		!strings.Contains(err.Error(), skillsprotocol.UnpublishFunction) {
+		!strings.Contains(err.Error(), rules.FnUnpublishBundle) {
 		t.Fatalf("past the attacker's share: %v", err)
 	}
 	// A later publisher is not locked out.

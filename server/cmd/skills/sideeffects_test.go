@@ -34,7 +34,7 @@ func mcpTools(t *testing.T, endpoint string) (*sdk.ClientSession, map[string]boo
 // TestMCPAllowSideEffectsFlagAndConfig: `skills --standalone` withholds the
 // download tool from MCP unless --mcp-allow-side-effects or the config's
 // mcp.allow_side_effects says otherwise; `skills mcp` has the same switch
-// (--allow-side-effects, or its --config), and download_hosts from the
+// (--mcp-allow-side-effects, or its --config), and download_hosts from the
 // config reaches the download.
 func TestMCPAllowSideEffectsFlagAndConfig(t *testing.T) {
 	folder := t.TempDir()
@@ -66,9 +66,9 @@ func TestMCPAllowSideEffectsFlagAndConfig(t *testing.T) {
 	for _, c := range []struct {
 		args  []string
 		allow bool
-	}{{nil, false}, {[]string{"--allow-side-effects"}, true}, {[]string{"--config", cfg}, true}} {
+	}{{nil, false}, {[]string{"--mcp-allow-side-effects"}, true}, {[]string{"--config", cfg}, true}} {
 		addr := testutil.FreeAddr(t)
-		cmd := skillsCommand(append([]string{"mcp", "--http", addr, "--url", engineURL, "--config", filepath.Join(t.TempDir(), "none.yaml")}, c.args...)...)
+		cmd := skillsCommand(append([]string{"mcp", "--http-addr", addr, "--url", engineURL, "--config", filepath.Join(t.TempDir(), "none.yaml")}, c.args...)...)
 		logs := &testutil.Buffer{}
 		cmd.Stdout, cmd.Stderr = logs, logs
 		if err := cmd.Start(); err != nil {

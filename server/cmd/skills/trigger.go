@@ -15,6 +15,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 // probeTimeout bounds the TCP probe of `skills trigger`: a local engine
@@ -92,7 +93,7 @@ func runTrigger(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	if *functionID == "" {
-		fmt.Fprintln(stderr, "skills trigger: --function-id is required (for example --function-id skills::list)")
+		fmt.Fprintln(stderr, "skills trigger: --function-id is required (for example --function-id "+rules.FnSkillsList+")")
 		return 2
 	}
 	body, err := readPayload(*payload, stdin)

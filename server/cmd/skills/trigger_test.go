@@ -85,7 +85,7 @@ func TestTriggerWithoutEngineSaysNothingListens(t *testing.T) {
 
 func TestHelpListsEverySubcommand(t *testing.T) {
 	var errb bytes.Buffer
-	// Help goes to stdout (issue 21; it used to go to stderr).
+	// Help goes to stdout (it used to go to stderr).
 	if rc := run([]string{"--help"}, &errb, io.Discard); rc != 0 {
 		t.Fatalf("rc %d", rc)
 	}
@@ -102,7 +102,7 @@ func TestHelpListsEverySubcommand(t *testing.T) {
 	}
 	// runMCP refuses to start without --stdio or --http ADDR, so the
 	// synopsis must show both and no optional-looking [--stdio].
-	if !strings.Contains(help, "skills mcp --stdio | --http ADDR") || strings.Contains(help, "[--stdio]") {
+	if !strings.Contains(help, "skills mcp --stdio | --http-addr ADDR") || strings.Contains(help, "[--stdio]") {
 		t.Errorf("--help misstates the mcp synopsis:\n%s", help)
 	}
 

@@ -90,9 +90,9 @@ func (c *versionCmd) parse(args []string, want int) ([]string, int) {
 // fn is the function id of op for a skill or a prompt.
 func (c *versionCmd) fn(op string) string {
 	if *c.prompt {
-		return "prompts::" + op
+		return core.KindPrompt.Function(op)
 	}
-	return "skills::" + op
+	return core.KindSkill.Function(op)
 }
 
 // key is the payload key naming the skill or prompt.

@@ -298,7 +298,7 @@ func TestWebPageInBrowser(t *testing.T) {
 		if origins["pdf-processing"] != "folder" || origins["iii/getting-started"] != "folder" || origins["resend/email/send"] != "published" {
 			t.Fatalf("cards and origins: %v", origins)
 		}
-		// The page names the worker that published the skill (issue 25).
+		// The page names the worker that published the skill.
 		var by string
 		s.eval(t, `document.querySelector('li.card[data-id="resend/email/send"] .src').textContent`, &by)
 		if !strings.HasPrefix(by, "published by browser-test-publisher (") {

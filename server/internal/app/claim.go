@@ -12,6 +12,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/engine"
 	"github.com/iii-skills/skills/server/internal/invoke"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
@@ -37,14 +38,10 @@ type claimResult struct {
 	stampsCaller bool
 }
 
-// fnCallerProbe is the registry's internal function that answers the
-// engine.CallerKey worker_id of the invocation it receives.
-const fnCallerProbe = "skills::caller-probe"
-
-// registerCallerProbe registers fnCallerProbe (before Connect, like every
+// registerCallerProbe registers rules.FnCallerProbe (before Connect, like every
 // registry function).
 func registerCallerProbe(client *iii.Client) error {
-	_, err := client.RegisterFunction(fnCallerProbe, func(ctx context.Context, _ json.RawMessage) (any, error) {
+	_, err := client.RegisterFunction(rules.FnCallerProbe, func(ctx context.Context, _ json.RawMessage) (any, error) {
 		var m map[string]json.RawMessage
 		var c struct {
 			WorkerID string `json:"worker_id"`
@@ -68,7 +65,7 @@ func registerCallerProbe(client *iii.Client) error {
 func probeCallerStamp(ctx context.Context, client *iii.Client) (bool, error) {
 	const forged = "forged-by-the-probe"
 	meta, _ := json.Marshal(map[string]any{engine.CallerKey: map[string]string{"worker_id": forged}})
-	out, err := triggerPatiently(ctx, client, iii.TriggerRequest{FunctionID: fnCallerProbe, Data: json.RawMessage(`{}`), Metadata: meta})
+	out, err := triggerPatiently(ctx, client, iii.TriggerRequest{FunctionID: rules.FnCallerProbe, Data: json.RawMessage(`{}`), Metadata: meta})
 	if err != nil {
 		return false, fmt.Errorf("the registry's caller probe failed: %w", err)
 	}

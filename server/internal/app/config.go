@@ -27,6 +27,12 @@ import (
 // engine_allow_host), because that is where the keys users already have
 // live. The exceptions predate this package: scopes, versions, mcp and
 // skills_protocol are sections.
+//
+// Durations have one rule: a setting of ours is a time.Duration, written
+// as a Go duration string ("30s", "24h") in the file and on the command
+// line (load.go, checkDuration); a key upstream's config.yaml defines
+// keeps upstream's name and unit (state_timeout_ms, download_timeout_ms,
+// registry_cache_ttl_ms: integers of milliseconds).
 type Config struct {
 	Engine         EngineConfig         `yaml:",inline"`
 	Registry       RegistryConfig       `yaml:",inline"`
@@ -267,7 +273,7 @@ type SkillsProtocolConfig struct {
 	PublishedBundleMaxBytes   int64                        `yaml:"published_bundle_max_bytes"`
 	PublishedMaxBytes         int64                        `yaml:"published_max_bytes"`
 	WorkDir                   string                       `yaml:"work_dir"`
-	BlobTTL                   string                       `yaml:"blob_ttl"`
+	BlobTTL                   time.Duration                `yaml:"blob_ttl"`
 	BlobStoreMaxBytes         int64                        `yaml:"blob_store_max_bytes"`
 	RunMemoryBytes            int64                        `yaml:"run_memory_bytes"`
 	Cgroups                   string                       `yaml:"cgroups"`
@@ -335,7 +341,8 @@ func DefaultConfig() Config {
 			RegistryCacheTTLMS: directory.DefaultRegistryCacheTTL},
 		HTTP: HTTPConfig{Addr: DefaultHTTPAddr, MaxSessions: skillsmcp.DefaultMaxSessions,
 			IdleTimeout: skillsmcp.DefaultIdleSessionTimeout, RPCPath: skillsprotocol.Path},
-		LogLevel: "info",
+		SkillsProtocol: SkillsProtocolConfig{BlobTTL: skillsprotocol.DefaultBlobTTL},
+		LogLevel:       "info",
 	}
 }
 
@@ -367,9 +374,8 @@ func (c *Config) Validate() error {
 	if err := c.Directory.validate(); err != nil {
 		return err
 	}
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(c.LogLevel)); err != nil {
-		return fmt.Errorf("log level %q: expected debug, info, warn or error", c.LogLevel)
+	if err := c.ValidateMCP(); err != nil {
+		return err
 	}
 	if c.PprofAddr != "" {
 		if err := checkPprofAddr(c.PprofAddr); err != nil {
@@ -393,9 +399,6 @@ func (c *Config) Validate() error {
 	if err := httpguard.CheckHostPatterns("engine_allow_host", c.Engine.AllowHost); err != nil {
 		return err
 	}
-	if err := httpguard.CheckHostPatterns("mcp_allow_host", c.HTTP.AllowHost); err != nil {
-		return err
-	}
 	if c.HTTP.PublicURL != "" {
 		if _, _, err := httpguard.PublicOrigin("--public-url (config public_url)", c.HTTP.PublicURL); err != nil {
 			return err
@@ -408,6 +411,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("section_max_depth %d / section_max_bytes %d: expected positive numbers", c.Registry.SectionMaxDepth, c.Registry.SectionMaxBytes)
 	}
 	return c.SkillsProtocol.validate(c.in())
+}
+
+// ValidateMCP checks the settings `skills mcp` takes (AddMCPFlags): the
+// server's other settings in a file they share are not its business.
+func (c *Config) ValidateMCP() error {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("log level %q: expected debug, info, warn or error", c.LogLevel)
+	}
+	return httpguard.CheckHostPatterns("mcp_allow_host", c.HTTP.AllowHost)
 }
 
 // ScopedTokens resolves engine_tokens (token_env read from the
@@ -438,8 +451,8 @@ func (c *Config) ScopedTokens() ([]engine.ScopedToken, error) {
 }
 
 func (s SkillsProtocolConfig) validate(in string) error {
-	if _, err := s.blobTTL(in); err != nil {
-		return err
+	if s.BlobTTL <= 0 {
+		return fmt.Errorf("skills_protocol.blob_ttl %s%s: expected a positive duration such as 24h or 90m", s.BlobTTL, in)
 	}
 	if s.BlobStoreMaxBytes < 0 {
 		return fmt.Errorf("skills_protocol.blob_store_max_bytes %d%s: expected a positive number of bytes", s.BlobStoreMaxBytes, in)
@@ -475,17 +488,6 @@ func (s SkillsProtocolConfig) validate(in string) error {
 		return fmt.Errorf("skills_protocol.published_max_bytes %d%s: expected a positive number of bytes", s.PublishedMaxBytes, in)
 	}
 	return nil
-}
-
-func (s SkillsProtocolConfig) blobTTL(in string) (time.Duration, error) {
-	if s.BlobTTL == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(s.BlobTTL)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("skills_protocol.blob_ttl %q%s: expected a positive duration such as 24h or 90m", s.BlobTTL, in)
-	}
-	return d, nil
 }
 
 // ListenAddr turns ws://host:port into the host:port to listen on.

@@ -61,7 +61,7 @@ engine_tokens:
 	if got, err := loadScopedTokens(filepath.Join(t.TempDir(), "none.yaml"), ""); err != nil || len(got) != 0 {
 		t.Errorf("missing file: %+v, %v; want none", got, err)
 	}
-	// A malformed one is refused (issue 21: it used to mean no tokens).
+	// A malformed one is refused (it used to mean no tokens).
 	if _, err := loadScopedTokens(writeConfig(t, "scopes: ["), ""); err == nil || !strings.Contains(err.Error(), "is not valid YAML") {
 		t.Errorf("malformed file: %v; want it refused", err)
 	}

@@ -6,7 +6,9 @@ import (
 	"os"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -57,10 +59,13 @@ func Parse(raw []byte, name string, cfg *Config) error {
 	if err := notEngineConfig(root, name); err != nil {
 		return err
 	}
-	var unknown []string
-	checkKeys(root, reflect.TypeOf(*cfg), "", name, &unknown)
+	var unknown, durations []string
+	checkKeys(root, reflect.TypeOf(*cfg), "", name, &unknown, &durations)
 	if len(unknown) > 0 {
 		return fmt.Errorf("%s has %s no skills setting has:\n  %s", name, plural(len(unknown), "a key", "keys"), strings.Join(unknown, "\n  "))
+	}
+	if len(durations) > 0 {
+		return errors.New(strings.Join(durations, "\n"))
 	}
 	if err := root.Decode(cfg); err != nil {
 		var te *yaml.TypeError
@@ -87,16 +92,23 @@ func notEngineConfig(root *yaml.Node, name string) error {
 	return nil
 }
 
-// checkKeys appends "file:line: unknown key K; did you mean M?" for every
-// key of n that t (a struct, read through its yaml tags) has no field for.
-func checkKeys(n *yaml.Node, t reflect.Type, prefix, name string, out *[]string) {
+// checkKeys appends "file:line: unknown key K; did you mean M?" to unknown
+// for every key of n that t (a struct, read through its yaml tags) has no
+// field for, and to durations what is wrong with every value of a
+// time.Duration field that is not a duration (checkDuration).
+func checkKeys(n *yaml.Node, t reflect.Type, prefix, name string, unknown, durations *[]string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch {
+	case t == durationType:
+		if msg := checkDuration(n, strings.TrimSuffix(prefix, ".")); msg != "" {
+			*durations = append(*durations, fmt.Sprintf("%s:%d: %s", name, n.Line, msg))
+		}
+		return
 	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
 		for i, item := range n.Content {
-			checkKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", strings.TrimSuffix(prefix, "."), i)+".", name, out)
+			checkKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", strings.TrimSuffix(prefix, "."), i)+".", name, unknown, durations)
 		}
 		return
 	case implementsUnmarshaler(t):
@@ -113,11 +125,42 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix, name string, out *[]string)
 			if near := nearest(k.Value, fields); near != "" {
 				msg += "; did you mean " + prefix + near + "?"
 			}
-			*out = append(*out, msg)
+			*unknown = append(*unknown, msg)
 			continue
 		}
-		checkKeys(v, ft, prefix+k.Value+".", name, out)
+		checkKeys(v, ft, prefix+k.Value+".", name, unknown, durations)
 	}
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+// checkDuration is the one rule of our own duration keys: a Go duration
+// string ("30s", "90m", "24h"; 0 alone needs no unit), decoded into a
+// time.Duration. Keys that upstream's config.yaml defines keep their
+// names and units (state_timeout_ms, download_timeout_ms,
+// registry_cache_ttl_ms are integers of milliseconds) and are not
+// durations here. It says what to write instead of a value that is not a
+// duration, and marks a bare 0 as the string it decodes from (the YAML
+// decoder takes no integer into a time.Duration). null is the default.
+func checkDuration(n *yaml.Node, key string) string {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Sprintf("%s: expected a duration such as 30s, 90m or 24h, got %s", key, kindName(n))
+	}
+	if n.Tag == "!!null" {
+		return ""
+	}
+	if _, err := time.ParseDuration(n.Value); err == nil {
+		n.Tag = "!!str"
+		return ""
+	}
+	if _, err := strconv.ParseFloat(n.Value, 64); err == nil {
+		return fmt.Sprintf("%s %s: a duration needs its unit: write %q for seconds (or ms, m, h: %q, %q)",
+			key, n.Value, n.Value+"s", n.Value+"ms", n.Value+"m")
+	}
+	if n.Value == "" {
+		return fmt.Sprintf("%s \"\": expected a duration such as 30s, 90m or 24h; leave the key out for the default", key)
+	}
+	return fmt.Sprintf("%s %q: expected a duration such as 30s, 90m or 24h", key, n.Value)
 }
 
 // yamlFields maps each key of struct t (inline fields flattened) to its type.
@@ -203,6 +246,8 @@ func kindName(n *yaml.Node) string {
 		return "a list"
 	case yaml.ScalarNode:
 		return "a single value"
+	case yaml.MappingNode:
+		return "a mapping"
 	}
 	return "something else"
 }

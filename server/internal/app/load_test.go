@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -273,6 +274,84 @@ func TestDirectoryKeys(t *testing.T) {
 		}
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v; want an error with %q", yaml, err, want)
+		}
+	}
+}
+
+// Our own durations are Go duration strings decoded into time.Duration
+// (a bare 0 too); a number without a unit, an empty string or a word is
+// refused with its file:line and what to write instead. blob_ttl, parsed
+// by hand before, reads the same strings it always took.
+func TestDurationsHaveOneForm(t *testing.T) {
+	cfg, err := Load(writeConfig(t, "claim_timeout: 90s\nresult_hold: 0\nresult_resend: 25ms\nmcp_idle_timeout: 1h30m\n"+
+		"skills_protocol:\n  blob_ttl: 2h\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := cfg.Registry; r.ClaimTimeout != 90*time.Second || r.ResultHold != 0 || r.ResultResend != 25*time.Millisecond ||
+		cfg.HTTP.IdleTimeout != 90*time.Minute || cfg.SkillsProtocol.BlobTTL != 2*time.Hour {
+		t.Errorf("durations: %+v %v %v", r, cfg.HTTP.IdleTimeout, cfg.SkillsProtocol.BlobTTL)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Error(err)
+	}
+	if def := DefaultConfig(); def.SkillsProtocol.BlobTTL != 24*time.Hour {
+		t.Errorf("blob_ttl default %v, want 24h", def.SkillsProtocol.BlobTTL)
+	}
+	for yaml, want := range map[string]string{
+		"claim_timeout: 30\n":                  `:1: claim_timeout 30: a duration needs its unit: write "30s" for seconds (or ms, m, h: "30ms", "30m")`,
+		"skills_protocol:\n  blob_ttl: \"\"\n": `:2: skills_protocol.blob_ttl "": expected a duration such as 30s, 90m or 24h; leave the key out for the default`,
+		"mcp_idle_timeout: soon\n":             `:1: mcp_idle_timeout "soon": expected a duration such as 30s, 90m or 24h`,
+		"result_resend: [1s]\n":                `:1: result_resend: expected a duration such as 30s, 90m or 24h, got a list`,
+		"state_timeout_ms: 10s\n":              "line 1: cannot unmarshal !!str `10s` into int64", // upstream's key keeps its unit
+	} {
+		path := writeConfig(t, yaml)
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want an error with %q", yaml, err, want)
+		}
+	}
+	cfg, err = Load(writeConfig(t, "skills_protocol:\n  blob_ttl: 0s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "skills_protocol.blob_ttl 0s") {
+		t.Errorf("blob_ttl 0s: %v; want it refused", err)
+	}
+}
+
+// upstreamMillisecondKeys are the keys upstream's config.yaml defines in
+// milliseconds (docs/reference/skills-worker.md, docs/reference/directory.md):
+// they keep their names and units.
+var upstreamMillisecondKeys = []string{"state_timeout_ms", "download_timeout_ms", "registry_cache_ttl_ms"}
+
+// Every key of Config holds to the duration rule: a time.Duration is never
+// named *_ms, and the only *_ms keys are upstream's (so a new setting of
+// ours cannot bring back a third form).
+func TestEveryDurationKeyFollowsTheRule(t *testing.T) {
+	var walk func(reflect.Type, string)
+	seen := map[string]bool{}
+	walk = func(st reflect.Type, prefix string) {
+		for key, ft := range yamlFields(st) {
+			for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+				ft = ft.Elem()
+			}
+			switch {
+			case ft == durationType && strings.HasSuffix(key, "_ms"):
+				t.Errorf("%s%s is a duration named in milliseconds", prefix, key)
+			case strings.HasSuffix(key, "_ms"):
+				seen[key] = true
+				if !slices.Contains(upstreamMillisecondKeys, key) {
+					t.Errorf("%s%s: a setting of ours in milliseconds; make it a time.Duration (a Go duration string) named without _ms", prefix, key)
+				}
+			case ft.Kind() == reflect.Struct && !implementsUnmarshaler(ft):
+				walk(ft, prefix+key+".")
+			}
+		}
+	}
+	walk(reflect.TypeOf(Config{}), "")
+	for _, k := range upstreamMillisecondKeys {
+		if !seen[k] {
+			t.Errorf("upstream's %s is gone from Config", k)
 		}
 	}
 }

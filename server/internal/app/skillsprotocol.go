@@ -43,7 +43,6 @@ func openSkillsProtocol(client *iii.Client, cat *catalog.Catalog, cfg SkillsProt
 	if err := cfg.validate(in); err != nil {
 		return nil, nil, err
 	}
-	blobTTL, _ := cfg.blobTTL(in)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("skills protocol store: %w", err)
 	}
@@ -54,7 +53,7 @@ func openSkillsProtocol(client *iii.Client, cat *catalog.Catalog, cfg SkillsProt
 	rt, err := skillsprotocol.New(skillsprotocol.Options{Catalog: cat, State: kv.Local(st),
 		Secrets: cfg.Secrets, SecretGrants: cfg.SecretGrants, PublishedMayShadowFolders: cfg.PublishedMayShadowFolders,
 		MaxPublishedBundles: cfg.PublishedMaxBundles, MaxPublishedBundleBytes: cfg.PublishedBundleMaxBytes, MaxPublishedBytes: cfg.PublishedMaxBytes,
-		WorkDir: cfg.WorkDir, BlobTTL: blobTTL, MaxBlobStoreBytes: cfg.BlobStoreMaxBytes,
+		WorkDir: cfg.WorkDir, BlobTTL: cfg.BlobTTL, MaxBlobStoreBytes: cfg.BlobStoreMaxBytes,
 		Sandbox:       sandbox.New(sandbox.Config{Cgroups: cfg.Cgroups, CgroupParent: cfg.CgroupParent}),
 		Limits:        sandbox.Limits{RunMemoryBytes: cfg.RunMemoryBytes, WorkspaceBytes: cfg.TmpfsBytes},
 		MaxInputBlobs: cfg.MaxInputBlobs, MaxInputBlobBytes: cfg.MaxInputBlobBytes, MaxBlobLoadBytes: cfg.MaxBlobLoadBytes,

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/cluster"
 	"github.com/iii-skills/skills/server/internal/core"
@@ -86,7 +87,8 @@ func (c *Config) logger() *slog.Logger {
 // HTTP listener. It returns once the worker owns its functions and the
 // engine accepts other workers. The server runs until ctx ends or Close.
 // A port it cannot listen on (the engine's or HTTP.Addr) fails it with an
-// error naming the address and the setting to change.
+// error naming the address and the setting to change. Start logs no
+// error: it returns it, and its caller says it once.
 func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -115,9 +117,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.HTTP.Addr != "" && !cfg.Engine.Only {
 		ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 		if err != nil {
-			err = listenError(httpListener, cfg.HTTP.Addr, httpAddrSetting, err)
-			log.Error(err.Error())
-			return nil, err
+			return nil, listenError(httpListener, cfg.HTTP.Addr, httpAddrSetting, err)
 		}
 		_ = ln.Close()
 	}
@@ -135,19 +135,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			ScopedTokens: scoped, HoldSockets: !cfg.Engine.Only,
 			MaxConnectionsPerClient: cfg.Engine.MaxConnectionsPerClient, PrivateScopes: privateScopes(cfg)})
 		if err != nil {
-			log.Error("cannot open the embedded engine", "data", cfg.Engine.DataDir, "err", err)
-			return nil, fmt.Errorf("cannot open the embedded engine: %w", err)
+			return nil, fmt.Errorf("cannot open the embedded engine (data %s): %w", cfg.Engine.DataDir, err)
 		}
 		if err := eng.Start(); err != nil {
 			_ = eng.Close()
 			var listenErr *net.OpError
 			if errors.As(err, &listenErr) {
-				err = listenError("the iii engine", addr, engineURLSetting, err)
-				log.Error(err.Error())
-				return nil, err
+				return nil, listenError("the iii engine", addr, engineURLSetting, err)
 			}
-			log.Error("cannot start the embedded engine", "addr", addr, "err", err)
-			return nil, fmt.Errorf("cannot start the embedded engine: %w", err)
+			return nil, fmt.Errorf("cannot start the embedded engine on %s: %w", addr, err)
 		}
 		s.defer_(func() { _ = eng.Close() })
 		s.Engine = eng
@@ -198,17 +194,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	w := worker.New(client, reg, log)
 	s.Worker = w
 	if err := w.Register(); err != nil {
-		log.Error("cannot register the registry functions", "err", err)
 		return nil, fmt.Errorf("cannot register the registry functions: %w", err)
 	}
 	s.defer_(w.Close)
 	if err := registerCallerProbe(client); err != nil {
-		log.Error("cannot register the registry functions", "err", err)
 		return nil, fmt.Errorf("cannot register the registry functions: %w", err)
 	}
 	sp, spStore, err := newSkillsProtocol(client, cat, cfg.SkillsProtocol, cfg.in(), cfg.Engine.DataDir, log)
 	if err != nil {
-		log.Error("cannot start the Skills Protocol runtime", "err", err)
 		return nil, fmt.Errorf("cannot start the Skills Protocol runtime: %w", err)
 	}
 	s.defer_(func() { _ = spStore.Close() })
@@ -227,7 +220,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	sp.SetSkillVersionList(reg.SkillVersionNumbers) // … and describe_skill `versions`
 	dir, stopFolders, err := startFolders(client, cat, cfg.Directory, sp, log)
 	if err != nil {
-		log.Error("cannot serve the skills folders", "err", err)
 		return nil, fmt.Errorf("cannot serve the skills folders: %w", err)
 	}
 	s.defer_(stopFolders)
@@ -236,7 +228,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		log.Error("cannot connect to the iii engine", "url", target, "err", err)
 		return nil, fmt.Errorf("cannot connect to the iii engine at %s: %w", target, err)
 	}
 	claims := &claimStatus{}
@@ -245,7 +236,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		log.Error("skills cannot serve: "+err.Error(), "url", target)
 		return nil, fmt.Errorf("%w: %w", ErrNotReady, err)
 	}
 	// Our engine stamps the caller on every invocation; the registry's
@@ -261,20 +251,18 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	setStamped(claimed.stampsCaller)
 	if eng != nil {
 		if err := eng.AcceptSockets(); err != nil {
-			log.Error("cannot open the embedded engine to other workers", "err", err)
 			return nil, fmt.Errorf("cannot open the embedded engine to other workers: %w", err)
 		}
 	}
 	reg.Start(ctx)
 	s.lost = reclaimOnReconnect(ctx, client, cfg.Registry.ClaimTimeout, log, setStamped, claims)
-	log.Info("skills ready: 13 functions + skills::search / skill::search + 2 custom trigger types")
+	log.Info("skills ready: 13 functions + " + rules.FnSkillsSearch + " / " + rules.FnSkillSearch + " + 2 custom trigger types")
 	if cfg.Engine.Standalone {
 		log.Info("publish into it with III_URL=" + target + " (for example: make example-go)")
 	}
 	if cfg.HTTP.Addr != "" {
-		tools := skillsmcp.Options{NoSkillTools: cfg.HTTP.NoSkillTools, AllowSideEffects: cfg.Registry.MCP.AllowSideEffects,
-			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)",
-			AnswerBudget:            sp.AnswerBudget()} // big reads of /rpc and MCP share one bound
+		tools := cfg.MCPTools()
+		tools.AnswerBudget = sp.AnswerBudget() // big reads of /rpc and MCP share one bound
 		page := &webSource{reg: reg}
 		if dir != nil {
 			page.folders = dir
@@ -289,7 +277,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			}
 		}
 		page.actionTokens = actionTokens(cfg.Registry.AdminToken, cfg.HTTP.Token, page.adminToken, scoped)
-		bound, stopHTTP, err := StartHTTP(ctx, HTTPServer{Addr: cfg.HTTP.Addr, Client: client, Registry: reg, Door: cfg.HTTP.options(),
+		bound, stopHTTP, err := StartHTTP(ctx, HTTPServer{Addr: cfg.HTTP.Addr, Client: client, Registry: reg, Door: cfg.HTTP.Door(),
 			MCP: tools, Runtime: sp, RPCPath: cfg.HTTP.RPCPath, Page: page, Ready: health.All(reg.Ready, claims.Ready), Logger: log})
 		if err != nil {
 			var listenErr *net.OpError
@@ -298,7 +286,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			} else {
 				err = fmt.Errorf("cannot serve the HTTP endpoints on %s: %w", cfg.HTTP.Addr, err)
 			}
-			log.Error(err.Error())
 			return nil, err
 		}
 		s.HTTPURL = "http://" + bound.String()
@@ -315,9 +302,16 @@ const (
 	engineURLSetting = "--url (config url; make run: ADDR=host:port)"
 )
 
-// options are the listener's door rules and MCP session limits. The host
-// of --public-url is answered to like a name in --mcp-allow-host.
-func (h HTTPConfig) options() skillsmcp.HTTPOptions {
+// MCPTools are the MCP server's tool options: which tools it lists, and
+// the setting that lists the others.
+func (c *Config) MCPTools() skillsmcp.Options {
+	return skillsmcp.Options{NoSkillTools: c.HTTP.NoSkillTools, AllowSideEffects: c.Registry.MCP.AllowSideEffects,
+		AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
+}
+
+// Door is the listener's door rules and MCP session limits. The host of
+// --public-url is answered to like a name in --mcp-allow-host.
+func (h HTTPConfig) Door() skillsmcp.HTTPOptions {
 	hosts := []string(h.AllowHost)
 	if _, host, err := httpguard.PublicOrigin("", h.PublicURL); err == nil {
 		hosts = append(slices.Clip(hosts), host)

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
 // quiet is a logger for tests that assert nothing about logs.
@@ -89,5 +91,40 @@ func TestStartValidates(t *testing.T) {
 	cfg.Engine.URL = "http://127.0.0.1:0"
 	if _, err := Start(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "invalid --url for --standalone") {
 		t.Fatalf("Start with a bad --url: %v", err)
+	}
+}
+
+// Start returns its errors and logs none of them: its caller (main) says
+// each once. A taken port, the HTTP listener's or the engine's, is an error
+// naming the address and the setting to change, and no ERROR line.
+func TestStartReturnsErrorsWithoutLoggingThem(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	busy := taken.Addr().String()
+	for _, c := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"HTTP port", func(c *Config) { c.HTTP.Addr = busy }, "cannot listen on " + busy + ": bind: address already in use; choose another address with --http-addr"},
+		{"engine port", func(c *Config) { c.Engine.URL = "ws://" + busy }, "the iii engine cannot listen on " + busy},
+	} {
+		logs := &testutil.Buffer{}
+		cfg := testConfig(t)
+		cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+		c.edit(&cfg)
+		srv, err := Start(context.Background(), cfg)
+		if err == nil {
+			_ = srv.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s taken: %v; want an error with %q", c.name, err, c.want)
+		}
+		if strings.Contains(logs.String(), "level=ERROR") {
+			t.Errorf("%s taken: Start logged an error its caller logs again:\n%s", c.name, logs.String())
+		}
 	}
 }

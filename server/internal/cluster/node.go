@@ -118,7 +118,7 @@ func (n *node) bump(ctx context.Context) (from, to int64, err error) {
 		} `json:"new_value"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil || res.New == nil {
-		return 0, 0, fmt.Errorf("state::update of the generation answered %s", clip(out))
+		return 0, 0, fmt.Errorf("%s of the generation answered %s", iii.StateUpdate, clip(out))
 	}
 	if res.Old != nil {
 		from = res.Old.N

@@ -34,7 +34,7 @@ type Config struct {
 // MCPConfig is the mcp section of config.yaml.
 type MCPConfig struct {
 	// AllowSideEffects exposes MCP tools that are not read-only
-	// (--mcp-allow-side-effects, `skills mcp --allow-side-effects`).
+	// (--mcp-allow-side-effects on `skills` and `skills mcp`).
 	AllowSideEffects bool `yaml:"allow_side_effects"`
 }
 

@@ -29,31 +29,31 @@ const searchShape = `{"query": "<words>", "limit": 1..100 (optional), "namespace
 // skill::search, or a surface asking the same).
 func DecodeSearchInput(fn string, data json.RawMessage) (SearchInput, error) {
 	in := SearchInput{Limit: DefaultSearchLimit}
-	a, err := decodeArgs(fn, data, searchShape, "query", "limit", "namespace")
+	a, err := decodeArgs(fn, data, searchShape, true, "query", "limit", "namespace")
 	if err != nil {
 		return in, err
 	}
-	if in.Query, err = a.text("query", true, 0, "a string of words"); err != nil {
+	if in.Query, err = a.String("query", true, 0, "a string of words"); err != nil {
 		return in, err
 	}
-	limit, err := a.integer("limit", 1, MaxSearchLimit, DefaultSearchLimit)
+	limit, err := a.Integer("limit", 1, MaxSearchLimit, DefaultSearchLimit)
 	if err != nil {
 		return in, err
 	}
 	in.Limit = int(limit)
-	if in.Namespace, err = a.text("namespace", false, 0, `a string (a skill id prefix such as "iii")`); err != nil {
+	if in.Namespace, err = a.String("namespace", false, 0, `a string (a skill id prefix such as "iii")`); err != nil {
 		return in, err
 	}
 	if in.Namespace != "" {
 		if err := registry.ValidateID(in.Namespace); err != nil {
-			return in, a.bad("namespace %q is not a skill id prefix: %v", in.Namespace, err)
+			return in, a.Bad("namespace %q is not a skill id prefix: %v", in.Namespace, err)
 		}
 	}
 	if strings.TrimSpace(in.Query) == "" {
-		return in, a.bad("query is empty: say in a few words what the skill should do (\"shrink images for the web\")")
+		return in, a.Bad("query is empty: say in a few words what the skill should do (\"shrink images for the web\")")
 	}
 	if n := utf8.RuneCountInString(in.Query); n > MaxSearchQueryChars {
-		return in, a.bad("query too long (%d chars; max %d)", n, MaxSearchQueryChars)
+		return in, a.Bad("query too long (%d chars; max %d)", n, MaxSearchQueryChars)
 	}
 	return in, nil
 }
@@ -77,11 +77,11 @@ func (k Kind) validate(id string) error {
 // versionsArgs decodes a versions function's payload and the id it names.
 func versionsArgs(fn string, kind Kind, data json.RawMessage, known ...string) (args, string, error) {
 	shape := fmt.Sprintf("{%q: …, %s}", kind.field(), strings.Join(known, ", "))
-	a, err := decodeArgs(fn, data, shape, append([]string{kind.field()}, known...)...)
+	a, err := decodeArgs(fn, data, shape, true, append([]string{kind.field()}, known...)...)
 	if err != nil {
 		return a, "", err
 	}
-	id, err := a.str(kind.field(), true, 0)
+	id, err := a.String(kind.field(), true, 0, "a string")
 	if err != nil {
 		return a, "", err
 	}
@@ -104,13 +104,13 @@ func DecodeLabelInput(fn string, kind Kind, data json.RawMessage) (LabelInput, e
 		return LabelInput{}, err
 	}
 	in := LabelInput{ID: id}
-	if in.Label, err = a.str("label", true, 0); err != nil {
+	if in.Label, err = a.String("label", true, 0, "a string"); err != nil {
 		return in, err
 	}
 	if in.Version, err = a.selector("version"); err != nil {
 		return in, err
 	}
-	in.AdminToken, err = a.str("admin_token", false, 0)
+	in.AdminToken, err = a.String("admin_token", false, 0, "a string")
 	return in, err
 }
 
@@ -124,10 +124,10 @@ func DecodeRollbackInput(fn string, kind Kind, data json.RawMessage) (RollbackIn
 	if in.Version, err = a.selector("version"); err != nil {
 		return in, err
 	}
-	if in.Meta.Message, err = a.str("message", false, maxMessageBytes); err != nil {
+	if in.Meta.Message, err = a.String("message", false, maxMessageBytes, "a string"); err != nil {
 		return in, err
 	}
-	in.Meta.Author, err = a.str("author", false, maxAuthorBytes)
+	in.Meta.Author, err = a.String("author", false, maxAuthorBytes, "a string")
 	return in, err
 }
 
@@ -167,30 +167,30 @@ type CatalogListInput struct {
 
 // DecodeCatalogListInput decodes skills::catalog-list.
 func DecodeCatalogListInput(fn string, data json.RawMessage) (CatalogListInput, error) {
-	a, err := decodeArgs(fn, data, `{"after"?: "<path>", "limit"?: n, "max_bytes"?: n}`, "after", "limit", "max_bytes")
+	a, err := decodeArgs(fn, data, `{"after"?: "<path>", "limit"?: n, "max_bytes"?: n}`, false, "after", "limit", "max_bytes")
 	if err != nil {
 		return CatalogListInput{}, err
 	}
 	var in CatalogListInput
-	if in.After, err = a.str("after", false, 0); err != nil {
+	if in.After, err = a.String("after", false, 0, "a string"); err != nil {
 		return in, err
 	}
-	limit, err := a.integer("limit", 0, 1<<31-1, 0)
+	limit, err := a.Integer("limit", 0, 1<<31-1, 0)
 	if err != nil {
 		return in, err
 	}
-	maxBytes, err := a.integer("max_bytes", 0, 1<<31-1, 0)
+	maxBytes, err := a.Integer("max_bytes", 0, 1<<31-1, 0)
 	in.Limit, in.MaxBytes = int(limit), int(maxBytes)
 	return in, err
 }
 
 // DecodeCatalogGetInput decodes skills::catalog-get: the skill path.
 func DecodeCatalogGetInput(fn string, data json.RawMessage) (string, error) {
-	a, err := decodeArgs(fn, data, `{"path": "<skill path>"}`, "path")
+	a, err := decodeArgs(fn, data, `{"path": "<skill path>"}`, true, "path")
 	if err != nil {
 		return "", err
 	}
-	return a.str("path", true, 0)
+	return a.String("path", true, 0, "a string")
 }
 
 // CatalogFileInput is the input of skills::catalog-file.
@@ -205,25 +205,25 @@ type CatalogFileInput struct {
 
 // DecodeCatalogFileInput decodes skills::catalog-file.
 func DecodeCatalogFileInput(fn string, data json.RawMessage) (CatalogFileInput, error) {
-	a, err := decodeArgs(fn, data, `{"path": "<skill path>", "file": "<file>", "offset"?: n, "sha256"?: "<hex>", "max_bytes"?: n}`,
+	a, err := decodeArgs(fn, data, `{"path": "<skill path>", "file": "<file>", "offset"?: n, "sha256"?: "<hex>", "max_bytes"?: n}`, true,
 		"path", "file", "offset", "sha256", "max_bytes")
 	if err != nil {
 		return CatalogFileInput{}, err
 	}
 	var in CatalogFileInput
-	if in.Path, err = a.str("path", true, 0); err != nil {
+	if in.Path, err = a.String("path", true, 0, "a string"); err != nil {
 		return in, err
 	}
-	if in.File, err = a.str("file", true, 0); err != nil {
+	if in.File, err = a.String("file", true, 0, "a string"); err != nil {
 		return in, err
 	}
-	if in.Offset, err = a.integer("offset", 0, 1<<53, 0); err != nil {
+	if in.Offset, err = a.Integer("offset", 0, 1<<53, 0); err != nil {
 		return in, err
 	}
-	if in.SHA256, err = a.str("sha256", false, 64); err != nil {
+	if in.SHA256, err = a.String("sha256", false, 64, "a string"); err != nil {
 		return in, err
 	}
-	maxBytes, err := a.integer("max_bytes", 0, 1<<31-1, 0)
+	maxBytes, err := a.Integer("max_bytes", 0, 1<<31-1, 0)
 	in.MaxBytes = int(maxBytes)
 	return in, err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/invoke"
 	"github.com/iii-skills/skills/server/internal/scope"
 )
@@ -77,12 +78,12 @@ func (l *Local) claim(ctx context.Context, kind, id string, c Caller, extra ...s
 		l.own.mu.Unlock()
 		alive, err := l.ownerStillAlive(ctx, o.workerID)
 		if err != nil {
-			return iii.NewInvocationError(scope.CodeForbidden, fmt.Sprintf(
+			return iii.NewInvocationError(rules.CodeForbidden, fmt.Sprintf(
 				"%s %q belongs to another worker (%s) and the engine could not say whether it is still connected: %v; try again",
 				kind, id, o.workerID, err))
 		}
 		if alive {
-			return iii.NewInvocationError(scope.CodeForbidden, fmt.Sprintf(
+			return iii.NewInvocationError(rules.CodeForbidden, fmt.Sprintf(
 				"%s %q belongs to another worker (%s); only the worker that registered it may register or unregister it while it is connected",
 				kind, id, l.holder(ctx, o.workerID)))
 		}

@@ -107,7 +107,7 @@ func (l *Local) ListPrompts(ctx context.Context) (registry.PromptList, error) {
 func (l *Local) MCPPrompts(ctx context.Context) (registry.MCPPromptList, error) {
 	rows, err := l.storedPrompts(ctx)
 	if err != nil {
-		l.log.Warn("prompts::mcp-list: listing prompts failed", "err", err)
+		l.log.Warn(rules.FnPromptsMCPList+": listing prompts failed", "err", err)
 		rows = nil // upstream swallows it: an empty list
 	}
 	return registry.NewMCPPromptList(l.servedPrompts(rows)), nil
@@ -126,7 +126,7 @@ func (l *Local) getPrompt(ctx context.Context, in registry.PromptGetInput) (regi
 	args := registry.NormalizePromptArguments(in.Arguments)
 	raw, ok, err := l.state.Get(ctx, l.cfg.Scopes.Prompts, in.Name)
 	if err != nil {
-		return registry.PromptGetResult{}, registry.ErrStateGet(sdkError(err))
+		return registry.PromptGetResult{}, registry.ErrState(iii.StateGet, sdkError(err))
 	}
 	if !ok {
 		return registry.PromptGetResult{}, notFound(registry.ErrPromptNotFound(in.Name))

@@ -211,8 +211,9 @@ var versionFns = map[Kind]map[string]string{
 		"diff": rules.FnPromptsDiff},
 }
 
-// versionFn is the function id of verb for kind.
-func versionFn(k Kind, verb string) string { return versionFns[k][verb] }
+// Function is the id of the registry function of verb ("versions",
+// "label", "rollback", "diff") for kind k.
+func (k Kind) Function(verb string) string { return versionFns[k][verb] }
 
 // selectorValue is a selector as the functions take it: a number or a label.
 func selectorValue(sel string) any {
@@ -226,7 +227,7 @@ func selectorValue(sel string) any {
 // Versions implements Registry.
 func (r *Remote) Versions(ctx context.Context, k Kind, id string) (history.Listing, error) {
 	var out history.Listing
-	return out, r.call.Read(ctx, versionFn(k, "versions"), map[string]string{k.field(): id}, &out)
+	return out, r.call.Read(ctx, k.Function("versions"), map[string]string{k.field(): id}, &out)
 }
 
 // Label implements Registry.
@@ -236,7 +237,7 @@ func (r *Remote) Label(ctx context.Context, _ Caller, k Kind, in LabelInput) (hi
 		payload["admin_token"] = in.AdminToken
 	}
 	var out history.LabelMove
-	return out, r.call.Call(ctx, versionFn(k, "label"), payload, &out)
+	return out, r.call.Call(ctx, k.Function("label"), payload, &out)
 }
 
 // Rollback implements Registry.
@@ -249,14 +250,14 @@ func (r *Remote) Rollback(ctx context.Context, _ Caller, k Kind, in RollbackInpu
 		payload["author"] = in.Meta.Author
 	}
 	var out RollbackResult
-	return out, r.call.Call(ctx, versionFn(k, "rollback"), payload, &out)
+	return out, r.call.Call(ctx, k.Function("rollback"), payload, &out)
 }
 
 // Diff implements Registry.
 func (r *Remote) Diff(ctx context.Context, k Kind, in DiffInput) (DiffResult, error) {
 	payload := map[string]any{k.field(): in.ID, "from": selectorValue(in.From), "to": selectorValue(in.To)}
 	var out DiffResult
-	return out, r.call.Read(ctx, versionFn(k, "diff"), payload, &out)
+	return out, r.call.Read(ctx, k.Function("diff"), payload, &out)
 }
 
 // notPublished reports a registry that does not publish its catalog (an

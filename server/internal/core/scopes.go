@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/cluster"
 	"github.com/iii-skills/skills/server/internal/published"
 	"github.com/iii-skills/skills/server/internal/registry"
@@ -92,7 +93,7 @@ func (s skillsScope) Apply(ctx context.Context, id string) error {
 	}
 	raw, ok, err := l.state.Get(ctx, l.cfg.Scopes.Skills, id)
 	if err != nil {
-		return fmt.Errorf("state::get %s/%s after a change on another node: %w", l.cfg.Scopes.Skills, id, sdkError(err))
+		return fmt.Errorf("%s %s/%s after a change on another node: %w", iii.StateGet, l.cfg.Scopes.Skills, id, sdkError(err))
 	}
 	changed := false
 	if !ok {
@@ -158,7 +159,7 @@ func (s promptsScope) Apply(ctx context.Context, name string) error {
 	}
 	raw, _, err := l.state.Get(ctx, l.cfg.Scopes.Prompts, name)
 	if err != nil {
-		return fmt.Errorf("state::get %s/%s after a change on another node: %w", l.cfg.Scopes.Prompts, name, sdkError(err))
+		return fmt.Errorf("%s %s/%s after a change on another node: %w", iii.StateGet, l.cfg.Scopes.Prompts, name, sdkError(err))
 	}
 	row := storedPromptOf(raw)
 	if row != nil {

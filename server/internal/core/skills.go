@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/cluster"
@@ -152,7 +153,7 @@ func (l *Local) Resources(ctx context.Context) (Resources, error) {
 	entries, err := l.served(ctx)
 	if err != nil {
 		// Upstream swallows the state error: the index entry alone.
-		l.log.Warn("skills::resources-list: listing skills failed", "err", err)
+		l.log.Warn(rules.FnSkillsResourcesList+": listing skills failed", "err", err)
 		entries = nil
 	}
 	out := make([]Resource, 0, len(entries)+1)
@@ -257,7 +258,7 @@ func (l *Local) skillBody(ctx context.Context, id string) (string, error) {
 	}
 	raw, ok, err := l.state.Get(ctx, l.cfg.Scopes.Skills, id)
 	if err != nil {
-		return "", registry.ErrStateGet(sdkError(err))
+		return "", registry.ErrState(iii.StateGet, sdkError(err))
 	}
 	if !ok {
 		if e, ok := l.lookup(id); ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/cluster"
 	"github.com/iii-skills/skills/server/internal/registry"
 )
@@ -33,7 +34,7 @@ func (l *Local) SyncKey(ctx context.Context, scope, key string) error {
 		// The mirror may now be behind state: serve from state until a reload.
 		l.skills.Invalidate()
 		go l.reloadSkills(l.ctx())
-		return fmt.Errorf("state::get %s/%s after a state event: %w", scope, key, sdkError(err))
+		return fmt.Errorf("%s %s/%s after a state event: %w", iii.StateGet, scope, key, sdkError(err))
 	}
 	// A write this engine saw and the mirror did not hold yet came from
 	// outside the registry (an echo of its own writes changes nothing):

@@ -1,6 +1,7 @@
 package directory
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -75,4 +76,24 @@ func verdict(err error) (code, message string) {
 		return "", ""
 	}
 	return ie.Code, ie.Message
+}
+
+// A field of the wrong type is refused in serde's words, as the registry's
+// upstream functions refuse theirs.
+func TestDirectoryFieldTypesInSerdeWords(t *testing.T) {
+	for _, c := range []struct {
+		payload string
+		want    string
+	}{
+		{`{"name": 5}`, "invalid type: integer `5`, expected a string"},
+		{`{"name": ["p"]}`, "invalid type: sequence, expected a string"},
+	} {
+		err := decode(json.RawMessage(c.payload), "GetPromptInput", &struct {
+			Name *string `json:"name"`
+		}{})
+		var ie *iii.InvocationError
+		if !errors.As(err, &ie) || ie.Code != rules.CodeInvalidArguments || ie.Message != c.want {
+			t.Errorf("%s: %v, want INVALID_ARGUMENTS %q", c.payload, err, c.want)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -289,20 +290,43 @@ func (d *Directory) fire(ref *iii.TriggerTypeRef, payload any) {
 // decode reads a request object; unknown fields are ignored, like serde.
 // As upstream's serde structs (and the registry worker), it refuses a
 // payload that is not an object, null and an absent payload included:
-// "invalid type: null, expected struct ListInput".
-// Every failure is INVALID_ARGUMENTS.
+// "invalid type: null, expected struct ListInput", and a field of the
+// wrong type in serde's words, as package registry's decoders do:
+// "invalid type: integer `5`, expected a string". Every failure is
+// INVALID_ARGUMENTS.
 func decode(data json.RawMessage, name string, dst any) error {
 	if err := registry.DecodeEmptyInput(data, name); err != nil {
 		return invalidArguments(err)
 	}
 	if err := json.Unmarshal(data, dst); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return invalidArguments(fmt.Errorf("invalid type for field `%s`: %s, expected %s", te.Field, te.Value, te.Type))
+		var fields map[string]json.RawMessage
+		if errors.As(err, &te) && json.Unmarshal(data, &fields) == nil {
+			if v, ok := fields[te.Field]; ok {
+				return invalidArguments(registry.InvalidType(v, serdeExpected(te.Type)))
+			}
 		}
 		return invalidArguments(fmt.Errorf("invalid request for %s: %v", name, err))
 	}
 	return nil
+}
+
+// serdeExpected is how serde names what a field of Go type t expects.
+func serdeExpected(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "a sequence"
+	case reflect.Map, reflect.Struct:
+		return "a map"
+	}
+	return "an integer"
 }
 
 // ---- skills ----
@@ -567,7 +591,7 @@ func (d *Directory) promptsGet(_ context.Context, data json.RawMessage) (any, er
 		return nil, err
 	}
 	if in.Name == nil {
-		return nil, invalidArguments(errors.New("missing field `name`"))
+		return nil, invalidArguments(fmt.Errorf(registry.FmtMissingField, "name"))
 	}
 	return d.FolderPromptNamed(*in.Name)
 }

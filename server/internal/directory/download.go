@@ -42,8 +42,8 @@ func (d *Directory) download(ctx context.Context, data json.RawMessage) (any, er
 	// namespace folder it lands in: no namespace bound can hold it, so a
 	// scoped token may not download at all.
 	if c, ok := d.stamped.Caller(ctx); ok && c.Scoped() {
-		return nil, c.Forbidden(fmt.Sprintf("token %q (scoped to %s) cannot call %s: a download writes into the operator's skills folder, served with the operator's trust under any id its files declare; scoped tokens publish with skills::register and skills::publish-bundle",
-			c.Token, strings.Join(c.Namespaces, ", "), FnSkillsDownload))
+		return nil, c.Forbidden(fmt.Sprintf("token %q (scoped to %s) cannot call %s: a download writes into the operator's skills folder, served with the operator's trust under any id its files declare; scoped tokens publish with %s and %s",
+			c.Token, strings.Join(c.Namespaces, ", "), FnSkillsDownload, rules.FnSkillsRegister, rules.FnPublishBundle))
 	}
 	var raw struct {
 		Repo    *string `json:"repo"`

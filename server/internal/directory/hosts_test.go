@@ -78,7 +78,7 @@ func (c *countingListener) dialsSoFar(t *testing.T) int {
 	return n
 }
 
-// TestDownloadDialsOnlyAllowedHosts is attack 4 over iii (issue 20): a
+// TestDownloadDialsOnlyAllowedHosts is the download-hosts attack over iii: a
 // caller of directory::skills::download names host:ports for git over TLS
 // and SSH and for the registry. Without download_hosts every download is
 // refused with an error naming the setting; with it, only the listed

@@ -1,26 +1,7 @@
 package directory
 
-// Function and trigger-type ids of the iii-directory v0.5 surface, plus
-// our diagnostics function.
+// Constants of the iii-directory v0.5 surface (its ids: ids.go).
 const (
-	FnSkillsList            = "directory::skills::list"
-	FnSkillsFetch           = "directory::skills::fetch-skill"
-	FnSkillsDownload        = "directory::skills::download"
-	FnPromptsList           = "directory::prompts::list"
-	FnPromptsGet            = "directory::prompts::get"
-	FnFunctionsList         = "directory::engine::functions::list"
-	FnFunctionsInfo         = "directory::engine::functions::info"
-	FnTriggersList          = "directory::engine::triggers::list"
-	FnTriggersInfo          = "directory::engine::triggers::info"
-	FnRegisteredList        = "directory::engine::registered-triggers::list"
-	FnRegisteredInfo        = "directory::engine::registered-triggers::info"
-	FnWorkersList           = "directory::engine::workers::list"
-	FnWorkersInfo           = "directory::engine::workers::info"
-	FnRegistryWorkersList   = "directory::registry::workers::list"
-	FnRegistryWorkersInfo   = "directory::registry::workers::info"
-	FnSkillsDiagnostics     = "directory::skills::diagnostics"
-	TriggerSkillsOnChange   = "directory::skills::on-change"
-	TriggerPromptsOnChange  = "directory::prompts::on-change"
 	IndexID                 = "directory/skills"
 	IndexURI                = "iii://directory/skills"
 	IndexEmptyLine          = "_No skills are currently available in skills_folder._\n"
@@ -32,23 +13,23 @@ const (
 // Descriptions, verbatim from iii-directory v0.5 (docs/reference/directory.md §1).
 const (
 	DescSkillsList      = "List filesystem-backed skills (id, body length, modified_at) from skills_folder."
-	DescSkillsFetch     = "Fetches the content of one or more skill resources. Each entry may be either a full iii:// URI or a bare skill path (the id returned by directory::skills::list, e.g. \"directory/skills/list\") which is auto-prefixed with iii://. Batch with `uris` when helpful."
+	DescSkillsFetch     = "Fetches the content of one or more skill resources. Each entry may be either a full iii:// URI or a bare skill path (the id returned by " + FnSkillsList + ", e.g. \"directory/skills/list\") which is auto-prefixed with iii://. Batch with `uris` when helpful."
 	DescSkillsDownload  = "Download skills + prompts into skills_folder. Pass {repo, skill, branch?} to clone a single skill folder from a GitHub repo (git clone --depth 1 --branch <branch>; branch defaults to \"main\"), or {worker, version?|tag?} to pull from the workers registry (defaults to tag=\"latest\" when neither version nor tag is given). Files in the destination namespace are overwritten file-by-file."
 	DescPromptsList     = "List filesystem-backed prompts (name, description, modified_at) from skills_folder."
 	DescPromptsGet      = "Fetch one filesystem-backed prompt by name. Returns the raw markdown body plus name, description, and modified_at — no envelope, no templating."
 	DescFunctionsList   = "List every function registered with the engine. Filter by free-text search, namespace prefix, and/or worker name."
 	DescFunctionsInfo   = "Full detail for one function: schemas, owning worker, registered triggers that target it, and any matching how-to skill from skills_folder."
-	DescTriggersList    = "List every trigger TYPE registered with the engine. Filter by search, prefix, worker. (For registered trigger instances, use directory::engine::registered-triggers::list.)"
+	DescTriggersList    = "List every trigger TYPE registered with the engine. Filter by search, prefix, worker. (For registered trigger instances, use " + FnRegisteredList + ".)"
 	DescTriggersInfo    = "Full detail for one trigger type: configuration schema, return schema, owning worker, and current instance count."
 	DescRegisteredList  = "List registered trigger instances (the link rows between trigger types and target functions). Filter by trigger_type, function_id, worker, or free-text search."
 	DescRegisteredInfo  = "Full denormalized detail for one registered trigger: instance config + trigger-type detail + function detail."
-	DescWorkersList     = "List every worker currently connected to the engine. Filter by name substring, runtime, or status. Same row shape as directory::registry::workers::list so callers learn one envelope."
-	DescWorkersInfo     = "Worker envelope plus the lists of functions, trigger types, and registered triggers it owns. The `worker` field has the same shape as directory::registry::workers::info so callers can switch between local + registry surfaces with the same parser."
-	DescRegistryList    = "List workers from the public registry (api.workers.iii.dev) matching the free-text term `search`. Same row shape as directory::engine::workers::list so callers learn one envelope. Results are cached for `registry_cache_ttl_ms` (default 60s)."
+	DescWorkersList     = "List every worker currently connected to the engine. Filter by name substring, runtime, or status. Same row shape as " + FnRegistryWorkersList + " so callers learn one envelope."
+	DescWorkersInfo     = "Worker envelope plus the lists of functions, trigger types, and registered triggers it owns. The `worker` field has the same shape as " + FnRegistryWorkersInfo + " so callers can switch between local + registry surfaces with the same parser."
+	DescRegistryList    = "List workers from the public registry (api.workers.iii.dev) matching the free-text term `search`. Same row shape as " + FnWorkersList + " so callers learn one envelope. Results are cached for `registry_cache_ttl_ms` (default 60s)."
 	DescRegistryInfo    = "Full detail for one worker from the public registry (api.workers.iii.dev): README, API reference (functions and triggers with schemas) and skills tree. Pass either `version` or `tag` (defaults to tag=\"latest\"). Results are cached for `registry_cache_ttl_ms`."
 	DescDiagnostics     = "Why a skill or prompt in skills_folder is not served: every configured folder (whether it exists, how many skills and prompts it serves) and every skipped file with its reason, plus the ids where one source hides another and what is served with a warning (SKILL.md metadata that is not a map of strings; a Skills Protocol bundle asking for a secret no grant gives it)."
-	DescSkillsOnChange  = "Fires after every successful directory::skills::download that wrote at least one skill markdown file, and when a skill in skills_folder is created, edited, renamed or deleted."
-	DescPromptsOnChange = "Fires after every successful directory::skills::download that wrote at least one prompt markdown file, and when a prompt in skills_folder is created, edited, renamed or deleted."
+	DescSkillsOnChange  = "Fires after every successful " + FnSkillsDownload + " that wrote at least one skill markdown file, and when a skill in skills_folder is created, edited, renamed or deleted."
+	DescPromptsOnChange = "Fires after every successful " + FnSkillsDownload + " that wrote at least one prompt markdown file, and when a prompt in skills_folder is created, edited, renamed or deleted."
 )
 
 // Errors, verbatim (docs/reference/directory.md §1).

@@ -1,40 +1,29 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/iii-skills/skills/sdk-go/wire"
+	"github.com/iii-skills/skills/server/internal/jsonargs"
 )
 
-// args is the decoded object input of a built-in. Its accessors produce
-// deserialization_error bodies that name the function, the field and what
-// was expected, e.g. "state::get: missing field `key` (expected a string)".
-type args struct {
-	fn     string
-	fields map[string]json.RawMessage
-}
+// The inputs of the built-ins are decoded by package jsonargs, in the
+// wording of every function this server defines ("state::get: key is
+// required (expected a string)"), and refused with deserialization_error,
+// the code the real engine gives a built-in's input that does not match.
+
+// args is the decoded object input of a built-in.
+type args struct{ jsonargs.Object }
 
 // parseArgs decodes a built-in's input. null (or no data) is accepted as an
 // empty object when every field is optional (required == false).
 func parseArgs(fn string, data json.RawMessage, required bool, example string) (*args, *wire.ErrorBody) {
-	a := &args{fn: fn}
-	d := bytes.TrimSpace(data)
-	if len(d) == 0 || bytes.Equal(d, jsonNull) {
-		if required {
-			return nil, decodeErr("%s: input must be a JSON object like %s, got null", fn, example)
-		}
-		return a, nil
+	o, err := jsonargs.Decode(fn, data, jsonargs.Spec{Shape: example, Required: required})
+	if err != nil {
+		return nil, decodeErr(err)
 	}
-	if d[0] != '{' {
-		return nil, decodeErr("%s: input must be a JSON object like %s, got %s", fn, example, jsonKind(d))
-	}
-	if err := json.Unmarshal(d, &a.fields); err != nil {
-		return nil, decodeErr("%s: input is not a valid JSON object: %v", fn, err)
-	}
-	return a, nil
+	return &args{o}, nil
 }
 
 // listInput is the parsed input of a listing built-in (engine::*::list).
@@ -65,38 +54,22 @@ func parseListInput(fn string, data json.RawMessage, example string, internal bo
 	return in, nil
 }
 
-func decodeErr(format string, v ...any) *wire.ErrorBody {
-	return &wire.ErrorBody{Code: wire.CodeDeserializationError, Message: fmt.Sprintf(format, v...)}
+// decodeErr is a refusal of a built-in's input (a jsonargs error).
+func decodeErr(err error) *wire.ErrorBody {
+	return &wire.ErrorBody{Code: wire.CodeDeserializationError, Message: err.Error()}
 }
 
 // raw returns a field's JSON, treating an explicit null as absent.
-func (a *args) raw(name string) (json.RawMessage, bool) {
-	v, ok := a.fields[name]
-	if !ok || bytes.Equal(bytes.TrimSpace(v), jsonNull) {
-		return nil, false
-	}
-	return v, true
-}
+func (a *args) raw(name string) (json.RawMessage, bool) { return a.Raw(name) }
 
 // str reads a required string field.
 func (a *args) str(name string) (string, *wire.ErrorBody) {
-	v, ok := a.raw(name)
-	if !ok {
-		return "", decodeErr("%s: missing field `%s` (expected a string)", a.fn, name)
-	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		return "", decodeErr("%s: field `%s` must be a string, got %s", a.fn, name, jsonKind(v))
-	}
-	return s, nil
+	return orRefusal(a.String(name, true, 0, "a string"))
 }
 
 // optStr reads an optional string field ("" when absent).
 func (a *args) optStr(name string) (string, *wire.ErrorBody) {
-	if _, ok := a.raw(name); !ok {
-		return "", nil
-	}
-	return a.str(name)
+	return orRefusal(a.String(name, false, 0, "a string"))
 }
 
 // optStrs reads several optional string fields, in the order named.
@@ -112,49 +85,25 @@ func (a *args) optStrs(names ...string) ([]string, *wire.ErrorBody) {
 }
 
 // optBool reads an optional boolean field (false when absent).
-func (a *args) optBool(name string) (bool, *wire.ErrorBody) {
-	v, ok := a.raw(name)
-	if !ok {
-		return false, nil
-	}
-	var b bool
-	if err := json.Unmarshal(v, &b); err != nil {
-		return false, decodeErr("%s: field `%s` must be a boolean, got %s", a.fn, name, jsonKind(v))
-	}
-	return b, nil
-}
+func (a *args) optBool(name string) (bool, *wire.ErrorBody) { return orRefusal(a.Bool(name)) }
 
 // optStrings reads an optional array-of-strings field.
 func (a *args) optStrings(name string) ([]string, bool, *wire.ErrorBody) {
-	v, ok := a.raw(name)
-	if !ok {
-		return nil, false, nil
+	list, ok, err := a.Strings(name)
+	if err != nil {
+		return nil, false, decodeErr(err)
 	}
-	var ss []string
-	if err := json.Unmarshal(v, &ss); err != nil {
-		return nil, false, decodeErr("%s: field `%s` must be an array of strings, got %s", a.fn, name, jsonKind(v))
-	}
-	return ss, true, nil
+	return list, ok, nil
 }
 
-// jsonKind names the JSON type of a value for error messages.
-func jsonKind(v json.RawMessage) string {
-	d := bytes.TrimSpace(v)
-	if len(d) == 0 {
-		return "nothing"
+// into decodes a present field into dst; expected says what it holds.
+func (a *args) into(name, expected string, dst any) (bool, *wire.ErrorBody) {
+	return orRefusal(a.Into(name, expected, dst))
+}
+
+func orRefusal[T any](v T, err error) (T, *wire.ErrorBody) {
+	if err != nil {
+		return v, decodeErr(err)
 	}
-	switch d[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	default:
-		return "a number"
-	}
+	return v, nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// These tests play an attacker on the same machine (issue 12): a web page,
+// These tests play an attacker on the same machine: a web page,
 // a second worker, a third party, a client that never reads. Each asserts
 // that the attack fails and that what was stored survives.
 

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
@@ -34,13 +35,12 @@ type builtin struct {
 // asyncDone receives an asynchronous built-in's outcome.
 type asyncDone func(result json.RawMessage, err *wire.ErrorBody)
 
-// Error codes of the engine::* built-ins (docs/reference/engine-protocol.md §3.3).
+// The engine::* built-ins answer NOT_FOUND and INVALID_ARGUMENTS, the
+// registry's codes of the same verdicts (docs/reference/engine-protocol.md §3.3).
 const (
-	codeNotFound         = "NOT_FOUND"
-	codeInvalidArguments = "INVALID_ARGUMENTS"
-	defaultNamespace     = "default"
-	maxInfoBatch         = 32
-	maxWorkerTextRunes   = 280
+	defaultNamespace   = "default"
+	maxInfoBatch       = 32
+	maxWorkerTextRunes = 280
 )
 
 func (e *Engine) newBuiltins() map[string]*builtin {
@@ -114,7 +114,7 @@ func nullToNil(v json.RawMessage) json.RawMessage {
 func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	const fn = iii.FnRegisterWorker
 	if c == nil {
-		return nil, &wire.ErrorBody{Code: codeInvalidArguments, Message: fn + " must be called by a worker connection"}
+		return nil, &wire.ErrorBody{Code: rules.CodeInvalidArguments, Message: fn + " must be called by a worker connection"}
 	}
 	a, errb := parseArgs(fn, data, false, `{"name":"host:pid","runtime":"go","pid":123}`)
 	if errb != nil {
@@ -137,18 +137,16 @@ func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessag
 	if info.Runtime == "" {
 		info.Runtime = "unknown"
 	}
-	if v, ok := a.raw("pid"); ok {
-		var pid uint32
-		if err := json.Unmarshal(v, &pid); err != nil {
-			return nil, decodeErr("%s: field `pid` must be a non-negative integer, got %s", fn, jsonKind(v))
-		}
+	var pid uint32
+	if ok, errb := a.into("pid", "a non-negative integer", &pid); errb != nil {
+		return nil, errb
+	} else if ok {
 		info.PID = &pid
 	}
-	if v, ok := a.raw("telemetry"); ok {
-		var t workerTelemtry
-		if err := json.Unmarshal(v, &t); err != nil {
-			return nil, decodeErr("%s: field `telemetry` must be an object {language?, project_name?, framework?}: %v", fn, err)
-		}
+	var t workerTelemtry
+	if ok, errb := a.into("telemetry", "an object {language?, project_name?, framework?}", &t); errb != nil {
+		return nil, errb
+	} else if ok {
 		info.Telemetry = &t
 	}
 	e.mu.Lock()
@@ -162,7 +160,7 @@ func (e *Engine) workersRegister(_ context.Context, c *conn, data json.RawMessag
 	if refused != "" {
 		e.log.Warn("worker name refused: "+refused, "worker_id", c.id, "remote", c.remoteIP)
 		e.workersEvent(eventWorkerMetadataUpdated, c.id)
-		return nil, &wire.ErrorBody{Code: CodeForbidden, Message: fn + ": " + refused}
+		return nil, &wire.ErrorBody{Code: rules.CodeForbidden, Message: fn + ": " + refused}
 	}
 	if first {
 		// One line per publisher that joins; its functions are at debug.
@@ -313,7 +311,7 @@ func (e *Engine) functionsList(_ context.Context, _ *conn, data json.RawMessage)
 
 func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
 	const fn = iii.FnInfoFunctions
-	a, errb := parseArgs(fn, data, true, `{"function_id":"skills::register"}`)
+	a, errb := parseArgs(fn, data, true, `{"function_id":"`+iii.FnListWorkers+`"}`)
 	if errb != nil {
 		return nil, errb
 	}
@@ -323,7 +321,7 @@ func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage)
 		return nil, errb
 	}
 	if single == batch {
-		return nil, &wire.ErrorBody{Code: codeInvalidArguments,
+		return nil, &wire.ErrorBody{Code: rules.CodeInvalidArguments,
 			Message: fn + ": provide exactly one of `function_id` (string) or `function_ids` (array of strings)"}
 	}
 	var id string
@@ -334,7 +332,7 @@ func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage)
 	} else {
 		ids = dedupe(ids)
 		if len(ids) == 0 || len(ids) > maxInfoBatch {
-			return nil, &wire.ErrorBody{Code: codeInvalidArguments,
+			return nil, &wire.ErrorBody{Code: rules.CodeInvalidArguments,
 				Message: fmt.Sprintf("%s: `function_ids` must hold 1 to %d ids, got %d", fn, maxInfoBatch, len(ids))}
 		}
 	}
@@ -361,7 +359,7 @@ func (e *Engine) functionsInfo(_ context.Context, _ *conn, data json.RawMessage)
 	if single {
 		d, ok := detail(id)
 		if !ok {
-			return nil, &wire.ErrorBody{Code: codeNotFound, Message: fmt.Sprintf("Function %s not found", id)}
+			return nil, &wire.ErrorBody{Code: rules.CodeNotFound, Message: fmt.Sprintf("Function %s not found", id)}
 		}
 		return mustJSON(d), nil
 	}
@@ -434,7 +432,7 @@ func (e *Engine) triggersList(_ context.Context, _ *conn, data json.RawMessage) 
 }
 
 func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	a, errb := parseArgs(iii.FnInfoTriggers, data, true, `{"id":"skills::on-change"}`)
+	a, errb := parseArgs(iii.FnInfoTriggers, data, true, `{"id":"`+iii.TriggerFunctionsAvailable+`"}`)
 	if errb != nil {
 		return nil, errb
 	}
@@ -446,7 +444,7 @@ func (e *Engine) triggersInfo(_ context.Context, _ *conn, data json.RawMessage) 
 	defer e.mu.RUnlock()
 	tt := e.triggerTypes[id]
 	if tt == nil {
-		return nil, &wire.ErrorBody{Code: codeNotFound, Message: fmt.Sprintf("Trigger type %s not found", id)}
+		return nil, &wire.ErrorBody{Code: rules.CodeNotFound, Message: fmt.Sprintf("Trigger type %s not found", id)}
 	}
 	provider := "" // the engine's own type
 	if tt.provider != nil {

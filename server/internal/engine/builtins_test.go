@@ -52,7 +52,7 @@ func TestWorkersRegisterAndList(t *testing.T) {
 	if len(out.Workers) != 1 || out.Workers[0]["name"] != "alpha" {
 		t.Fatalf("runtime filter: %v", out.Workers)
 	}
-	if code, msg := hidden.callErr("engine::workers::register", map[string]any{"pid": "x"}); code != "deserialization_error" || !strings.Contains(msg, "`pid`") {
+	if code, msg := hidden.callErr("engine::workers::register", map[string]any{"pid": "x"}); code != "deserialization_error" || !strings.Contains(msg, ": pid must be a non-negative integer") {
 		t.Fatalf("bad pid: %s %q", code, msg)
 	}
 }
@@ -125,7 +125,7 @@ func TestFunctionsList(t *testing.T) {
 	if got := ids(list(map[string]any{"workers": []string{"anon", "state"}})); !strings.HasPrefix(got, "anon::x,state::") {
 		t.Fatalf("workers: %s", got)
 	}
-	if code, msg := w.callErr("engine::functions::list", map[string]any{"prefix": 3}); code != "deserialization_error" || !strings.Contains(msg, "`prefix`") {
+	if code, msg := w.callErr("engine::functions::list", map[string]any{"prefix": 3}); code != "deserialization_error" || !strings.Contains(msg, ": prefix must be a string, got 3") {
 		t.Fatalf("bad prefix: %s %q", code, msg)
 	}
 }
@@ -264,14 +264,14 @@ func TestStateFunctions(t *testing.T) {
 		input any
 		field string
 	}{
-		{"state::get", map[string]any{"scope": "s"}, "`key`"},
+		{"state::get", map[string]any{"scope": "s"}, ": key is required (expected a string)"},
 		{"state::get", nil, "JSON object"},
-		{"state::set", map[string]any{"scope": "s", "key": "k"}, "`value`"},
-		{"state::set", map[string]any{"scope": 1, "key": "k", "value": 1}, "`scope` must be a string"},
+		{"state::set", map[string]any{"scope": "s", "key": "k"}, ": value is required"},
+		{"state::set", map[string]any{"scope": 1, "key": "k", "value": 1}, ": scope must be a string, got 1"},
 		{"state::set", map[string]any{"scope": "", "key": "k", "value": 1}, "scope must be a non-empty string"},
-		{"state::list", map[string]any{}, "`scope`"},
-		{"state::update", map[string]any{"scope": "s", "key": "k"}, "`ops`"},
-		{"state::update", map[string]any{"scope": "s", "key": "k", "ops": "x"}, "`ops`"},
+		{"state::list", map[string]any{}, ": scope is required"},
+		{"state::update", map[string]any{"scope": "s", "key": "k"}, ": ops is required"},
+		{"state::update", map[string]any{"scope": "s", "key": "k", "ops": "x"}, ": ops must be an array"},
 		{"state::delete", []int{1}, "got an array"},
 	} {
 		code, msg := w.callErr(c.fn, c.input)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
@@ -63,12 +64,12 @@ func (e *Engine) handleInvoke(c *conn, m *wire.Message) {
 	if m.TriggerID != "" {
 		var why string
 		if as, why = e.triggerRegistrant(c, m.TriggerID, m.FunctionID); why != "" {
-			refuse(CodeForbidden, why)
+			refuse(rules.CodeForbidden, why)
 			return
 		}
 	}
 	if why := as.forbiddenCall(m.FunctionID); why != "" {
-		refuse(CodeForbidden, why)
+		refuse(rules.CodeForbidden, why)
 		return
 	}
 
@@ -162,9 +163,6 @@ func (e *Engine) addPending(p *pending, caller *conn) (code, msg string) {
 	p.owner.active.Add(1)
 	return "", ""
 }
-
-// CodeForbidden answers a call a scoped token may not make (state::*, publish).
-const CodeForbidden = "forbidden"
 
 // CodeTooManyInvocations answers a call from a connection that already has
 // Config.MaxInFlightPerConn worker-routed invocations waiting: one client
@@ -277,7 +275,7 @@ func (e *Engine) invokeAs(ctx context.Context, as *conn, functionID string, data
 	if f == nil {
 		if b := e.builtins[functionID]; b != nil {
 			if why := as.forbiddenCall(functionID); why != "" {
-				return invokeOutcome{err: &wire.ErrorBody{Code: CodeForbidden, Message: why}}
+				return invokeOutcome{err: &wire.ErrorBody{Code: rules.CodeForbidden, Message: why}}
 			}
 			return e.callBuiltin(ctx, as, b, data)
 		}

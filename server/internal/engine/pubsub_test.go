@@ -34,7 +34,7 @@ func TestPublishRefusesBadInputAndSubscribeABindingWithoutTopic(t *testing.T) {
 	if code, msg := w.callErr("publish", map[string]any{"topic": "", "data": 1}); code != codeTopicNotSet || msg != messageTopicNotSet {
 		t.Fatalf("empty topic: %s %q", code, msg)
 	}
-	if _, msg := w.callErr("publish", map[string]any{"data": 1}); !strings.Contains(msg, "missing field `topic`") {
+	if _, msg := w.callErr("publish", map[string]any{"data": 1}); !strings.Contains(msg, "publish: topic is required (expected a string)") {
 		t.Fatalf("missing topic: %q", msg)
 	}
 	if _, msg := w.callErr("publish", []int{1}); !strings.Contains(msg, "must be a JSON object") {

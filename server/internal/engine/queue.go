@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/sdk-go/wire"
 )
 
@@ -61,7 +62,7 @@ func (e *Engine) enqueue(c *conn, m *wire.Message) {
 		return
 	}
 	if why := c.forbiddenCall(m.FunctionID); why != "" {
-		reply(encodeError(m.InvocationID, m.FunctionID, CodeForbidden, why))
+		reply(encodeError(m.InvocationID, m.FunctionID, rules.CodeForbidden, why))
 		return
 	}
 	if m.Action.Queue == "" {

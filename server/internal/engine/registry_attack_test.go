@@ -24,6 +24,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -72,7 +73,7 @@ func connectClient(t testing.TB, c *iii.Client) {
 	}
 }
 
-// floodFrame is the issue's flood: an invokefunction of functionID whose
+// floodFrame is the flood of big calls: an invokefunction of functionID whose
 // payload carries pad bytes.
 func floodFrame(functionID string, pad []byte) []byte {
 	b := make([]byte, 0, len(pad)+160)
@@ -182,7 +183,7 @@ func callHonestly(t *testing.T, url string, stop <-chan struct{}, ids ...string)
 	return h
 }
 
-// The issue's flood: four sockets send eight 15 MiB calls each to one
+// The flood of big calls: four sockets send eight 15 MiB calls each to one
 // function of the in-process worker, then of an honest remote worker.
 // Neither is disconnected (the engine's outbound cap used to close the
 // registry's own connection within 1.2 s, and the remote one likewise);
@@ -308,7 +309,7 @@ func TestWorkerGateHoldsCallsInOrder(t *testing.T) {
 	}
 }
 
-// A client waiting to take the in-process worker's ids (the issue's
+// A client waiting to take the in-process worker's ids (the
 // claimer, repeating registerfunction) is refused each of them with a
 // clear reason, even after the in-process connection left: they are
 // reserved for in-process connections for the engine's life. The same
@@ -354,7 +355,7 @@ func TestInProcessWorkerIDsTypesAndNameAreReserved(t *testing.T) {
 	for _, name := range []string{"skills", "SKILLS", "ѕkills" /* Cyrillic ѕ */, "s k i l l s", "iii-state"} {
 		w := dialWorker(t, e.URL())
 		code, msg := w.callErr(iii.FnRegisterWorker, map[string]any{"name": name, "pid": 7})
-		if code != CodeForbidden || !strings.Contains(msg, "a socket connection must choose another name") {
+		if code != rules.CodeForbidden || !strings.Contains(msg, "a socket connection must choose another name") {
 			t.Fatalf("a socket naming itself %q: %s %q; want forbidden", name, code, msg)
 		}
 		var list struct{ Workers []iii.WorkerInfo }
@@ -386,7 +387,7 @@ func callerOfMetadata(ctx context.Context) string {
 }
 
 // A trigger fire runs as whoever registered the binding, never as the
-// provider of the type: the issue's deputy binds skills::on-change to
+// provider of the type: the confused deputy binds skills::on-change to
 // skills::unregister, and the registry's fire then arrives stamped with
 // the attacker's identity, so the registry's ownership rules apply to it.
 // A fire naming a binding the sender does not provide is refused, and so
@@ -430,7 +431,7 @@ func TestTriggerFireRunsAsItsRegistrant(t *testing.T) {
 	attacker.send(map[string]any{"type": "invokefunction", "invocation_id": id, "function_id": "skills::unregister",
 		"data": map[string]any{}, "trigger_id": "atk-t3"})
 	f := attacker.expect("invocationresult")
-	if e := f.obj("error"); e == nil || e["code"] != CodeForbidden || !strings.Contains(e["message"].(string), "only its type's provider fires it") {
+	if e := f.obj("error"); e == nil || e["code"] != rules.CodeForbidden || !strings.Contains(e["message"].(string), "only its type's provider fires it") {
 		t.Fatalf("a fire from a non-provider: %s; want forbidden", f.raw)
 	}
 	select {
@@ -480,7 +481,7 @@ func TestPrivateScopesAreWrittenOnlyInProcess(t *testing.T) {
 		"state::delete": {"scope": "skills.versions", "key": "0000000000000004"},
 	} {
 		code, msg := sock.callErr(fn, args)
-		if code != CodeForbidden || !strings.Contains(msg, `scope "skills.versions" is private`) {
+		if code != rules.CodeForbidden || !strings.Contains(msg, `scope "skills.versions" is private`) {
 			t.Fatalf("%s from a socket: %s %q; want forbidden naming the scope", fn, code, msg)
 		}
 	}

@@ -10,14 +10,16 @@ import (
 	"unicode/utf8"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/sdk-go/wire"
+	"github.com/iii-skills/skills/server/internal/jsonargs"
 	"github.com/iii-skills/skills/server/internal/store"
 )
 
 // The state trigger type (docs/reference/engine-protocol.md §5.5) and its event names.
 const (
 	stateTriggerType        = "state"
-	stateTriggerDescription = "State change trigger: fires on state::set, state::update and state::delete"
+	stateTriggerDescription = "State change trigger: fires on " + iii.StateSet + ", " + iii.StateUpdate + " and " + iii.StateDelete
 	stateWorkerName         = "iii-state"
 	eventCreated            = "state:created"
 	eventUpdated            = "state:updated"
@@ -46,7 +48,7 @@ func (e *Engine) stateBuiltins() []*builtin {
 			request: schemaStateUpdateInput, response: schemaStateUpdateResult, async: e.stateUpdate},
 		{id: iii.StateList, description: "List the values of a scope in insertion order",
 			request: schemaScope, response: schemaStateListResult, call: e.stateList},
-		{id: "state::list_groups", description: "List the scopes that hold values",
+		{id: iii.StateListGroups, description: "List the scopes that hold values",
 			request: schemaEmptyInput, response: schemaStateListGroupsResult, call: e.stateListGroups},
 	}
 }
@@ -68,11 +70,7 @@ const stateExample = `{"scope":"skills","key":"my-skill"}`
 func decodeState(fn string, data json.RawMessage, needKey bool) (*stateInput, *wire.ErrorBody) {
 	d := bytes.TrimSpace(data)
 	if len(d) == 0 || d[0] != '{' {
-		got := "null"
-		if len(d) > 0 {
-			got = jsonKind(d)
-		}
-		return nil, decodeErr("%s: input must be a JSON object like %s, got %s", fn, stateExample, got)
+		return nil, decodeErr(jsonargs.NotObject(fn, stateExample, d))
 	}
 	in, ok := scanState(d)
 	if !ok {
@@ -80,16 +78,18 @@ func decodeState(fn string, data json.RawMessage, needKey bool) (*stateInput, *w
 		if err := json.Unmarshal(d, in); err != nil {
 			var te *json.UnmarshalTypeError
 			if errors.As(err, &te) && te.Field != "" {
-				return nil, decodeErr("%s: field `%s` must be a string, got %s", fn, te.Field, article(te.Value))
+				var fields map[string]json.RawMessage
+				_ = json.Unmarshal(d, &fields)
+				return nil, decodeErr(jsonargs.WrongType(fn, te.Field, "a string", fields[te.Field]))
 			}
-			return nil, decodeErr("%s: input is not a valid JSON object: %v", fn, err)
+			return nil, decodeErr(jsonargs.NotObject(fn, stateExample, d))
 		}
 	}
 	if in.Scope == nil {
-		return nil, decodeErr("%s: missing field `scope` (expected a string)", fn)
+		return nil, decodeErr(jsonargs.Missing(fn, "scope", "a string"))
 	}
 	if needKey && in.Key == nil {
-		return nil, decodeErr("%s: missing field `key` (expected a string)", fn)
+		return nil, decodeErr(jsonargs.Missing(fn, "key", "a string"))
 	}
 	return in, nil
 }
@@ -143,17 +143,6 @@ func scanState(d []byte) (*stateInput, bool) {
 // stateFields are the keys of stateInput.
 var stateFields = [...]string{"scope", "key", "value", "data", "ops"}
 
-// article turns encoding/json's type names ("number") into "a number".
-func article(v string) string {
-	switch v {
-	case "object", "array":
-		return "an " + v
-	case "null", "":
-		return "null"
-	}
-	return "a " + v
-}
-
 // storeErr maps a store error to an error body: validation problems are
 // the caller's fault (deserialization_error), the rest use code.
 func storeErr(fn, code string, err error) *wire.ErrorBody {
@@ -192,7 +181,7 @@ func (e *Engine) stateSet(c *conn, data json.RawMessage, done asyncDone) {
 		value = in.Data // alias accepted by the real engine
 	}
 	if value == nil {
-		done(nil, decodeErr("%s: missing field `value` (any JSON value; `data` is accepted as an alias)", fn))
+		done(nil, decodeErr(jsonargs.Missing(fn, "value", "any JSON value; data is accepted as an alias")))
 		return
 	}
 	value = compact(value)
@@ -295,12 +284,12 @@ func (e *Engine) stateList(_ context.Context, _ *conn, data json.RawMessage) (js
 }
 
 func (e *Engine) stateListGroups(_ context.Context, _ *conn, data json.RawMessage) (json.RawMessage, *wire.ErrorBody) {
-	if _, errb := parseArgs("state::list_groups", data, false, `{}`); errb != nil {
+	if _, errb := parseArgs(iii.StateListGroups, data, false, `{}`); errb != nil {
 		return nil, errb
 	}
 	groups, err := e.store.ListGroups()
 	if err != nil {
-		return nil, storeErr("state::list_groups", codeListGroupsError, err)
+		return nil, storeErr(iii.StateListGroups, codeListGroupsError, err)
 	}
 	return mustJSON(map[string][]string{"groups": groups}), nil
 }
@@ -317,12 +306,12 @@ func (e *Engine) stateUpdate(c *conn, data json.RawMessage, done asyncDone) {
 		return
 	}
 	if len(in.Ops) == 0 || bytes.Equal(in.Ops, jsonNull) {
-		done(nil, decodeErr("%s: missing field `ops` (expected an array of update operations)", fn))
+		done(nil, decodeErr(jsonargs.Missing(fn, "ops", "an array of update operations")))
 		return
 	}
 	var ops []updateOp
 	if err := json.Unmarshal(in.Ops, &ops); err != nil {
-		done(nil, decodeErr("%s: field `ops` must be an array of {type, path?, value?, by?} objects: %v", fn, err))
+		done(nil, decodeErr(jsonargs.WrongType(fn, "ops", "an array of {type, path?, value?, by?} objects", in.Ops)))
 		return
 	}
 	scope, key := *in.Scope, *in.Key
@@ -375,7 +364,7 @@ func parseStateFilter(cfg json.RawMessage) (*stateFilter, error) {
 		return f, nil
 	}
 	if c[0] != '{' {
-		return nil, fmt.Errorf("state trigger config must be an object {scope?, key?, condition_function_id?, skip_own_writes?}, got %s", jsonKind(c))
+		return nil, fmt.Errorf("state trigger config must be an object {scope?, key?, condition_function_id?, skip_own_writes?}, got %s", jsonargs.Kind(c))
 	}
 	if err := json.Unmarshal(c, f); err != nil {
 		return nil, fmt.Errorf("state trigger config must be an object {scope?, key?, condition_function_id?, skip_own_writes?} of strings (skip_own_writes a boolean): %v", err)
@@ -464,7 +453,7 @@ func (e *Engine) privateScope(c *conn, fn, scope string) *wire.ErrorBody {
 		return nil
 	}
 	e.log.Warn("state write refused: private scope", "function_id", fn, "scope", scope, "worker_id", c.id, "remote", c.remoteIP)
-	return &wire.ErrorBody{Code: CodeForbidden, Message: fmt.Sprintf(
-		"forbidden: %s: scope %q is private to the registry running inside this engine (its version history); only the registry writes it. state::get and state::list still read it",
-		fn, scope)}
+	return &wire.ErrorBody{Code: rules.CodeForbidden, Message: fmt.Sprintf(
+		"forbidden: %s: scope %q is private to the registry running inside this engine (its version history); only the registry writes it. %s and %s still read it",
+		fn, scope, iii.StateGet, iii.StateList)}
 }

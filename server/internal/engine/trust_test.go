@@ -14,9 +14,11 @@ import (
 	"github.com/gorilla/websocket"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
-// Issue 20, items 1 and 9 and scoped tokens: each test plays the attacker
+// The trust boundaries of the engine (the registry's ids at start-up,
+// ownership, scoped tokens): each test plays the attacker
 // over real sockets and checks that the attack fails and nothing stored is
 // lost.
 
@@ -259,10 +261,10 @@ func TestScopedTokenPublishesOnlyInItsNamespace(t *testing.T) {
 			t.Fatalf("registering %s with the acme token: %s", id, rej.raw)
 		}
 	}
-	if code, msg := acme.callErr("state::set", map[string]any{"scope": "skills", "key": "billing/x", "value": "pwned"}); code != CodeForbidden || !strings.Contains(msg, "cannot call state::set") {
+	if code, msg := acme.callErr("state::set", map[string]any{"scope": "skills", "key": "billing/x", "value": "pwned"}); code != rules.CodeForbidden || !strings.Contains(msg, "cannot call state::set") {
 		t.Fatalf("state::set with the acme token: %s %s", code, msg)
 	}
-	if code, msg := acme.callErr("publish", map[string]any{"topic": "skills::changes", "data": map[string]any{"node": "x"}}); code != CodeForbidden || !strings.Contains(msg, "cannot call publish") {
+	if code, msg := acme.callErr("publish", map[string]any{"topic": "skills::changes", "data": map[string]any{"node": "x"}}); code != rules.CodeForbidden || !strings.Contains(msg, "cannot call publish") {
 		t.Fatalf("publish with the acme token: %s %s", code, msg)
 	}
 	acme.send(map[string]any{"type": "registertrigger", "id": "spy", "trigger_type": "state", "function_id": "acme::sync", "config": map[string]any{"scope": "skills"}})

@@ -12,8 +12,9 @@ import (
 // character, edge whitespace) as `Mcp-Name: =?base64?…?=` and requires the
 // server to decode it before comparing it with the body; go-sdk v1.8.0
 // compares the raw header and refuses such a request with -32020 "header
-// mismatch" (modelcontextprotocol/go-sdk issue 1234, fixed by pull request
-// 1242, merged after v1.8.0). A value whose wrapper is not valid Base64 is
+// mismatch" (https://github.com/modelcontextprotocol/go-sdk/issues/1234,
+// fixed by https://github.com/modelcontextprotocol/go-sdk/pull/1242, merged
+// after v1.8.0). A value whose wrapper is not valid Base64 is
 // left as it is, and go-sdk refuses it as a mismatch.
 //
 // Delete this file, its one use in HTTPHandler and the test

@@ -83,7 +83,7 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 		case *sdk.ListToolsRequest:
 			if _, err := s.syncTools(ctx); err != nil {
-				return nil, internalError("engine::functions::list: " + callErrorText(err))
+				return nil, internalError(iii.FnListFunctions + ": " + callErrorText(err))
 			}
 		}
 		return next(ctx, method, req)

@@ -126,7 +126,7 @@ func (s *Server) knownPrompt(ctx context.Context, name string) bool {
 		return true
 	}
 	if err := s.syncPrompts(ctx); err != nil {
-		s.log.Debug("MCP: prompts::mcp-list failed", "err", err)
+		s.log.Debug("MCP: "+rules.FnPromptsMCPList+" failed", "err", err)
 	}
 	return lookup()
 }

@@ -43,7 +43,7 @@ func (s *Server) searchSkillsTool(ctx context.Context, req *sdk.CallToolRequest)
 	res, err := s.registry.Search(ctx, in)
 	var inv *iii.InvocationError
 	if errors.As(err, &inv) && inv.Code == wire.CodeFunctionNotFound {
-		return toolError("This registry has no skills::search (an upstream v0.2.2 registry?): read the resource iii://skills for the index instead."), nil
+		return toolError("This registry has no " + rules.FnSkillsSearch + " (an upstream v0.2.2 registry?): read the resource iii://skills for the index instead."), nil
 	}
 	if err != nil {
 		return toolError(callErrorText(err)), nil

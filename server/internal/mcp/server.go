@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/invoke"
@@ -426,7 +427,7 @@ func (s *Server) onChange(ctx context.Context, c core.Change) {
 			_ = s.sdk.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri})
 		}
 	case core.ChangePrompt:
-		s.log.Debug("MCP: prompts::on-change", "op", c.Op, "name", c.ID)
+		s.log.Debug("MCP: "+rules.TriggerPromptsOnChange, "op", c.Op, "name", c.ID)
 		var touched []string
 		if c.ID != "" {
 			touched = append(touched, c.ID)
@@ -480,7 +481,7 @@ func (s *Server) onFunctionsChanged(ctx context.Context, _ json.RawMessage) (any
 func (s *Server) functionsTick(ctx context.Context) {
 	present, err := s.syncTools(ctx)
 	if err != nil {
-		s.log.Debug("MCP: engine::functions::list failed", "err", err)
+		s.log.Debug("MCP: "+iii.FnListFunctions+" failed", "err", err)
 		return
 	}
 	s.regMu.Lock()

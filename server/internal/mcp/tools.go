@@ -167,7 +167,7 @@ func (s *Server) fillSchemasLocked(ctx context.Context, fns []iii.FunctionInfo) 
 			Functions []iii.FunctionDetail `json:"functions"`
 		}
 		if err := s.engine.Read(ctx, iii.FnInfoFunctions, map[string]any{"function_ids": batch}, &out); err != nil {
-			s.log.Debug("MCP: engine::functions::info failed", "err", err)
+			s.log.Debug("MCP: "+iii.FnInfoFunctions+" failed", "err", err)
 			return
 		}
 		for _, id := range batch {
@@ -253,7 +253,7 @@ func (s *Server) resolveTool(ctx context.Context, name string) (string, bool) {
 		return fid, true
 	}
 	if _, err := s.syncTools(ctx); err != nil {
-		s.log.Debug("MCP: engine::functions::list failed", "err", err)
+		s.log.Debug("MCP: "+iii.FnListFunctions+" failed", "err", err)
 	}
 	return lookup()
 }

@@ -20,7 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Issue 20 items 4 and 5, from an MCP client's side: the official go-sdk
+// MCP tool exposure and section reads, from an MCP client's side: the official go-sdk
 // client over Streamable HTTP on a loopback socket, against the registry,
 // the iii-directory surface on a skills folder and a publisher, all on an
 // embedded engine.
@@ -144,7 +144,7 @@ func callText(t *testing.T, cs *sdk.ClientSession, name string, args any) (strin
 	return text(res.Content[0]), res.IsError
 }
 
-// TestMCPSideEffectToolsNeedOptIn is attack 4 over MCP: by default the
+// TestMCPSideEffectToolsNeedOptIn is the download-hosts attack over MCP: by default the
 // download tool (and every other tool with side effects: the registry
 // proxy that dials out, a publisher function that declares nothing) is
 // neither listed nor callable, and a call says which setting allows it;
@@ -222,7 +222,7 @@ func TestMCPSideEffectToolsNeedOptIn(t *testing.T) {
 	}
 }
 
-// TestMCPHiddenSectionsRefused is attack 5: section URIs that resolve to
+// TestMCPHiddenSectionsRefused: section URIs that resolve to
 // hidden namespaces (state::, skills::, engine::) are refused on every MCP
 // path that reads sections: the fetch-skill tool (full URIs, bare paths,
 // inside uris), skill__fetch and resources/read. Sections of visible

@@ -200,7 +200,7 @@ func (f *Follower) refresh(ctx context.Context) {
 	}
 	local, bridge, err := f.list(ctx, f.client)
 	if err != nil {
-		f.log.Debug("reach: engine::functions::list failed; keeping the last view", "err", err)
+		f.log.Debug("reach: "+iii.FnListFunctions+" failed; keeping the last view", "err", err)
 		return
 	}
 	var bridged map[string]bool

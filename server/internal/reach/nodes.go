@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/cluster"
 	"github.com/iii-skills/skills/server/internal/kv"
 )
@@ -104,7 +105,7 @@ func (s nodesScope) Apply(ctx context.Context, key string) error {
 	}
 	raw, ok, err := f.opts.Shared.Get(ctx, f.opts.Scope, key)
 	if err != nil {
-		return fmt.Errorf("state::get %s/%s after a change on another node: %w", f.opts.Scope, key, err)
+		return fmt.Errorf(iii.StateGet+" %s/%s after a change on another node: %w", f.opts.Scope, key, err)
 	}
 	n, valid := nodeOf(key, raw)
 	f.mu.Lock()
@@ -131,7 +132,7 @@ func (s nodesScope) Relist(ctx context.Context) error {
 	}
 	rows, err := f.opts.Shared.List(ctx, f.opts.Scope)
 	if err != nil {
-		return fmt.Errorf("state::list %s: %w", f.opts.Scope, err)
+		return fmt.Errorf(iii.StateList+" %s: %w", f.opts.Scope, err)
 	}
 	nodes := map[string]node{}
 	for _, raw := range rows {

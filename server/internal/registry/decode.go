@@ -80,6 +80,11 @@ func invalidType(raw json.RawMessage, expected string) error {
 	return fmt.Errorf(FmtInvalidType, unexpected(raw), expected)
 }
 
+// InvalidType is serde's refusal of raw where expected was wanted
+// ("invalid type: integer `5`, expected a string"), for the other
+// surfaces that answer as an upstream serde decoder does (iii-directory).
+func InvalidType(raw json.RawMessage, expected string) error { return invalidType(raw, expected) }
+
 // fields are the known fields of a decoded object: their raw values, and
 // the decoded prompt arguments when a kindArgs field was present.
 type fields struct {

@@ -21,8 +21,9 @@ func ErrHiddenPrompt(functionID string) error { return fmt.Errorf(FmtHiddenPromp
 // ErrTrigger: "trigger {fid}: {err}".
 func ErrTrigger(functionID string, err error) error { return fmt.Errorf(FmtTrigger, functionID, err) }
 
-// ErrStateGet: "state::get: {err}".
-func ErrStateGet(err error) error { return fmt.Errorf(FmtStateGet, err) }
+// ErrState: "{fn}: {err}" for a failed state call fn (upstream's
+// "state::get: {err}").
+func ErrState(fn string, err error) error { return fmt.Errorf(FmtStateCall, fn, err) }
 
 // ErrDecodeSkill: "decode stored skill {id}: {err}".
 func ErrDecodeSkill(id string, err error) error { return fmt.Errorf(FmtDecodeSkill, id, err) }

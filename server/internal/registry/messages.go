@@ -43,8 +43,9 @@ const (
 	FmtHiddenPrompt = rules.FmtHiddenPrompt
 	// FmtTrigger: function id, the SDK error (wrapped with %w).
 	FmtTrigger = "trigger %s: %w"
-	// FmtStateGet: the SDK error (wrapped with %w).
-	FmtStateGet = "state::get: %w"
+	// FmtStateCall: the state function's id (state::get), the SDK error
+	// (wrapped with %w).
+	FmtStateCall = "%s: %w"
 	// FmtDecodeSkill / FmtDecodePrompt: id or name, the decode error.
 	FmtDecodeSkill  = "decode stored skill %s: %w"
 	FmtDecodePrompt = "decode stored prompt %s: %w"

@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/registry"
 )
@@ -135,7 +136,7 @@ var _ = Describe("read-path errors (§3)", Label("pure"), func() {
 		Expect(err).To(MatchError("trigger a::b: remote error (function_not_found): Function a::b not found"))
 		Expect(err).To(MatchError(cause))
 		Expect(registry.ErrTrigger("a::b", errString("invocation timed out"))).To(MatchError("trigger a::b: invocation timed out"))
-		Expect(registry.ErrStateGet(errString("boom"))).To(MatchError("state::get: boom"))
+		Expect(registry.ErrState(iii.StateGet, errString("boom"))).To(MatchError("state::get: boom"))
 		Expect(registry.ErrDecodeSkill("x", errString("missing field `skill`"))).To(MatchError("decode stored skill x: missing field `skill`"))
 		Expect(registry.ErrDecodePrompt("p", errString("e"))).To(MatchError("decode stored prompt p: e"))
 		Expect(registry.ErrFetchNoInput()).To(MatchError("Provide uri or a non-empty uris array"))

@@ -22,13 +22,6 @@ import (
 // is replaced, so a function can trust it on our engine.
 const CallerKey = "iii_caller"
 
-// CodeForbidden is the error code of a call a scoped token may not make.
-const CodeForbidden = rules.CodeForbidden
-
-// CodeOutOfScope is the error code of an id outside the namespaces of the
-// caller's scoped token: a refusal that never clears up (rules.CodeOutOfScope).
-const CodeOutOfScope = rules.CodeOutOfScope
-
 // Caller is the value of CallerKey: the calling connection ("" when the
 // engine itself calls: trigger fires), the name of its scoped token (""
 // for full access), the token's namespaces and the namespaces of other
@@ -92,15 +85,15 @@ func (c Caller) OutOfScope(what, id string) error {
 	return c.OutOfScopeError(fmt.Sprintf("%s %q is outside the namespaces of token %q (%s)", what, id, c.Token, strings.Join(c.Namespaces, ", ")))
 }
 
-// OutOfScopeError is a CodeOutOfScope invocation error "forbidden: <why>",
+// OutOfScopeError is a rules.CodeOutOfScope invocation error "forbidden: <why>",
 // why saying which id lies outside which namespaces.
 func (c Caller) OutOfScopeError(why string) error {
-	return iii.NewInvocationError(CodeOutOfScope, "forbidden: "+why)
+	return iii.NewInvocationError(rules.CodeOutOfScope, "forbidden: "+why)
 }
 
-// Forbidden is a CodeForbidden invocation error "forbidden: <why>".
+// Forbidden is a rules.CodeForbidden invocation error "forbidden: <why>".
 func (c Caller) Forbidden(why string) error {
-	return iii.NewInvocationError(CodeForbidden, "forbidden: "+why)
+	return iii.NewInvocationError(rules.CodeForbidden, "forbidden: "+why)
 }
 
 // FromMetadata reads the stamped caller of an invocation's metadata (zero

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 )
 
 func TestNamespaced(t *testing.T) {
@@ -81,7 +82,7 @@ func TestOutOfScope(t *testing.T) {
 	}
 	err := acme.OutOfScope("bundle", "billing/x")
 	var ie *iii.InvocationError
-	if !errors.As(err, &ie) || ie.Code != CodeOutOfScope ||
+	if !errors.As(err, &ie) || ie.Code != rules.CodeOutOfScope ||
 		ie.Message != `forbidden: bundle "billing/x" is outside the namespaces of token "acme" (acme, acme-labs)` {
 		t.Errorf("billing/x: %v", err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
-	"github.com/iii-skills/skills/server/internal/scope"
 )
 
 // maxMessageBytes is the registry's cap on a version's message
@@ -168,7 +167,7 @@ func addOne(ctx context.Context, call Caller, s Skill, row listedRow, o Options)
 	for {
 		_, err := call(ctx, rules.FnSkillsRegister, payload)
 		var ie *iii.InvocationError
-		if err != nil && errors.As(err, &ie) && ie.Code == scope.CodeForbidden && time.Now().Before(deadline) {
+		if err != nil && errors.As(err, &ie) && ie.Code == rules.CodeForbidden && time.Now().Before(deadline) {
 			select {
 			case <-ctx.Done():
 				return a, nil, ctx.Err()

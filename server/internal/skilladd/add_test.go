@@ -13,7 +13,6 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
-	"github.com/iii-skills/skills/server/internal/scope"
 )
 
 // fakeRegistry answers the five functions Add calls, for the unit tests
@@ -50,7 +49,7 @@ func (f *fakeRegistry) call(_ context.Context, fn string, payload any) (json.Raw
 		return json.Marshal(map[string]any{"latest": len(b), "versions": vs})
 	case rules.FnSkillsRegister:
 		if f.held[id] {
-			return nil, &iii.InvocationError{Code: scope.CodeForbidden, Message: "skill " + id + " belongs to another worker"}
+			return nil, &iii.InvocationError{Code: rules.CodeForbidden, Message: "skill " + id + " belongs to another worker"}
 		}
 		f.bodies[id] = append(f.bodies[id], p["skill"].(string))
 		f.served[id] = true

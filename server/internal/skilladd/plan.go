@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/fsource"
 	"github.com/iii-skills/skills/server/internal/registry"
@@ -322,7 +323,7 @@ func readArchive(src Source, o *Options) ([]skillarchive.File, string, error) {
 // bundleRefused keeps Skills Protocol bundles out with a message that
 // says how to publish them.
 func bundleRefused(fsource.BundleDir, *catalog.Entry) error {
-	return fmt.Errorf("skills add registers Agent Skills and markdown skills, not Skills Protocol bundles (skill.toml): publish it with skills::publish-bundle, or serve its folder with --sp-bundles")
+	return fmt.Errorf("skills add registers Agent Skills and markdown skills, not Skills Protocol bundles (skill.toml): publish it with %s, or serve its folder with --sp-bundles", rules.FnPublishBundle)
 }
 
 // scan reads the laid-out tree exactly as the server reads a skills
@@ -386,7 +387,7 @@ func scan(src Source, t *tree, o *Options) (*Planned, error) {
 		}
 	}
 	for _, p := range set.Prompts() {
-		plan.Notes = append(plan.Notes, fmt.Sprintf("%s: prompt %s is not added (skills add registers skills; a worker registers prompts with prompts::register)", t.shown(p.Path), p.Name))
+		plan.Notes = append(plan.Notes, fmt.Sprintf("%s: prompt %s is not added (skills add registers skills; a worker registers prompts with %s)", t.shown(p.Path), p.Name, rules.FnPromptsRegister))
 	}
 	if len(problems) > 0 {
 		hint := ""
@@ -433,7 +434,7 @@ func (t *tree) skill(e *catalog.Entry, o *Options, warnings map[string][]string)
 		return Skill{}, []string{fmt.Sprintf("%s: %v", where, err)}
 	}
 	if err := registry.ValidateSkillRegistration(id, body); err != nil {
-		return Skill{}, []string{fmt.Sprintf("%s: skill %s: %v (skills::register's rule)", where, id, err)}
+		return Skill{}, []string{fmt.Sprintf("%s: skill %s: %v (%s's rule)", where, id, err, rules.FnSkillsRegister)}
 	}
 	var leftOut, errs []string
 	var extra []string
@@ -444,8 +445,8 @@ func (t *tree) skill(e *catalog.Entry, o *Options, warnings map[string][]string)
 	}
 	if len(extra) > 0 {
 		if !o.SkipFiles {
-			errs = append(errs, fmt.Sprintf("%s: skill %s has %d supporting file(s) (%s): a published skill holds one markdown body (skills::register stores no files), so they would be lost; give --skip-files to register its SKILL.md alone, or serve the folder with --skills-folder to keep them",
-				where, id, len(extra), listSome(extra, 5)))
+			errs = append(errs, fmt.Sprintf("%s: skill %s has %d supporting file(s) (%s): a published skill holds one markdown body (%s stores no files), so they would be lost; give --skip-files to register its SKILL.md alone, or serve the folder with --skills-folder to keep them",
+				where, id, len(extra), listSome(extra, 5), rules.FnSkillsRegister))
 		}
 		for _, f := range extra {
 			leftOut = append(leftOut, "file "+f)

@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/fsource"
 	"github.com/iii-skills/skills/server/internal/registry"
@@ -363,7 +364,7 @@ func (c *checker) checkFile(file string) int {
 		}
 		return c.checkPublished(file, id, string(b), 0)
 	}
-	c.add(Error, file, 0, "input", "not a skill file: give a folder of skills, a .md skill body or a .json skills::register payload")
+	c.add(Error, file, 0, "input", "not a skill file: give a folder of skills, a .md skill body or a .json "+rules.FnSkillsRegister+" payload")
 	return 0
 }
 

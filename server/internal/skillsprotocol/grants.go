@@ -56,7 +56,7 @@ func (g SecretGrant) Validate() error {
 	switch g.Origin {
 	case OriginFolder, OriginPublished, OriginDownloaded, OriginAny:
 	case "":
-		return fmt.Errorf(`origin is required for bundle %q: "folder" (bundles the operator serves from a folder), "published" (published over iii), "downloaded" (written into a skills folder by directory::skills::download) or "any"`, g.Bundle)
+		return fmt.Errorf(`origin is required for bundle %q: "folder" (bundles the operator serves from a folder), "published" (published over iii), "downloaded" (written into a skills folder by the directory's download) or "any"`, g.Bundle)
 	default:
 		return fmt.Errorf(`origin %q of bundle %q must be "folder", "published", "downloaded" or "any"`, g.Origin, g.Bundle)
 	}

@@ -13,15 +13,11 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/kv"
 	"github.com/iii-skills/skills/server/internal/scope"
 )
-
-// PublishFunction is the iii function that publishes a bundle. Its id is
-// on the registry's namespace (skills::*), which MCP does not expose as a
-// tool.
-const PublishFunction = "skills::publish-bundle"
 
 // BundleFile is one file of a published bundle.
 type BundleFile struct {
@@ -268,11 +264,11 @@ func (r *Runtime) publishLocked(ctx context.Context, files map[string][]byte, at
 		u := r.pubs.usage[publisher]
 		if u.bundles >= r.opts.MaxPublishedBundlesPerPublisher {
 			return PublishResult{}, fmt.Errorf("%s has %d bundle versions published, its share of the %d this server keeps (skills_protocol.published_max_bundles; a publisher may hold %d): unpublish some with %s",
-				describePublisher(publisher), u.bundles, r.opts.MaxPublishedBundles, r.opts.MaxPublishedBundlesPerPublisher, UnpublishFunction)
+				describePublisher(publisher), u.bundles, r.opts.MaxPublishedBundles, r.opts.MaxPublishedBundlesPerPublisher, rules.FnUnpublishBundle)
 		}
 		if u.bytes+size > r.opts.MaxPublishedBytesPerPublisher {
 			return PublishResult{}, fmt.Errorf("bundle holds %d bytes and the bundles of %s already hold %d; a publisher's bundles may hold at most %d together (its share of skills_protocol.published_max_bytes): unpublish some with %s",
-				size, describePublisher(publisher), u.bytes, r.opts.MaxPublishedBytesPerPublisher, UnpublishFunction)
+				size, describePublisher(publisher), u.bytes, r.opts.MaxPublishedBytesPerPublisher, rules.FnUnpublishBundle)
 		}
 	}
 	if n := len(r.pubs.records); n >= r.opts.MaxPublishedBundles {
@@ -564,26 +560,26 @@ func (r *Runtime) PublishedStats() (bundles int, bytes int64) {
 // Published bundles live in the server's store (Options.State), loaded
 // once by LoadPublished, so nothing needs reloading on a reconnect.
 func (r *Runtime) Register(client *iii.Client) error {
-	_, err := client.RegisterFunction(PublishFunction, func(ctx context.Context, data json.RawMessage) (any, error) {
+	_, err := client.RegisterFunction(rules.FnPublishBundle, func(ctx context.Context, data json.RawMessage) (any, error) {
 		var req PublishRequest
 		dec := json.NewDecoder(bytes.NewReader(data))
 		if err := dec.Decode(&req); err != nil {
-			return nil, iii.NewInvocationError("invalid_payload", fmt.Sprintf("%s: payload must be {\"files\":[{\"path\",\"content\",\"encoding\"?}]}: %v", PublishFunction, err))
+			return nil, iii.NewInvocationError("invalid_payload", fmt.Sprintf("%s: payload must be {\"files\":[{\"path\",\"content\",\"encoding\"?}]}: %v", rules.FnPublishBundle, err))
 		}
 		res, err := r.Publish(ctx, req)
 		var refusal *iii.InvocationError
-		if errors.As(err, &refusal) && (refusal.Code == scope.CodeForbidden || refusal.Code == scope.CodeOutOfScope) {
+		if errors.As(err, &refusal) && (refusal.Code == rules.CodeForbidden || refusal.Code == rules.CodeOutOfScope) {
 			return nil, err
 		}
 		if err != nil {
-			return nil, iii.NewInvocationError("invalid_bundle", fmt.Sprintf("%s: %v", PublishFunction, err))
+			return nil, iii.NewInvocationError("invalid_bundle", fmt.Sprintf("%s: %v", rules.FnPublishBundle, err))
 		}
 		return res, nil
 	}, iii.RegisterFunctionOptions{Description: "Publish a Skills Protocol bundle (skill.toml, SKILL.md, code/, resources/) to the Skills Protocol runtime; versions are immutable"})
 	if err != nil {
 		return err
 	}
-	if _, err := client.RegisterFunction(UnpublishFunction, r.unpublishHandler, iii.RegisterFunctionOptions{
+	if _, err := client.RegisterFunction(rules.FnUnpublishBundle, r.unpublishHandler, iii.RegisterFunctionOptions{
 		Description: "Remove versions of a Skills Protocol bundle published over iii: {name, version?, admin_token?}; only their publisher (connection or scoped token) or the registry's admin token may"}); err != nil {
 		return err
 	}

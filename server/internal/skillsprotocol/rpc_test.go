@@ -13,6 +13,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	sp "github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/store"
 )
@@ -208,7 +209,7 @@ func publish(t *testing.T, c *iii.Client, files map[string]string) (json.RawMess
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.Trigger(ctx, iii.TriggerRequest{FunctionID: sp.PublishFunction, Data: data, Timeout: 10 * time.Second})
+	return c.Trigger(ctx, iii.TriggerRequest{FunctionID: rules.FnPublishBundle, Data: data, Timeout: 10 * time.Second})
 }
 
 func TestPublishBundleOverIII(t *testing.T) {

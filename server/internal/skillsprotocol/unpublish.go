@@ -18,11 +18,6 @@ import (
 	"github.com/iii-skills/skills/server/internal/kv"
 )
 
-// UnpublishFunction is the iii function that removes published bundle
-// versions (on the registry's skills::* namespace, which MCP does not
-// expose as a tool).
-const UnpublishFunction = "skills::unpublish-bundle"
-
 // UnpublishRequest is the payload of skills::unpublish-bundle: a bundle
 // name, a version (empty: every version the caller may remove) and the
 // registry's admin token to remove another publisher's versions.
@@ -49,7 +44,7 @@ func (r *Runtime) SetAdminToken(token string) { r.opts.AdminToken = token }
 func (r *Runtime) Unpublish(ctx context.Context, req UnpublishRequest) (UnpublishResult, error) {
 	if !ValidBundleName(req.Name) {
 		return UnpublishResult{}, iii.NewInvocationError(rules.CodeInvalidArguments,
-			fmt.Sprintf("%s: name %q must be a bundle name such as acme.crm.sync", UnpublishFunction, req.Name))
+			fmt.Sprintf("%s: name %q must be a bundle name such as acme.crm.sync", rules.FnUnpublishBundle, req.Name))
 	}
 	admin := r.opts.AdminToken != "" && subtle.ConstantTimeCompare([]byte(req.AdminToken), []byte(r.opts.AdminToken)) == 1
 	if req.AdminToken != "" && !admin {
@@ -71,7 +66,7 @@ func (r *Runtime) Unpublish(ctx context.Context, req UnpublishRequest) (Unpublis
 		if req.Version != "" {
 			what += " " + req.Version
 		}
-		return UnpublishResult{}, iii.NewInvocationError(rules.CodeNotFound, fmt.Sprintf("%s: bundle %s is not published here", UnpublishFunction, what))
+		return UnpublishResult{}, iii.NewInvocationError(rules.CodeNotFound, fmt.Sprintf("%s: bundle %s is not published here", rules.FnUnpublishBundle, what))
 	}
 	if !admin {
 		mine := slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return who == "" || r.pubs.records[k].Publisher != who })
@@ -87,7 +82,7 @@ func (r *Runtime) Unpublish(ctx context.Context, req UnpublishRequest) (Unpublis
 	for _, k := range keys {
 		rec := r.pubs.records[k]
 		if _, err := kv.Delete(ctx, r.opts.State, r.opts.BundleScope, k); err != nil {
-			return res, fmt.Errorf("%s: remove %s: %w", UnpublishFunction, k, err)
+			return res, fmt.Errorf("%s: remove %s: %w", rules.FnUnpublishBundle, k, err)
 		}
 		r.dropFiles(ctx, k, len(rec.Files)-1)
 		r.dropSharedCopy(ctx, k, len(rec.Files))
@@ -137,7 +132,7 @@ func (r *Runtime) unpublishHandler(ctx context.Context, data json.RawMessage) (a
 	var req UnpublishRequest
 	if err := json.Unmarshal(data, &req); err != nil || strings.TrimSpace(req.Name) == "" {
 		return nil, iii.NewInvocationError(rules.CodeInvalidArguments,
-			fmt.Sprintf("%s: payload must be {\"name\", \"version\"?, \"admin_token\"?}: %v", UnpublishFunction, err))
+			fmt.Sprintf("%s: payload must be {\"name\", \"version\"?, \"admin_token\"?}: %v", rules.FnUnpublishBundle, err))
 	}
 	return r.Unpublish(ctx, req)
 }

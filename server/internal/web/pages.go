@@ -236,7 +236,7 @@ func originOf(e *catalog.Entry, pubs *publisherLookup) originView {
 		if text, workerID := pubs.publishedBy(kindSkill, e.ID); text != "" {
 			return originView{Kind: "published", Text: text, WorkerID: workerID}
 		}
-		return originView{Kind: "published", Text: "published by a worker (skills::register)"}
+		return originView{Kind: "published", Text: "published by a worker (" + rules.FnSkillsRegister + ")"}
 	case catalog.OriginFolder:
 		return originView{Kind: "folder", Text: "folder " + catalog.DisplaySource(o.Source) + " · " + o.Path}
 	case catalog.OriginBundle:

@@ -34,14 +34,6 @@ const (
 	kindPrompt = core.KindPrompt
 )
 
-// fnOf names the registry function a verb of kind k is (in messages).
-func fnOf(k historyKind, verb string) string {
-	if k == kindPrompt {
-		return "prompts::" + verb
-	}
-	return "skills::" + verb
-}
-
 // historyHref is the page that shows id's history.
 func historyHref(k historyKind, id string) string {
 	if k == kindPrompt {
@@ -133,7 +125,7 @@ func (s *Server) loadHistory(ctx context.Context, r *http.Request, kind historyK
 	v.NeedToken = !v.TokenNotSet // every action names who acts (actions.go)
 	v.Protected = slices.Clone(s.opts.ProtectedLabels)
 	var l listing
-	if err := s.ask(ctx, fnOf(kind, "versions"), func(ctx context.Context) (err error) {
+	if err := s.ask(ctx, kind.Function("versions"), func(ctx context.Context) (err error) {
 		l, err = s.opts.Registry.Versions(ctx, kind, id)
 		return err
 	}); err != nil {
@@ -200,7 +192,7 @@ func (s *Server) loadDiff(ctx context.Context, kind historyKind, id, from, to st
 		return d
 	}
 	var out core.DiffResult
-	if err := s.ask(ctx, fnOf(kind, "diff"), func(ctx context.Context) (err error) {
+	if err := s.ask(ctx, kind.Function("diff"), func(ctx context.Context) (err error) {
 		out, err = s.opts.Registry.Diff(ctx, kind, core.DiffInput{ID: id, From: from, To: to})
 		return err
 	}); err != nil {
@@ -391,7 +383,7 @@ func (s *Server) moveLabel(w http.ResponseWriter, r *http.Request) {
 		in.AdminToken = s.opts.AdminToken
 	}
 	var out history.LabelMove
-	if err := s.ask(r.Context(), fnOf(kind, "label"), func(ctx context.Context) (err error) {
+	if err := s.ask(r.Context(), kind.Function("label"), func(ctx context.Context) (err error) {
 		out, err = s.opts.Registry.Label(ctx, actor.Caller, kind, in)
 		return err
 	}); err != nil {
@@ -425,7 +417,7 @@ func (s *Server) rollback(w http.ResponseWriter, r *http.Request) {
 	}
 	in := core.RollbackInput{ID: id, Version: ver, Meta: history.Meta{Message: msg, Author: "skills web page"}}
 	var out core.RollbackResult
-	if err := s.ask(r.Context(), fnOf(kind, "rollback"), func(ctx context.Context) (err error) {
+	if err := s.ask(r.Context(), kind.Function("rollback"), func(ctx context.Context) (err error) {
 		out, err = s.opts.Registry.Rollback(ctx, actor.Caller, kind, in)
 		return err
 	}); err != nil {

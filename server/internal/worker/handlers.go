@@ -119,7 +119,7 @@ func (w *Worker) upstreamHandlers() map[string]iii.Handler {
 
 const searchDescription = "Search the skill catalog (published, skills folders, bundles) by what you want to do, " +
 	"in your own words: returns the best-matching skills ranked by relevance ({id, title, description, origin, uri, score}), " +
-	"and low_confidence: true when nothing matches the query well. Then read a result with skill::fetch {\"uri\": uri}. " +
+	"and low_confidence: true when nothing matches the query well. Then read a result with " + rules.FnSkillFetch + " {\"uri\": uri}. " +
 	"Prefer this to reading the whole iii://skills index when the catalog is large."
 
 var searchRequestFormat = json.RawMessage(`{

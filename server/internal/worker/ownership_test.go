@@ -12,10 +12,9 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/engine"
-	"github.com/iii-skills/skills/server/internal/scope"
 )
 
-// Issue 20 item 9 and scoped tokens, over real sockets: another
+// Ownership of ids and scoped tokens, over real sockets: another
 // connection's register or unregister of an id is refused and nothing
 // stored is lost; a publisher that restarts (new connection, old one gone)
 // takes its ids back.
@@ -50,13 +49,13 @@ func mustCallAs(t *testing.T, c *iii.Client, fn string, payload any) json.RawMes
 // wantForbidden checks an ownership refusal and its message.
 func wantForbidden(t *testing.T, err error, contains ...string) {
 	t.Helper()
-	wantRefusal(t, scope.CodeForbidden, err, contains...)
+	wantRefusal(t, rules.CodeForbidden, err, contains...)
 }
 
 // wantOutOfScope checks a namespace refusal and its message.
 func wantOutOfScope(t *testing.T, err error, contains ...string) {
 	t.Helper()
-	wantRefusal(t, scope.CodeOutOfScope, err, contains...)
+	wantRefusal(t, rules.CodeOutOfScope, err, contains...)
 }
 
 func wantRefusal(t *testing.T, code string, err error, contains ...string) {

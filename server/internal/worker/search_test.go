@@ -139,8 +139,8 @@ func TestSearchBadInput(t *testing.T) {
 		payload any
 		want    string
 	}{
-		{json.RawMessage(`null`), "search input must be a JSON object"},
-		{json.RawMessage(`[]`), "search input must be a JSON object"},
+		{json.RawMessage(`null`), "search: input must be a JSON object"},
+		{json.RawMessage(`[]`), "search: input must be a JSON object"},
 		{map[string]any{}, "query is required"},
 		{map[string]any{"query": 5}, "query must be a string of words, got 5"},
 		{map[string]any{"query": "   "}, "query is empty"},

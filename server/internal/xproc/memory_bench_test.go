@@ -16,7 +16,7 @@ import (
 // BenchmarkMemory10K measures the resident size of a fresh `skills
 // --standalone` child process around a burst of 10 000 skills of 2 KiB
 // registered by 64 writers in this process (one connection each), as
-// issue 21 states it: target ≤ 2.5× the bodies (19.5 MiB) right after
+// the memory target states it: ≤ 2.5× the bodies (19.5 MiB) right after
 // the burst.
 //
 // The server's VmRSS and RssAnon (its heap and stacks, without mapped

@@ -12,7 +12,7 @@ import (
 	"github.com/iii-skills/skills/server/internal/testutil"
 )
 
-// Versions (issue 23), measured like BenchmarkRegister and BenchmarkFetch:
+// Versions, measured like BenchmarkRegister and BenchmarkFetch:
 // a `skills --standalone` process called from this one.
 //
 // BenchmarkRegister above registers a new id per call, so on a registry

@@ -127,7 +127,7 @@ for (const c of CASES) {
       assert.match(hidden.content[0].text, /internal namespace/)
     })
 
-    test('issue 20: side-effect tools are not exposed by default; hidden sections are refused on every read path', async () => {
+    test('side-effect tools are not exposed by default; hidden sections are refused on every read path', async () => {
       const { tools } = await mc.client.listTools()
       const names = tools.map((t) => t.name)
       for (const n of ['directory__skills__download', 'directory__registry__workers__list', 'nodeops__purge']) assert.ok(!names.includes(n), `${n} listed by default`)

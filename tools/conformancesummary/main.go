@@ -1,7 +1,8 @@
-// Command summary turns Ginkgo JSON reports into one plain line per
-// conformance target and exits non-zero when anything failed:
+// Command conformancesummary turns Ginkgo JSON reports into one plain
+// line per conformance target and exits non-zero when anything failed
+// (`make conformance` prints its lines):
 //
-//	summary registry=.conformance/registry.json go=.conformance/go.json node=missing:sdk-node/dist/driver.js
+//	conformancesummary registry=.conformance/registry.json go=.conformance/go.json node=missing:sdk-node/dist/driver.js
 //
 // prints
 //
@@ -100,21 +101,21 @@ func Evaluate(arg string) (Result, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("summary", flag.ContinueOnError)
+	fs := flag.NewFlagSet("conformancesummary", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	requireDrivers := fs.Bool("require-drivers", false, "a missing SDK driver fails the run")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "usage: summary [-require-drivers] name=report.json|name=missing:<driver> ...")
+		fmt.Fprintln(stderr, "usage: conformancesummary [-require-drivers] name=report.json|name=missing:<driver> ...")
 		return 2
 	}
 	status := 0
 	for _, arg := range fs.Args() {
 		r, err := Evaluate(arg)
 		if err != nil {
-			fmt.Fprintln(stderr, "summary:", err)
+			fmt.Fprintln(stderr, "conformancesummary:", err)
 			return 2
 		}
 		fmt.Fprintln(stdout, r.Line())

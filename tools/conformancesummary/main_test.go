@@ -8,10 +8,6 @@ import (
 	"testing"
 
 	"github.com/onsi/ginkgo/v2/types"
-
-	// Every test binary under conformance/ accepts the shared flags
-	// (go test ./conformance/... --iii-url ws://…), this one included.
-	_ "github.com/iii-skills/skills/conformance/harness"
 )
 
 func writeReport(t *testing.T, reports []types.Report) string {
