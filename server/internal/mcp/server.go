@@ -16,6 +16,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/invoke"
+	"github.com/iii-skills/skills/server/internal/observe"
 	"github.com/iii-skills/skills/server/internal/registry"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -92,6 +93,9 @@ type Options struct {
 	// AllowSideEffectsSetting names the operator's setting in refusals
 	// (default "--mcp-allow-side-effects").
 	AllowSideEffectsSetting string
+	// Observer counts and traces every request and the reads they make
+	// (observe.go; nil: none).
+	Observer *observe.Observer
 }
 
 func (o Options) withDefaults() Options {
@@ -252,6 +256,10 @@ func New(client *iii.Client, opts Options) *Server {
 		}
 	}
 	s.sdk.AddReceivingMiddleware(s.middleware)
+	if opts.Observer != nil {
+		s.sdk.AddReceivingMiddleware(s.observed) // outermost: the whole request
+		s.sdk.AddSendingMiddleware(s.notifying)
+	}
 	return s
 }
 
