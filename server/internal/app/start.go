@@ -50,7 +50,10 @@ type Server struct {
 	lost    <-chan error
 	cancel  context.CancelFunc
 	closers []func()
-	log     *slog.Logger
+	// stops run first in Close, while the client is still connected (a
+	// last flush of the read counts).
+	stops []func()
+	log   *slog.Logger
 }
 
 // Lost reports, once, that the worker lost its functions to another
@@ -60,6 +63,10 @@ func (s *Server) Lost() <-chan error { return s.lost }
 
 // Close stops every part in the reverse order of Start and waits for them.
 func (s *Server) Close() error {
+	for _, stop := range s.stops {
+		stop()
+	}
+	s.stops = nil
 	s.cancel()
 	if s.client != nil {
 		_ = s.client.Close()
@@ -122,6 +129,24 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		_ = ln.Close()
 	}
 
+	// Metrics, traces, read counts, the change feed and webhooks
+	// (observe.go).
+	obsv, err := newObservability(ctx, cfg, log)
+	if err != nil {
+		log.Error("cannot start observability", "err", err)
+		return nil, fmt.Errorf("cannot start observability: %w", err)
+	}
+	s.defer_(obsv.shutdown)
+	s.stops = append(s.stops, obsv.stop)
+	if !cfg.Engine.Only {
+		stopMetrics, err := obsv.serveMetrics(ctx, cfg.HTTP.options())
+		if err != nil {
+			log.Error(err.Error())
+			return nil, err
+		}
+		s.defer_(stopMetrics)
+	}
+
 	target := cfg.Engine.URL
 	var eng *engine.Engine
 	if cfg.Engine.Standalone {
@@ -151,6 +176,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 		s.defer_(func() { _ = eng.Close() })
 		s.Engine = eng
+		if err := obsv.watchEngine(eng); err != nil {
+			return nil, err
+		}
 		target = eng.URL()
 		s.EngineURL = target
 		if cfg.Engine.Only {
@@ -192,11 +220,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// and for surfaces in other processes.
 	reg := core.New(client, cfg.Registry.Config, core.Options{State: state, Catalog: cat, StrictFetch: cfg.Registry.StrictFetch,
 		Logger: log, SectionMaxDepth: cfg.Registry.SectionMaxDepth, SectionMaxBytes: cfg.Registry.SectionMaxBytes,
-		AdminToken: cfg.Registry.AdminToken})
+		AdminToken: cfg.Registry.AdminToken, Cluster: obsv.clusterOptions()})
 	s.Registry = reg
 	s.defer_(reg.Close)
 	w := worker.New(client, reg, log)
 	s.Worker = w
+	if err := obsv.attach(ctx, cfg, client, state, reg, w); err != nil {
+		log.Error("cannot start observability", "err", err)
+		return nil, fmt.Errorf("cannot start observability: %w", err)
+	}
 	if err := w.Register(); err != nil {
 		log.Error("cannot register the registry functions", "err", err)
 		return nil, fmt.Errorf("cannot register the registry functions: %w", err)
@@ -206,13 +238,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		log.Error("cannot register the registry functions", "err", err)
 		return nil, fmt.Errorf("cannot register the registry functions: %w", err)
 	}
-	sp, spStore, err := newSkillsProtocol(client, cat, cfg.SkillsProtocol, cfg.in(), cfg.Engine.DataDir, log)
+	sp, spStore, err := newSkillsProtocol(client, cat, cfg.SkillsProtocol, cfg.in(), cfg.Engine.DataDir, log, obsv.sandboxRun())
 	if err != nil {
 		log.Error("cannot start the Skills Protocol runtime", "err", err)
 		return nil, fmt.Errorf("cannot start the Skills Protocol runtime: %w", err)
 	}
 	s.defer_(func() { _ = spStore.Close() })
 	s.defer_(func() { _ = sp.Close() })
+	obsv.watchStore(spStore)
+	sp.SetObserver(obsv.obs)
 	if state.Shared() {
 		// Other registry instances may share this engine's state: bundles
 		// published through any of them are served by all
@@ -238,6 +272,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 		log.Error("cannot connect to the iii engine", "url", target, "err", err)
 		return nil, fmt.Errorf("cannot connect to the iii engine at %s: %w", target, err)
+	}
+	if err := obsv.startWebhooks(ctx, cfg, state); err != nil {
+		log.Error("cannot start the webhooks", "err", err)
+		return nil, fmt.Errorf("cannot start the webhooks: %w", err)
 	}
 	claims := &claimStatus{}
 	claimed, err := claimFunctions(ctx, client, cfg.Registry.ClaimTimeout, log, claims)
@@ -273,8 +311,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if cfg.HTTP.Addr != "" {
 		tools := skillsmcp.Options{NoSkillTools: cfg.HTTP.NoSkillTools, AllowSideEffects: cfg.Registry.MCP.AllowSideEffects,
-			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)"}
-		page := &webSource{reg: reg}
+			AllowSideEffectsSetting: "--mcp-allow-side-effects (or mcp.allow_side_effects: true in config.yaml)", Observer: obsv.obs}
+		page := &webSource{reg: reg, obsv: obsv}
 		if dir != nil {
 			page.folders = dir
 		}
@@ -286,7 +324,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			}
 		}
 		bound, stopHTTP, err := StartHTTP(ctx, HTTPServer{Addr: cfg.HTTP.Addr, Client: client, Registry: reg, Door: cfg.HTTP.options(),
-			MCP: tools, Runtime: sp, RPCPath: cfg.HTTP.RPCPath, Page: page, Ready: health.All(reg.Ready, claims.Ready), Logger: log})
+			MCP: tools, Runtime: sp, RPCPath: cfg.HTTP.RPCPath, Page: page, Ready: health.All(reg.Ready, claims.Ready), Logger: log,
+			Metrics: obsv.metricsHandler(), observability: obsv})
 		if err != nil {
 			var listenErr *net.OpError
 			if errors.As(err, &listenErr) {
