@@ -75,6 +75,7 @@ const usageCommands = `  skills [flags]                                         
   skills diff [--prompt] ID FROM TO                       unified diff between two versions or labels
   skills label [--prompt] ID LABEL VERSION                point a label at a version (--admin-token if protected)
   skills rollback [--prompt] ID VERSION                   make a version's content the newest version again
+  skills usage [--prompt] [--since DAY] [--limit N] [ID]  reads per skill and version, by surface, client and day
   skills help [COMMAND]                                   this text, or the flags of one command
 `
 

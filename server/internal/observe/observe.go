@@ -118,7 +118,8 @@ func (o *Observer) Start(ctx context.Context, function string, s surface.Surface
 	if o.tracer != nil {
 		ctx, c.span = o.tracer.StartCall(ctx, function, s, tc)
 		c.traced = true
-		if out := o.tracer.Outgoing(ctx); out != tc {
+		out := o.tracer.Outgoing(ctx)
+		if tp, bg := iii.TraceContextFromContext(ctx); out.Traceparent != tp || out.Baggage != bg {
 			ctx = iii.ContextWithTraceContext(ctx, out.Traceparent, out.Baggage)
 		}
 	}
