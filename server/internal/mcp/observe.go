@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -66,7 +67,8 @@ func traceOf(req sdk.Request) tracing.TraceContext {
 		}
 	}
 	var tc tracing.TraceContext
-	if p := req.GetParams(); p != nil {
+	// A request without params holds a typed nil: GetMeta would panic.
+	if p := req.GetParams(); p != nil && !isNilPointer(p) {
 		if m := p.GetMeta(); m != nil {
 			tc.Traceparent, _ = m["traceparent"].(string)
 			tc.Baggage, _ = m["baggage"].(string)
@@ -112,4 +114,9 @@ func (s *Server) SessionCount() int {
 		n++
 	}
 	return n
+}
+
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
