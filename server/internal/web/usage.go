@@ -166,8 +166,8 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// topClients is "a 30, b 8" for the n clients with the most reads.
-func topClients(m map[string]uint64, n int) string {
+// byReads lists m's clients, the most reads first (then by name).
+func byReads(m map[string]uint64) []string {
 	names := make([]string, 0, len(m))
 	for c := range m {
 		names = append(names, c)
@@ -181,6 +181,12 @@ func topClients(m map[string]uint64, n int) string {
 		}
 		return strings.Compare(a, b)
 	})
+	return names
+}
+
+// topClients is "a 30, b 8" for the n clients with the most reads.
+func topClients(m map[string]uint64, n int) string {
+	names := byReads(m)
 	parts := make([]string, 0, n)
 	for i, c := range names {
 		if i == n {
@@ -249,19 +255,7 @@ func chartSVG(days []usage.DayUsage, first time.Time, msg string) string {
 			total += n
 		}
 	}
-	clients := make([]string, 0, len(totals))
-	for c := range totals {
-		clients = append(clients, c)
-	}
-	slices.SortFunc(clients, func(a, b string) int {
-		if totals[a] != totals[b] {
-			if totals[a] > totals[b] {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
+	clients := byReads(totals)
 	named := clients[:min(len(clients), chartClients)]
 	colour := func(c string) string {
 		if i := slices.Index(named, c); i >= 0 {
