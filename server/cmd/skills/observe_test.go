@@ -356,6 +356,21 @@ webhooks:
 	call(t, pub, rules.FnSkillsRollback, map[string]any{"id": "team/deploy", "version": 1}, nil)
 	call(t, pub, rules.FnSkillsRegister, map[string]string{"id": "team/gone", "skill": "# Gone\n"}, nil)
 	call(t, pub, rules.FnSkillsUnregister, map[string]string{"id": "team/gone"}, nil)
+	// A section function of the publisher, which records the trace
+	// context the registry calls it with.
+	sectionTrace := make(chan string, 4)
+	if _, err := pub.RegisterFunction("e2e::section", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		tp, _ := iii.TraceContextFromContext(ctx)
+		sectionTrace <- tp
+		return "a live section", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const sectionCaller = "00-5bf92f3577b34da6a3ce929d0e0e4737-10f067aa0ba902b8-01"
+	if _, err := pub.Trigger(ctx, iii.TriggerRequest{FunctionID: rules.FnSkillsResourcesRead,
+		Data: json.RawMessage(`{"uri":"iii://fn/e2e/section"}`), Traceparent: sectionCaller}); err != nil {
+		t.Fatal(err)
+	}
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	for range 3 {
 		if _, err := pub.Trigger(ctx, iii.TriggerRequest{FunctionID: rules.FnSkillFetch, Data: json.RawMessage(`{"uri":"iii://team/deploy"}`),
@@ -562,6 +577,16 @@ webhooks:
 		}
 		if hex.EncodeToString(read.GetParentSpanId()) != "b7ad6b7169203331" {
 			t.Fatalf("resources/read span: parent %x; want the MCP request's traceparent", read.GetParentSpanId())
+		}
+		// The section function was called with the registry's own span
+		// as parent, in the caller's trace.
+		var section *tracepb.Span
+		testutil.Eventually(t, 30*time.Second, "the section read's span", func() bool {
+			section = spans.span(rules.FnSkillsResourcesRead, "5bf92f3577b34da6a3ce929d0e0e4737")
+			return section != nil
+		})
+		if got, want := <-sectionTrace, "00-5bf92f3577b34da6a3ce929d0e0e4737-"+hex.EncodeToString(section.GetSpanId())+"-01"; got != want {
+			t.Fatalf("the section function was called with traceparent %q; want the registry span's %q", got, want)
 		}
 	})
 
