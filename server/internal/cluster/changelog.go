@@ -50,7 +50,7 @@ func (n *node) catchUp(ctx context.Context, gen int64) (bool, error) {
 		return false, nil
 	}
 	for m := applied + 1; m <= gen; m++ {
-		if n.gen.credited(m-1) {
+		if n.gen.credited(m - 1) {
 			continue // its message arrived and was applied
 		}
 		raw, ok, err := n.st.Get(ctx, n.generationScope(), logKey(m))

@@ -81,7 +81,7 @@ func TestReadsAreCountedWithTheVersionServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.CountCatalogRead(ctx, "team/deploy", "SKILL.md", 4096) // a later chunk of one read
-	l.CountCatalogRead(ctx, "docs/intro", "ref.md", 0)      // not the skill's SKILL.md
+	l.CountCatalogRead(ctx, "docs/intro", "ref.md", 0)       // not the skill's SKILL.md
 	if got, want := r.take(), "a team/deploy@2"; got != want {
 		t.Fatalf("catalog reads counted %q; want %q", got, want)
 	}
