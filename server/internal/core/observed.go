@@ -218,14 +218,20 @@ func (l *Local) emit(ctx context.Context, e Event) {
 // UsageInput is a decoded skills::usage request.
 type UsageInput struct {
 	// ID keeps one skill ("" for all); Since counts from that day on (zero:
-	// all-time); Limit keeps the most read ones (0: all).
+	// all-time); Limit keeps the most read ones (0: all; DefaultUsageLimit
+	// without an ID).
 	ID    string
 	Since time.Time
 	Limit int
 }
 
-// MaxUsageLimit bounds skills::usage's limit.
-const MaxUsageLimit = 10000
+// Bounds of skills::usage's limit: without one an answer lists the 1 000
+// most read skill versions (every one read, on a large catalog, would
+// outgrow an engine frame); with an id it lists every version.
+const (
+	DefaultUsageLimit = 1000
+	MaxUsageLimit     = 10000
+)
 
 const usageShape = `{"id": "<skill id>" (optional), "since": "YYYY-MM-DD" or an RFC 3339 time (optional), "limit": 1..10000 (optional)}`
 
@@ -255,7 +261,11 @@ func DecodeUsageInput(fn string, data json.RawMessage) (UsageInput, error) {
 			}
 		}
 	}
-	limit, err := a.integer("limit", 1, MaxUsageLimit, 0)
+	def := int64(DefaultUsageLimit)
+	if in.ID != "" {
+		def = 0
+	}
+	limit, err := a.integer("limit", 1, MaxUsageLimit, def)
 	if err != nil {
 		return in, err
 	}

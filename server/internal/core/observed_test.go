@@ -206,6 +206,12 @@ func TestUsageAndChangesArguments(t *testing.T) {
 	if in, err := DecodeUsageInput("skills::usage", []byte(`{"id":"prompt:greet","since":"2026-11-01T10:00:00Z"}`)); err != nil || in.ID != "prompt:greet" {
 		t.Fatalf("%+v %v", in, err)
 	}
+	if in, err := DecodeUsageInput("skills::usage", nil); err != nil || in.Limit != DefaultUsageLimit {
+		t.Fatalf("no arguments: %+v %v; want the default limit", in, err)
+	}
+	if in, err := DecodeUsageInput("skills::usage", []byte(`{"id":"a"}`)); err != nil || in.Limit != 0 {
+		t.Fatalf("an id: %+v %v; want every version", in, err)
+	}
 	if in, err := DecodeChangesInput("skills::changes", nil); err != nil || in.After != 0 || in.Limit != DefaultChangesLimit {
 		t.Fatalf("%+v %v", in, err)
 	}
