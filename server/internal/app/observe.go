@@ -189,13 +189,25 @@ func (o *observability) startWebhooks(ctx context.Context, cfg Config, state kv.
 }
 
 // changed appends a change this instance made to the feed and queues its
-// webhooks (the node that made a change publishes it, once).
+// webhooks (the node that made a change publishes it, once), both durable
+// before the change is answered: its cursor is taken first, then the
+// entry and the deliveries are written at once (one group commit on a
+// store of this process, rather than one after the other).
 func (o *observability) changed(ctx context.Context, e core.Event) {
-	entry, err := o.feed.Append(ctx, changefeed.Entry{Type: e.Op, ID: e.ID, Version: e.Version, Label: e.Label,
+	entry, err := o.feed.Reserve(ctx, changefeed.Entry{Type: e.Op, ID: e.ID, Version: e.Version, Label: e.Label,
 		Previous: e.Previous, RolledBack: e.RolledBack, Author: e.Author, At: e.At})
 	if err != nil {
 		o.log.Warn("changes: a change is not in the feed (skills::changes)", "type", e.Op, "id", e.ID, "err", err)
 	}
+	var wrote sync.WaitGroup
+	if err == nil {
+		wrote.Go(func() {
+			if err := o.feed.Write(ctx, entry); err != nil {
+				o.log.Warn("changes: a change is not in the feed (skills::changes)", "type", e.Op, "id", e.ID, "err", err)
+			}
+		})
+	}
+	defer wrote.Wait()
 	d := o.hooks.Load()
 	if d == nil || !slices.Contains(webhooks.Events, webhooks.Event(e.Op)) {
 		return

@@ -165,6 +165,17 @@ func (f *Feed) slot(cursor int64) string {
 // Append takes the next cursor for e and stores it; it returns the entry
 // as stored.
 func (f *Feed) Append(ctx context.Context, e Entry) (Entry, error) {
+	e, err := f.Reserve(ctx, e)
+	if err != nil {
+		return e, err
+	}
+	return e, f.Write(ctx, e)
+}
+
+// Reserve takes the next cursor for e (and fills in its node and time)
+// without storing it: a caller that writes something else naming the
+// cursor (a webhook) writes both at once, then Write.
+func (f *Feed) Reserve(ctx context.Context, e Entry) (Entry, error) {
 	n, err := f.seq.Next(ctx)
 	if err != nil {
 		return e, fmt.Errorf("changefeed: take a cursor: %w", err)
@@ -174,10 +185,15 @@ func (f *Feed) Append(ctx context.Context, e Entry) (Entry, error) {
 		e.At = f.opts.Now()
 	}
 	e.At = e.At.UTC()
-	if err := kv.Put(ctx, f.opts.Store, f.opts.Scope, f.slot(n), e); err != nil {
-		return e, fmt.Errorf("changefeed: store change %d: %w", n, err)
-	}
 	return e, nil
+}
+
+// Write stores an entry Reserve returned.
+func (f *Feed) Write(ctx context.Context, e Entry) error {
+	if err := kv.Put(ctx, f.opts.Store, f.opts.Scope, f.slot(e.Cursor), e); err != nil {
+		return fmt.Errorf("changefeed: store change %d: %w", e.Cursor, err)
+	}
+	return nil
 }
 
 // get reads the entry of cursor; ok is false when its slot holds no entry
