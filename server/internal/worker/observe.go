@@ -42,7 +42,7 @@ func (w *Worker) observed(id string, h iii.Handler) iii.Handler {
 	if o == nil {
 		return h
 	}
-	reads := readFunctions[id]
+	reads := readFunctions[id] && o.Usage() != nil
 	return func(ctx context.Context, data json.RawMessage) (any, error) {
 		ctx, call := o.Start(ctx, id, surface.III, tracing.FromInvocation(ctx))
 		if reads {
