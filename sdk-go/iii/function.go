@@ -140,6 +140,14 @@ func TraceContextFromContext(ctx context.Context) (traceparent, baggage string) 
 	return tc.traceparent, tc.baggage
 }
 
+// ContextWithTraceContext returns ctx carrying traceparent and baggage as
+// the trace context of Trigger calls made with it, in place of the
+// invocation's (a handler that records its own span passes it on as the
+// parent of the calls it makes).
+func ContextWithTraceContext(ctx context.Context, traceparent, baggage string) context.Context {
+	return context.WithValue(ctx, traceKey{}, traceContext{traceparent, baggage})
+}
+
 // MetadataFromContext returns the metadata of the invocation a Handler is
 // serving (the invokefunction "metadata", raw JSON). ok is false, and raw
 // nil, when the invocation carried none.

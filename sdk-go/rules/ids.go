@@ -38,6 +38,13 @@ const (
 	FnSkillsSearch = "skills::search"
 	FnSkillSearch  = "skill::search"
 
+	// Ours: reads per skill and version (usage counts), and the ordered
+	// feed of skill changes with a cursor, for clients that poll. The
+	// function skills::changes and the pubsub topic TopicChanges share a
+	// name but not a namespace: iii keeps function ids and topics apart.
+	FnSkillsUsage   = "skills::usage"
+	FnSkillsChanges = "skills::changes"
+
 	// Ours, internal (metadata internal: true, never MCP tools): the
 	// catalog as the MCP Skills extension serves it, for a surface in
 	// another process (`skills mcp`), and its change trigger type.

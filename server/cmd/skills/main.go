@@ -77,6 +77,7 @@ const usageCommands = `  skills [flags]                                         
   skills label [--prompt] ID LABEL VERSION                point a label at a version (--admin-token if protected)
   skills rollback [--prompt] ID VERSION                   make a version's content the newest version again
   skills unregister [--prompt] ID                         remove a published skill (or prompt), as its owner
+  skills usage [--prompt] [--since DAY] [--limit N] [ID]  reads per skill and version, by surface, client and day
   skills help [COMMAND]                                   this text, or the flags of one command
 `
 

@@ -68,6 +68,20 @@ func newVersionCmd(name, usage string, stdout, stderr io.Writer) *versionCmd {
 // parse reads flags and positional arguments in any order; want is the
 // number of positional arguments.
 func (c *versionCmd) parse(args []string, want int) ([]string, int) {
+	pos, rc := c.positional(args)
+	if rc >= 0 {
+		return nil, rc
+	}
+	if len(pos) != want {
+		fmt.Fprintf(c.stderr, "skills %s: expected %d argument(s), got %d (see skills %s --help)\n", c.name, want, len(pos), c.name)
+		return nil, 2
+	}
+	return pos, -1
+}
+
+// positional reads flags and returns the positional arguments, in any
+// order; rc >= 0 ends the command.
+func (c *versionCmd) positional(args []string) ([]string, int) {
 	var pos []string
 	for {
 		if code, ok := parseFlags(c.fs, args, c.stdout, c.stderr); !ok {
@@ -75,16 +89,11 @@ func (c *versionCmd) parse(args []string, want int) ([]string, int) {
 		}
 		args = c.fs.Args()
 		if len(args) == 0 {
-			break
+			return pos, -1
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
-	if len(pos) != want {
-		fmt.Fprintf(c.stderr, "skills %s: expected %d argument(s), got %d (see skills %s --help)\n", c.name, want, len(pos), c.name)
-		return nil, 2
-	}
-	return pos, -1
 }
 
 // fn is the function id of op for a skill or a prompt.

@@ -309,12 +309,15 @@ func (s *claimStatus) failed(err error) {
 
 // privateScopes are the state scopes the embedded engine lets only the
 // registry write (engine.Config.PrivateScopes): its version history, its
-// cluster counter and the shared copies of published bundles.
+// cluster counter, the shared copies of published bundles, and its read
+// counts, webhook queues and change feed.
 func privateScopes(cfg Config) []string {
 	if cfg.Engine.Only {
 		// No registry runs inside this engine: the registry that connects
 		// as a worker keeps its history in these scopes.
 		return nil
 	}
-	return append(cfg.Registry.PrivateScopes(), skillsprotocol.SharedBundleScope)
+	skills := cfg.Registry.Scopes.Skills
+	return append(cfg.Registry.PrivateScopes(), skillsprotocol.SharedBundleScope,
+		usageScope(skills), webhooksScope(skills), changesScope(skills))
 }

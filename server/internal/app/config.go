@@ -39,6 +39,9 @@ type Config struct {
 	Directory      DirectoryConfig      `yaml:",inline"`
 	HTTP           HTTPConfig           `yaml:",inline"`
 	SkillsProtocol SkillsProtocolConfig `yaml:"skills_protocol"`
+	// Observability: metrics_addr, usage, tracing, webhooks,
+	// webhook_retry, node_name (observability.go).
+	Observability ObservabilityConfig `yaml:",inline"`
 	// LogLevel is debug, info, warn or error (--log-level, env SKILLS_LOG).
 	LogLevel string `yaml:"log_level"`
 	// PprofAddr serves Go runtime profiles (loopback only; empty: off).
@@ -409,6 +412,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Registry.SectionMaxDepth < 0 || c.Registry.SectionMaxBytes < 0 {
 		return fmt.Errorf("section_max_depth %d / section_max_bytes %d: expected positive numbers", c.Registry.SectionMaxDepth, c.Registry.SectionMaxBytes)
+	}
+	if err := c.Observability.validate(c.in()); err != nil {
+		return err
 	}
 	return c.SkillsProtocol.validate(c.in())
 }

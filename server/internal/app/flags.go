@@ -38,6 +38,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&r.ResultHold, "result-hold", r.ResultHold, "Against an external engine, send each function result no sooner than this after its call arrived (iii 0.23 loses faster results: docs/upstream-engine-race.md); 0 disables")
 	fs.DurationVar(&r.ResultResend, "result-resend", r.ResultResend, "Against an external engine, send each function result again this long after the first (iii 0.23 drops a result that beat its bookkeeping and drops the copy of one it delivered: docs/upstream-engine-race.md); 0 disables")
 	fs.DurationVar(&r.ClaimTimeout, "claim-timeout", r.ClaimTimeout, "How long the worker keeps asking for function ids another worker holds before it exits non-zero (it is not ready until it owns all of them)")
+	fs.Var(&c.Observability.MetricsAddr, "metrics-addr", "Serve GET /metrics on this address instead of the --http-addr listener (same token and Host rules; empty turns /metrics off; config metrics_addr)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", c.PprofAddr, "Serve Go runtime profiles at http://ADDR/debug/pprof/ (loopback addresses only; empty disables)")
 	fs.StringVar(&r.Versions.ServeLabel, "serve-label", r.Versions.ServeLabel, "Reads without a version selector serve this label where a skill or prompt has it, else the newest version (config versions.serve_label)")
 	fs.StringVar(&r.AdminToken, "admin-token", r.AdminToken, "Token that unlocks moving protected labels ("+rules.FnSkillsLabel+" admin_token; env "+EnvAdminToken+")")

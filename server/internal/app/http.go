@@ -47,6 +47,10 @@ type HTTPServer struct {
 	// Ready is /readyz (nil: always ready).
 	Ready  health.Check
 	Logger *slog.Logger
+	// Metrics, when set, is GET /metrics behind the same door.
+	Metrics http.Handler
+	// observability reports the MCP sessions (nil: `skills mcp`).
+	observability *observability
 }
 
 // StartHTTP serves h until ctx ends and returns the address it listens on
@@ -62,6 +66,9 @@ func StartHTTP(ctx context.Context, h HTTPServer) (bound net.Addr, stop func(), 
 		return nil, nil, fmt.Errorf("listen on %s: %w", h.Addr, err)
 	}
 	srv := skillsmcp.New(client, MCPOptions(h.MCP, h.Registry, log))
+	if h.observability != nil {
+		h.observability.connections(kindMCPSession, srv.SessionCount)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	if err := srv.Start(ctx); err != nil {
 		cancel()
@@ -71,7 +78,7 @@ func StartHTTP(ctx context.Context, h HTTPServer) (bound net.Addr, stop func(), 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath, webPage(page, client, log), ready); err != nil {
+		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath, webPage(page, client, log), ready, h.Metrics); err != nil {
 			log.Error("MCP endpoint stopped", "err", err)
 		}
 	}()
@@ -121,12 +128,16 @@ func sandboxState(rt *skillsprotocol.Runtime) string {
 // always ready), with page set the web page at /, and, when rt is set and
 // rpcPath is not empty, the Skills Protocol at rpcPath, until ctx ends.
 func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts skillsmcp.HTTPOptions, rt *skillsprotocol.Runtime, rpcPath string,
-	page func(httpguard.Policy) (http.Handler, func()), ready health.Check) error {
+	page func(httpguard.Policy) (http.Handler, func()), ready health.Check, metrics http.Handler) error {
 	mux := http.NewServeMux()
 	// Probes answer outside the door rules (see package health).
 	health.Mount(mux, ready)
 	opts.ListenAddr = ln.Addr().String()
 	mux.Handle(skillsmcp.Path, srv.HTTPHandler(opts))
+	if metrics != nil {
+		// The same door as /mcp: Origin, Host and token.
+		mux.Handle("GET /metrics", opts.Policy().Wrap(metrics))
+	}
 	if page != nil {
 		// The page applies the same Host, Origin and token rules itself
 		// (its sign-in form must be reachable without the token).

@@ -19,10 +19,11 @@ import (
 // newSkillsProtocol builds the runtime over cat and its own store in
 // dataDir (blobs and published bundles, out of every engine client's
 // reach), registers its iii function on client and loads the published
-// bundles and the bundle folders. Close the returned runtime and then the
-// store.
-func newSkillsProtocol(client *iii.Client, cat *catalog.Catalog, cfg SkillsProtocolConfig, in, dataDir string, log *slog.Logger) (*skillsprotocol.Runtime, *store.Store, error) {
-	rt, st, err := openSkillsProtocol(client, cat, cfg, in, dataDir, log)
+// bundles and the bundle folders. observeRun, when set, is told of every
+// sandbox run (metrics). Close the returned runtime and then the store.
+func newSkillsProtocol(client *iii.Client, cat *catalog.Catalog, cfg SkillsProtocolConfig, in, dataDir string, log *slog.Logger,
+	observeRun func(sandbox.Result)) (*skillsprotocol.Runtime, *store.Store, error) {
+	rt, st, err := openSkillsProtocol(client, cat, cfg, in, dataDir, log, observeRun)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -39,7 +40,8 @@ func newSkillsProtocol(client *iii.Client, cat *catalog.Catalog, cfg SkillsProto
 	return rt, st, nil
 }
 
-func openSkillsProtocol(client *iii.Client, cat *catalog.Catalog, cfg SkillsProtocolConfig, in, dataDir string, log *slog.Logger) (*skillsprotocol.Runtime, *store.Store, error) {
+func openSkillsProtocol(client *iii.Client, cat *catalog.Catalog, cfg SkillsProtocolConfig, in, dataDir string, log *slog.Logger,
+	observeRun func(sandbox.Result)) (*skillsprotocol.Runtime, *store.Store, error) {
 	if err := cfg.validate(in); err != nil {
 		return nil, nil, err
 	}
@@ -54,7 +56,7 @@ func openSkillsProtocol(client *iii.Client, cat *catalog.Catalog, cfg SkillsProt
 		Secrets: cfg.Secrets, SecretGrants: cfg.SecretGrants, PublishedMayShadowFolders: cfg.PublishedMayShadowFolders,
 		MaxPublishedBundles: cfg.PublishedMaxBundles, MaxPublishedBundleBytes: cfg.PublishedBundleMaxBytes, MaxPublishedBytes: cfg.PublishedMaxBytes,
 		WorkDir: cfg.WorkDir, BlobTTL: cfg.BlobTTL, MaxBlobStoreBytes: cfg.BlobStoreMaxBytes,
-		Sandbox:       sandbox.New(sandbox.Config{Cgroups: cfg.Cgroups, CgroupParent: cfg.CgroupParent}),
+		Sandbox:       sandbox.New(sandbox.Config{Cgroups: cfg.Cgroups, CgroupParent: cfg.CgroupParent, Observe: observeRun}),
 		Limits:        sandbox.Limits{RunMemoryBytes: cfg.RunMemoryBytes, WorkspaceBytes: cfg.TmpfsBytes},
 		MaxInputBlobs: cfg.MaxInputBlobs, MaxInputBlobBytes: cfg.MaxInputBlobBytes, MaxBlobLoadBytes: cfg.MaxBlobLoadBytes,
 		MaxBatchRequests: cfg.MaxBatchRequests, MaxBatchResponseBytes: cfg.MaxBatchResponseBytes, Logger: log})

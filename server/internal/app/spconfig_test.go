@@ -26,7 +26,7 @@ func TestSkillsProtocolConfig(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		rt, st, err := newSkillsProtocol(client, catalog.New(), cfg.SkillsProtocol, cfg.in(), t.TempDir(), quiet)
+		rt, st, err := newSkillsProtocol(client, catalog.New(), cfg.SkillsProtocol, cfg.in(), t.TempDir(), quiet, nil)
 		if err != nil {
 			return err
 		}

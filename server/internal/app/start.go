@@ -51,7 +51,10 @@ type Server struct {
 	lost    <-chan error
 	cancel  context.CancelFunc
 	closers []func()
-	log     *slog.Logger
+	// stops run first in Close, while the client is still connected (a
+	// last flush of the read counts).
+	stops []func()
+	log   *slog.Logger
 }
 
 // Lost reports, once, that the worker lost its functions to another
@@ -61,6 +64,10 @@ func (s *Server) Lost() <-chan error { return s.lost }
 
 // Close stops every part in the reverse order of Start and waits for them.
 func (s *Server) Close() error {
+	for _, stop := range s.stops {
+		stop()
+	}
+	s.stops = nil
 	s.cancel()
 	if s.client != nil {
 		_ = s.client.Close()
@@ -122,6 +129,22 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		_ = ln.Close()
 	}
 
+	// Metrics, traces, read counts, the change feed and webhooks
+	// (observe.go).
+	obsv, err := newObservability(ctx, cfg, log)
+	if err != nil {
+		return nil, fmt.Errorf("cannot start observability: %w", err)
+	}
+	s.defer_(obsv.shutdown)
+	s.stops = append(s.stops, obsv.stop)
+	if !cfg.Engine.Only {
+		stopMetrics, err := obsv.serveMetrics(ctx, cfg.HTTP.Door())
+		if err != nil {
+			return nil, err
+		}
+		s.defer_(stopMetrics)
+	}
+
 	target := cfg.Engine.URL
 	var eng *engine.Engine
 	if cfg.Engine.Standalone {
@@ -147,6 +170,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 		s.defer_(func() { _ = eng.Close() })
 		s.Engine = eng
+		if err := obsv.watchEngine(eng); err != nil {
+			return nil, err
+		}
 		target = eng.URL()
 		s.EngineURL = target
 		if cfg.Engine.Only {
@@ -188,11 +214,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// and for surfaces in other processes.
 	reg := core.New(client, cfg.Registry.Config, core.Options{State: state, Catalog: cat, StrictFetch: cfg.Registry.StrictFetch,
 		Logger: log, SectionMaxDepth: cfg.Registry.SectionMaxDepth, SectionMaxBytes: cfg.Registry.SectionMaxBytes,
-		AdminToken: cfg.Registry.AdminToken, EngineURL: target})
+		AdminToken: cfg.Registry.AdminToken, EngineURL: target, Cluster: obsv.clusterOptions()})
 	s.Registry = reg
 	s.defer_(reg.Close)
 	w := worker.New(client, reg, log)
 	s.Worker = w
+	if err := obsv.attach(ctx, cfg, client, state, reg, w); err != nil {
+		return nil, fmt.Errorf("cannot start observability: %w", err)
+	}
 	if err := w.Register(); err != nil {
 		return nil, fmt.Errorf("cannot register the registry functions: %w", err)
 	}
@@ -200,12 +229,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := registerCallerProbe(client); err != nil {
 		return nil, fmt.Errorf("cannot register the registry functions: %w", err)
 	}
-	sp, spStore, err := newSkillsProtocol(client, cat, cfg.SkillsProtocol, cfg.in(), cfg.Engine.DataDir, log)
+	sp, spStore, err := newSkillsProtocol(client, cat, cfg.SkillsProtocol, cfg.in(), cfg.Engine.DataDir, log, obsv.sandboxRun())
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the Skills Protocol runtime: %w", err)
 	}
 	s.defer_(func() { _ = spStore.Close() })
 	s.defer_(func() { _ = sp.Close() })
+	obsv.watchStore(spStore)
+	sp.SetObserver(obsv.obs)
 	if state.Shared() {
 		// Other registry instances may share this engine's state: bundles
 		// published through any of them are served by all
@@ -229,6 +260,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, ctx.Err()
 		}
 		return nil, fmt.Errorf("cannot connect to the iii engine at %s: %w", target, err)
+	}
+	if err := obsv.startWebhooks(ctx, cfg, state); err != nil {
+		return nil, fmt.Errorf("cannot start the webhooks: %w", err)
 	}
 	claims := &claimStatus{}
 	claimed, err := claimFunctions(ctx, client, cfg.Registry.ClaimTimeout, log, claims)
@@ -263,7 +297,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.HTTP.Addr != "" {
 		tools := cfg.MCPTools()
 		tools.AnswerBudget = sp.AnswerBudget() // big reads of /rpc and MCP share one bound
-		page := &webSource{reg: reg}
+		tools.Observer = obsv.obs
+		page := &webSource{reg: reg, obsv: obsv}
 		if dir != nil {
 			page.folders = dir
 			tools.FolderPrompts = folderPrompts{dir} // folder prompts are MCP prompts too
@@ -278,7 +313,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 		page.actionTokens = actionTokens(cfg.Registry.AdminToken, cfg.HTTP.Token, page.adminToken, scoped)
 		bound, stopHTTP, err := StartHTTP(ctx, HTTPServer{Addr: cfg.HTTP.Addr, Client: client, Registry: reg, Door: cfg.HTTP.Door(),
-			MCP: tools, Runtime: sp, RPCPath: cfg.HTTP.RPCPath, Page: page, Ready: health.All(reg.Ready, claims.Ready), Logger: log})
+			MCP: tools, Runtime: sp, RPCPath: cfg.HTTP.RPCPath, Page: page, Ready: health.All(reg.Ready, claims.Ready), Logger: log,
+			Metrics: obsv.metricsHandler(), observability: obsv})
 		if err != nil {
 			var listenErr *net.OpError
 			if errors.As(err, &listenErr) {

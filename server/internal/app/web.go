@@ -28,6 +28,9 @@ type webSource struct {
 	actionTokens func(string) (web.Actor, bool)
 	// publicOrigin is the origin of --public-url (empty: none).
 	publicOrigin string
+	// obsv is the server's observability: the page's metrics and traces,
+	// its usage views and webhook dead letters (nil: none).
+	obsv *observability
 }
 
 // webPage builds the web page for the HTTP listener (nil when there is no
@@ -39,10 +42,17 @@ func webPage(src *webSource, client *iii.Client, log *slog.Logger) func(httpguar
 	}
 	return func(guard httpguard.Policy) (http.Handler, func()) {
 		reg := src.reg
-		page := web.New(web.Options{Catalog: reg.Catalog(), Registry: reg, Folders: src.folders, Engine: client,
+		opts := web.Options{Catalog: reg.Catalog(), Registry: reg, Folders: src.folders, Engine: client,
 			Searcher: web.RegistrySearcher{Registry: reg}, Guard: guard, TokenSetting: "--mcp-token", Logger: log,
 			AdminToken: src.adminToken, ActionTokens: src.actionTokens, PublicOrigin: src.publicOrigin, VersionChanges: reg.SubscribeVersions, ServeLabel: reg.ServeLabel(),
-			ProtectedLabels: reg.ProtectedLabels(), Publishers: reg})
+			ProtectedLabels: reg.ProtectedLabels(), Publishers: reg}
+		if o := src.obsv; o != nil {
+			opts.Observer, opts.Usage, opts.Webhooks = o.obs, o.usageSource(), o.webhookAdmin()
+		}
+		page := web.New(opts)
+		if src.obsv != nil {
+			src.obsv.connections(kindWebStream, page.StreamCount)
+		}
 		return page, page.Close
 	}
 }

@@ -30,13 +30,14 @@ type logEntry struct {
 	N     int64  `json:"n"`
 	Scope string `json:"scope"`
 	Key   string `json:"key"`
+	At    int64  `json:"at,omitempty"` // when it was announced (Unix nanoseconds)
 }
 
 func logKey(gen int64) string { return "change-" + strconv.FormatInt(gen%logSize, 10) }
 
 // record writes the log entry of generation gen.
-func (n *node) record(ctx context.Context, gen int64, scope, key string) error {
-	return kv.Put(ctx, n.st, n.generationScope(), logKey(gen), logEntry{N: gen, Scope: scope, Key: key})
+func (n *node) record(ctx context.Context, gen int64, scope, key string, at int64) error {
+	return kv.Put(ctx, n.st, n.generationScope(), logKey(gen), logEntry{N: gen, Scope: scope, Key: key, At: at})
 }
 
 // catchUp applies the changes after what this instance applied up to gen
@@ -68,6 +69,7 @@ func (n *node) catchUp(ctx context.Context, gen int64) (bool, error) {
 			return false, nil
 		}
 		n.applied.Add(1)
+		n.lagged(e.At)
 		n.gen.credit(m-1, m)
 	}
 	return n.gen.upToDate(gen), nil

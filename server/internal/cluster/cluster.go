@@ -75,6 +75,12 @@ type Options struct {
 	// DefaultMaxPendingKeys).
 	MaxPendingKeys int
 	Logger         *slog.Logger
+	// OnApplied, when set, is told how long each change another instance
+	// made took to be applied here (from its announcement to the re-read
+	// of its key; the clocks of both hosts count). OnRelist is told of
+	// every re-list. Both must return at once (metrics).
+	OnApplied func(lag time.Duration)
+	OnRelist  func()
 }
 
 func (o Options) withDefaults() Options {
@@ -237,6 +243,9 @@ type changeMessage struct {
 	// (both 0 when the bump failed).
 	From int64 `json:"from,omitempty"`
 	To   int64 `json:"to,omitempty"`
+	// At is when the change was announced (Unix nanoseconds), for the
+	// propagation lag.
+	At int64 `json:"at,omitempty"`
 }
 
 func clip(v []byte) string {

@@ -61,7 +61,7 @@ func TestPendingKeysCoalesceAndBound(t *testing.T) {
 	p := newPendingKeys(2)
 	a, b, c := scopeKey{"s", "a"}, scopeKey{"s", "b"}, scopeKey{"s", "c"}
 	for i := range 100 {
-		if !p.push(a, hop{int64(i), int64(i + 1)}) {
+		if !p.push(a, hop{from: int64(i), to: int64(i + 1)}) {
 			t.Fatal("a message for a waiting key was refused")
 		}
 	}

@@ -127,7 +127,7 @@ func (n *node) bump(ctx context.Context) (from, to int64, err error) {
 }
 
 func (n *node) Announce(ctx context.Context, scope, op, key string) {
-	msg := changeMessage{Node: n.id, Scope: scope, Op: op, Key: key}
+	msg := changeMessage{Node: n.id, Scope: scope, Op: op, Key: key, At: time.Now().UnixNano()}
 	from, to, err := n.bump(ctx)
 	if err != nil {
 		n.log.Warn("cluster: generation bump failed; other registry instances learn of this change at their next reload",
@@ -135,7 +135,7 @@ func (n *node) Announce(ctx context.Context, scope, op, key string) {
 	} else {
 		msg.From, msg.To = from, to
 		n.gen.own(from, to)
-		if err := n.record(ctx, to, scope, key); err != nil {
+		if err := n.record(ctx, to, scope, key, msg.At); err != nil {
 			n.log.Warn("cluster: writing the change log failed; an instance that misses this change's message re-lists",
 				"scope", scope, "key", key, "err", err)
 		}
@@ -168,7 +168,7 @@ func (n *node) receive(_ context.Context, data json.RawMessage) (any, error) {
 		n.dropped.Add(1) // another registry's scopes on the same engines, or made up
 		return nil, nil
 	}
-	if !n.pending.push(scopeKey{msg.Scope, msg.Key}, hop{msg.From, msg.To}) {
+	if !n.pending.push(scopeKey{msg.Scope, msg.Key}, hop{msg.From, msg.To, msg.At}) {
 		// Full: an honest change dropped here leaves a gap in the
 		// generation, which the reconcile finds; a forged one costs nothing.
 		n.dropped.Add(1)
@@ -246,8 +246,17 @@ func (n *node) apply(ctx context.Context, k scopeKey, hops []hop) {
 	default:
 		n.applied.Add(1)
 		for _, h := range hops {
+			n.lagged(h.at)
 			n.gen.credit(h.from, h.to)
 		}
+	}
+}
+
+// lagged tells OnApplied how long the change announced at (Unix
+// nanoseconds; 0: unknown) took to be applied here.
+func (n *node) lagged(at int64) {
+	if at > 0 && n.opts.OnApplied != nil {
+		n.opts.OnApplied(time.Duration(time.Now().UnixNano() - at))
 	}
 }
 
@@ -323,6 +332,9 @@ func (n *node) relist(ctx context.Context, connect bool) error {
 	}
 	n.lastRelist = time.Now()
 	n.relists.Add(1)
+	if n.opts.OnRelist != nil {
+		n.opts.OnRelist()
+	}
 	// The generation is read first: a change made during the listing
 	// bumps it again, and the next reconcile looks once more.
 	gen, genErr := n.readGeneration(ctx)

@@ -10,7 +10,9 @@ const maxHopsPerKey = 64
 // scopeKey names one key of one scope.
 type scopeKey struct{ scope, key string }
 
-type hop struct{ from, to int64 }
+// hop is a generation hop a message named, and when it was announced
+// (Unix nanoseconds; 0: unknown).
+type hop struct{ from, to, at int64 }
 
 // pendingKeys are the keys waiting for a re-read: one entry per key
 // whatever the messages naming it (coalesced), at most max of them.

@@ -23,7 +23,11 @@ func (l *Local) CatalogSkill(ctx context.Context, path string) (skillsext.Skill,
 
 // CatalogFile implements Registry.
 func (l *Local) CatalogFile(ctx context.Context, path, file string) ([]byte, error) {
-	return l.view.ReadFile(ctx, path, file)
+	b, err := l.view.ReadFile(ctx, path, file)
+	if err == nil {
+		l.CountCatalogRead(ctx, path, file, 0)
+	}
+	return b, err
 }
 
 // CatalogFileVersion is CatalogFile with the digest of the bytes returned,

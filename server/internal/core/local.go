@@ -98,6 +98,8 @@ type Local struct {
 	skillsLoaded, promptsLoaded atomic.Bool
 	// changes fans changes out to subscribers (watch.go).
 	changes changeFeed
+	// obs counts reads and tells of this instance's changes (observed.go).
+	obs observed
 
 	loadMu sync.Mutex // serializes skills loads
 	syncMu sync.Mutex // serializes re-reads of single skill rows

@@ -158,5 +158,6 @@ func (l *Local) getPrompt(ctx context.Context, in registry.PromptGetInput) (regi
 	if err != nil {
 		return registry.PromptGetResult{}, err
 	}
+	l.countedPrompt(ctx, in.Name)
 	return registry.PromptGetResult{Description: prompt.Description, Messages: messages}, nil
 }

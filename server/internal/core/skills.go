@@ -27,10 +27,17 @@ func (l *Local) RegisterSkill(ctx context.Context, c Caller, in registry.Registe
 	if err := checkMeta(rules.FnSkillsRegister, meta); err != nil {
 		return registry.RegisterSkillOutput{}, err
 	}
+	_, existed := l.skills.Source().Get(in.ID, "")
 	// A changed body also becomes the skill's next version (versions.go).
-	row, _, _, err := l.putSkill(ctx, in.ID, in.Skill, meta)
+	row, v, created, err := l.putSkill(ctx, in.ID, in.Skill, meta)
 	if err != nil {
 		return registry.RegisterSkillOutput{}, answer(err)
+	}
+	if op := EventVersion; !existed || created {
+		if !existed {
+			op = EventRegister
+		}
+		l.emit(ctx, Event{Op: op, ID: in.ID, Version: v.Version, Author: in.Author, Message: in.Message})
 	}
 	return registry.RegisterSkillOutput{ID: row.ID, RegisteredAt: row.RegisteredAt}, nil
 }
@@ -53,6 +60,7 @@ func (l *Local) UnregisterSkill(ctx context.Context, c Caller, id string) (regis
 		l.cl.Announce(ctx, l.cfg.Scopes.Skills, cluster.OpDelete, id)
 		l.log.Info("skill unregistered", "id", id)
 		l.skillChanged(registry.OpUnregister, id)
+		l.emit(ctx, Event{Op: EventUnregister, ID: id})
 	}
 	return registry.UnregisterSkillOutput{ID: id, Removed: removed}, nil
 }
@@ -192,14 +200,14 @@ func (l *Local) read(ctx context.Context, uri string) (text, mime string, err er
 	case registry.TargetIndex:
 		return l.renderIndex(ctx), registry.MimeMarkdown, nil
 	case registry.TargetSkill:
-		if text, mime, ok, err := l.skillFile(target.ID); ok {
+		if text, mime, ok, err := l.skillFile(ctx, target.ID); ok {
 			return text, mime, err
 		}
 		if id, sel, ok, err := splitSkillSelector(target.ID); err != nil || ok {
 			if err != nil {
 				return "", "", err
 			}
-			body, err := l.readSelected(id, sel)
+			body, err := l.readSelected(ctx, id, sel)
 			return body, registry.MimeMarkdown, err
 		}
 		body, err := l.skillBody(ctx, target.ID)
@@ -249,6 +257,7 @@ func (l *Local) skillBody(ctx context.Context, id string) (string, error) {
 		if !ok {
 			return "", notFound(registry.ErrSkillNotFound(id))
 		}
+		l.countedEntry(ctx, e)
 		if isPublished(e) {
 			if body, ok, err := l.servedVersion(id); err != nil || ok {
 				return body, err
@@ -263,6 +272,7 @@ func (l *Local) skillBody(ctx context.Context, id string) (string, error) {
 	if !ok {
 		if e, ok := l.lookup(id); ok {
 			if f := l.folderEntry(e); f != nil {
+				l.countedEntry(ctx, f)
 				return f.Body.String()
 			}
 		}
@@ -272,6 +282,7 @@ func (l *Local) skillBody(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", registry.ErrDecodeSkill(id, err)
 	}
+	l.counted(ctx, id, l.ReadVersion(id, ""))
 	return row.Skill, nil
 }
 
@@ -279,7 +290,7 @@ func (l *Local) skillBody(ctx context.Context, id string) (string, error) {
 // (an Agent Skills folder, a bundle), when id is not itself a served skill
 // (see registry.SplitSkillFile). ok is false otherwise, and id is then
 // read as an ordinary skill id with upstream's rules and messages.
-func (l *Local) skillFile(id string) (text, mime string, ok bool, err error) {
+func (l *Local) skillFile(ctx context.Context, id string) (text, mime string, ok bool, err error) {
 	// Lookup first: ValidateID of an id that is not one (iii://id@1, a
 	// file path) builds an error message, which cost a selector read more
 	// than the history read itself.
@@ -299,6 +310,9 @@ func (l *Local) skillFile(id string) (text, mime string, ok bool, err error) {
 	}
 	// A path that is no file of the skill keeps upstream's id error
 	// (ok false), which names the segment.
+	if file == e.Main {
+		l.countedEntry(ctx, e)
+	}
 	return catalog.FileText(e, file)
 }
 

@@ -90,6 +90,9 @@ func (l *Local) label(ctx context.Context, c Caller, k Kind, in LabelInput) (his
 	if in.Label == l.hist.serveLabel && h.Served(in.ID, l.hist.serveLabel) != before {
 		l.announce(k, in.ID)
 	}
+	if k == KindSkill && move.Previous != move.Version {
+		l.emit(ctx, Event{Op: EventLabel, ID: in.ID, Version: move.Version, Label: in.Label, Previous: move.Previous})
+	}
 	return move, nil
 }
 
@@ -139,6 +142,9 @@ func (l *Local) rollback(ctx context.Context, c Caller, k Kind, in RollbackInput
 	}
 	if err != nil {
 		return RollbackResult{}, err
+	}
+	if k == KindSkill && created {
+		l.emit(ctx, Event{Op: EventRollback, ID: in.ID, Version: v.Version, RolledBack: n, Author: meta.Author, Message: meta.Message})
 	}
 	return RollbackResult{ID: in.ID, Version: v.Version, Created: created, RolledBack: n}, nil
 }
@@ -210,14 +216,15 @@ func (l *Local) putPrompt(ctx context.Context, name, desc, fid string, args []re
 }
 
 // readSelected serves iii://{id}@{selector}.
-func (l *Local) readSelected(id, selector string) (string, error) {
+func (l *Local) readSelected(ctx context.Context, id, selector string) (string, error) {
 	if err := registry.ValidateID(id); err != nil {
 		return "", invalidArguments(err)
 	}
-	body, _, err := l.hist.skills.Select(id, selector)
+	body, n, err := l.hist.skills.Select(id, selector)
 	if err != nil {
 		return "", historyError(err)
 	}
+	l.countedSelected(ctx, id, n)
 	return body, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/invoke"
+	"github.com/iii-skills/skills/server/internal/observe"
 	"github.com/iii-skills/skills/server/internal/registry"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -106,6 +107,9 @@ type Options struct {
 	// process passes the pool /rpc draws from.
 	AnswerBudget *budget.Pool
 	AnswerWait   time.Duration
+	// Observer counts and traces every request and the reads they make
+	// (observe.go; nil: none).
+	Observer *observe.Observer
 }
 
 func (o Options) withDefaults() Options {
@@ -278,6 +282,10 @@ func New(client *iii.Client, opts Options) *Server {
 		}
 	}
 	s.sdk.AddReceivingMiddleware(s.middleware)
+	if opts.Observer != nil {
+		s.sdk.AddReceivingMiddleware(s.observed) // outermost: the whole request
+		s.sdk.AddSendingMiddleware(s.notifying)
+	}
 	return s
 }
 

@@ -194,6 +194,7 @@ func (g *Guard) Call(ctx context.Context, functionID string) (json.RawMessage, e
 	trace, inferred := traceIDOf(traceparent), chain == nil
 	if trace == "" {
 		trace, inferred = newTraceID(), false // a trace of its own, for the reads it leads to
+		traceparent = childTraceparent(trace)
 	}
 	if err := g.enter(chain, functionID, trace, inferred); err != nil {
 		g.log.Warn("section read refused", "function_id", functionID, "err", err)
@@ -203,7 +204,7 @@ func (g *Guard) Call(ctx context.Context, functionID string) (json.RawMessage, e
 	next := append(slices.Clone(chain), functionID)
 	meta, _ := json.Marshal(map[string][]string{chainKey: next})
 	out, err := g.trigger.Trigger(ctx, iii.TriggerRequest{FunctionID: functionID, Data: json.RawMessage("{}"), Timeout: g.timeout,
-		Metadata: meta, Baggage: withChain(baggage, next), Traceparent: childTraceparent(trace)})
+		Metadata: meta, Baggage: withChain(baggage, next), Traceparent: traceparent})
 	var inv *iii.InvocationError
 	if errors.As(err, &inv) && inv.Code == codeResultTooLarge {
 		var n, max int64

@@ -6,7 +6,8 @@ package sections
 // context, which drops the extracted baggage), but with OpenTelemetry on it
 // does keep the trace: the calls carry a traceparent with the trace id of
 // the invocation. The registry sends every section read with a traceparent
-// (the caller's trace, or a new one), and counts the reads of each section
+// (the one of the call it serves, so the section's span is a child of the
+// registry's own when tracing is on, or a new trace), and counts the reads of each section
 // function in flight per trace. A read that arrives with a trace id but no
 // chain, while reads of the same function in the same trace are in flight,
 // is one level deeper than they are: a handler that fetches its own URI is

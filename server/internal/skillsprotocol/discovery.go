@@ -270,7 +270,7 @@ type describeParams struct {
 	Detail  *string `json:"detail"`
 }
 
-func (r *Runtime) describeSkill(p describeParams) (any, *Error) {
+func (r *Runtime) describeSkill(ctx context.Context, p describeParams) (any, *Error) {
 	detail := "summary"
 	if p.Detail != nil {
 		detail = *p.Detail
@@ -301,6 +301,7 @@ func (r *Runtime) describeSkill(p describeParams) (any, *Error) {
 			return nil, internalError("read the instructions of %s %s: %v", v.name, v.version, err)
 		}
 		out["instructions"] = body
+		r.readCounted(ctx, v, p.Version)
 		files := []map[string]any{}
 		for _, f := range skillFiles(v.e) {
 			files = append(files, map[string]any{"path": f.Path, "size": f.Size, "sha256": f.Digest.String(), "mime": f.MIME})
@@ -373,6 +374,9 @@ func (r *Runtime) readSkillFile(ctx context.Context, p readFileParams) (any, *Er
 		if perr := r.reserve(ctx, extra); perr != nil {
 			return nil, perr
 		}
+	}
+	if file.Path == InstructionsFile {
+		r.readCounted(ctx, v, p.Version)
 	}
 	out := &bigResult{fields: map[string]any{"name": v.name, "version": v.version, "path": file.Path, "mime": file.MIME,
 		"size": len(b), "sha256": catalog.DigestOf(b).String()}, bin: b}

@@ -55,7 +55,7 @@ func (r *Runtime) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, msg, http.StatusUnsupportedMediaType)
 		return
 	}
-	ctx := budget.WithClient(req.Context(), budget.ClientOf(req))
+	ctx := budget.WithClient(r.observing(req.Context(), req), budget.ClientOf(req))
 	ctx, hold, _ := withAnswerHold(ctx)
 	defer hold.release()
 	body, perr := r.readBody(ctx, w, req)
@@ -401,7 +401,7 @@ func (r *Runtime) handleOne(ctx context.Context, raw json.RawMessage) (rpcRespon
 	if req.Method == nil {
 		return rpcResponse{JSONRPC: "2.0", ID: id, Error: &Error{Code: CodeInvalidRequest, Message: `invalid request: "method" must be a string (a tool name such as list_skills)`}}, true
 	}
-	result, perr := r.Call(ctx, *req.Method, req.Params)
+	result, perr := r.observedCall(ctx, *req.Method, req.Params)
 	if !hasID {
 		return rpcResponse{}, false
 	}
@@ -443,7 +443,7 @@ func (r *Runtime) call(ctx context.Context, method string, params json.RawMessag
 		if e := decodeParams(method, params, &p); e != nil {
 			return nil, e
 		}
-		return r.describeSkill(p)
+		return r.describeSkill(ctx, p)
 	case "read_skill_file":
 		var p readFileParams
 		if e := decodeParams(method, params, &p); e != nil {

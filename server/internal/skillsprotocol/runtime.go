@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/iii-skills/skills/server/internal/observe"
+
 	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/kv"
@@ -174,6 +176,7 @@ type Options struct {
 // Runtime is the Skills Protocol runtime: the 8 tools over a catalog.
 type Runtime struct {
 	opts    Options
+	obs     *observe.Observer // observe.go
 	cat     *catalog.Catalog
 	sb      *sandbox.Sandbox
 	log     *slog.Logger

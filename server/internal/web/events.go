@@ -10,6 +10,7 @@ import (
 	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/core"
+	"github.com/iii-skills/skills/server/internal/surface"
 )
 
 // event is what an open page learns of a change: enough to decide whether
@@ -168,6 +169,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				name = "versions"
 			}
 			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+			s.opts.Observer.Notified(surface.Web, 1)
 			if s.hub.takeResync(st) {
 				fmt.Fprintf(w, "event: resync\ndata: {\"generation\":%d}\n\n", s.cat.Generation())
 			}

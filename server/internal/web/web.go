@@ -23,6 +23,7 @@ import (
 	"github.com/iii-skills/skills/server/internal/directory"
 	"github.com/iii-skills/skills/server/internal/httpguard"
 	"github.com/iii-skills/skills/server/internal/invoke"
+	"github.com/iii-skills/skills/server/internal/observe"
 )
 
 // Folders is the skills folders' side of the page (*directory.Directory):
@@ -95,6 +96,13 @@ type Options struct {
 	// the admin token itself. Set only when the operator chose so
 	// (--web-admin-labels): a team token then moves them on its own ids.
 	AdminToken string
+	// Observer counts and traces each request and the skill pages read
+	// (observe.go; nil: none). Usage answers the usage views (nil: usage
+	// counting is off) and Webhooks the webhook deliveries (nil: none
+	// configured).
+	Observer *observe.Observer
+	Usage    UsageSource
+	Webhooks WebhookAdmin
 	// Publishers says which worker published a skill or prompt
 	// (core.Local); the page names it through engine::workers::list.
 	// Nil: published skills say only that a worker published them.
@@ -205,6 +213,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("POST /actions/unregister", s.unregister)
 	mux.HandleFunc("POST /actions/label", s.moveLabel)
 	mux.HandleFunc("POST /actions/rollback", s.rollback)
+	s.addObservabilityRoutes(mux)
 	mux.HandleFunc("GET /signin", s.signinForm)
 	mux.HandleFunc("POST /signin", s.signin)
 	mux.HandleFunc("/", s.notFound)
@@ -236,7 +245,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	}
-	s.mux.ServeHTTP(w, r)
+	s.serveObserved(w, r)
 }
 
 // maxFormBytes bounds a posted form: the page's forms carry an id, a token

@@ -20,11 +20,13 @@ const (
 	EventLabel      Event = "label"      // a label moved to another version
 	EventRollback   Event = "rollback"   // a skill rolled back to an earlier version
 	EventYank       Event = "yank"       // a version withdrawn
+	EventUnyank     Event = "unyank"     // a withdrawn version served again
+	EventDeprecate  Event = "deprecate"  // a skill or version marked deprecated
 	EventUnregister Event = "unregister" // a skill removed
 )
 
 // Events lists every event, in the order the docs give them.
-var Events = []Event{EventRegister, EventVersion, EventLabel, EventRollback, EventYank, EventUnregister}
+var Events = []Event{EventRegister, EventVersion, EventLabel, EventRollback, EventYank, EventUnyank, EventDeprecate, EventUnregister}
 
 // SecretPrefix starts a Standard Webhooks secret: whsec_<base64 of the key>.
 const SecretPrefix = "whsec_"

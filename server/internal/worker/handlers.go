@@ -291,7 +291,7 @@ func (w *Worker) catalogFunctions() []function {
 			}
 			return core.CatalogGetOutput{Skill: &s}, nil
 		}, internal("Internal: one skill of the catalog as the MCP Skills extension serves it ({path} → {skill | null}).")},
-		{rules.FnCatalogFile, func(_ context.Context, data json.RawMessage) (any, error) {
+		{rules.FnCatalogFile, func(ctx context.Context, data json.RawMessage) (any, error) {
 			in, err := core.DecodeCatalogFileInput(rules.FnCatalogFile, data)
 			if err != nil {
 				return nil, err
@@ -317,6 +317,7 @@ func (w *Worker) catalogFunctions() []function {
 				n = min(n, int64(in.MaxBytes))
 			}
 			chunk := b[in.Offset:min(int64(len(b)), in.Offset+n)]
+			w.reg.CountCatalogRead(ctx, in.Path, in.File, in.Offset)
 			return core.CatalogFileOutput{Data: base64.StdEncoding.EncodeToString(chunk), Size: int64(len(b)), SHA256: version}, nil
 		}, internal("Internal: the bytes of one file of a catalog skill, 4 MiB at a time ({path, file, offset?, sha256?, max_bytes?} → {data: base64, size, sha256}; a chunk of a version the file no longer has is refused).")},
 	}

@@ -13,8 +13,10 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/core"
+	"github.com/iii-skills/skills/server/internal/observe"
 	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/scope"
+	"github.com/iii-skills/skills/server/internal/surface"
 )
 
 // apiJSON is the upstream v0.2.2 API reference (descriptions and JSON Schema
@@ -54,6 +56,11 @@ type Worker struct {
 
 	skillSubs, promptSubs, catalogSubs *iii.TriggerTypeRef
 	unsubscribe                        func()
+
+	// obs, feed and callers: observability (observe.go).
+	obs     *observe.Observer
+	feed    ChangeFeed
+	callers callerIDs
 }
 
 // New binds reg to client. Call Register before the client connects
@@ -105,13 +112,17 @@ func (w *Worker) Register() error {
 		if !ok {
 			return fmt.Errorf("no handler for %s", f.ID)
 		}
-		if _, err := w.client.RegisterFunction(f.ID, h, iii.RegisterFunctionOptions{
+		if _, err := w.client.RegisterFunction(f.ID, w.observed(f.ID, h), iii.RegisterFunctionOptions{
 			Description: f.Description, RequestFormat: f.RequestFormat, ResponseFormat: f.ResponseFormat}); err != nil {
 			return err
 		}
 	}
-	for _, f := range append(append(w.searchFunctions(), w.versionFunctions()...), w.catalogFunctions()...) {
-		if _, err := w.client.RegisterFunction(f.id, f.handler, f.opts); err != nil {
+	ours := append(append(w.searchFunctions(), w.versionFunctions()...), w.catalogFunctions()...)
+	if w.obs != nil {
+		ours = append(ours, w.usageFunctions()...)
+	}
+	for _, f := range ours {
+		if _, err := w.client.RegisterFunction(f.id, w.observed(f.id, f.handler), f.opts); err != nil {
 			return err
 		}
 	}
@@ -150,7 +161,9 @@ func (w *Worker) fire(c core.Change) {
 	defer cancel()
 	if err := ref.FireJSON(ctx, payload); err != nil {
 		w.log.Warn("on-change fan-out failed", "trigger_type", ref.ID(), "err", err)
+		return
 	}
+	w.obs.Notified(surface.III, 1)
 }
 
 // registerStateSync binds the engine's `state` trigger of the skills scope
