@@ -438,8 +438,10 @@ func TestWebPageInBrowser(t *testing.T) {
 		defer pixel.Close()
 		s.trigger(t, "skills::register", map[string]string{"id": "evil/pixel", "skill": "# Pixel\n\n![tracking pixel](" + pixel.URL + "/p.gif)\n\nText after.\n"})
 		s.run(t, chromedp.Navigate(s.base+"/skill/evil/pixel"), chromedp.WaitVisible(chromedp.CSS(".markdown")), chromedp.Sleep(300*time.Millisecond))
+		// Only the skill's body counts: the usage chart is an <img> the
+		// registry serves itself.
 		var images int
-		s.eval(t, `document.querySelectorAll("#live img").length`, &images)
+		s.eval(t, `document.querySelectorAll("#live .markdown img").length`, &images)
 		link := get(t, s, chromedp.Text(chromedp.CSS(`.markdown a[href^="`+pixel.URL+`"]`)))
 		if _, loaded := hits.Load("/p.gif"); loaded || images != 0 || link != "tracking pixel (image: "+pixel.URL+"/p.gif)" {
 			t.Fatalf("remote image: loaded %v, %d <img>, link %q", loaded, images, link)
