@@ -51,9 +51,14 @@ func (l *Local) SyncKey(ctx context.Context, scope, key string) error {
 		}
 		return nil
 	}
-	if l.skills.PutIfChanged(row) {
-		defer l.cl.Announce(ctx, scope, cluster.OpSet, key) // after the history repair below
+	if !l.skills.PutIfChanged(row) {
+		// The echo of a write the registry made (here, or applied from
+		// another instance): history has it. Recording it again could
+		// make a version of a body a newer register on another node has
+		// already replaced.
+		return nil
 	}
+	defer l.cl.Announce(ctx, scope, cluster.OpSet, key) // after the history repair below
 	// A body written straight into state becomes a version too.
 	// State is re-read under the id's history lock: a registration that
 	// landed after this event's read is not undone by its older body.
