@@ -18,7 +18,7 @@ import (
 
 // Bounds of a yank reason and a deprecation message.
 const (
-	MaxReasonBytes = 1024
+	MaxReasonBytes  = 1024
 	MaxMessageBytes = 4096
 )
 
