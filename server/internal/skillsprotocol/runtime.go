@@ -200,6 +200,8 @@ type Runtime struct {
 	history atomic.Pointer[SkillHistory]
 	// historyList lists those versions for describe_skill (history.go).
 	historyList atomic.Pointer[SkillVersionList]
+	// facts gives describe_skill the registry's facts (history.go).
+	facts atomic.Pointer[SkillFactsReader]
 	matMu       sync.Mutex
 	ownWork     bool
 	// workLock is held while this runtime owns its work folder (workdir.go).
