@@ -201,9 +201,9 @@ type Runtime struct {
 	// historyList lists those versions for describe_skill (history.go).
 	historyList atomic.Pointer[SkillVersionList]
 	// facts gives describe_skill the registry's facts (history.go).
-	facts atomic.Pointer[SkillFactsReader]
-	matMu       sync.Mutex
-	ownWork     bool
+	facts   atomic.Pointer[SkillFactsReader]
+	matMu   sync.Mutex
+	ownWork bool
 	// workLock is held while this runtime owns its work folder (workdir.go).
 	workLock *os.File
 	// stamped: whether invocation metadata carries a caller the engine
