@@ -212,3 +212,22 @@ func (h *History) Marks(id string) (yanks int, key, deprecated string) {
 	}
 	return len(ns), string(b), s.deprecated
 }
+
+// HasContent reports whether a kept version of id has exactly content
+// (compared by sha256, from memory).
+func (h *History) HasContent(id, content string) bool {
+	if h.load() != nil {
+		return false
+	}
+	d := Digest(content)
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if s := h.sums[id]; s != nil {
+		for _, k := range s.kept {
+			if k.digest == d {
+				return true
+			}
+		}
+	}
+	return false
+}
