@@ -27,7 +27,7 @@ type PublishedConfig struct {
 
 // Defaults of PublishedConfig.
 const (
-	DefaultMaxSkills     = 10000
+	DefaultMaxSkills     = 100000
 	DefaultMaxTotalBytes = 128 << 20
 )
 
