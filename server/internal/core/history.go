@@ -155,10 +155,8 @@ func (l *Local) repairPrompts(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	byName := map[string]registry.StoredPrompt{}
 	names := map[string]bool{}
 	for _, p := range rows {
-		byName[p.Name] = p
 		names[p.Name] = true
 	}
 	known, err := l.hist.prompts.IDs()
@@ -170,8 +168,14 @@ func (l *Local) repairPrompts(ctx context.Context) error {
 	}
 	return forEachParallel(names, func(name string) error {
 		return l.hist.prompts.Repair(name, "recorded at start-up", func() (string, bool) {
-			p, ok := byName[name]
-			if !ok {
+			// Read again under the name's lock: the listing above may be
+			// older than a register made since.
+			raw, ok, err := l.state.Get(ctx, l.cfg.Scopes.Prompts, name)
+			if err != nil || !ok {
+				return "", false
+			}
+			p := storedPromptOf(raw)
+			if p == nil {
 				return "", false
 			}
 			return promptDefinition(p.Description, p.FunctionID, p.Arguments), true

@@ -535,3 +535,36 @@ func mustParseKey(t *testing.T, line string) ssh.PublicKey {
 	}
 	return k
 }
+
+// A yanked prompt version leaves prompts::list (and prompts::mcp-get);
+// every version yanked, the prompt is not listed.
+func TestYankedPromptVersions(t *testing.T) {
+	l := newLocal(t)
+	ctx := context.Background()
+	for _, d := range []string{"first", "second"} {
+		if _, err := l.RegisterPrompt(ctx, Caller{}, registry.RegisterPromptInput{Name: "p-one", Description: d, FunctionID: "p::render"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.Yank(ctx, Caller{}, KindPrompt, YankInput{ID: "p-one", Version: "latest", Reason: "typo"}); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := l.MCPPrompts(ctx)
+	if len(list.Prompts) != 1 || list.Prompts[0].Description != "first" {
+		t.Fatalf("prompts after yanking version 2: %+v", list)
+	}
+	if _, err := l.Yank(ctx, Caller{}, KindPrompt, YankInput{ID: "p-one", Version: "1", Reason: "all"}); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := l.ListPrompts(ctx); len(list.Prompts) != 0 {
+		t.Fatalf("a prompt with every version yanked is listed: %+v", list)
+	}
+	_, err := l.GetPrompt(ctx, registry.PromptGetInput{Name: "p-one"})
+	wantCode(t, err, registry.CodeNotFound, "every kept version of prompt p-one is yanked (typo)")
+	if _, err := l.Deprecate(ctx, Caller{}, KindPrompt, DeprecateInput{ID: "p-one", Message: "gone"}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := l.Versions(ctx, KindPrompt, "p-one"); v.Deprecated != "gone" {
+		t.Fatalf("prompt versions: %+v", v)
+	}
+}
