@@ -347,7 +347,7 @@ func actionNotice(q url.Values) string {
 // reads it.
 func (s *Server) oldVersion(ctx context.Context, id, sel string) (string, error) {
 	if !selectorOK(sel) {
-		return "", fmt.Errorf("%q is not a version: expected a version number (1, 2, …) or a label (latest, production, …)", sel)
+		return "", fmt.Errorf("%q is not a version: expected a version number (1, 2, …), a label (latest, production, …) or sha256:<64 lowercase hex>", sel)
 	}
 	var res registry.ReadResult
 	if err := s.ask(ctx, rules.FnSkillsResourcesRead, func(ctx context.Context) (err error) {
