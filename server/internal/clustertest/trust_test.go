@@ -197,6 +197,11 @@ func TestTrustAcrossNodes(t *testing.T) {
 		if cat.Skill.Version != 1 || cat.Skill.SHA256 != sha(one) || string(cat.Skill.SignedBy) != `"alice@example.com"` || cat.Skill.Deprecated != "use signed/new" {
 			t.Fatalf("a's catalog entry: %+v", cat.Skill)
 		}
+		// A label (a merge into the head's labels on Redis) through b is seen by a.
+		b.mustCall(t, "skills::label", map[string]any{"id": "signed/doc", "label": "stable", "version": 1}, nil)
+		testutil.Eventually(t, 20*time.Second, "a reads the label moved through b", func() bool {
+			return a.fetch("iii://signed/doc@stable") == one
+		})
 		b.mustCall(t, "skills::unyank", map[string]any{"id": "signed/doc", "version": 2}, nil)
 		waitEvent(t, evA, "skill unyank signed/doc")
 		testutil.Eventually(t, 20*time.Second, "a serves version 2 again", func() bool { return a.fetch("iii://signed/doc") == two })

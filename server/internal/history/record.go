@@ -221,16 +221,18 @@ func (h *History) recordShared(u kv.Updater, id, content string, digest [32]byte
 			}
 		}
 	}
+	// The summary first: what the served row's callback puts in the
+	// caller's memory asks it which version a read serves.
+	h.setSummary(id, summaryOf(after))
 	if serve != nil && after.latest() == v.Version {
 		if err := h.commitServed(serve, content, v); err != nil {
 			return Version{}, false, err
 		}
 		if now, err := h.getHead(id); err == nil && now != nil && now.latest() > v.Version {
-			after = now
+			h.setSummary(id, summaryOf(now))
 			h.serveNewest(id, now, serve)
 		}
 	}
-	h.setSummary(id, summaryOf(after))
 	return v, true, nil
 }
 
