@@ -75,7 +75,8 @@ const usageCommands = `  skills [flags]                                         
   skills diff [--prompt] ID FROM TO                       unified diff between two versions or labels
   skills label [--prompt] ID LABEL VERSION                point a label at a version (--admin-token if protected)
   skills rollback [--prompt] ID VERSION                   make a version's content the newest version again
-  skills yank [--prompt] ID VERSION REASON                take a version out of service (unyank: put it back)
+  skills yank [--prompt] ID VERSION REASON                take a version out of service
+  skills unyank [--prompt] ID VERSION                     put a yanked version back in service
   skills deprecate [--prompt] ID MESSAGE | --undo ID      mark a skill deprecated (it stays served)
   skills help [COMMAND]                                   this text, or the flags of one command
 `
