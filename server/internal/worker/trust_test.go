@@ -181,8 +181,14 @@ func TestConcurrentRegistersOnTwoNodesEachGetAVersion(t *testing.T) {
 		close(next)
 		var wg sync.WaitGroup
 		for _, c := range [](func(string) error){
-			func(body string) error { _, err := callAs(pubA, rules.FnSkillsRegister, map[string]string{"id": "race", "skill": body}, nil); return err },
-			func(body string) error { _, err := callAs(pubB, rules.FnSkillsRegister, map[string]string{"id": "race", "skill": body}, nil); return err },
+			func(body string) error {
+				_, err := callAs(pubA, rules.FnSkillsRegister, map[string]string{"id": "race", "skill": body}, nil)
+				return err
+			},
+			func(body string) error {
+				_, err := callAs(pubB, rules.FnSkillsRegister, map[string]string{"id": "race", "skill": body}, nil)
+				return err
+			},
 		} {
 			for range writers {
 				wg.Add(1)
