@@ -33,6 +33,15 @@ const (
 	FnPromptsRollback = "prompts::rollback"
 	FnPromptsDiff     = "prompts::diff"
 
+	// Ours: trust in content (docs/trust.md): yank a version out of
+	// service and back, deprecate a whole skill or prompt.
+	FnSkillsYank       = "skills::yank"
+	FnSkillsUnyank     = "skills::unyank"
+	FnSkillsDeprecate  = "skills::deprecate"
+	FnPromptsYank      = "prompts::yank"
+	FnPromptsUnyank    = "prompts::unyank"
+	FnPromptsDeprecate = "prompts::deprecate"
+
 	// Ours: search, with skill::search beside it in the public skill::
 	// namespace (as skill::fetch is beside skills::fetch_skill).
 	FnSkillsSearch = "skills::search"

@@ -331,3 +331,30 @@ const CodeForbidden = "FORBIDDEN"
 // message is "forbidden: <kind> "<id>" is outside the namespaces of token
 // …", the same text the refusal had under CodeForbidden.
 const CodeOutOfScope = "OUT_OF_SCOPE"
+
+// CodeUnsigned is the error code of a register the registry's signing
+// policy refuses: no signature where signing.require_signed asks for one,
+// or a signature by a key allowed_signers does not trust for the id's
+// namespace (the message names the namespace and the key's fingerprint).
+// It never clears up by retrying: sign with a trusted key.
+const CodeUnsigned = "UNSIGNED"
+
+// CodeBadSignature is the error code of a register whose signature does
+// not verify over the content: malformed armor, another namespace than
+// SignatureNamespace, an unsupported key type, or the wrong bytes signed.
+const CodeBadSignature = "BAD_SIGNATURE"
+
+// CodeCorrupt is the error code of a read of a stored version whose
+// content no longer matches the sha256 recorded for it (a row changed
+// outside the registry): it is refused, never served.
+const CodeCorrupt = "CORRUPT"
+
+// CodeLimitExceeded is the error code of a register the registry's caps
+// on published content refuse (count, size per skill, total bytes); the
+// message names the cap and the setting that raises it. It clears up only
+// when content is unregistered or the operator raises the cap.
+const CodeLimitExceeded = "LIMIT_EXCEEDED"
+
+// SignatureNamespace is the SSHSIG namespace of signatures over registry
+// content (ssh-keygen -Y sign -n iii-skills).
+const SignatureNamespace = "iii-skills"

@@ -78,6 +78,9 @@ const usageCommands = `  skills [flags]                                         
   skills rollback [--prompt] ID VERSION                   make a version's content the newest version again
   skills unregister [--prompt] ID                         remove a published skill (or prompt), as its owner
   skills usage [--prompt] [--since DAY] [--limit N] [ID]  reads per skill and version, by surface, client and day
+  skills yank [--prompt] ID VERSION REASON                take a version out of service
+  skills unyank [--prompt] ID VERSION                     put a yanked version back in service
+  skills deprecate [--prompt] ID MESSAGE | --undo ID      mark a skill deprecated (it stays served)
   skills help [COMMAND]                                   this text, or the flags of one command
 `
 

@@ -31,7 +31,8 @@ type subcommand = struct {
 // of usage per command and nothing else.
 func init() {
 	subcommands = append(subcommands, subcommand{"versions", runVersions}, subcommand{"diff", runDiff},
-		subcommand{"label", runLabel}, subcommand{"rollback", runRollback})
+		subcommand{"label", runLabel}, subcommand{"rollback", runRollback},
+		subcommand{"yank", runYank}, subcommand{"unyank", runUnyank}, subcommand{"deprecate", runDeprecate})
 }
 
 // versionCmd is what the version subcommands share: the engine flags, the
@@ -141,7 +142,7 @@ func (c *versionCmd) call(fn string, payload map[string]any) (json.RawMessage, i
 }
 
 // selectorArg turns a VERSION argument into the payload value: a number
-// when it is one, else a label.
+// when it is one, else a label or sha256:<hex>.
 func selectorArg(s string) any {
 	if n, err := strconv.Atoi(s); err == nil {
 		return n
@@ -168,16 +169,122 @@ func runVersions(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "skills versions: unexpected answer %s: %v\n", clip(string(out), 200), err)
 		return 1
 	}
+	if l.Deprecated != "" {
+		fmt.Fprintf(stdout, "%s is deprecated: %s\n", l.ID, l.Deprecated)
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "VERSION\tREGISTERED_AT\tBYTES\tSHA256\tLABELS\tMESSAGE")
+	fmt.Fprintln(tw, "VERSION\tREGISTERED_AT\tBYTES\tSHA256\tSIGNED\tLABELS\tMESSAGE\tYANKED")
 	for _, v := range l.Versions {
 		msg := v.Message
 		if v.Author != "" {
 			msg = strings.TrimSpace(msg + " (" + v.Author + ")")
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\n", v.Version, v.RegisteredAt, v.Bytes, clip(v.SHA256, 12), strings.Join(v.Labels, ","), msg)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", v.Version, v.RegisteredAt, v.Bytes, clip(v.SHA256, 12), signedText(v),
+			strings.Join(v.Labels, ","), msg, v.Yanked)
 	}
 	_ = tw.Flush()
+	return 0
+}
+
+// signedText is a version's signature verdict in a listing.
+func signedText(v history.Version) string {
+	switch {
+	case v.SignedBy != nil:
+		return *v.SignedBy + " (" + v.Key + ")"
+	case v.Key != "":
+		return "untrusted key " + v.Key
+	}
+	return "unsigned"
+}
+
+// runYank and runUnyank take a version out of service and put it back.
+func runYank(args []string, stdout, stderr io.Writer) int {
+	return yankCmd("yank", "yank [--prompt] [--admin-token T] ID VERSION REASON", 3, args, stdout, stderr)
+}
+
+func runUnyank(args []string, stdout, stderr io.Writer) int {
+	return yankCmd("unyank", "unyank [--prompt] [--admin-token T] ID VERSION", 2, args, stdout, stderr)
+}
+
+func yankCmd(name, usage string, want int, args []string, stdout, stderr io.Writer) int {
+	c := newVersionCmd(name, usage, stdout, stderr)
+	admin := c.fs.String("admin-token", os.Getenv(adminTokenEnv), "Admin token, for a version under a protected label (env "+adminTokenEnv+")")
+	pos, rc := c.parse(args, want)
+	if rc >= 0 {
+		return rc
+	}
+	payload := map[string]any{c.key(): pos[0], "version": selectorArg(pos[1])}
+	if want == 3 {
+		payload["reason"] = pos[2]
+	}
+	if *admin != "" {
+		payload["admin_token"] = *admin
+	}
+	out, rc := c.call(c.fn(name), payload)
+	if rc != 0 {
+		return rc
+	}
+	if *c.asJSON {
+		fmt.Fprintln(stdout, prettyOrRaw(out))
+		return 0
+	}
+	var r core.YankResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		fmt.Fprintf(stderr, "skills %s: unexpected answer %s: %v\n", name, clip(string(out), 200), err)
+		return 1
+	}
+	state := "in service"
+	if r.Yanked != nil {
+		state = "yanked (" + *r.Yanked + ")"
+	}
+	served := "nothing: every version is yanked"
+	if r.Served != nil {
+		served = "version " + strconv.Itoa(*r.Served)
+	}
+	note := ""
+	if !r.Changed {
+		note = ", unchanged"
+	}
+	fmt.Fprintf(stdout, "%s: version %d is %s%s; reads without a version serve %s\n", r.ID, r.Version, state, note, served)
+	return 0
+}
+
+// runDeprecate deprecates a skill (or prompt), or with --undo undeprecates it.
+func runDeprecate(args []string, stdout, stderr io.Writer) int {
+	c := newVersionCmd("deprecate", "deprecate [--prompt] ID MESSAGE | deprecate [--prompt] --undo ID", stdout, stderr)
+	undo := c.fs.Bool("undo", false, "Remove the deprecation")
+	want := 2
+	for _, a := range args {
+		if a == "--undo" || a == "-undo" || a == "--undo=true" {
+			want = 1
+		}
+	}
+	pos, rc := c.parse(args, want)
+	if rc >= 0 {
+		return rc
+	}
+	payload := map[string]any{c.key(): pos[0], "message": nil}
+	if !*undo {
+		payload["message"] = pos[1]
+	}
+	out, rc := c.call(c.fn("deprecate"), payload)
+	if rc != 0 {
+		return rc
+	}
+	if *c.asJSON {
+		fmt.Fprintln(stdout, prettyOrRaw(out))
+		return 0
+	}
+	var r core.DeprecateResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		fmt.Fprintf(stderr, "skills deprecate: unexpected answer %s: %v\n", clip(string(out), 200), err)
+		return 1
+	}
+	if r.Deprecated == nil {
+		fmt.Fprintf(stdout, "%s is not deprecated\n", r.ID)
+		return 0
+	}
+	fmt.Fprintf(stdout, "%s is deprecated: %s\n", r.ID, *r.Deprecated)
 	return 0
 }
 

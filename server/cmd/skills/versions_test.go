@@ -93,6 +93,42 @@ func TestVersionSubcommands(t *testing.T) {
 	if rc != 0 || !strings.Contains(out, "version 3 now holds version 1's content") {
 		t.Fatalf("rollback: rc %d %s%s", rc, out, errb)
 	}
+	// Yank, unyank, deprecate; versions shows signer, yank and deprecation.
+	// (Each CLI call is a new connection, the owner of the last change is
+	// gone: allowed, after the engine has seen it close.)
+	retry := func(args ...string) (string, string, int) {
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			out, errb, rc := cli(args...)
+			if rc == 0 || !strings.Contains(errb, "belongs to another worker") || time.Now().After(deadline) {
+				return out, errb, rc
+			}
+		}
+	}
+	out, errb, rc = retry("yank", "cli/x", "3", "leaks a token")
+	if rc != 0 || !strings.Contains(out, "cli/x: version 3 is yanked (leaks a token); reads without a version serve version 1") {
+		t.Fatalf("yank: rc %d %s%s", rc, out, errb)
+	}
+	out, errb, rc = retry("deprecate", "cli/x", "use cli/y")
+	if rc != 0 || out != "cli/x is deprecated: use cli/y\n" {
+		t.Fatalf("deprecate: rc %d %q%s", rc, out, errb)
+	}
+	out, errb, rc = cli("versions", "cli/x")
+	if rc != 0 || !strings.HasPrefix(out, "cli/x is deprecated: use cli/y\n") || !strings.Contains(out, "SIGNED") ||
+		!strings.Contains(out, "unsigned") || !strings.Contains(out, "leaks a token") {
+		t.Fatalf("versions after yank and deprecate: rc %d\n%s%s", rc, out, errb)
+	}
+	_, errb, rc = retry("yank", "cli/x", "9", "x")
+	if rc != 1 || !strings.Contains(errb, "NOT_FOUND") && !strings.Contains(errb, "no version 9") {
+		t.Fatalf("yank of an unknown version: rc %d %s", rc, errb)
+	}
+	out, errb, rc = retry("unyank", "cli/x", "3")
+	if rc != 0 || !strings.Contains(out, "version 3 is in service") {
+		t.Fatalf("unyank: rc %d %s%s", rc, out, errb)
+	}
+	out, errb, rc = retry("deprecate", "--undo", "cli/x")
+	if rc != 0 || out != "cli/x is not deprecated\n" {
+		t.Fatalf("undeprecate: rc %d %q%s", rc, out, errb)
+	}
 	_, errb, rc = cli("versions", "cli/x", "extra")
 	if rc != 2 || !strings.Contains(errb, "expected 1 argument(s), got 2") {
 		t.Fatalf("extra argument: rc %d %s", rc, errb)

@@ -246,9 +246,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		})
 		reg.Cluster().Add(skillsprotocol.SharedBundleScope, sp.ClusterScope())
 	}
-	sp.SetAdminToken(cfg.Registry.AdminToken)       // skills::unpublish-bundle of any publisher's bundle
-	sp.SetSkillHistory(reg.SkillVersionBody)        // describe_skill / read_skill_file `version` (docs/versions.md)
-	sp.SetSkillVersionList(reg.SkillVersionNumbers) // … and describe_skill `versions`
+	sp.SetAdminToken(cfg.Registry.AdminToken)                                      // skills::unpublish-bundle of any publisher's bundle
+	sp.SetSkillHistory(reg.SkillVersionBody)                                       // describe_skill / read_skill_file `version` (docs/versions.md)
+	sp.SetSkillVersionList(reg.SkillVersionNumbers)                                // … and describe_skill `versions`
+	sp.SetSkillFacts(func(id, selector string) (skillsprotocol.SkillFacts, bool) { // … and who signed it (docs/trust.md)
+		f, ok := reg.SkillFacts(id, selector)
+		return skillsprotocol.SkillFacts{Version: f.Version, SignedBy: f.SignedBy, Key: f.Key, Yanked: f.Yanked, Deprecated: f.Deprecated}, ok
+	})
 	dir, stopFolders, err := startFolders(client, cat, cfg.Directory, sp, log)
 	if err != nil {
 		return nil, fmt.Errorf("cannot serve the skills folders: %w", err)

@@ -29,6 +29,10 @@ type Config struct {
 	MCP MCPConfig `yaml:"mcp" json:"-"`
 	// Versions configures the history of skills and prompts (versions.go).
 	Versions VersionsConfig `yaml:"versions" json:"-"`
+	// Signing configures signed versions (signing.go, docs/trust.md).
+	Signing SigningConfig `yaml:"signing" json:"-"`
+	// Published caps the skills published over iii (caps.go).
+	Published PublishedConfig `yaml:"published" json:"-"`
 }
 
 // MCPConfig is the mcp section of config.yaml.
@@ -79,5 +83,8 @@ func (c Config) Validate() error {
 	if err := c.Versions.check(); err != nil {
 		return err
 	}
-	return nil
+	if err := c.Published.check(); err != nil {
+		return err
+	}
+	return c.Signing.check()
 }

@@ -145,6 +145,62 @@ func DecodeDiffInput(fn string, kind Kind, data json.RawMessage) (DiffInput, err
 	return in, err
 }
 
+// DecodeYankInput decodes skills::yank / prompts::yank: the version and a
+// reason (required: it reaches every reader of the version).
+func DecodeYankInput(fn string, kind Kind, data json.RawMessage) (YankInput, error) {
+	a, id, err := versionsArgs(fn, kind, data, "version", "reason", "admin_token")
+	if err != nil {
+		return YankInput{}, err
+	}
+	in := YankInput{ID: id}
+	if in.Version, err = a.selector("version"); err != nil {
+		return in, err
+	}
+	if in.Reason, err = a.String("reason", true, history.MaxReasonBytes, "a string saying why the version is withdrawn"); err != nil {
+		return in, err
+	}
+	if strings.TrimSpace(in.Reason) == "" {
+		return in, a.Bad("reason is empty: say why the version is withdrawn (it reaches every reader of it)")
+	}
+	in.AdminToken, err = a.String("admin_token", false, 0, "a string")
+	return in, err
+}
+
+// DecodeUnyankInput decodes skills::unyank / prompts::unyank.
+func DecodeUnyankInput(fn string, kind Kind, data json.RawMessage) (YankInput, error) {
+	a, id, err := versionsArgs(fn, kind, data, "version", "admin_token")
+	if err != nil {
+		return YankInput{}, err
+	}
+	in := YankInput{ID: id}
+	if in.Version, err = a.selector("version"); err != nil {
+		return in, err
+	}
+	in.AdminToken, err = a.String("admin_token", false, 0, "a string")
+	return in, err
+}
+
+// DecodeDeprecateInput decodes skills::deprecate / prompts::deprecate: a
+// message, or null to undeprecate (the key is required, so that an
+// undeprecation is never a typo).
+func DecodeDeprecateInput(fn string, kind Kind, data json.RawMessage) (DeprecateInput, error) {
+	a, id, err := versionsArgs(fn, kind, data, "message")
+	if err != nil {
+		return DeprecateInput{}, err
+	}
+	in := DeprecateInput{ID: id}
+	if !a.Has("message") {
+		return in, a.Bad("message is required (expected a string saying what to use instead, or null to undeprecate)")
+	}
+	if in.Message, err = a.String("message", false, history.MaxMessageBytes, "a string, or null to undeprecate"); err != nil {
+		return in, err
+	}
+	if a.Present("message") && strings.TrimSpace(in.Message) == "" {
+		return in, a.Bad("message is empty: say what to use instead, or send null to undeprecate")
+	}
+	return in, nil
+}
+
 // checkMeta bounds a registration's message and author (upstream's
 // decoder read them; their sizes are ours).
 func checkMeta(fn string, m history.Meta) error {

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/history"
 	"github.com/iii-skills/skills/server/internal/kv"
+	"github.com/iii-skills/skills/server/internal/published"
 	"github.com/iii-skills/skills/server/internal/registry"
 )
 
@@ -85,20 +86,23 @@ func newHistories(cfg Config, opts Options, st kv.Store) *histories {
 	return hs
 }
 
-// servedSkill is the content a read of row's id serves when the serve
-// label pins a version whose content is not row's: that version's body
-// and registration time. ok is false when row itself is served (no such
-// label, or it points at row's content).
-func (hs *histories) servedSkill(row registry.StoredSkill) (string, time.Time, bool) {
-	n, at := hs.skills.LabelVersion(row.ID, hs.serveLabel)
-	if n == 0 {
-		return "", time.Time{}, false
+// servedSkill is what a read of row's id serves when that is not row
+// itself: the serve label's version, or the newest version not yanked
+// (history.Serving), with its registration time; or nothing when every
+// version of the id is yanked.
+func (hs *histories) servedSkill(row registry.StoredSkill) published.Served {
+	n, pinned, withdrawn := hs.skills.Serving(row.ID, hs.serveLabel)
+	if withdrawn != "" {
+		return published.Served{Withdrawn: true}
+	}
+	if !pinned {
+		return published.Served{}
 	}
 	body, err := hs.skills.Content(row.ID, n)
 	if err != nil || body == row.Skill {
-		return "", time.Time{}, false
+		return published.Served{}
 	}
-	return body, at, true
+	return published.Served{Body: body, At: hs.skills.VersionTime(row.ID, n), Pinned: true}
 }
 
 // repairHistory settles history against what is served, once after the
@@ -128,8 +132,8 @@ const repairParallelism = 16
 
 func (l *Local) repairSkills() error {
 	ids := map[string]bool{}
-	for _, e := range l.skills.Source().Entries() {
-		ids[e.ID] = true
+	for _, id := range l.skills.IDs() {
+		ids[id] = true
 	}
 	known, err := l.hist.skills.IDs()
 	if err != nil {
@@ -140,12 +144,8 @@ func (l *Local) repairSkills() error {
 	}
 	return forEachParallel(ids, func(id string) error {
 		return l.hist.skills.Repair(id, "recorded at start-up", func() (string, bool) {
-			e, ok := l.skills.Source().Get(id, "")
-			if !ok {
-				return "", false
-			}
-			body, err := e.Body.String()
-			return body, err == nil
+			row, ok := l.skills.Row(id)
+			return row.Skill, ok
 		})
 	})
 }
@@ -155,10 +155,8 @@ func (l *Local) repairPrompts(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	byName := map[string]registry.StoredPrompt{}
 	names := map[string]bool{}
 	for _, p := range rows {
-		byName[p.Name] = p
 		names[p.Name] = true
 	}
 	known, err := l.hist.prompts.IDs()
@@ -170,8 +168,14 @@ func (l *Local) repairPrompts(ctx context.Context) error {
 	}
 	return forEachParallel(names, func(name string) error {
 		return l.hist.prompts.Repair(name, "recorded at start-up", func() (string, bool) {
-			p, ok := byName[name]
-			if !ok {
+			// Read again under the name's lock: the listing above may be
+			// older than a register made since.
+			raw, ok, err := l.state.Get(ctx, l.cfg.Scopes.Prompts, name)
+			if err != nil || !ok {
+				return "", false
+			}
+			p := storedPromptOf(raw)
+			if p == nil {
 				return "", false
 			}
 			return promptDefinition(p.Description, p.FunctionID, p.Arguments), true
@@ -205,19 +209,16 @@ func forEachParallel(ids map[string]bool, fn func(string) error) error {
 	return errors.Join(errs...)
 }
 
-// promptDefinition is a prompt's versioned content: its definition as
-// canonical JSON (keys in a fixed order, so equal definitions are equal
-// bytes).
+// promptDefinition is a prompt's versioned content: its canonical JSON
+// (rules.CanonicalPrompt, docs/trust.md), the bytes its signature covers,
+// so equal definitions are equal bytes and a version's sha256 is the
+// digest of what was signed.
 func promptDefinition(description, functionID string, args []registry.PromptArgument) string {
-	if args == nil {
-		args = []registry.PromptArgument{}
+	ca := make([]rules.PromptArg, len(args))
+	for i, a := range args {
+		ca[i] = rules.PromptArg{Name: a.Name, Description: a.Description, Required: a.Required}
 	}
-	b, _ := json.Marshal(struct {
-		Arguments   []registry.PromptArgument `json:"arguments"`
-		Description string                    `json:"description"`
-		FunctionID  string                    `json:"function_id"`
-	}{args, description, functionID})
-	return string(b)
+	return string(rules.CanonicalPrompt(description, functionID, ca))
 }
 
 // decodePromptDefinition reads a prompt version's content back.

@@ -85,10 +85,12 @@ type Local struct {
 	// reach knows which engine holds each prompt handler and section
 	// function, and calls them there (package reach).
 	reach *reach.Follower
-	// own is who owns each published skill id and prompt name (ownership.go).
-	own ownership
+	// owners is who owns each published skill id and prompt name (ownership.go).
+	owners ownership
 	// view is the catalog as the MCP Skills extension serves it.
 	view *skillsext.View
+	// sign is the signature policy (signing.go).
+	sign *signing
 	// cl keeps this instance coherent with others sharing its state
 	// (scopes.go); prompts are the digests it compares prompt rows by.
 	cl      cluster.Cluster
@@ -135,15 +137,15 @@ func New(client *iii.Client, cfg Config, opts Options) *Local {
 		Timeout: cfg.StateTimeout(), Logger: log})
 	l.hist = newHistories(cfg, opts, state)
 	l.hist.onChange = l.changes.versionChanged
-	mo := published.Options{}
+	l.sign = newSigning(cfg.Signing, log)
+	// What a read serves: the serve label's version, the newest one not
+	// yanked, or nothing when every version is yanked (versions.go).
+	mo := published.Options{Serve: l.hist.servedSkill}
 	if !state.Shared() {
 		// Nobody else writes this store and it is in this process: bodies
 		// stay in it and are read per use.
 		scope := cfg.Scopes.Skills
 		mo.Read = func(id string) (json.RawMessage, bool, error) { return state.Get(context.Background(), scope, id) }
-	}
-	if l.hist.serveLabel != "" {
-		mo.Serve = l.hist.servedSkill
 	}
 	l.skills = published.New(src, mo)
 	copts := opts.Cluster
@@ -156,7 +158,8 @@ func New(client *iii.Client, cfg Config, opts Options) *Local {
 	}
 	l.stopIndex = l.search.Follow(cat, searchable)
 	l.view = skillsext.NewView(cat)
-	l.view.SetVersions(l.SkillVersionBody)
+	l.view.SetVersions(l.skillVersion)
+	l.view.SetFacts(l.servedFacts)
 	l.view.Watch(context.Background(), func(path string) { l.changes.publish(Change{Kind: ChangeCatalog, ID: path}) })
 	return l
 }
@@ -192,6 +195,7 @@ func (l *Local) Start(ctx context.Context) {
 	l.ctxMu.Unlock()
 	l.announceOtherSources(ctx)
 	l.reach.Start(ctx)
+	l.sign.watch(ctx)
 	l.cl.Start(ctx)
 }
 

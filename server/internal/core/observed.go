@@ -99,8 +99,8 @@ func (l *Local) ReadVersion(id, selector string) string {
 	if ok && !isPublished(e) {
 		return selector // a bundle's version
 	}
-	if n, err := l.hist.skills.Resolve(id, selector); err == nil {
-		return strconv.Itoa(n)
+	if p, err := l.hist.skills.Resolve(id, selector); err == nil {
+		return strconv.Itoa(p.Version)
 	}
 	return selector
 }

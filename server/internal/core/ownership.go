@@ -16,8 +16,9 @@ import (
 
 // Ownership: a skill id (and a prompt name) belongs to the connection that
 // registered it while that connection lives, or to every connection of the
-// same scoped token. Another caller's register or unregister is refused
-// with CodeForbidden; once the owner is gone (a publisher restarting gets a
+// same scoped token. Another caller's register or unregister, and any call
+// that changes what the id serves or says (label, rollback, yank, unyank,
+// deprecate), is refused with CodeForbidden; once the owner is gone (a publisher restarting gets a
 // new connection) the next register takes the id over. A scoped token may
 // only publish skills and prompts in its namespaces: another id is refused
 // with CodeOutOfScope, which never clears up (publishers do not retry it).
@@ -41,13 +42,25 @@ type ownership struct {
 // into invocation metadata (ours does; the skills binary finds out by
 // calling its own probe function with a forged caller): an owner's
 // connection is then looked up by id (engine::workers::identity).
-func (l *Local) SetCallerStamped(v bool) { l.own.stamped.Set(v) }
+func (l *Local) SetCallerStamped(v bool) { l.owners.stamped.Set(v) }
 
 // claim checks that c may register or unregister the kind's id ("skill",
 // "prompt") and, on success, records c as its owner (release undoes that
 // after an unregister). what names extra ids the registration points at
 // (a prompt's handler function), which a scoped token must own too.
 func (l *Local) claim(ctx context.Context, kind, id string, c Caller, extra ...string) error {
+	return l.own(ctx, kind, id, c, true, extra...)
+}
+
+// authorize checks that c may change what id of kind k serves or says
+// (label, rollback, yank, unyank, deprecate): as claim, but an id nobody
+// holds (or whose owner is gone) stays unowned.
+func (l *Local) authorize(ctx context.Context, k Kind, id string, c Caller) error {
+	return l.own(ctx, string(k), id, c, false)
+}
+
+// own is claim (take: record c as the owner) and authorize.
+func (l *Local) own(ctx context.Context, kind, id string, c Caller, take bool, extra ...string) error {
 	if c.Token != "" {
 		for i, x := range append([]string{id}, extra...) {
 			if i == 0 && !c.Covers(kind, x) || i > 0 && !c.CoversFunction(x) {
@@ -68,14 +81,16 @@ func (l *Local) claim(ctx context.Context, kind, id string, c Caller, extra ...s
 		return nil
 	}
 	for {
-		l.own.mu.Lock()
-		o, held := l.own.owners[key]
+		l.owners.mu.Lock()
+		o, held := l.owners.owners[key]
 		if !held || o.workerID == c.WorkerID && c.WorkerID != "" || o.token != "" && o.token == c.Token {
-			l.own.set(key, c)
-			l.own.mu.Unlock()
+			if take {
+				l.owners.set(key, c)
+			}
+			l.owners.mu.Unlock()
 			return nil
 		}
-		l.own.mu.Unlock()
+		l.owners.mu.Unlock()
 		alive, err := l.ownerStillAlive(ctx, o.workerID)
 		if err != nil {
 			return iii.NewInvocationError(rules.CodeForbidden, fmt.Sprintf(
@@ -87,17 +102,20 @@ func (l *Local) claim(ctx context.Context, kind, id string, c Caller, extra ...s
 				"%s %q belongs to another worker (%s); only the worker that registered it may register or unregister it while it is connected",
 				kind, id, l.holder(ctx, o.workerID)))
 		}
+		if !take {
+			return nil // the owner is gone: anyone may
+		}
 		// The owner is gone: take the id over, unless it changed hands
 		// meanwhile (then look again).
-		l.own.mu.Lock()
-		if l.own.owners[key] == o {
-			l.own.set(key, c)
-			l.own.mu.Unlock()
+		l.owners.mu.Lock()
+		if l.owners.owners[key] == o {
+			l.owners.set(key, c)
+			l.owners.mu.Unlock()
 			l.log.Info("owner of a "+kind+" is gone; the id passes to the new registrant", "id", id,
 				"previous_owner", o.workerID, "worker_id", c.WorkerID)
 			return nil
 		}
-		l.own.mu.Unlock()
+		l.owners.mu.Unlock()
 	}
 }
 
@@ -116,9 +134,9 @@ func (o *ownership) set(key string, c Caller) {
 
 // release forgets the owner of an id its owner unregistered.
 func (l *Local) release(kind, id string) {
-	l.own.mu.Lock()
-	delete(l.own.owners, kind+"\x00"+id)
-	l.own.mu.Unlock()
+	l.owners.mu.Lock()
+	delete(l.owners.owners, kind+"\x00"+id)
+	l.owners.mu.Unlock()
 }
 
 // workerAlive asks the engine whether a connection is still open: our
@@ -126,7 +144,7 @@ func (l *Local) release(kind, id string) {
 // engine::workers::list (which lists only workers that told their pid).
 func (l *Local) workerAlive(ctx context.Context, workerID string) (bool, error) {
 	engine := invoke.Caller{Client: l.client, Timeout: 5 * time.Second}
-	if l.own.stamped.Trusted() {
+	if l.owners.stamped.Trusted() {
 		var id struct {
 			Connected bool `json:"connected"`
 		}
@@ -205,8 +223,8 @@ func (l *Local) ownerStillAlive(ctx context.Context, workerID string) (bool, err
 // (owners live in memory). It is a map read under the ownership lock, cheap
 // enough to call once per row of a page.
 func (l *Local) PublisherOf(kind, id string) (workerID, token string, ok bool) {
-	l.own.mu.Lock()
-	o, ok := l.own.owners[kind+"\x00"+id]
-	l.own.mu.Unlock()
+	l.owners.mu.Lock()
+	o, ok := l.owners.owners[kind+"\x00"+id]
+	l.owners.mu.Unlock()
 	return o.workerID, o.token, ok
 }

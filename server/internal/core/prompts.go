@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
@@ -19,10 +20,16 @@ func (l *Local) RegisterPrompt(ctx context.Context, c Caller, in registry.Regist
 	if err := l.claim(ctx, "prompt", in.Name, c, in.FunctionID); err != nil {
 		return registry.RegisterPromptOutput{}, answer(err)
 	}
-	meta := history.Meta{Message: in.Message, Author: in.Author}
-	if err := checkMeta(rules.FnPromptsRegister, meta); err != nil {
+	if err := checkMeta(rules.FnPromptsRegister, history.Meta{Message: in.Message, Author: in.Author}); err != nil {
 		return registry.RegisterPromptOutput{}, err
 	}
+	// The signature covers the prompt's canonical JSON (history.go).
+	def := promptDefinition(in.Description, in.FunctionID, in.Arguments)
+	meta, err := l.sign.verdict(rules.FnPromptsRegister, KindPrompt, in.Name, def, in.Signature)
+	if err != nil {
+		return registry.RegisterPromptOutput{}, err
+	}
+	meta.Message, meta.Author = in.Message, in.Author
 	// A changed definition also becomes the prompt's next version (versions.go).
 	row, _, _, err := l.putPrompt(ctx, in.Name, in.Description, in.FunctionID, in.Arguments, meta)
 	if err != nil {
@@ -69,29 +76,28 @@ func (l *Local) storedPrompts(ctx context.Context) ([]registry.StoredPrompt, err
 	return rows, nil
 }
 
-// servedPrompts is rows as a read serves them: where the serve label pins
-// another version of a prompt's definition, that definition and time.
+// servedPrompts is rows as a read serves them: where the serve label
+// pins another version of a prompt's definition, or the newest versions
+// are yanked, that definition and time; a prompt whose every version is
+// yanked is left out.
 func (l *Local) servedPrompts(rows []registry.StoredPrompt) []registry.StoredPrompt {
-	if l.hist.serveLabel == "" {
-		return rows
+	out := rows[:0]
+	for _, p := range rows {
+		n, pinned, withdrawn := l.hist.prompts.Serving(p.Name, l.hist.serveLabel)
+		if withdrawn != "" {
+			continue
+		}
+		if pinned {
+			if content, err := l.hist.prompts.Content(p.Name, n); err == nil && content != promptDefinition(p.Description, p.FunctionID, p.Arguments) {
+				if desc, fid, args, err := decodePromptDefinition(content); err == nil {
+					p.Description, p.FunctionID, p.Arguments = desc, fid, args
+					p.RegisteredAt = registry.Timestamp(l.hist.prompts.VersionTime(p.Name, n))
+				}
+			}
+		}
+		out = append(out, p)
 	}
-	for i, p := range rows {
-		n, at := l.hist.prompts.LabelVersion(p.Name, l.hist.serveLabel)
-		if n == 0 {
-			continue
-		}
-		content, err := l.hist.prompts.Content(p.Name, n)
-		if err != nil || content == promptDefinition(p.Description, p.FunctionID, p.Arguments) {
-			continue
-		}
-		desc, fid, args, err := decodePromptDefinition(content)
-		if err != nil {
-			continue
-		}
-		rows[i].Description, rows[i].FunctionID, rows[i].Arguments = desc, fid, args
-		rows[i].RegisteredAt = registry.Timestamp(at)
-	}
-	return rows
+	return out
 }
 
 // ListPrompts implements Registry.
@@ -135,11 +141,15 @@ func (l *Local) getPrompt(ctx context.Context, in registry.PromptGetInput) (regi
 	if err != nil {
 		return registry.PromptGetResult{}, registry.ErrDecodePrompt(in.Name, err)
 	}
-	if n := l.hist.prompts.Served(in.Name, l.hist.serveLabel); n > 0 {
-		// The serve label pins another version of the definition.
+	n, pinned, withdrawn := l.hist.prompts.Serving(in.Name, l.hist.serveLabel)
+	if withdrawn != "" {
+		return registry.PromptGetResult{}, notFound(fmt.Errorf("%s: every kept version of prompt %s is yanked (%s)", registry.ErrPromptNotFound(in.Name), in.Name, withdrawn))
+	}
+	if pinned {
+		// The serve label, or a yank, makes another version served.
 		content, err := l.hist.prompts.Content(in.Name, n)
 		if err != nil {
-			return registry.PromptGetResult{}, err
+			return registry.PromptGetResult{}, historyError(err)
 		}
 		if prompt.Description, prompt.FunctionID, prompt.Arguments, err = decodePromptDefinition(content); err != nil {
 			return registry.PromptGetResult{}, err

@@ -62,6 +62,13 @@ type Registry interface {
 	Rollback(ctx context.Context, caller Caller, kind Kind, in RollbackInput) (RollbackResult, error)
 	Diff(ctx context.Context, kind Kind, in DiffInput) (DiffResult, error)
 
+	// Yank, Unyank and Deprecate are skills::yank, skills::unyank and
+	// skills::deprecate and their prompts:: twins (kind says which) made
+	// by caller (docs/trust.md).
+	Yank(ctx context.Context, caller Caller, kind Kind, in YankInput) (YankResult, error)
+	Unyank(ctx context.Context, caller Caller, kind Kind, in YankInput) (YankResult, error)
+	Deprecate(ctx context.Context, caller Caller, kind Kind, in DeprecateInput) (DeprecateResult, error)
+
 	// CatalogSkills, CatalogSkill and CatalogFile are the catalog as the
 	// MCP Skills extension serves it (skill:// trees with digests):
 	// CatalogSkills returns up to limit skills (all when limit <= 0) whose
@@ -125,8 +132,11 @@ const (
 // Change is one change a Watch reports.
 type Change struct {
 	Kind ChangeKind
-	Op   string // registry.OpRegister or registry.OpUnregister (skills and prompts)
-	ID   string // skill id, prompt name or catalog skill path
+	// Op (skills and prompts) is registry.OpRegister or OpUnregister, or
+	// OpYank, OpUnyank, OpDeprecate for a version yanked or put back and an
+	// id deprecated or undeprecated.
+	Op string
+	ID string // skill id, prompt name or catalog skill path
 }
 
 // SkillOrigin marks a listed skill that a worker did not publish, and a
@@ -199,6 +209,36 @@ type DiffResult struct {
 	Diff string `json:"diff"` // unified diff; "" when both are equal
 }
 
+// YankInput is a yank (or unyank) of Version (a number, a label or
+// sha256:<hex>) of ID, with Reason (yank only). AdminToken is needed when
+// a protected label points at the version.
+type YankInput struct {
+	ID, Version, Reason, AdminToken string
+}
+
+// YankResult is the answer of skills::yank / unyank (and prompts::).
+type YankResult struct {
+	ID      string  `json:"id"`
+	Version int     `json:"version"`
+	Yanked  *string `json:"yanked"`  // the reason; null when not yanked
+	Changed bool    `json:"changed"` // false: it was so already
+	// Served is the version reads without a selector now serve; null when
+	// every version is yanked.
+	Served *int `json:"served"`
+}
+
+// DeprecateInput sets (Message) or removes ("") the deprecation of ID.
+type DeprecateInput struct {
+	ID, Message string
+}
+
+// DeprecateResult is the answer of skills::deprecate (and prompts::).
+type DeprecateResult struct {
+	ID         string  `json:"id"`
+	Deprecated *string `json:"deprecated"` // null: not deprecated
+	Previous   *string `json:"previous"`
+}
+
 // SearchInput is a decoded search request.
 type SearchInput struct {
 	Query     string
@@ -214,6 +254,11 @@ type SearchResult struct {
 	Origin      string  `json:"origin"`
 	URI         string  `json:"uri"`
 	Score       float64 `json:"score"`
+	// SHA256 is the digest of what the skill serves (ours: the version's
+	// for a published skill, the manifest's for a skill with files), what
+	// a pin @sha256:<hex> names; Deprecated the message of a deprecated one.
+	SHA256     string `json:"sha256,omitempty"`
+	Deprecated string `json:"deprecated,omitempty"`
 }
 
 // SearchOutput is the answer of skills::search.

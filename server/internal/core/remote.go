@@ -137,6 +137,9 @@ func (r *Remote) Search(ctx context.Context, in SearchInput) (SearchOutput, erro
 // RegisterSkill implements Registry.
 func (r *Remote) RegisterSkill(ctx context.Context, _ Caller, in registry.RegisterSkillInput) (registry.RegisterSkillOutput, error) {
 	payload := withVersionMeta(map[string]any{"id": in.ID, "skill": in.Skill}, in.Message, in.Author)
+	if in.Signature != "" {
+		payload["signature"] = in.Signature
+	}
 	var out registry.RegisterSkillOutput
 	return out, r.call.Call(ctx, rules.FnSkillsRegister, payload, &out)
 }
@@ -164,6 +167,9 @@ func (r *Remote) RegisterPrompt(ctx context.Context, _ Caller, in registry.Regis
 	payload := map[string]any{"name": in.Name, "description": in.Description, "function_id": in.FunctionID}
 	if in.Arguments != nil {
 		payload["arguments"] = in.Arguments
+	}
+	if in.Signature != "" {
+		payload["signature"] = in.Signature
 	}
 	var out registry.RegisterPromptOutput
 	return out, r.call.Call(ctx, rules.FnPromptsRegister, withVersionMeta(payload, in.Message, in.Author), &out)
@@ -206,9 +212,9 @@ func (r *Remote) GetPrompt(ctx context.Context, in registry.PromptGetInput) (reg
 // versionFns are the function ids of the versions verbs, by kind.
 var versionFns = map[Kind]map[string]string{
 	KindSkill: {"versions": rules.FnSkillsVersions, "label": rules.FnSkillsLabel, "rollback": rules.FnSkillsRollback,
-		"diff": rules.FnSkillsDiff},
+		"diff": rules.FnSkillsDiff, "yank": rules.FnSkillsYank, "unyank": rules.FnSkillsUnyank, "deprecate": rules.FnSkillsDeprecate},
 	KindPrompt: {"versions": rules.FnPromptsVersions, "label": rules.FnPromptsLabel, "rollback": rules.FnPromptsRollback,
-		"diff": rules.FnPromptsDiff},
+		"diff": rules.FnPromptsDiff, "yank": rules.FnPromptsYank, "unyank": rules.FnPromptsUnyank, "deprecate": rules.FnPromptsDeprecate},
 }
 
 // Function is the id of the registry function of verb ("versions",
@@ -258,6 +264,36 @@ func (r *Remote) Diff(ctx context.Context, k Kind, in DiffInput) (DiffResult, er
 	payload := map[string]any{k.field(): in.ID, "from": selectorValue(in.From), "to": selectorValue(in.To)}
 	var out DiffResult
 	return out, r.call.Read(ctx, k.Function("diff"), payload, &out)
+}
+
+// Yank implements Registry.
+func (r *Remote) Yank(ctx context.Context, _ Caller, k Kind, in YankInput) (YankResult, error) {
+	payload := map[string]any{k.field(): in.ID, "version": selectorValue(in.Version), "reason": in.Reason}
+	if in.AdminToken != "" {
+		payload["admin_token"] = in.AdminToken
+	}
+	var out YankResult
+	return out, r.call.Call(ctx, k.Function("yank"), payload, &out)
+}
+
+// Unyank implements Registry.
+func (r *Remote) Unyank(ctx context.Context, _ Caller, k Kind, in YankInput) (YankResult, error) {
+	payload := map[string]any{k.field(): in.ID, "version": selectorValue(in.Version)}
+	if in.AdminToken != "" {
+		payload["admin_token"] = in.AdminToken
+	}
+	var out YankResult
+	return out, r.call.Call(ctx, k.Function("unyank"), payload, &out)
+}
+
+// Deprecate implements Registry ("" undeprecates: message null).
+func (r *Remote) Deprecate(ctx context.Context, _ Caller, k Kind, in DeprecateInput) (DeprecateResult, error) {
+	payload := map[string]any{k.field(): in.ID, "message": nil}
+	if in.Message != "" {
+		payload["message"] = in.Message
+	}
+	var out DeprecateResult
+	return out, r.call.Call(ctx, k.Function("deprecate"), payload, &out)
 }
 
 // notPublished reports a registry that does not publish its catalog (an

@@ -88,26 +88,35 @@ func (s skillsScope) Apply(ctx context.Context, id string) error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	before := l.hist.skills.Served(id, l.hist.serveLabel)
+	marks := l.marksOf(KindSkill, id)
 	if err := l.hist.skills.Refresh(id); err != nil {
 		return err
 	}
+	defer l.announceMarks(KindSkill, id, marks)
 	raw, ok, err := l.state.Get(ctx, l.cfg.Scopes.Skills, id)
 	if err != nil {
 		return fmt.Errorf("%s %s/%s after a change on another node: %w", iii.StateGet, l.cfg.Scopes.Skills, id, sdkError(err))
 	}
 	changed := false
 	if !ok {
-		if cur, ok := l.skills.Source().Get(id, ""); ok && cur != nil {
+		if _, ok := l.skills.Row(id); ok {
 			l.skills.Remove(id)
 			l.skillChanged(registry.OpUnregister, id)
 			return nil
 		}
 	} else if row, err := registry.DecodeStoredSkill(raw); err == nil && row.ID == id {
-		changed = l.skills.PutIfChanged(row)
+		prev, had := l.skills.Row(id)
+		put := l.skills.PutIfChanged(row)
+		// A row that is the same, served differently (a yank), is
+		// announced as the yank below.
+		changed = put && (!had || prev.RegisteredAt != row.RegisteredAt || prev.Skill != row.Skill)
 	}
+	marksChanged := l.marksOf(KindSkill, id) != marks
 	if !changed && l.hist.skills.Served(id, l.hist.serveLabel) != before {
-		l.index.Store(nil) // a label move: the index lists what is served
-		changed = true
+		// A label move or a yank: rebuild what the mirror serves.
+		l.hist.skills.Locked(id, func() { l.skills.Repin(id) })
+		l.index.Store(nil) // the index lists what is served
+		changed = !marksChanged
 	}
 	if changed {
 		l.skillChanged(registry.OpRegister, id)
@@ -154,9 +163,11 @@ func (s promptsScope) Apply(ctx context.Context, name string) error {
 		return cluster.ErrNotAKey
 	}
 	before := l.hist.prompts.Served(name, l.hist.serveLabel)
+	marks := l.marksOf(KindPrompt, name)
 	if err := l.hist.prompts.Refresh(name); err != nil {
 		return err
 	}
+	defer l.announceMarks(KindPrompt, name, marks)
 	raw, _, err := l.state.Get(ctx, l.cfg.Scopes.Prompts, name)
 	if err != nil {
 		return fmt.Errorf("%s %s/%s after a change on another node: %w", iii.StateGet, l.cfg.Scopes.Prompts, name, sdkError(err))
@@ -208,6 +219,33 @@ func (s promptsScope) Relist(ctx context.Context) error {
 		l.repairHistory(l.ctx())
 	}
 	return nil
+}
+
+// marks are an id's yanks and deprecation as history holds them.
+type marks struct {
+	yanks            int
+	key, deprecation string
+}
+
+func (l *Local) marksOf(k Kind, id string) marks {
+	n, key, dep := l.histOf(k).Marks(id)
+	return marks{n, key, dep}
+}
+
+// announceMarks announces a yank, unyank or deprecation another instance
+// made (its head was re-read since before was taken).
+func (l *Local) announceMarks(k Kind, id string, before marks) {
+	after := l.marksOf(k, id)
+	if after.deprecation != before.deprecation {
+		l.announce(k, registry.OpDeprecate, id)
+	}
+	if after.key != before.key {
+		op := registry.OpYank
+		if after.yanks < before.yanks {
+			op = registry.OpUnyank
+		}
+		l.announce(k, op, id)
+	}
 }
 
 // announceDiff fires on-change for every id whose row differs between two

@@ -2,12 +2,14 @@ package core
 
 import (
 	"context"
+	"encoding/hex"
 	"math"
 	"strings"
 
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/search"
+	"github.com/iii-skills/skills/server/internal/skillsext"
 )
 
 // searchDescriptionMax bounds each result's description (characters).
@@ -27,7 +29,11 @@ func (l *Local) Search(_ context.Context, in SearchInput) (SearchOutput, error) 
 		if !ok { // removed since the search; the index follows shortly
 			continue
 		}
-		out.Results = append(out.Results, resultOf(e, h.Score))
+		r := resultOf(e, h.Score)
+		if isPublished(e) {
+			r.Deprecated = l.hist.skills.Deprecated(e.ID)
+		}
+		out.Results = append(out.Results, r)
 	}
 	if len(out.Results) == 0 {
 		out.LowConfidence = true
@@ -47,6 +53,8 @@ func resultOf(e *catalog.Entry, score float64) SearchResult {
 	if d, ok := e.Frontmatter.Fields.String("description"); ok && strings.TrimSpace(d) != "" {
 		desc = strings.Join(strings.Fields(d), " ")
 	}
+	sum := skillsext.ContentDigest(e)
 	return SearchResult{ID: e.ID, Title: title, Description: registry.TruncateChars(desc, searchDescriptionMax),
-		Origin: string(e.Origin.Kind), URI: registry.SkillURI(e.ID), Score: math.Round(score*1000) / 1000}
+		Origin: string(e.Origin.Kind), URI: registry.SkillURI(e.ID), Score: math.Round(score*1000) / 1000,
+		SHA256: hex.EncodeToString(sum[:])}
 }

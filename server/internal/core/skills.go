@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -23,10 +24,18 @@ func (l *Local) RegisterSkill(ctx context.Context, c Caller, in registry.Registe
 	if err := l.claim(ctx, "skill", in.ID, c); err != nil {
 		return registry.RegisterSkillOutput{}, answer(err)
 	}
-	meta := history.Meta{Message: in.Message, Author: in.Author}
-	if err := checkMeta(rules.FnSkillsRegister, meta); err != nil {
+	if err := checkMeta(rules.FnSkillsRegister, history.Meta{Message: in.Message, Author: in.Author}); err != nil {
 		return registry.RegisterSkillOutput{}, err
 	}
+	if err := l.checkCaps(in.ID, in.Skill); err != nil {
+		return registry.RegisterSkillOutput{}, err
+	}
+	// The signature is checked before anything is written (signing.go).
+	meta, err := l.sign.verdict(rules.FnSkillsRegister, KindSkill, in.ID, in.Skill, in.Signature)
+	if err != nil {
+		return registry.RegisterSkillOutput{}, err
+	}
+	meta.Message, meta.Author = in.Message, in.Author
 	_, existed := l.skills.Source().Get(in.ID, "")
 	// A changed body also becomes the skill's next version (versions.go).
 	row, v, created, err := l.putSkill(ctx, in.ID, in.Skill, meta)
@@ -181,39 +190,45 @@ func (l *Local) Templates(context.Context) (registry.ResourceTemplates, error) {
 	return registry.Templates(), nil
 }
 
-// Read implements Registry.
+// Read implements Registry. A read pinned to a yanked version (iii://id@3,
+// @sha256:…) carries the reason in the content's "yanked" (ours; no other
+// read has the field).
 func (l *Local) Read(ctx context.Context, uri string) (registry.ReadResult, error) {
-	text, mime, err := l.read(ctx, uri)
+	text, mime, yanked, err := l.read(ctx, uri)
 	if err != nil {
 		return registry.ReadResult{}, answer(err)
 	}
-	return registry.NewReadResult(uri, mime, text), nil
+	res := registry.NewReadResult(uri, mime, text)
+	res.Contents[0].Yanked = yanked
+	return res, nil
 }
 
-// read resolves one iii:// URI to its text and MIME type (docs/reference/skills-worker.md §2.2).
-func (l *Local) read(ctx context.Context, uri string) (text, mime string, err error) {
+// read resolves one iii:// URI to its text and MIME type (docs/reference/skills-worker.md §2.2),
+// and the yank reason of a pinned read of a yanked version.
+func (l *Local) read(ctx context.Context, uri string) (text, mime, yanked string, err error) {
 	target, err := registry.ParseURI(uri)
 	if err != nil {
-		return "", "", invalidArguments(err)
+		return "", "", "", invalidArguments(err)
 	}
 	switch target.Kind {
 	case registry.TargetIndex:
-		return l.renderIndex(ctx), registry.MimeMarkdown, nil
+		return l.renderIndex(ctx), registry.MimeMarkdown, "", nil
 	case registry.TargetSkill:
 		if text, mime, ok, err := l.skillFile(ctx, target.ID); ok {
-			return text, mime, err
+			return text, mime, "", err
 		}
 		if id, sel, ok, err := splitSkillSelector(target.ID); err != nil || ok {
 			if err != nil {
-				return "", "", err
+				return "", "", "", err
 			}
-			body, err := l.readSelected(ctx, id, sel)
-			return body, registry.MimeMarkdown, err
+			body, yanked, err := l.readSelected(ctx, id, sel)
+			return body, registry.MimeMarkdown, yanked, err
 		}
 		body, err := l.skillBody(ctx, target.ID)
-		return body, registry.MimeMarkdown, err
+		return body, registry.MimeMarkdown, "", err
 	default:
-		return l.readSection(ctx, target.FunctionID)
+		text, mime, err := l.readSection(ctx, target.FunctionID)
+		return text, mime, "", err
 	}
 }
 
@@ -255,6 +270,11 @@ func (l *Local) skillBody(ctx context.Context, id string) (string, error) {
 	if l.skills.Ready() {
 		e, ok := l.lookup(id)
 		if !ok {
+			if _, _, withdrawn := l.hist.skills.Serving(id, l.hist.serveLabel); withdrawn != "" {
+				if _, has := l.skills.Row(id); has {
+					return "", notFound(fmt.Errorf("%s: every kept version of skill %s is yanked (%s)", registry.ErrSkillNotFound(id), id, withdrawn))
+				}
+			}
 			return "", notFound(registry.ErrSkillNotFound(id))
 		}
 		l.countedEntry(ctx, e)
@@ -338,7 +358,7 @@ func (l *Local) Fetch(ctx context.Context, in registry.FetchInput) (string, erro
 	}
 	sections := make([]string, 0, len(uris))
 	for _, u := range uris {
-		text, _, err := l.read(ctx, u)
+		text, _, _, err := l.read(ctx, u)
 		if err != nil {
 			return "", answer(err) // the first failure aborts the batch, like upstream
 		}

@@ -52,19 +52,31 @@ func (l *Local) SyncKey(ctx context.Context, scope, key string) error {
 		}
 		return nil
 	}
-	if l.skills.PutIfChanged(row) {
-		defer l.cl.Announce(ctx, scope, cluster.OpSet, key) // after the history repair below
+	if !l.skills.PutIfChanged(row) {
+		// The echo of a write the registry made (here, or applied from
+		// another instance): history has it. Recording it again could
+		// make a version of a body a newer register on another node has
+		// already replaced.
+		return nil
 	}
+	defer l.cl.Announce(ctx, scope, cluster.OpSet, key) // after the history repair below
 	// A body written straight into state becomes a version too.
 	// State is re-read under the id's history lock: a registration that
 	// landed after this event's read is not undone by its older body.
+	// A body a version already holds is not new content: on state other
+	// instances share it is a served row caught between two registers of
+	// the id on two nodes (each sets the row to its own version, then to
+	// the newest), which must not become a version again.
 	if err := l.hist.skills.Repair(row.ID, "recorded from a direct state write", func() (string, bool) {
 		raw, ok, err := l.state.Get(ctx, scope, key)
 		if err != nil || !ok {
 			return "", false
 		}
 		cur, err := registry.DecodeStoredSkill(raw)
-		return cur.Skill, err == nil
+		if err != nil || l.hist.skills.HasContent(row.ID, cur.Skill) {
+			return "", false
+		}
+		return cur.Skill, true
 	}); err != nil {
 		l.log.Warn("skill history: recording a direct state write failed", "id", row.ID, "err", err)
 	}

@@ -2,6 +2,7 @@ package directory
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/iii-skills/skills/server/internal/fsource"
 	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/scope"
+	"github.com/iii-skills/skills/server/internal/skillsext"
 )
 
 // Config is the iii-directory part of config.yaml.
@@ -331,11 +333,14 @@ func serdeExpected(t reflect.Type) string {
 
 // ---- skills ----
 
-// skillRow is a directory::skills::list row.
+// skillRow is a directory::skills::list row. SHA256 is ours: the digest
+// of the skill's manifest (skillsext.Manifest), which a pin
+// iii://<id>@sha256:<hex> names (docs/trust.md).
 type skillRow struct {
 	ID         string `json:"id"`
 	Bytes      int64  `json:"bytes"`
 	ModifiedAt string `json:"modified_at"`
+	SHA256     string `json:"sha256,omitempty"`
 }
 
 func (d *Directory) skills() []*catalog.Entry {
@@ -353,6 +358,10 @@ func (d *Directory) skillsList(_ context.Context, data json.RawMessage) (any, er
 	rows := make([]skillRow, 0, len(entries))
 	for _, e := range entries {
 		row := skillRow{ID: e.ID}
+		if len(e.Files) > 0 {
+			sum := skillsext.ContentDigest(e)
+			row.SHA256 = hex.EncodeToString(sum[:])
+		}
 		if f, ok := e.MainFile(); ok {
 			row.Bytes = f.Size
 			row.ModifiedAt = modifiedAt(f.Modified)

@@ -59,7 +59,11 @@ type Config struct {
 // range when the store is shared: the top 24 bits pick the range.
 const sharedKeyBits = 40
 
-// Version is one immutable version's metadata.
+// Version is one immutable version's metadata, as skills::versions lists
+// it. SignedBy is null for a version without a trusted signature; Key and
+// Signature are there for a signed one (Key alone: signed by a key
+// allowed_signers does not trust), so a reader can check the signature
+// against the content without trusting the registry's verdict.
 type Version struct {
 	Version      int      `json:"version"`
 	RegisteredAt string   `json:"registered_at"`
@@ -67,39 +71,64 @@ type Version struct {
 	SHA256       string   `json:"sha256"`
 	Message      string   `json:"message,omitempty"`
 	Author       string   `json:"author,omitempty"`
+	SignedBy     *string  `json:"signed_by"`
+	Key          string   `json:"key,omitempty"`
+	Signature    string   `json:"signature,omitempty"`
+	Yanked       string   `json:"yanked,omitempty"` // the reason, filled in listings only
 	Labels       []string `json:"labels,omitempty"` // filled in listings only
 }
 
-// Meta is what a registration says about its new version.
+// Meta is what a registration says about its new version: message and
+// author, and the signature over its content with the registry's verdict
+// (SignedBy the trusted principal, "" when the key is not trusted; Key the
+// key's SHA256:… fingerprint, "" when unsigned).
 type Meta struct {
-	Message, Author string
+	Message, Author          string
+	Signature, SignedBy, Key string
 }
 
-// Error is a refusal of history: NotFound for an unknown id, version or
-// label, else input that is not acceptable (a bad label name, a protected
-// label without the admin token).
+// Error is a refusal of history: NotFound for an unknown id, version,
+// label or digest; Corrupt for a stored version whose content does not
+// match its recorded sha256; else input that is not acceptable (a bad
+// label name, a protected label without the admin token).
 type Error struct {
 	NotFound bool
+	Corrupt  bool
 	Msg      string
 }
 
 func (e *Error) Error() string { return e.Msg }
 
-// kept is one kept version in a summary: enough to find its content and
-// to pick what retention drops.
+// kept is one kept version in a summary: enough to find its content, to
+// pick what retention drops, to resolve a digest and to say who signed it.
 type kept struct {
-	n     int32
-	bytes int32
-	at    int64 // unix nanoseconds
-	key   uint64
+	n      int32
+	bytes  int32
+	at     int64 // unix nanoseconds
+	key    uint64
+	digest [sha256.Size]byte // zero: unknown (a head of the format before)
+	signer *signer           // nil: unsigned
+}
+
+// signer is a version's signature verdict.
+type signer struct{ by, key string }
+
+func (k kept) digestHex() string {
+	if k.digest == ([sha256.Size]byte{}) {
+		return ""
+	}
+	return hex.EncodeToString(k.digest[:])
 }
 
 // summary is the in-memory view of a head.
 type summary struct {
-	latest int
-	digest [sha256.Size]byte
-	labels map[string]int
-	kept   []kept // oldest first
+	latest     int
+	seq        int
+	digest     [sha256.Size]byte // of the newest version
+	labels     map[string]int
+	kept       []kept // oldest first
+	yanked     map[int]string
+	deprecated string
 }
 
 // History keeps the versions of one registry scope. It is safe for
@@ -262,12 +291,19 @@ func (h *History) load() error {
 }
 
 func summaryOf(hd *head) *summary {
-	s := &summary{latest: hd.Latest, kept: make([]kept, 0, len(hd.Versions))}
+	s := &summary{latest: hd.latest(), seq: hd.Seq, kept: make([]kept, 0, len(hd.Versions)), deprecated: hd.Deprecated}
 	for _, v := range hd.Versions {
-		s.kept = append(s.kept, kept{n: int32(v.N), bytes: int32(v.Bytes), at: v.At, key: v.Key})
+		k := kept{n: int32(v.N), bytes: int32(v.Bytes), at: v.At, key: v.Key}
+		if d, err := hex.DecodeString(v.SHA256); err == nil && len(d) == sha256.Size {
+			copy(k.digest[:], d)
+		}
+		if v.KeyFP != "" {
+			k.signer = &signer{by: v.SignedBy, key: v.KeyFP}
+		}
+		s.kept = append(s.kept, k)
 	}
-	if d, err := hex.DecodeString(hd.SHA256); err == nil && len(d) == sha256.Size {
-		copy(s.digest[:], d)
+	if n := len(s.kept); n > 0 {
+		s.digest = s.kept[n-1].digest
 	}
 	if len(hd.Labels) > 0 {
 		s.labels = make(map[string]int, len(hd.Labels))
@@ -275,20 +311,34 @@ func summaryOf(hd *head) *summary {
 			s.labels[k] = v
 		}
 	}
+	if len(hd.Yanked) > 0 {
+		s.yanked = make(map[int]string, len(hd.Yanked))
+		for k, v := range hd.Yanked {
+			s.yanked[k] = v
+		}
+	}
 	return s
 }
 
 // head rebuilds the stored head of id from its summary.
 func (s *summary) head(id string) *head {
-	hd := &head{ID: id, Latest: s.latest, SHA256: hex.EncodeToString(s.digest[:]),
-		Versions: make([]headVersion, len(s.kept), len(s.kept)+1)}
+	hd := &head{ID: id, Seq: s.seq, Deprecated: s.deprecated, Versions: make([]headVersion, len(s.kept), len(s.kept)+1)}
 	for i, k := range s.kept {
-		hd.Versions[i] = headVersion{N: int(k.n), Key: k.key, Bytes: int(k.bytes), At: k.at}
+		hd.Versions[i] = headVersion{N: int(k.n), Key: k.key, Bytes: int(k.bytes), At: k.at, SHA256: k.digestHex()}
+		if k.signer != nil {
+			hd.Versions[i].SignedBy, hd.Versions[i].KeyFP = k.signer.by, k.signer.key
+		}
 	}
 	if len(s.labels) > 0 {
 		hd.Labels = make(map[string]int, len(s.labels))
 		for k, v := range s.labels {
 			hd.Labels[k] = v
+		}
+	}
+	if len(s.yanked) > 0 {
+		hd.Yanked = make(map[int]string, len(s.yanked))
+		for k, v := range s.yanked {
+			hd.Yanked[k] = v
 		}
 	}
 	return hd
@@ -362,15 +412,19 @@ func (h *History) Numbers(id string) []int {
 	return out
 }
 
-// Listing is the answer of a versions function.
+// Listing is the answer of a versions function. Deprecated is the
+// message of a deprecated id.
 type Listing struct {
-	ID       string         `json:"id"`
-	Latest   int            `json:"latest"`
-	Labels   map[string]int `json:"labels"`
-	Versions []Version      `json:"versions"` // newest first
+	ID         string         `json:"id"`
+	Latest     int            `json:"latest"`
+	Labels     map[string]int `json:"labels"`
+	Deprecated string         `json:"deprecated,omitempty"`
+	Versions   []Version      `json:"versions"` // newest first
 }
 
-// Versions lists the kept versions of id, newest first, with their labels.
+// Versions lists the kept versions of id, newest first, with their labels,
+// signatures and yanks. A version whose stored content does not match its
+// recorded sha256 fails the listing with a Corrupt error naming it.
 func (h *History) Versions(id string) (Listing, error) {
 	hd, err := h.getHead(id)
 	if err != nil {
@@ -379,7 +433,7 @@ func (h *History) Versions(id string) (Listing, error) {
 	if hd == nil || len(hd.Versions) == 0 {
 		return Listing{}, h.errNoHistory(id)
 	}
-	labels := map[string]int{LatestLabel: hd.Latest}
+	labels := map[string]int{LatestLabel: hd.latest()}
 	for k, v := range hd.Labels {
 		labels[k] = v
 	}
@@ -387,27 +441,29 @@ func (h *History) Versions(id string) (Listing, error) {
 	for k, v := range labels {
 		byVersion[v] = append(byVersion[v], k)
 	}
-	out := Listing{ID: id, Latest: hd.Latest, Labels: labels, Versions: make([]Version, 0, len(hd.Versions))}
+	out := Listing{ID: id, Latest: hd.latest(), Labels: labels, Deprecated: hd.Deprecated, Versions: make([]Version, 0, len(hd.Versions))}
 	for i := len(hd.Versions) - 1; i >= 0; i-- {
-		row, err := h.row(id, hd.Versions[i].N, hd.Versions[i].Key)
+		hv := hd.Versions[i]
+		row, err := h.row(id, hv.N, hv.Key, hv.SHA256)
 		if err != nil {
 			return Listing{}, err
 		}
 		v := row.Version
 		v.Labels = byVersion[v.Version]
+		v.Yanked = hd.Yanked[v.Version]
 		sort.Strings(v.Labels)
 		out.Versions = append(out.Versions, v)
 	}
 	return out, nil
 }
 
-// Select returns the content a selector (a version number or a label)
-// names, and its version.
-func (h *History) Select(id, selector string) (string, int, error) {
-	n, err := h.Resolve(id, selector)
+// Select returns the content a selector (a version number, a label or
+// sha256:<hex>) names, and which version that is.
+func (h *History) Select(id, selector string) (string, Pick, error) {
+	p, err := h.Resolve(id, selector)
 	if err != nil {
-		return "", 0, err
+		return "", p, err
 	}
-	c, err := h.Content(id, n)
-	return c, n, err
+	c, err := h.Content(id, p.Version)
+	return c, p, err
 }

@@ -25,7 +25,7 @@ func newMem(t *testing.T, cfg Config) (*History, *store.Store) {
 
 func mustRecord(t *testing.T, h *History, id, content string) (Version, bool) {
 	t.Helper()
-	v, created, err := h.Record(id, content, Meta{Message: "m", Author: "a"}, nil, nil)
+	v, created, err := h.Record(id, content, Meta{Message: "m", Author: "a"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +62,8 @@ func TestLabelsAndSelectors(t *testing.T) {
 	if _, err := h.Label("a", "staging", 1, ""); err != nil {
 		t.Fatal(err)
 	}
-	if c, n, err := h.Select("a", "staging"); err != nil || c != "one" || n != 1 {
-		t.Fatalf("select staging: %q %d %v", c, n, err)
+	if c, p, err := h.Select("a", "staging"); err != nil || c != "one" || p.Version != 1 {
+		t.Fatalf("select staging: %q %d %v", c, p.Version, err)
 	}
 	if c, _, err := h.Select("a", "latest"); err != nil || c != "two" {
 		t.Fatalf("select latest: %q %v", c, err)
@@ -261,34 +261,48 @@ func TestContentOfReadsEveryEscapeBack(t *testing.T) {
 	v := Version{Version: 3, RegisteredAt: "x", SHA256: "ab"}
 	raw := encodeContentRow("a/b", v, body)
 	want := strings.ToValidUTF8(body, "\uFFFD")
-	if got, ok := contentOf(raw, "a/b", 3); !ok || got != want {
+	if got, _, ok := contentOf(raw, "a/b", 3); !ok || got != want {
 		t.Fatalf("contentOf = %q %v, want %q", got, ok, want)
 	}
-	if _, ok := contentOf(raw, "a/b", 4); ok {
+	if _, _, ok := contentOf(raw, "a/b", 4); ok {
 		t.Fatal("a row of another version accepted")
 	}
-	if _, ok := contentOf([]byte(`{"id":"a/b"`), "a/b", 3); ok {
+	if _, _, ok := contentOf([]byte(`{"id":"a/b"`), "a/b", 3); ok {
 		t.Fatal("a truncated row accepted")
 	}
 }
 
-// encodeHead writes what json.Marshal writes, byte for byte.
-func TestEncodeHeadMatchesJSON(t *testing.T) {
+// encodeHead and parseHead agree: every field of a head survives the
+// round trip, and a head of the format before reads as the same versions.
+func TestEncodeHeadRoundTrips(t *testing.T) {
 	for _, hd := range []*head{
-		{ID: "a"},
-		{ID: "a/b", Latest: 3, SHA256: "ab", Versions: []headVersion{{N: 1, Key: 7, Bytes: 10, At: -1}, {N: 3, Key: 1 << 40, Bytes: 0, At: 1764100000000000000}}},
-		{ID: "x\"<&>\u2028é", Latest: 1, Labels: map[string]int{"zeta": 1, "alpha": 1, "prod.v2": 1}, Versions: []headVersion{}},
+		{ID: "a", Seq: 0},
+		{ID: "a/b", Seq: 5, Deprecated: "use a/c", Versions: []headVersion{{N: 1, Key: 7, Bytes: 10, At: -1, SHA256: strings.Repeat("a", 64)},
+			{N: 3, Key: 1<<63 + 5, Bytes: 0, At: 1764100000000000000, SHA256: strings.Repeat("b", 64), SignedBy: "alice@example.com", KeyFP: "SHA256:x/y+z"}},
+			Labels: map[string]int{"zeta": 1, "alpha": 3}, Yanked: map[int]string{1: "broken \"quote\" é"}},
+		{ID: "x\"<&>\u2028é", Seq: 1, Labels: map[string]int{"prod.v2": 1}, Versions: []headVersion{{N: 1, Key: 1}}},
 	} {
-		want, err := json.Marshal(hd)
+		raw := encodeHead(hd)
+		back, err := parseHead(raw)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("encodeHead(%+v) = %s does not decode: %v", hd, raw, err)
 		}
-		var back head
-		if got := encodeHead(hd); json.Unmarshal(got, &back) != nil || back.ID != hd.ID || len(back.Labels) != len(hd.Labels) {
-			t.Fatalf("encodeHead(%+v) = %s does not decode back", hd, got)
+		if string(encodeHead(back)) != string(raw) {
+			t.Fatalf("round trip:\n%s\n%s", raw, encodeHead(back))
 		}
-		if got := string(encodeHead(hd)); got != string(want) && !strings.ContainsAny(hd.ID, "<&>\u2028") {
-			t.Fatalf("encodeHead = %s\njson.Marshal = %s", got, want)
+		if back.ID != hd.ID || back.Seq != max(hd.Seq, hd.latest()) || len(back.Versions) != len(hd.Versions) || back.Deprecated != hd.Deprecated {
+			t.Fatalf("parseHead(%s) = %+v", raw, back)
+		}
+	}
+	legacy := `{"id":"a","latest":3,"sha256":"` + strings.Repeat("c", 64) + `","labels":{"stable":1},"versions":[{"n":1,"key":18446744073709551615,"bytes":4,"at":5},{"n":3,"key":9,"bytes":2,"at":6}]}`
+	hd, err := parseHead(json.RawMessage(legacy))
+	if err != nil || !hd.legacy || hd.Seq != 3 || len(hd.Versions) != 2 || hd.Versions[0].Key != 1<<64-1 ||
+		hd.Versions[1].SHA256 != strings.Repeat("c", 64) || hd.Versions[0].SHA256 != "" || hd.Labels["stable"] != 1 {
+		t.Fatalf("legacy head: %+v %v", hd, err)
+	}
+	for _, bad := range []string{`[]`, `{"id":1}`, `{"id":"a","v1":"x"}`, `{"id":"a","v1":{"row":"zz"}}`, `{"id":"a","labels":[1]}`} {
+		if _, err := parseHead(json.RawMessage(bad)); err == nil {
+			t.Errorf("parseHead(%s) accepted", bad)
 		}
 	}
 }
@@ -303,8 +317,10 @@ func TestRecordCommitsOnce(t *testing.T) {
 	h := New(counted, Config{Scope: "skills", Noun: "skill", Retain: 2})
 	record := func(content string) Version {
 		t.Helper()
-		served := []kv.Write{{Scope: "skills", Key: "a", Value: json.RawMessage(`"` + content + `"`)}}
-		v, _, err := h.Record("a", content, Meta{}, served, nil)
+		serve := func(c string, _ Version) ([]kv.Write, func()) {
+			return []kv.Write{{Scope: "skills", Key: "a", Value: json.RawMessage(`"` + c + `"`)}}, nil
+		}
+		v, _, err := h.Record("a", content, Meta{}, serve)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,10 +49,10 @@ func TestStoreWrittenInTheOldFormat(t *testing.T) {
 			t.Fatalf("registered_at %q is not in the registry's format (%v)", v.RegisteredAt, err)
 		}
 	}
-	if body, n, err := skills.Select("old/doc", "stable"); err != nil || n != 1 || body != "# Old doc\n\nfirst body\n" {
-		t.Fatalf("old/doc@stable: %q %d %v", body, n, err)
+	if body, p, err := skills.Select("old/doc", "stable"); err != nil || p.Version != 1 || body != "# Old doc\n\nfirst body\n" {
+		t.Fatalf("old/doc@stable: %q %d %v", body, p.Version, err)
 	}
-	v, created, err := skills.Record("old/doc", "# Old doc\n\nthird body\n", Meta{}, nil, nil)
+	v, created, err := skills.Record("old/doc", "# Old doc\n\nthird body\n", Meta{}, nil)
 	if err != nil || !created || v.Version != 3 {
 		t.Fatalf("a new version after the old ones: %+v %v %v", v, created, err)
 	}

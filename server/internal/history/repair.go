@@ -25,29 +25,24 @@ func (h *History) Repair(id, message string, current func() (content string, ok 
 			return err
 		} else if !ok {
 			hd.Versions = hd.Versions[:len(hd.Versions)-1]
+			delete(hd.Yanked, newest.N)
+			ops := []kv.Op{{Type: kv.OpRemove, Field: versionField(newest.N)}, {Type: kv.OpRemove, Field: yankField(newest.N)}}
 			for k, v := range hd.Labels {
 				if v == newest.N {
 					delete(hd.Labels, k)
 				}
 			}
-			hd.Latest, hd.SHA256 = 0, ""
-			if n := len(hd.Versions); n > 0 {
-				prev := hd.Versions[n-1]
-				hd.Latest = prev.N
-				if row, err := h.row(id, prev.N, prev.Key); err == nil {
-					hd.SHA256 = row.SHA256
-				}
-			}
-			if err := h.putHead(hd); err != nil {
+			// Labels only ever move by merge; forgetting one rewrites them.
+			ops = append(ops, kv.Op{Type: kv.OpSet, Field: "labels", Value: appendLabels(nil, hd.Labels)})
+			if err := h.change(hd, ops...); err != nil {
 				return err
 			}
-			h.setSummary(id, summaryOf(hd))
 		}
 	}
 	content, ok := current()
 	if !ok {
 		return nil
 	}
-	_, _, err = h.recordLocked(id, content, Meta{Message: message}, []kv.Write(nil), nil)
+	_, _, err = h.recordLocked(id, content, Meta{Message: message}, nil)
 	return err
 }

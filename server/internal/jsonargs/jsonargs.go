@@ -117,6 +117,13 @@ func (o Object) Raw(name string) (v json.RawMessage, ok bool) {
 	return v, true
 }
 
+// Has reports whether the object names field name at all, null included
+// (for a key whose null means something, such as "undo").
+func (o Object) Has(name string) bool {
+	_, ok := o.fields[name]
+	return ok
+}
+
 // Present reports whether field name holds a value (null is none).
 func (o Object) Present(name string) bool {
 	_, ok := o.Raw(name)

@@ -154,6 +154,8 @@ func registryError(fn string, err error) error {
 		return internalError(fmt.Sprintf("skills registry unavailable (%s): %s", fn, inv.Message))
 	case rules.CodeNotFound, rules.CodeInvalidArguments, rules.CodeForbidden, rules.CodeOutOfScope, iii.CodeInvalidRequest:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: inv.Message}
+	case rules.CodeCorrupt: // a stored version refused: the registry's fault
+		return internalError(inv.Message)
 	}
 	if upstreamFault(inv.Message) {
 		return internalError(inv.Message)
@@ -181,4 +183,10 @@ func upstreamFault(msg string) bool {
 
 func internalError(msg string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+// isNotFound reports a registry's NOT_FOUND verdict.
+func isNotFound(err error) bool {
+	var inv *iii.InvocationError
+	return errors.As(err, &inv) && inv.Code == rules.CodeNotFound
 }

@@ -90,6 +90,14 @@ func (s *Server) applySkillChange(ctx context.Context, op, id string) error {
 		return nil
 	}
 	env, err := s.registry.Read(ctx, uri)
+	if isNotFound(err) {
+		// Withdrawn (every version yanked) or gone meanwhile.
+		if _, had := s.resources[uri]; had {
+			delete(s.resources, uri)
+			s.sdk.RemoveResources(uri)
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -136,7 +144,11 @@ func (s *Server) readResource(ctx context.Context, uri string) (*sdk.ReadResourc
 	}
 	res := &sdk.ReadResourceResult{Contents: make([]*sdk.ResourceContents, 0, len(env.Contents))}
 	for _, c := range env.Contents {
-		res.Contents = append(res.Contents, &sdk.ResourceContents{URI: c.URI, MIMEType: c.MimeType, Text: c.Text})
+		rc := &sdk.ResourceContents{URI: c.URI, MIMEType: c.MimeType, Text: c.Text}
+		if c.Yanked != "" { // a pinned read of a yanked version (docs/trust.md)
+			rc.Meta = sdk.Meta{MetaKeyYanked: c.Yanked}
+		}
+		res.Contents = append(res.Contents, rc)
 	}
 	res.CacheScope = "public" // ttlMs 0: every read is live
 	return res, nil

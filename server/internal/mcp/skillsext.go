@@ -29,6 +29,17 @@ const (
 	// "bundle" or "builtin".
 	MetaKeyOrigin = "io.iii-skills/origin"
 
+	// The _meta keys of a skill's facts in skills/list and skills/get
+	// (docs/trust.md): the digest a pin @sha256:<hex> names, and for a published skill its registry version,
+	// who signed it (null when unsigned), the key's fingerprint, its yank
+	// reason and the skill's deprecation.
+	MetaKeySHA256     = "io.iii-skills/sha256"
+	MetaKeyVersion    = "io.iii-skills/version"
+	MetaKeySignedBy   = "io.iii-skills/signed_by"
+	MetaKeyKey        = "io.iii-skills/key"
+	MetaKeyYanked     = "io.iii-skills/yanked"
+	MetaKeyDeprecated = "io.iii-skills/deprecated"
+
 	mimeDirectory = "inode/directory"
 	mimeMarkdown  = "text/markdown"
 )
@@ -46,6 +57,38 @@ type skillWire struct {
 	Frontmatter json.RawMessage `json:"frontmatter"`
 	Resources   any             `json:"resources"` // []skillResourceWire or "dynamic"
 	Meta        sdk.Meta        `json:"_meta,omitempty"`
+}
+
+// skillMeta is the _meta of a listed skill: its origin and facts.
+func skillMeta(e skillsext.Skill) sdk.Meta {
+	m := originMeta(e.Origin)
+	add := func(k string, v any) {
+		if m == nil {
+			m = sdk.Meta{}
+		}
+		m[k] = v
+	}
+	if e.SHA256 != "" {
+		add(MetaKeySHA256, e.SHA256)
+	}
+	if e.Version > 0 {
+		add(MetaKeyVersion, e.Version)
+	}
+	if len(e.SignedBy) > 0 {
+		var who *string
+		_ = json.Unmarshal(e.SignedBy, &who)
+		if who == nil {
+			add(MetaKeySignedBy, nil)
+		} else {
+			add(MetaKeySignedBy, *who)
+		}
+	}
+	for k, v := range map[string]string{MetaKeyKey: e.Key, MetaKeyYanked: e.Yanked, MetaKeyDeprecated: e.Deprecated} {
+		if v != "" {
+			add(k, v)
+		}
+	}
+	return m
 }
 
 // originMeta is the _meta naming a skill's origin (nil when unknown).
@@ -81,7 +124,7 @@ type directoryResult struct {
 }
 
 func toWire(e skillsext.Skill) skillWire {
-	w := skillWire{URI: SkillURI(e.Path, SkillFileName), Frontmatter: e.Frontmatter, Meta: originMeta(e.Origin)}
+	w := skillWire{URI: SkillURI(e.Path, SkillFileName), Frontmatter: e.Frontmatter, Meta: skillMeta(e)}
 	if len(w.Frontmatter) == 0 {
 		w.Frontmatter = json.RawMessage("{}")
 	}

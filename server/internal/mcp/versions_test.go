@@ -25,8 +25,8 @@ func TestSkillURIVersions(t *testing.T) {
 	view := skillsext.NewView(fx.cat)
 	t.Cleanup(view.Close)
 	old := "# Plain\n\nThe first body.\n"
-	view.SetVersions(func(id, sel string) (string, bool) {
-		return old, id == "plain" && (sel == "1" || sel == "production")
+	view.SetVersions(func(id, sel string) (string, skillsext.Facts, bool) {
+		return old, skillsext.Facts{Version: 1}, id == "plain" && (sel == "1" || sel == "production")
 	})
 	s.startMCPView(view, skillsmcp.Options{})
 	call := s.rawStream()

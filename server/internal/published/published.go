@@ -37,13 +37,22 @@ type Mirror struct {
 	read func(id string) (json.RawMessage, bool, error)
 	// hot keeps the bodies read most recently (with read set).
 	hot *hotBodies
-	// serve, when set (a serve label is configured), returns the content
-	// a read of row's id serves when that is not row itself: the serve
-	// label's version (see pinnedEntry).
-	serve func(row registry.StoredSkill) (body string, at time.Time, ok bool)
+	// serve, when set, says what a read of row's id serves when that is
+	// not row itself: the serve label's version, the newest one not
+	// yanked, or nothing (see EntryFor).
+	serve func(row registry.StoredSkill) Served
 
 	mu    sync.Mutex
 	ready bool
+	// sizes holds the body size of every state row the mirror follows
+	// (withdrawn ones included), total their sum: the registry's caps on
+	// published skills count them.
+	sizes map[string]int
+	total int64
+	// withdrawn holds the rows whose id serves nothing (every version
+	// yanked): they are not in the catalog, and come back when a version
+	// is put back in service.
+	withdrawn map[string]registry.StoredSkill
 
 	// While a load's state::list is in flight, writes are also journaled and
 	// replayed over the loaded rows, so a register that lands between the
@@ -84,15 +93,25 @@ type Options struct {
 	// through it on each use (stored), the skills read again kept hot.
 	// Nil: bodies are held in the catalog.
 	Read func(id string) (json.RawMessage, bool, error)
-	// Serve, when set (a serve label is configured), returns the content
-	// a read of row's id serves when that is not row itself: the serve
-	// label's version (see pinnedMeta).
-	Serve func(row registry.StoredSkill) (body string, at time.Time, ok bool)
+	// Serve, when set, says what a read of row's id serves when that is
+	// not row itself (see Served).
+	Serve func(row registry.StoredSkill) Served
+}
+
+// Served is what a read of a state row's id serves: the row itself (the
+// zero value), another version's Body registered At (Pinned: the serve
+// label's, or the newest one not yanked), or nothing (Withdrawn: every
+// version is yanked; the id is then left out of the catalog).
+type Served struct {
+	Body      string
+	At        time.Time
+	Pinned    bool
+	Withdrawn bool
 }
 
 // New mirrors into src.
 func New(src *catalog.Source, o Options) *Mirror {
-	m := &Mirror{src: src, read: o.Read, serve: o.Serve}
+	m := &Mirror{src: src, read: o.Read, serve: o.Serve, sizes: map[string]int{}, withdrawn: map[string]registry.StoredSkill{}}
 	if o.Read != nil {
 		m.hot = newHotBodies(DefaultHotBodyBytes)
 	}
@@ -139,12 +158,15 @@ type pinnedMeta struct {
 }
 
 // EntryFor is the catalog entry of state row s: the served version's
-// content when the serve label pins another one, else s itself.
+// content when another one is served, else s itself; nil when the id
+// serves nothing (every version yanked).
 func (c *Mirror) EntryFor(s registry.StoredSkill) *catalog.Entry {
 	if c.serve != nil {
-		if body, at, ok := c.serve(s); ok {
-			e := entryOf(registry.StoredSkill{ID: s.ID, RegisteredAt: registry.Timestamp(at), Skill: body})
-			e.Modified, e.Extra = at, pinnedMeta{row: s}
+		if sv := c.serve(s); sv.Withdrawn {
+			return nil
+		} else if sv.Pinned {
+			e := entryOf(registry.StoredSkill{ID: s.ID, RegisteredAt: registry.Timestamp(sv.At), Skill: sv.Body})
+			e.Modified, e.Extra = sv.At, pinnedMeta{row: s}
 			return e
 		}
 	}
@@ -284,12 +306,19 @@ func (c *Mirror) Load(raw []json.RawMessage) {
 	// Rows that did not change keep their entry, so a reload causes no
 	// change events for them.
 	entries := make([]*catalog.Entry, 0, len(rows))
+	c.sizes, c.total, c.withdrawn = make(map[string]int, len(rows)), 0, map[string]registry.StoredSkill{}
 	for _, s := range rows {
+		c.sizes[s.ID] = len(s.Skill)
+		c.total += int64(len(s.Skill))
 		if cur, ok := c.src.Get(s.ID, ""); ok && c.current(cur, s) {
 			entries = append(entries, cur)
 			continue
 		}
-		entries = append(entries, c.EntryFor(s))
+		if e := c.EntryFor(s); e != nil {
+			entries = append(entries, e)
+		} else {
+			c.withdrawn[s.ID] = s
+		}
 	}
 	_ = c.src.Replace(entries) // ids were validated above
 	c.ready = true
@@ -312,10 +341,18 @@ func (c *Mirror) Ready() bool {
 	return c.ready
 }
 
+// Put mirrors state row s (the id was validated by the caller).
 func (c *Mirror) Put(s registry.StoredSkill) {
 	e := c.EntryFor(s) // parse outside the lock
 	c.mu.Lock()
-	_ = c.src.Put(e) // the id was validated by the caller
+	c.setSize(s.ID, len(s.Skill))
+	if e == nil {
+		c.withdrawn[s.ID] = s
+		c.src.Remove(s.ID)
+	} else {
+		delete(c.withdrawn, s.ID)
+		_ = c.src.Put(e)
+	}
 	if c.loading {
 		c.journal = append(c.journal, cacheOp{row: s})
 	}
@@ -327,6 +364,12 @@ func (c *Mirror) Put(s registry.StoredSkill) {
 // arrive after it stored them), and reports whether it did.
 func (c *Mirror) PutIfChanged(s registry.StoredSkill) bool {
 	if cur, ok := c.src.Get(s.ID, ""); ok && c.current(cur, s) {
+		return false
+	}
+	c.mu.Lock()
+	w, was := c.withdrawn[s.ID]
+	c.mu.Unlock()
+	if was && markOfRow(w) == markOfRow(s) && c.serve != nil && c.serve(s).Withdrawn {
 		return false
 	}
 	if registry.ValidateID(s.ID) != nil {
@@ -346,19 +389,76 @@ func (c *Mirror) current(cur *catalog.Entry, s registry.StoredSkill) bool {
 	if c.serve == nil {
 		return !pinned
 	}
-	body, _, ok := c.serve(s)
-	if !ok {
+	sv := c.serve(s)
+	switch {
+	case sv.Withdrawn:
+		return false
+	case !sv.Pinned:
 		return !pinned
 	}
-	return pinned && cur.BodyDigest == catalog.DigestOfString(body)
+	return pinned && cur.BodyDigest == catalog.DigestOfString(sv.Body)
 }
 
-// Repin rebuilds id's entry from its state row after the serve label
-// moved. Callers hold id's history lock, as registrations do when they
+// Repin rebuilds id's entry from its state row after what a read of it
+// serves changed (the serve label moved, a version was yanked or put
+// back). Callers hold id's history lock, as registrations do when they
 // put, so no newer row is overwritten.
 func (c *Mirror) Repin(id string) {
 	if cur, ok := c.src.Get(id, ""); ok {
 		c.Put(rowOf(cur))
+		return
+	}
+	c.mu.Lock()
+	w, ok := c.withdrawn[id]
+	c.mu.Unlock()
+	if ok {
+		c.Put(w)
+	}
+}
+
+// Row is the state row of id the mirror follows (served or withdrawn).
+func (c *Mirror) Row(id string) (registry.StoredSkill, bool) {
+	if cur, ok := c.src.Get(id, ""); ok {
+		return rowOf(cur), true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w, ok := c.withdrawn[id]
+	return w, ok
+}
+
+// IDs lists the ids of every state row the mirror follows.
+func (c *Mirror) IDs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.sizes))
+	for id := range c.sizes {
+		out = append(out, id)
+	}
+	return out
+}
+
+// Stats are the number of state rows the mirror follows and the bytes of
+// their bodies, and the size of id's body (-1: no row).
+func (c *Mirror) Stats(id string) (count int, total int64, size int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	size, ok := c.sizes[id]
+	if !ok {
+		size = -1
+	}
+	return len(c.sizes), c.total, size
+}
+
+// setSize records the body size of id's row (-1: none). Callers hold c.mu.
+func (c *Mirror) setSize(id string, size int) {
+	if old, ok := c.sizes[id]; ok {
+		c.total -= int64(old)
+		delete(c.sizes, id)
+	}
+	if size >= 0 {
+		c.sizes[id] = size
+		c.total += int64(size)
 	}
 }
 
@@ -369,6 +469,11 @@ func (c *Mirror) Remove(id string) bool {
 	}
 	c.mu.Lock()
 	_, had := c.src.Get(id, "")
+	if _, w := c.withdrawn[id]; w {
+		had = true
+		delete(c.withdrawn, id)
+	}
+	c.setSize(id, -1)
 	c.src.Remove(id)
 	if c.loading {
 		c.journal = append(c.journal, cacheOp{id: id, remove: true})
@@ -384,5 +489,10 @@ func (c *Mirror) Snapshot() map[string]Mark {
 	for _, e := range entries {
 		out[e.ID] = markOf(e)
 	}
+	c.mu.Lock()
+	for id, w := range c.withdrawn {
+		out[id] = markOfRow(w)
+	}
+	c.mu.Unlock()
 	return out
 }

@@ -25,7 +25,7 @@ const (
 )
 
 var (
-	registerSkillFields  = []fieldSpec{{"id", kindString, true}, {"skill", kindString, true}, {"message", kindOptString, false}, {"author", kindOptString, false}}
+	registerSkillFields  = []fieldSpec{{"id", kindString, true}, {"skill", kindString, true}, {"message", kindOptString, false}, {"author", kindOptString, false}, {"signature", kindOptString, false}}
 	idFields             = []fieldSpec{{"id", kindString, true}}
 	nameFields           = []fieldSpec{{"name", kindString, true}}
 	uriFields            = []fieldSpec{{"uri", kindString, true}}
@@ -37,6 +37,7 @@ var (
 		{"arguments", kindArgs, false},
 		{"message", kindOptString, false},
 		{"author", kindOptString, false},
+		{"signature", kindOptString, false},
 	}
 	promptGetFields = []fieldSpec{{"name", kindString, true}, {"arguments", kindAny, false}}
 )
@@ -50,10 +51,11 @@ func decodeInput(raw json.RawMessage, structName string, specs []fieldSpec) (fie
 	return decodeStruct(raw, structName, specs)
 }
 
-// RegisterSkillInput is the payload of skills::register. Message and
-// Author are ours (optional): they describe the version a changed body
-// becomes.
-type RegisterSkillInput struct{ ID, Skill, Message, Author string }
+// RegisterSkillInput is the payload of skills::register. Message, Author
+// and Signature are ours (optional): they describe the version a changed
+// body becomes; Signature is the armored SSH signature (sshsig, namespace
+// iii-skills) over the exact UTF-8 bytes of Skill.
+type RegisterSkillInput struct{ ID, Skill, Message, Author, Signature string }
 
 // DecodeRegisterSkillInput decodes a skills::register payload.
 func DecodeRegisterSkillInput(raw json.RawMessage) (RegisterSkillInput, error) {
@@ -61,7 +63,7 @@ func DecodeRegisterSkillInput(raw json.RawMessage) (RegisterSkillInput, error) {
 	if err != nil {
 		return RegisterSkillInput{}, err
 	}
-	return RegisterSkillInput{ID: f.str("id"), Skill: f.str("skill"), Message: f.str("message"), Author: f.str("author")}, nil
+	return RegisterSkillInput{ID: f.str("id"), Skill: f.str("skill"), Message: f.str("message"), Author: f.str("author"), Signature: f.str("signature")}, nil
 }
 
 // DecodeUnregisterSkillInput returns the id of a skills::unregister payload.
@@ -121,6 +123,9 @@ func DecodeFetchInput(raw json.RawMessage) (FetchInput, error) {
 type RegisterPromptInput struct {
 	Name, Description, FunctionID string
 	Arguments                     []PromptArgument
+	// Signature is ours (optional): the armored SSH signature over the
+	// prompt's canonical JSON (docs/trust.md).
+	Signature string
 	// Message and Author are ours (optional): they describe the version a
 	// changed definition becomes.
 	Message, Author string
@@ -137,7 +142,7 @@ func DecodeRegisterPromptInput(raw json.RawMessage) (RegisterPromptInput, error)
 		args = []PromptArgument{}
 	}
 	return RegisterPromptInput{Name: f.str("name"), Description: f.str("description"), FunctionID: f.str("function_id"), Arguments: args,
-		Message: f.str("message"), Author: f.str("author")}, nil
+		Message: f.str("message"), Author: f.str("author"), Signature: f.str("signature")}, nil
 }
 
 // DecodeUnregisterPromptInput returns the name of a prompts::unregister

@@ -103,6 +103,11 @@ const (
 	// OpRegister / OpUnregister are the on-change "op" values.
 	OpRegister   = "register"
 	OpUnregister = "unregister"
+	// OpYank, OpUnyank and OpDeprecate are ours: a version was yanked or
+	// put back, an id deprecated or undeprecated (docs/trust.md).
+	OpYank      = "yank"
+	OpUnyank    = "unyank"
+	OpDeprecate = "deprecate"
 )
 
 // Stored-row decoding messages, worded like serde's (the Display text a

@@ -266,6 +266,9 @@ type ResourceContent struct {
 	MimeType string `json:"mimeType"`
 	Text     string `json:"text"`
 	URI      string `json:"uri"`
+	// Yanked is ours: the reason a version a read pins (iii://id@3,
+	// @sha256:…) was yanked; never set on any other read.
+	Yanked string `json:"yanked,omitempty"`
 }
 
 // ReadResult is the skills::resources-read response: always exactly one

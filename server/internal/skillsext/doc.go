@@ -17,7 +17,14 @@
 //     description, or whose name is not a valid Agent Skills name is kept
 //     with a Problem that says why it is not served.
 //   - Every skill names its Origin (published, folder, bundle, builtin),
-//     which the MCP server shows in each listing's _meta.
+//     which the MCP server shows in each listing's _meta, and the SHA256 of
+//     what it serves (a published skill's body, a skill with files' Manifest)
+//     with, for published skills, the registry's facts of that version
+//     (Facts: version, signer, yank, deprecation).
+//   - A skill is also served at <id>@<selector>: a registry version of a
+//     published skill (a number, a label, sha256:<hex>), or a skill with
+//     files pinned by its manifest's digest while its files still hold
+//     exactly that content (versions.go).
 //
 // View is the catalog's view, following its changes; the registry
 // (core.Local) holds one and serves it in-process, and over iii to other

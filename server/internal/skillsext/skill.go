@@ -26,6 +26,36 @@ type Skill struct {
 	Origin string `json:"origin,omitempty"`
 	// Problem, when set, says why the skill is not served.
 	Problem string `json:"problem,omitempty"`
+
+	// The facts of the content served (ours, docs/trust.md; the MCP
+	// server shows them in _meta as io.iii-skills/<name>). SHA256 is the
+	// digest a pin @sha256:<hex> names: of the body for a published skill
+	// (its registry version's sha256), of the Manifest for a skill with
+	// files. Version, SignedBy, Key and Yanked are the registry version's
+	// (published skills only): SignedBy is the trusted signer or null;
+	// Key the signing key's fingerprint. Deprecated is the message of a
+	// deprecated skill.
+	Version    int             `json:"version,omitempty"`
+	SHA256     string          `json:"sha256,omitempty"`
+	SignedBy   json.RawMessage `json:"signed_by,omitempty"`
+	Key        string          `json:"key,omitempty"`
+	Yanked     string          `json:"yanked,omitempty"`
+	Deprecated string          `json:"deprecated,omitempty"`
+}
+
+// Facts are the registry's facts of a version of a published skill.
+type Facts struct {
+	Version                           int
+	SignedBy, Key, Yanked, Deprecated string
+}
+
+// apply sets f on s (a published skill: SignedBy is null when unsigned).
+func (f Facts) apply(s *Skill) {
+	s.Version, s.Key, s.Yanked, s.Deprecated = f.Version, f.Key, f.Yanked, f.Deprecated
+	s.SignedBy = json.RawMessage("null")
+	if f.SignedBy != "" {
+		s.SignedBy, _ = json.Marshal(f.SignedBy)
+	}
 }
 
 // File is one file of a skill.

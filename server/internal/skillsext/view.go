@@ -36,6 +36,13 @@ type view struct {
 	// version of a published skill, <id>@<version> (versions.go).
 	path   string
 	folder *Skill // a folder skill's Skill, built once (nil for published)
+	// exact: a pin of a folder skill (<id>@sha256:<hex>): every file read
+	// is checked against its digest, so nothing but the pinned content is
+	// served even while the folder changes on disk.
+	exact bool
+	// facts: a registry version's facts (versions.go); nil for the served
+	// content, whose facts the view's FactsReader gives.
+	facts *Facts
 	// Published skills: what the synthesized SKILL.md derives from the
 	// entry, or why the body could not be read. Computed on first use, not
 	// on every registration: a burst of registrations is not slowed by a
@@ -49,8 +56,9 @@ type view struct {
 	problem string
 }
 
-// skill is the served form of sv.
-func (sv *view) skill() Skill {
+// skill is the served form of sv; facts (nil: none) gives the registry's
+// facts of a published skill's served version.
+func (sv *view) skill(facts *FactsReader) Skill {
 	if sv.folder != nil {
 		return *sv.folder
 	}
@@ -59,6 +67,16 @@ func (sv *view) skill() Skill {
 	s := Skill{Path: e.ID, Name: name, Description: desc, Origin: originOf(e)}
 	if sv.path != "" {
 		s.Path = sv.path
+	}
+	sum := ContentDigest(e)
+	s.SHA256 = hex.EncodeToString(sum[:])
+	switch {
+	case sv.facts != nil:
+		sv.facts.apply(&s)
+	case facts != nil && e.Origin.Kind == catalog.OriginPublished:
+		if f, ok := (*facts)(e.ID, sum); ok {
+			f.apply(&s)
+		}
 	}
 	sv.digest.Do(sv.computeDigest)
 	if sv.problem != "" {
@@ -95,8 +113,10 @@ type View struct {
 	watchers map[int]func(string)
 	nextW    int
 
-	// versions reads registry versions of published skills (versions.go).
+	// versions reads registry versions of published skills, facts their
+	// signatures, yanks and deprecation (versions.go).
 	versions atomic.Pointer[VersionReader]
+	facts    atomic.Pointer[FactsReader]
 }
 
 // NewView builds the view of c and follows its changes until Close.
@@ -172,7 +192,7 @@ func (v *View) ListSkills(_ context.Context, after string, limit int) ([]Skill, 
 	}
 	out := make([]Skill, 0, end-i)
 	for _, id := range order[i:end] {
-		out = append(out, v.byID[id].skill())
+		out = append(out, v.byID[id].skill(v.facts.Load()))
 	}
 	return out, end < len(order), nil
 }
@@ -183,7 +203,7 @@ func (v *View) Skill(_ context.Context, p string) (Skill, bool, error) {
 	if !ok {
 		return Skill{}, false, nil
 	}
-	return sv.skill(), true, nil
+	return sv.skill(v.facts.Load()), true, nil
 }
 
 // lookup is the view of the skill at path p: a served skill, or a
@@ -237,6 +257,9 @@ func (v *View) ReadFileVersion(p, file string) ([]byte, catalog.Digest, error) {
 	b, err := f.Content.Bytes()
 	if err != nil {
 		return nil, catalog.Digest{}, fmt.Errorf("read %s of skill %s: %w", file, p, err)
+	}
+	if sv.exact && catalog.DigestOf(b) != f.Digest {
+		return nil, catalog.Digest{}, fmt.Errorf("%w: %s of skill %s changed since the digest pinned was taken", ErrNoSuchFile, file, p)
 	}
 	return b, f.Digest, nil
 }
@@ -292,6 +315,8 @@ func buildFolder(e *catalog.Entry) *view {
 		fm = []byte("{}")
 	}
 	s.Frontmatter = fm
+	sum := ContentDigest(e)
+	s.SHA256 = hex.EncodeToString(sum[:])
 	switch {
 	case err != nil:
 		s.Problem = "frontmatter cannot be rendered as JSON: " + err.Error()

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/iii-skills/skills/server/internal/catalog"
+	"github.com/iii-skills/skills/server/internal/registry"
+	"github.com/iii-skills/skills/server/internal/skillsext"
 )
 
 // UnversionedVersion is the version under which catalog entries without a
@@ -27,6 +30,13 @@ type skillView struct {
 	name     string
 	version  string
 	manifest Manifest
+	// exact: a skill with files pinned by the digest of its manifest
+	// (version "sha256:<hex>"): every file read is checked against its
+	// digest, so nothing but the pinned content is served.
+	exact bool
+	// selector is the registry version selector a history view was read
+	// at ("" for the served content).
+	selector string
 }
 
 func viewOf(e *catalog.Entry) skillView {
@@ -120,6 +130,9 @@ func (r *Runtime) find(name, version string) (skillView, *Error) {
 			return skillView{}, invalidParams("unknown skill %q (list_skills shows the available names)", name)
 		}
 		return viewOf(e), nil
+	}
+	if strings.HasPrefix(version, registry.DigestSelectorPrefix) {
+		return r.findPinned(name, id, version)
 	}
 	versions := r.entryVersions(id)
 	if len(versions) == 0 {
@@ -290,6 +303,9 @@ func (r *Runtime) describeSkill(ctx context.Context, p describeParams) (any, *Er
 	out["description"] = v.manifest.Description
 	out["namespace"] = v.namespace()
 	out["versions"] = r.versionsOf(v.e.ID)
+	sum := skillsext.ContentDigest(v.e)
+	out["sha256"] = hex.EncodeToString(sum[:])
+	r.addFacts(out, v)
 	fm := map[string]any{}
 	for _, f := range v.e.Frontmatter.Fields {
 		fm[f.Key] = f.Value
@@ -337,6 +353,32 @@ type readFileParams struct {
 // readSkillFile answers a file's content; its bytes are drawn from the
 // answer budget before the file is read, and written to the response from
 // the one copy read (bigResult).
+// findPinned resolves version "sha256:<hex>": a skill with files whose
+// manifest has that digest (skillsext.Manifest), or a registry version of
+// a published skill with content of that digest.
+func (r *Runtime) findPinned(name, id, version string) (skillView, *Error) {
+	if err := registry.CheckSelector(version); err != nil {
+		return skillView{}, invalidParams("%v", err)
+	}
+	e, ok := r.entry(id)
+	if !ok {
+		return skillView{}, invalidParams("unknown skill %q (list_skills shows the available names)", name)
+	}
+	if len(e.Files) > 0 {
+		sum := skillsext.ContentDigest(e)
+		if version != registry.DigestSelectorPrefix+hex.EncodeToString(sum[:]) {
+			return skillView{}, invalidParams("skill %q has no content with %s (it serves %s)", name, version, sum.String())
+		}
+		v := viewOf(e)
+		v.exact = true
+		return v, nil
+	}
+	if v, ok := r.historyView(id, version); ok {
+		return v, nil
+	}
+	return skillView{}, invalidParams("skill %q has no version with %s", name, version)
+}
+
 func (r *Runtime) readSkillFile(ctx context.Context, p readFileParams) (any, *Error) {
 	if p.Path == "" {
 		return nil, invalidParams("path is required (a file of the skill such as SKILL.md)")
@@ -369,6 +411,9 @@ func (r *Runtime) readSkillFile(ctx context.Context, p readFileParams) (any, *Er
 	b, err := file.Content.Bytes()
 	if err != nil {
 		return nil, internalError("read %s of %s %s: %v", p.Path, v.name, v.version, err)
+	}
+	if v.exact && catalog.DigestOf(b) != file.Digest {
+		return nil, invalidParams("skill %s has no content with %s: %s changed since", v.name, p.Version, p.Path)
 	}
 	if extra := int64(len(b)) - file.Size; extra > 0 { // the file grew since it was scanned
 		if perr := r.reserve(ctx, extra); perr != nil {

@@ -64,5 +64,51 @@ func (r *Runtime) historyView(id, version string) (skillView, bool) {
 	old := &catalog.Entry{ID: e.ID, Version: version, Kind: e.Kind, Body: catalog.Inline(body),
 		BodyDigest: catalog.DigestOfString(body), Origin: e.Origin, Modified: e.Modified}
 	old.SetSummary(body)
-	return viewOf(old), true
+	v := viewOf(old)
+	v.selector = version
+	return v, true
+}
+
+// SkillFacts are the registry's facts of a version of a published skill
+// (docs/trust.md): its number, who signed it (SignedBy "" unsigned or
+// untrusted, Key "" unsigned), its yank reason, the skill's deprecation.
+type SkillFacts struct {
+	Version                           int
+	SignedBy, Key, Yanked, Deprecated string
+}
+
+// SkillFactsReader returns the facts of the version of published skill
+// id that selector reads ("": the served one); ok false when unknown.
+type SkillFactsReader func(id, selector string) (SkillFacts, bool)
+
+// SetSkillFacts makes describe_skill show who signed a published skill's
+// version, its yank and the skill's deprecation. Safe to call at any time.
+func (r *Runtime) SetSkillFacts(f SkillFactsReader) { r.facts.Store(&f) }
+
+// addFacts adds v's registry facts to a describe_skill answer:
+// registry_version, signed_by (null when unsigned), key, yanked,
+// deprecated.
+func (r *Runtime) addFacts(out map[string]any, v skillView) {
+	f := r.facts.Load()
+	if f == nil || v.e.Origin.Kind != catalog.OriginPublished {
+		return
+	}
+	facts, ok := (*f)(v.e.ID, v.selector)
+	if !ok {
+		return
+	}
+	out["registry_version"] = facts.Version
+	out["signed_by"] = nil
+	if facts.SignedBy != "" {
+		out["signed_by"] = facts.SignedBy
+	}
+	if facts.Key != "" {
+		out["key"] = facts.Key
+	}
+	if facts.Yanked != "" {
+		out["yanked"] = facts.Yanked
+	}
+	if facts.Deprecated != "" {
+		out["deprecated"] = facts.Deprecated
+	}
 }

@@ -203,8 +203,10 @@ type Runtime struct {
 	history atomic.Pointer[SkillHistory]
 	// historyList lists those versions for describe_skill (history.go).
 	historyList atomic.Pointer[SkillVersionList]
-	matMu       sync.Mutex
-	ownWork     bool
+	// facts gives describe_skill the registry's facts (history.go).
+	facts   atomic.Pointer[SkillFactsReader]
+	matMu   sync.Mutex
+	ownWork bool
 	// workLock is held while this runtime owns its work folder (workdir.go).
 	workLock *os.File
 	// stamped: whether invocation metadata carries a caller the engine

@@ -62,6 +62,8 @@ type versionRowView struct {
 	RegisteredAt, Age        string
 	Size, SHA256, SHAShort   string
 	Message, Author          string
+	SignedBy, Key            string // who signed it (docs/trust.md); Key alone: an untrusted key
+	Yanked                   string // the yank reason
 	Labels                   []labelView
 	ViewHref, DiffHref       string
 	Served, Newest, Selected bool
@@ -88,19 +90,20 @@ type diffLine struct{ Class, Text string }
 
 // historyView is everything the versions section of a page shows.
 type historyView struct {
-	Kind      historyKind
-	ID        string
-	Href      string // the page of this history
-	Rows      []versionRowView
-	Labels    []labelView
-	Newest    int
-	Served    int    // the version reads without a selector serve
-	ServedBy  string // the serve label when it pins Served, else ""
-	Error     string // the listing failed (not "no versions")
-	None      bool   // the registry keeps no versions of this id
-	Diff      *diffView
-	Notice    string // what the last action did
-	ActionErr string // why the last action was refused (the registry's words)
+	Kind       historyKind
+	ID         string
+	Href       string // the page of this history
+	Rows       []versionRowView
+	Labels     []labelView
+	Newest     int
+	Deprecated string // the id's deprecation message
+	Served     int    // the version reads without a selector serve (0: none, every version yanked)
+	ServedBy   string // the serve label when it pins Served, else ""
+	Error      string // the listing failed (not "no versions")
+	None       bool   // the registry keeps no versions of this id
+	Diff       *diffView
+	Notice     string // what the last action did
+	ActionErr  string // why the last action was refused (the registry's words)
 	// Actions
 	TokenNotSet, NeedToken bool
 	Setting                string
@@ -109,13 +112,32 @@ type historyView struct {
 	FromSel, ToSel         string // the compare form's current choice
 }
 
-// selectorOK accepts a version number or a label name (latest included);
-// anything else never reaches the registry.
+// selectorOK accepts a version number, a label name (latest included) or
+// a content pin sha256:<hex>; anything else never reaches the registry.
 func selectorOK(sel string) bool {
 	if n, err := strconv.Atoi(sel); err == nil {
 		return n >= 1
 	}
+	if strings.HasPrefix(sel, registry.DigestSelectorPrefix) {
+		return registry.CheckSelector(sel) == nil
+	}
 	return sel == history.LatestLabel || history.CheckLabel(sel) == nil
+}
+
+// unyanked is n when it is not yanked in l, else the newest version that
+// is not (what reads without a selector serve); 0 when every one is.
+func unyanked(l listing, n int) int {
+	for _, v := range l.Versions {
+		if v.Version == n && v.Yanked == "" {
+			return n
+		}
+	}
+	for _, v := range l.Versions { // newest first
+		if v.Yanked == "" {
+			return v.Version
+		}
+	}
+	return 0
 }
 
 // loadHistory lists id's versions and, when the query asks, a diff.
@@ -136,12 +158,13 @@ func (s *Server) loadHistory(ctx context.Context, r *http.Request, kind historyK
 		}
 		return v
 	}
-	v.Newest, v.Served = l.Latest, l.Latest
+	v.Newest, v.Served, v.Deprecated = l.Latest, l.Latest, l.Deprecated
 	if sl := s.opts.ServeLabel; sl != "" {
 		if n, ok := l.Labels[sl]; ok {
 			v.Served, v.ServedBy = n, sl
 		}
 	}
+	v.Served = unyanked(l, v.Served)
 	names := make([]string, 0, len(l.Labels))
 	for name := range l.Labels {
 		names = append(names, name)
@@ -154,7 +177,10 @@ func (s *Server) loadHistory(ctx context.Context, r *http.Request, kind historyK
 	for i, ver := range l.Versions {
 		row := versionRowView{Version: ver.Version, RegisteredAt: ver.RegisteredAt, Size: humanSize(int64(ver.Bytes)),
 			SHA256: ver.SHA256, SHAShort: shortSHA(ver.SHA256), Message: ver.Message, Author: ver.Author,
-			Served: ver.Version == v.Served, Newest: ver.Version == l.Latest}
+			Key: ver.Key, Yanked: ver.Yanked, Served: ver.Version == v.Served, Newest: ver.Version == l.Latest}
+		if ver.SignedBy != nil {
+			row.SignedBy = *ver.SignedBy
+		}
 		if t, err := time.Parse(time.RFC3339Nano, ver.RegisteredAt); err == nil {
 			row.Age = age(t, now)
 		}
@@ -310,7 +336,7 @@ func actionNotice(q url.Values) string {
 // reads it.
 func (s *Server) oldVersion(ctx context.Context, id, sel string) (string, error) {
 	if !selectorOK(sel) {
-		return "", fmt.Errorf("%q is not a version: expected a version number (1, 2, …) or a label (latest, production, …)", sel)
+		return "", fmt.Errorf("%q is not a version: expected a version number (1, 2, …), a label (latest, production, …) or sha256:<64 lowercase hex>", sel)
 	}
 	var res registry.ReadResult
 	if err := s.ask(ctx, rules.FnSkillsResourcesRead, func(ctx context.Context) (err error) {

@@ -25,6 +25,8 @@ type historyCaller struct {
 	labels   map[string]int
 	refuse   map[string]string // function → InvocationError message
 	lastData map[string]json.RawMessage
+	// trust: version 2 is signed and yanked, the id deprecated.
+	trust bool
 }
 
 func newHistoryCaller() *historyCaller {
@@ -56,10 +58,21 @@ func (h *historyCaller) Trigger(_ context.Context, req iii.TriggerRequest) (json
 					ls = append(ls, k)
 				}
 			}
-			vs = append(vs, map[string]any{"version": n, "registered_at": time.Now().UTC().Format(time.RFC3339Nano), "bytes": len(h.bodies[n]),
-				"sha256": strings.Repeat("ab", 32), "message": "change <b>" + string(rune('0'+n)) + "</b>", "author": "ci@acme", "labels": ls})
+			v := map[string]any{"version": n, "registered_at": time.Now().UTC().Format(time.RFC3339Nano), "bytes": len(h.bodies[n]),
+				"sha256": strings.Repeat("ab", 32), "message": "change <b>" + string(rune('0'+n)) + "</b>", "author": "ci@acme", "labels": ls, "signed_by": nil}
+			if h.trust && n == 2 {
+				v["signed_by"], v["key"], v["yanked"] = "alice@example.com", "SHA256:k3y", "leaks a <token>"
+			}
+			if h.trust && n == 1 {
+				v["key"] = "SHA256:untrusted"
+			}
+			vs = append(vs, v)
 		}
-		return json.Marshal(map[string]any{"id": "a", "latest": len(h.bodies), "labels": labels, "versions": vs})
+		out := map[string]any{"id": "a", "latest": len(h.bodies), "labels": labels, "versions": vs}
+		if h.trust {
+			out["deprecated"] = "use <b>"
+		}
+		return json.Marshal(out)
 	case "skills::resources-read":
 		uri := in["uri"].(string)
 		n := int(uri[len(uri)-1] - '0')
@@ -126,6 +139,23 @@ func TestSkillPageListsVersionsNewestFirst(t *testing.T) {
 	}
 	if strings.Contains(html, "<b>2</b>") {
 		t.Error("a version message reached the page unescaped")
+	}
+}
+
+// Who signed each version, its yank and the skill's deprecation show in
+// the versions section, escaped; reads without a version serve the newest
+// one not yanked.
+func TestSkillPageShowsSignersYanksAndDeprecation(t *testing.T) {
+	s, hc := newHistoryServer(t, Options{}, published("a", "# A\n\nOne."))
+	hc.trust = true
+	html := bodyOf(t, get(t, s, "/skill/a", signedIn))
+	for _, want := range []string{"signed by alice@example.com, key <code title=\"SHA256:k3y\">SHA256:k3y</code>",
+		"signed by a key the registry does not trust: <code title=\"SHA256:untrusted\">SHA256:untrusted</code>",
+		"yanked: leaks a &lt;token&gt;", "<strong>Deprecated:</strong> use &lt;b&gt;",
+		"Reads without a version serve version 1 (newer versions are yanked)."} {
+		if !strings.Contains(html, want) {
+			t.Errorf("skill page lacks %s", want)
+		}
 	}
 }
 

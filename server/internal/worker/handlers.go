@@ -148,7 +148,9 @@ var searchResponseFormat = json.RawMessage(`{
         "description": {"type": "string"},
         "origin": {"type": "string", "enum": ["published", "folder", "bundle"]},
         "uri": {"type": "string"},
-        "score": {"type": "number"}
+        "score": {"type": "number"},
+        "sha256": {"type": "string", "description": "Digest of what the skill serves: pin it with iii://<id>@sha256:<sha256>."},
+        "deprecated": {"type": "string", "description": "The message of a deprecated skill."}
       },
       "required": ["id", "title", "description", "origin", "uri", "score"]
     }},
@@ -179,23 +181,33 @@ var versionKinds = []struct {
 	kind                                        core.Kind
 	fnVersions, fnLabel, fnRollback, fnDiff     string
 	docVersions, docLabel, docRollback, docDiff string
+	fnYank, fnUnyank, fnDeprecate               string
+	docYank, docUnyank, docDeprecate            string
 }{
 	{core.KindSkill, rules.FnSkillsVersions, rules.FnSkillsLabel, rules.FnSkillsRollback, rules.FnSkillsDiff,
-		"List a skill's kept versions, newest first, with their labels, and the label map.",
+		"List a skill's kept versions, newest first, with their labels, sha256, signer (signed_by, key, signature), yanks, and the label map.",
 		"Point a label (production, staging, …; not latest) at a version of a skill. Protected labels need admin_token.",
 		"Register a version's body again as the skill's newest version (history is never rewritten).",
-		"Unified diff between two versions of a skill."},
+		"Unified diff between two versions of a skill.",
+		rules.FnSkillsYank, rules.FnSkillsUnyank, rules.FnSkillsDeprecate,
+		"Take a version of a skill out of service with a reason: latest, labels and unselected reads fall back to the newest version not yanked; pinned reads still work and carry the reason.",
+		"Put a yanked version of a skill back in service.",
+		"Mark a whole skill deprecated with a message (it stays served; listings carry the message); message null undeprecates."},
 	{core.KindPrompt, rules.FnPromptsVersions, rules.FnPromptsLabel, rules.FnPromptsRollback, rules.FnPromptsDiff,
-		"List a prompt's kept versions, newest first, with their labels, and the label map.",
+		"List a prompt's kept versions, newest first, with their labels, sha256, signer, yanks, and the label map.",
 		"Point a label (not latest) at a version of a prompt. Protected labels need admin_token.",
 		"Register a version's definition again as the prompt's newest version.",
-		"Unified diff between two versions of a prompt's definition (JSON)."},
+		"Unified diff between two versions of a prompt's definition (JSON).",
+		rules.FnPromptsYank, rules.FnPromptsUnyank, rules.FnPromptsDeprecate,
+		"Take a version of a prompt out of service with a reason (a prompt's get and listings fall back to the newest version not yanked).",
+		"Put a yanked version of a prompt back in service.",
+		"Mark a whole prompt deprecated with a message; message null undeprecates."},
 }
 
 // versionFunctions are the versions, label, rollback and diff functions of
 // skills and prompts (docs/versions.md).
 func (w *Worker) versionFunctions() []function {
-	sel := `{"oneOf":[{"type":"integer","minimum":1},{"type":"string"}],"description":"a version number, or a label (latest, production, …)"}`
+	sel := `{"oneOf":[{"type":"integer","minimum":1},{"type":"string"}],"description":"a version number, a label (latest, production, …) or sha256:<64 lowercase hex>"}`
 	meta := `"message":{"type":"string","maxLength":4096},"author":{"type":"string","maxLength":256}`
 	var fns []function
 	for _, v := range versionKinds {
@@ -240,6 +252,30 @@ func (w *Worker) versionFunctions() []function {
 						return nil, err
 					}
 					return w.reg.Diff(ctx, k, in)
+				}),
+			fn(v.fnYank, v.docYank, `{"type":"object","required":[`+field+`,"version","reason"],"properties":{`+id+`,"version":`+sel+`,"reason":{"type":"string","minLength":1,"maxLength":1024},"admin_token":{"type":"string"}}}`,
+				func(ctx context.Context, data json.RawMessage) (any, error) {
+					in, err := core.DecodeYankInput(v.fnYank, k, data)
+					if err != nil {
+						return nil, err
+					}
+					return w.reg.Yank(ctx, w.callerOf(ctx, data), k, in)
+				}),
+			fn(v.fnUnyank, v.docUnyank, `{"type":"object","required":[`+field+`,"version"],"properties":{`+id+`,"version":`+sel+`,"admin_token":{"type":"string"}}}`,
+				func(ctx context.Context, data json.RawMessage) (any, error) {
+					in, err := core.DecodeUnyankInput(v.fnUnyank, k, data)
+					if err != nil {
+						return nil, err
+					}
+					return w.reg.Unyank(ctx, w.callerOf(ctx, data), k, in)
+				}),
+			fn(v.fnDeprecate, v.docDeprecate, `{"type":"object","required":[`+field+`,"message"],"properties":{`+id+`,"message":{"type":["string","null"],"maxLength":4096}}}`,
+				func(ctx context.Context, data json.RawMessage) (any, error) {
+					in, err := core.DecodeDeprecateInput(v.fnDeprecate, k, data)
+					if err != nil {
+						return nil, err
+					}
+					return w.reg.Deprecate(ctx, w.callerOf(ctx, data), k, in)
 				}))
 	}
 	return fns

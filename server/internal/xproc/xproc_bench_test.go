@@ -82,13 +82,14 @@ type skillsProc struct {
 }
 
 // startSkills starts `skills --standalone` on a free port with its state
-// in data, and waits until the registry answers.
+// in data (and data/config.yaml when a benchmark wrote one), and waits
+// until the registry answers.
 func startSkills(b *testing.B, data string) *skillsProc {
 	b.Helper()
 	bin := testutil.SkillsBinary(b)
 	p := &skillsProc{url: "ws://" + testutil.FreeAddr(b), data: data}
 	p.cmd = exec.Command(bin, "--standalone", "--url", p.url, "--data", data, "--mcp-addr", "",
-		"--config", filepath.Join(data, "absent.yaml"), "--log-level", "error")
+		"--config", filepath.Join(data, "config.yaml"), "--log-level", "error")
 	// XPROC_SKILLS_FLAGS adds flags, e.g. "--pprof-addr 127.0.0.1:6060" to
 	// profile the registry under the benchmark's load.
 	p.cmd.Args = append(p.cmd.Args, strings.Fields(os.Getenv("XPROC_SKILLS_FLAGS"))...)
