@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"sort"
 
@@ -26,6 +28,7 @@ var _ = group.Describe("skills::search (S1–S6)", Label("search", "extra"), fun
 		Results       []result `json:"results"`
 		LowConfidence bool     `json:"low_confidence"`
 	}
+	const imagesBody = "# Image optimisation\n\nCompress and resize PNG and JPEG images so web pages load fast.\n"
 	var images, deploy string
 	search := func(ctx SpecContext, fn string, payload map[string]any) answer {
 		GinkgoHelper()
@@ -53,11 +56,11 @@ var _ = group.Describe("skills::search (S1–S6)", Label("search", "extra"), fun
 			Skip("the registry under test has no skills::search (upstream v0.2.2 has none)")
 		}
 		images, deploy = scoped("images"), scoped("deploy")
-		registerSkill(ctx, images, "# Image optimisation\n\nCompress and resize PNG and JPEG images so web pages load fast.\n")
+		registerSkill(ctx, images, imagesBody)
 		registerSkill(ctx, deploy, "# Deploy\n\nShip a release to production with a rollout checklist.\n")
 	})
 
-	It("S1 results are {id, title, description, origin, uri, score}, best first", func(ctx SpecContext) {
+	It("S1 results are {id, title, description, origin, uri, score, sha256}, best first", func(ctx SpecContext) {
 		a := found(ctx, "shrink images for the web", images)
 		Expect(a.Query).To(Equal("shrink images for the web"))
 		Expect(a.LowConfidence).To(BeFalse())
@@ -72,10 +75,13 @@ var _ = group.Describe("skills::search (S1–S6)", Label("search", "extra"), fun
 		}
 		Expect(json.Unmarshal(raw, &exact)).To(Succeed())
 		Expect(exact.Results).To(HaveLen(1))
-		Expect(exact.Results[0]).To(HaveLen(6))
-		for _, k := range []string{"id", "title", "description", "origin", "uri", "score"} {
+		Expect(exact.Results[0]).To(HaveLen(7))
+		for _, k := range []string{"id", "title", "description", "origin", "uri", "score", "sha256"} {
 			Expect(exact.Results[0]).To(HaveKey(k))
 		}
+		// The digest of what the result's uri serves: the body's sha256.
+		sum := sha256.Sum256([]byte(imagesBody))
+		Expect(string(exact.Results[0]["sha256"])).To(Equal(`"` + hex.EncodeToString(sum[:]) + `"`))
 	})
 
 	It("S2 skill::search answers like skills::search", func(ctx SpecContext) {

@@ -71,6 +71,7 @@ type browserStack struct {
 	addr    string
 	folder  string
 	client  *iii.Client
+	team    *iii.Client     // connected with team ver's token
 	ctx     context.Context // the tab
 	dialogs *eventLog
 	console *eventLog
@@ -165,6 +166,14 @@ func startBrowserStack(t *testing.T) *browserStack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
+	// Team ver's publisher: the skills it registers belong to the team,
+	// so the team's token on the page may manage them while it is
+	// connected.
+	team := iii.New("ws://"+engineAddr, iii.WithName("browser-test-team-ver"), iii.WithHeaders(http.Header{"Authorization": {"Bearer " + webTeamToken}}))
+	if err := team.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = team.Close() })
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.WindowSize(1280, 900), chromedp.Flag("lang", "en-US"))
@@ -172,7 +181,7 @@ func startBrowserStack(t *testing.T) *browserStack {
 	t.Cleanup(acancel)
 	tab, tcancel := chromedp.NewContext(actx)
 	t.Cleanup(tcancel)
-	s := &browserStack{base: "http://" + httpAddr, addr: httpAddr, folder: folder, client: client, ctx: tab,
+	s := &browserStack{base: "http://" + httpAddr, addr: httpAddr, folder: folder, client: client, team: team, ctx: tab,
 		dialogs: &eventLog{}, console: &eventLog{}, shots: os.Getenv("SKILLS_WEB_SCREENSHOTS")}
 	dialogs := chromedp.Events(tab, page.JavascriptDialogOpening)
 	go func() {
@@ -208,8 +217,19 @@ func startBrowserStack(t *testing.T) *browserStack {
 
 func (s *browserStack) trigger(t *testing.T, fn string, payload any) json.RawMessage {
 	t.Helper()
+	return triggerOn(t, s.ctx, s.client, fn, payload)
+}
+
+// teamTrigger calls fn as team ver's publisher.
+func (s *browserStack) teamTrigger(t *testing.T, fn string, payload any) json.RawMessage {
+	t.Helper()
+	return triggerOn(t, s.ctx, s.team, fn, payload)
+}
+
+func triggerOn(t *testing.T, ctx context.Context, c *iii.Client, fn string, payload any) json.RawMessage {
+	t.Helper()
 	data, _ := json.Marshal(payload)
-	out, err := s.client.Trigger(s.ctx, iii.TriggerRequest{FunctionID: fn, Data: data})
+	out, err := c.Trigger(ctx, iii.TriggerRequest{FunctionID: fn, Data: data})
 	if err != nil {
 		t.Fatalf("%s: %v", fn, err)
 	}
@@ -221,8 +241,19 @@ func (s *browserStack) run(t *testing.T, actions ...chromedp.Action[chromedp.Voi
 	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 	defer cancel()
 	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatalf("browser: %v\nconsole: %q", err, s.console.all())
+		t.Fatalf("browser: %v\nconsole: %q\npage: %s", err, s.console.all(), s.pageText())
 	}
+}
+
+// pageText is what the page shows now, for a failure's message.
+func (s *browserStack) pageText() string {
+	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+	defer cancel()
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + (document.querySelector("main") || document.body).innerText`))
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	return text
 }
 
 // get runs one action that returns a value.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/history"
 )
 
@@ -20,8 +21,9 @@ import (
 // words, and an action without the token is refused.
 func (s *browserStack) versions(t *testing.T) {
 	const id = "ver/demo"
-	s.trigger(t, "skills::register", map[string]string{"id": id, "skill": "# Demo\n\nStep one: call the old endpoint.\n", "message": "first", "author": "ci@acme"})
-	s.trigger(t, "skills::register", map[string]string{"id": id, "skill": "# Demo\n\nStep one: call the new endpoint.\n", "message": "second", "author": "ci@acme"})
+	// Team ver publishes it, so the team's token may manage it on the page.
+	s.teamTrigger(t, rules.FnSkillsRegister, map[string]string{"id": id, "skill": "# Demo\n\nStep one: call the old endpoint.\n", "message": "first", "author": "ci@acme"})
+	s.teamTrigger(t, rules.FnSkillsRegister, map[string]string{"id": id, "skill": "# Demo\n\nStep one: call the new endpoint.\n", "message": "second", "author": "ci@acme"})
 	listing := func() history.Listing {
 		var l history.Listing
 		if err := json.Unmarshal(s.trigger(t, "skills::versions", map[string]string{"id": id}), &l); err != nil {
@@ -83,9 +85,9 @@ func (s *browserStack) versions(t *testing.T) {
 	// Live: a label move that changes nothing served, and a new version,
 	// show on the open page without a reload.
 	s.markPage(t)
-	s.trigger(t, "skills::label", map[string]any{"id": id, "label": "canary", "version": 1})
+	s.teamTrigger(t, rules.FnSkillsLabel, map[string]any{"id": id, "label": "canary", "version": 1})
 	s.run(t, chromedp.WaitVisible(chromedp.Search(`//tr[@data-version="1"]//span[contains(@class,"label") and contains(., "canary")]`)))
-	s.trigger(t, "skills::register", map[string]string{"id": id, "skill": "# Demo\n\nStep one: call the newest endpoint.\n", "message": "fourth"})
+	s.teamTrigger(t, rules.FnSkillsRegister, map[string]string{"id": id, "skill": "# Demo\n\nStep one: call the newest endpoint.\n", "message": "fourth"})
 	s.run(t, chromedp.WaitVisible(chromedp.CSS(`tr[data-version="4"]`)))
 	s.assertNotReloaded(t)
 

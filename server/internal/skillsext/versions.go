@@ -36,9 +36,7 @@ func (v *View) versionView(p string) (*view, bool) {
 	if !ok || err != nil || registry.ValidateID(id) != nil || registry.CheckSelector(sel) != nil {
 		return nil, false
 	}
-	v.mu.RLock()
-	cur, ok := v.byID[id]
-	v.mu.RUnlock()
+	cur, ok := v.lookup(id) // the catalog first, as for the id itself
 	if !ok {
 		return nil, false
 	}
