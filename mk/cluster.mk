@@ -22,6 +22,6 @@ test-cluster:
 		echo "test-cluster: not run: no iii engine (set III_BIN)"; exit 0; fi; \
 	$(MAKE) --no-print-directory build cluster-deps && \
 	cd server && CLUSTER_TESTS_REQUIRED=$(call deps-installed-sh,cluster-deps) III_BIN="$$iii" SKILLS_BIN=$(BIN)/skills \
-		$(GO) test -count=1 -timeout 10m -v -run 'TestTwoEnginesOnRedis|TestBridgedEnginesOnRedis|TestObservabilityAcrossEnginesOnRedis|TestMCPBridgesOnRealEngine' ./internal/clustertest/
+		$(GO) test -count=1 -timeout 10m -v -run 'TestTwoEnginesOnRedis|TestBridgedEnginesOnRedis|TestObservabilityAcrossEnginesOnRedis|TestMCPBridgesOnRealEngine|TestTrustAcrossNodes' ./internal/clustertest/
 
 TEST_TARGETS += test-cluster
