@@ -303,6 +303,8 @@ type changesAnswer struct {
 		ID      string `json:"id"`
 		Version int    `json:"version"`
 		Label   string `json:"label"`
+		Reason  string `json:"reason"`
+		Message string `json:"message"`
 	} `json:"changes"`
 	Next int64 `json:"next"`
 }
@@ -310,7 +312,7 @@ type changesAnswer struct {
 func (c changesAnswer) String() string {
 	var parts []string
 	for _, ch := range c.Changes {
-		parts = append(parts, fmt.Sprintf("%d %s %s v%d%s", ch.Cursor, ch.Type, ch.ID, ch.Version, ch.Label))
+		parts = append(parts, fmt.Sprintf("%d %s %s v%d%s%s%s", ch.Cursor, ch.Type, ch.ID, ch.Version, ch.Label, ch.Reason, ch.Message))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -356,6 +358,9 @@ webhooks:
 	call(t, pub, rules.FnSkillsRollback, map[string]any{"id": "team/deploy", "version": 1}, nil)
 	call(t, pub, rules.FnSkillsRegister, map[string]string{"id": "team/gone", "skill": "# Gone\n"}, nil)
 	call(t, pub, rules.FnSkillsUnregister, map[string]string{"id": "team/gone"}, nil)
+	call(t, pub, rules.FnSkillsYank, map[string]any{"id": "team/deploy", "version": 2, "reason": "ships to the wrong region"}, nil)
+	call(t, pub, rules.FnSkillsUnyank, map[string]any{"id": "team/deploy", "version": 2}, nil)
+	call(t, pub, rules.FnSkillsDeprecate, map[string]any{"id": "team/deploy", "message": "use team/ship"}, nil)
 	// A section function of the publisher, which records the trace
 	// context the registry calls it with.
 	sectionTrace := make(chan string, 4)
@@ -480,25 +485,28 @@ webhooks:
 	})
 
 	const changes = "1 register team/deploy v1; 2 version team/deploy v2; 3 label team/deploy v1prod; 4 rollback team/deploy v3; " +
-		"5 register team/gone v1; 6 unregister team/gone v0"
+		"5 register team/gone v1; 6 unregister team/gone v0; 7 yank team/deploy v2ships to the wrong region; 8 unyank team/deploy v2; " +
+		"9 deprecate team/deploy v0use team/ship"
 	t.Run("changes and webhooks", func(t *testing.T) {
 		var feed changesAnswer
 		call(t, pub, rules.FnSkillsChanges, map[string]any{}, &feed)
-		if feed.String() != changes || feed.Next != 6 {
+		if feed.String() != changes || feed.Next != 9 {
 			t.Fatalf("skills::changes\n got %s (next %d)\nwant %s", feed, feed.Next, changes)
 		}
 		var got []hookDelivery
 		testutil.Eventually(t, 30*time.Second, "the webhook receiver to get every change", func() bool {
 			got, _, _ = hooks.deliveries()
-			return len(got) == 6
+			return len(got) == 9
 		})
 		_, bad, _ := hooks.deliveries()
 		var parts []string
 		for _, d := range got {
 			v, _ := d.Data["version"].(float64)
 			label, _ := d.Data["label"].(string)
+			reason, _ := d.Data["reason"].(string)
+			message, _ := d.Data["message"].(string)
 			cursor, _ := d.Data["cursor"].(float64)
-			parts = append(parts, fmt.Sprintf("%d %s %s v%d%s", int(cursor), d.Type, d.Data["id"], int(v), label))
+			parts = append(parts, fmt.Sprintf("%d %s %s v%d%s%s%s", int(cursor), d.Type, d.Data["id"], int(v), label, reason, message))
 		}
 		if strings.Join(parts, "; ") != changes || len(bad) > 0 {
 			t.Fatalf("webhooks delivered\n %s\nwant %s\nrefused: %v", strings.Join(parts, "; "), changes, bad)
@@ -510,7 +518,7 @@ webhooks:
 					Received []any
 					Rejected []any
 				}
-				return json.Unmarshal(b, &seen) == nil && len(seen.Received) == 6 && len(seen.Rejected) == 0
+				return json.Unmarshal(b, &seen) == nil && len(seen.Received) == 9 && len(seen.Rejected) == 0
 			})
 		}
 	})
@@ -605,9 +613,9 @@ webhooks:
 	}
 	call(t, pub2, rules.FnSkillsRegister, map[string]string{"id": "team/new", "skill": "# New\n"}, nil)
 	var feed changesAnswer
-	call(t, pub2, rules.FnSkillsChanges, map[string]any{"after": 6}, &feed)
-	if feed.String() != "7 register team/new v1" {
-		t.Fatalf("after a restart skills::changes after 6: %s; want 7 register team/new", feed)
+	call(t, pub2, rules.FnSkillsChanges, map[string]any{"after": 9}, &feed)
+	if feed.String() != "10 register team/new v1" {
+		t.Fatalf("after a restart skills::changes after 9: %s; want 10 register team/new", feed)
 	}
 }
 

@@ -195,8 +195,12 @@ func (o *observability) startWebhooks(ctx context.Context, cfg Config, state kv.
 // entry and the deliveries are written at once (one group commit on a
 // store of this process, rather than one after the other).
 func (o *observability) changed(ctx context.Context, e core.Event) {
-	entry, err := o.feed.Reserve(ctx, changefeed.Entry{Type: e.Op, ID: e.ID, Version: e.Version, Label: e.Label,
-		Previous: e.Previous, RolledBack: e.RolledBack, Author: e.Author, At: e.At})
+	fe := changefeed.Entry{Type: e.Op, ID: e.ID, Version: e.Version, Label: e.Label,
+		Previous: e.Previous, RolledBack: e.RolledBack, Author: e.Author, Reason: e.Reason, At: e.At}
+	if e.Op == core.EventDeprecate {
+		fe.Message = e.Message
+	}
+	entry, err := o.feed.Reserve(ctx, fe)
 	if err != nil {
 		o.log.Warn("changes: a change is not in the feed ("+rules.FnSkillsChanges+")", "type", e.Op, "id", e.ID, "err", err)
 	}
@@ -225,6 +229,17 @@ func (o *observability) changed(ctx context.Context, e core.Event) {
 	}
 	if e.Author != "" {
 		extra["author"] = e.Author
+	}
+	if e.Reason != "" {
+		extra["reason"] = e.Reason
+	}
+	if e.Op == core.EventDeprecate {
+		// The deprecation's message, null when it was removed.
+		if e.Message != "" {
+			extra["message"] = e.Message
+		} else {
+			extra["message"] = nil
+		}
 	}
 	if err := d.Publish(ctx, webhooks.Change{Type: webhooks.Event(e.Op), ID: e.ID, Version: e.Version, Label: e.Label, At: e.At, Extra: extra}); err != nil {
 		o.log.Warn("webhooks: a change was not queued", "type", e.Op, "id", e.ID, "err", err)

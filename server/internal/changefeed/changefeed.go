@@ -67,9 +67,13 @@ type Entry struct {
 	// Previous is the version a moved label pointed at before.
 	Previous int `json:"previous,omitempty"`
 	// RolledBack is the version a rollback registered again.
-	RolledBack int       `json:"rolled_back,omitempty"`
-	Author     string    `json:"author,omitempty"`
-	At         time.Time `json:"at"`
+	RolledBack int    `json:"rolled_back,omitempty"`
+	Author     string `json:"author,omitempty"`
+	// Reason is why a version was yanked; Message a deprecation's
+	// message (none on a deprecate: it was removed).
+	Reason  string    `json:"reason,omitempty"`
+	Message string    `json:"message,omitempty"`
+	At      time.Time `json:"at"`
 	// Node is the registry instance that made the change.
 	Node string `json:"node,omitempty"`
 }

@@ -156,9 +156,6 @@ const (
 // applied from another instance sharing its state, nor a folder's. It is
 // told once the change is durable, on the instance that made it, so what
 // it feeds (webhooks, the change feed) sees each change once.
-//
-// A new kind of change (yank, unyank, deprecate) is one call of
-// l.emit(ctx, Event{Op: EventYank, ID: id, Version: n}) where it is made.
 type Event struct {
 	Op      string    `json:"type"`
 	ID      string    `json:"id"`
@@ -171,7 +168,11 @@ type Event struct {
 	// RolledBack is the version whose content a rollback registered again.
 	RolledBack int    `json:"rolled_back,omitempty"`
 	Author     string `json:"author,omitempty"`
-	Message    string `json:"message,omitempty"`
+	// Message is a version's message, or a deprecation's ("" with
+	// EventDeprecate: the deprecation was removed).
+	Message string `json:"message,omitempty"`
+	// Reason is why a version was yanked.
+	Reason string `json:"reason,omitempty"`
 }
 
 // OnEvent calls fn with every change this instance makes, in the writer's

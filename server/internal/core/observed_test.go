@@ -134,6 +134,12 @@ func (e *events) add(_ context.Context, ev Event) {
 	if ev.RolledBack > 0 {
 		s += fmt.Sprintf(" from v%d", ev.RolledBack)
 	}
+	if ev.Reason != "" {
+		s += fmt.Sprintf(" (%s)", ev.Reason)
+	}
+	if ev.Op == EventDeprecate {
+		s += fmt.Sprintf(" %q", ev.Message)
+	}
 	if ev.At.IsZero() {
 		s += " (no time)"
 	}
@@ -151,7 +157,8 @@ func (e *events) take() string {
 // Each change this instance makes is told once, after it is durable: a
 // new id is a register, new content a version, the same content again
 // nothing, a label move (not a no-op move), a rollback that made a
-// version, an unregister; prompts and changes applied from elsewhere
+// version, a yank and an unyank (not a repeated one), a deprecation set
+// and removed, an unregister; prompts and changes applied from elsewhere
 // (another catalog source) are not.
 func TestEventsOfTheChangesThisInstanceMakes(t *testing.T) {
 	l := newLocal(t)
@@ -170,8 +177,26 @@ func TestEventsOfTheChangesThisInstanceMakes(t *testing.T) {
 	if _, err := l.Rollback(ctx, Operator(), KindSkill, RollbackInput{ID: "team/deploy", Version: "1", Meta: history.Meta{Author: "ops"}}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := l.Yank(ctx, Operator(), KindSkill, YankInput{ID: "team/deploy", Version: "2", Reason: "leaks a token"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Yank(ctx, Operator(), KindSkill, YankInput{ID: "team/deploy", Version: "2", Reason: "leaks a token"}); err != nil {
+		t.Fatal(err) // yanked already: no event
+	}
+	if _, err := l.Unyank(ctx, Operator(), KindSkill, YankInput{ID: "team/deploy", Version: "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Deprecate(ctx, Operator(), KindSkill, DeprecateInput{ID: "team/deploy", Message: "use team/ship"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Deprecate(ctx, Operator(), KindSkill, DeprecateInput{ID: "team/deploy"}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := l.RegisterPrompt(ctx, Caller{}, registry.RegisterPromptInput{Name: "greet", Description: "Greet", FunctionID: "greet::render"}); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := l.Deprecate(ctx, Operator(), KindPrompt, DeprecateInput{ID: "greet", Message: "use hello"}); err != nil {
+		t.Fatal(err) // a prompt's: not a skill change
 	}
 	src, err := l.Catalog().AddSource("folder:/srv/skills", catalog.RankFolder)
 	if err != nil {
@@ -185,6 +210,7 @@ func TestEventsOfTheChangesThisInstanceMakes(t *testing.T) {
 	}
 	mustRegister(t, l, "team/deploy", "# v3\n") // back: a register, its next version
 	want := "register team/deploy v1; version team/deploy v2; label team/deploy v1 prod (was 0); rollback team/deploy v3 from v1; " +
+		"yank team/deploy v2 (leaks a token); unyank team/deploy v2; deprecate team/deploy \"use team/ship\"; deprecate team/deploy \"\"; " +
 		"unregister team/deploy; register team/deploy v4"
 	if got := ev.take(); got != want {
 		t.Fatalf("events\n got %s\nwant %s", got, want)

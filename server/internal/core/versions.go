@@ -294,6 +294,13 @@ func (l *Local) yank(ctx context.Context, c Caller, k Kind, in YankInput, yank b
 	}
 	l.cl.Announce(ctx, l.scopeOf(k), cluster.OpLabel, in.ID)
 	l.announce(k, op, in.ID)
+	if k == KindSkill {
+		if yank {
+			l.emit(ctx, Event{Op: EventYank, ID: in.ID, Version: n, Reason: in.Reason})
+		} else {
+			l.emit(ctx, Event{Op: EventUnyank, ID: in.ID, Version: n})
+		}
+	}
 	return res, nil
 }
 
@@ -328,6 +335,9 @@ func (l *Local) deprecate(ctx context.Context, c Caller, k Kind, in DeprecateInp
 	l.log.Info("deprecation changed", "kind", string(k), "id", in.ID, "message", in.Message)
 	l.cl.Announce(ctx, l.scopeOf(k), cluster.OpLabel, in.ID)
 	l.announce(k, registry.OpDeprecate, in.ID)
+	if k == KindSkill {
+		l.emit(ctx, Event{Op: EventDeprecate, ID: in.ID, Message: in.Message})
+	}
 	return res, nil
 }
 
