@@ -328,7 +328,7 @@ func TestDownloadsAnswers(t *testing.T) {
 			map[string]string{"Cache-Control": "max-age=31536000, immutable", "Skill-Sha256": hex.EncodeToString(v1sum[:])}},
 		{"/archive/team/deploy@1.zip", 200, "", map[string]string{"Content-Type": "application/zip", "Content-Disposition": "attachment; filename=deploy-1.zip"}},
 		{"/archive/team/deploy@production.tar.gz", 200, "", map[string]string{"Content-Type": "application/gzip", "Content-Disposition": "attachment; filename=deploy-production.tar.gz"}},
-		{"/.well-known/agent-skills/acme/dup.zip", 200, "", nil},   // left out of the index, served by id
+		{"/.well-known/agent-skills/acme/dup.zip", 200, "", nil}, // left out of the index, served by id
 		{"/.well-known/agent-skills/team/deploy@9/SKILL.md", 404, "has no version 9 (kept: 1-2)", nil},
 		{"/.well-known/agent-skills/team/deploy@staging.zip", 404, `has no label "staging"`, nil},
 		{"/.well-known/agent-skills/pdf@2.zip", 404, "only published skills have registry versions", nil},
