@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -495,5 +496,100 @@ func zipNames(b []byte) []string {
 	for _, f := range zr.File {
 		out = append(out, f.Name)
 	}
+	return out
+}
+
+// Debian's unzip and tar unpack every archive the server sends: the
+// upload layout into one folder named after the skill, the RFC's with the
+// skill's files at the root; a script keeps its executable bit. The
+// Agent Skills reference validator (skills-ref, from PyPI) accepts the
+// folders they make.
+func TestArchivesUnpackWithRealTools(t *testing.T) {
+	testutil.NeedArchivers(t, "unzip", "tar")
+	s := startStack(t, "")
+	s.register("team/deploy", "# Deploy\n\nShip it: build, test, roll out.\n")
+	deployMD := string(s.mustGet("/.well-known/agent-skills/team/deploy/SKILL.md").body)
+
+	var folders []string
+	for _, c := range []struct {
+		path, into string // into: the folder the skill's files land in, under the unpack folder
+		files      map[string]string
+	}{
+		{"/archive/pdf.zip", "pdf", pdfFiles},
+		{"/archive/pdf.tar.gz", "pdf", pdfFiles},
+		{"/.well-known/agent-skills/pdf.zip", "", pdfFiles},
+		{"/.well-known/agent-skills/pdf.tar.gz", "", pdfFiles},
+		{"/archive/team/deploy.zip", "deploy", map[string]string{"SKILL.md": deployMD}},
+		{"/archive/team/deploy@1.tar.gz", "deploy", map[string]string{"SKILL.md": deployMD}},
+		{"/archive/acme/notes.tar.gz", "notes", map[string]string{"SKILL.md": skillMD("notes", "Take notes in meetings.", "# Notes\n\nWrite it down.\n")}},
+	} {
+		r := s.mustGet(c.path)
+		work := t.TempDir()
+		file := filepath.Join(work, "download")
+		if err := os.WriteFile(file, r.body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// The RFC's layout unpacks into a folder the client names after
+		// the skill; the upload layout brings its own.
+		dest := filepath.Join(work, "out")
+		skillDir := filepath.Join(dest, c.into)
+		if c.into == "" {
+			skillDir = filepath.Join(dest, "pdf")
+			dest = skillDir
+		}
+		if err := os.MkdirAll(dest, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("tar", "-xzf", file, "-C", dest)
+		if strings.HasSuffix(c.path, ".zip") {
+			cmd = exec.Command("unzip", "-q", file, "-d", dest)
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %s: %v\n%s (entries %v)", cmd.Args[0], c.path, err, out, zipNames(r.body))
+		}
+		got := map[string]string{}
+		err := filepath.WalkDir(filepath.Dir(skillDir), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(skillDir, p)
+			b, _ := os.ReadFile(p)
+			got[filepath.ToSlash(rel)] = string(b)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(c.files) {
+			t.Fatalf("%s unpacked %d files, want %d: %v", c.path, len(got), len(c.files), keys(got))
+		}
+		for p, want := range c.files {
+			if got[p] != want {
+				t.Fatalf("%s: %s = %q, want %q", c.path, p, got[p], want)
+			}
+		}
+		if _, ok := c.files["scripts/run.sh"]; ok {
+			fi, err := os.Stat(filepath.Join(skillDir, "scripts", "run.sh"))
+			if err != nil || fi.Mode()&0o111 == 0 {
+				t.Fatalf("%s: scripts/run.sh (a #! script) is not executable: %v %v", c.path, fi.Mode(), err)
+			}
+		}
+		folders = append(folders, skillDir)
+	}
+	t.Run("skills-ref", func(t *testing.T) {
+		for dir, errs := range testutil.SkillsRefValidate(t, folders...) {
+			if len(errs) > 0 {
+				t.Errorf("skills-ref refuses the unpacked %s: %v", dir, errs)
+			}
+		}
+	})
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
 	return out
 }
