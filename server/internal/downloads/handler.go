@@ -17,6 +17,7 @@ import (
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
+	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/httpguard"
@@ -162,7 +163,7 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 // failed to answer).
 func registryError(what string, err error) *refusal {
 	var ie *iii.InvocationError
-	if errors.As(err, &ie) && ie.Code == "NOT_FOUND" {
+	if errors.As(err, &ie) && ie.Code == rules.CodeNotFound {
 		return refuse(http.StatusNotFound, "%s", ie.Message)
 	}
 	if errors.Is(err, skillsext.ErrNoSuchFile) {
@@ -413,7 +414,7 @@ func (h *Handler) notFound(ctx context.Context, req request) error {
 	}
 	if _, err := h.reg.Read(ctx, registry.SkillURI(req.skillPath())); err != nil {
 		var ie *iii.InvocationError
-		if errors.As(err, &ie) && ie.Code == "NOT_FOUND" {
+		if errors.As(err, &ie) && ie.Code == rules.CodeNotFound {
 			return refuse(http.StatusNotFound, "%s", ie.Message)
 		}
 	}
