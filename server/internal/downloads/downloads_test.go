@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -23,6 +24,7 @@ import (
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/app"
+	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/downloads"
 	"github.com/iii-skills/skills/server/internal/skillarchive"
 	"github.com/iii-skills/skills/server/internal/testutil"
@@ -685,5 +687,45 @@ func TestSkillsCLI(t *testing.T) {
 	out = run("update", "-p", "-y")
 	if !strings.Contains(read("deploy/SKILL.md"), "version two") {
 		t.Fatalf("skills update did not bring deploy's new version:\n%s", out)
+	}
+}
+
+// Over iii (core.Remote, as `skills mcp --url` serves them) the index and
+// the archives are the same bytes as in the registry's own process.
+func TestOverIIIAsInProcess(t *testing.T) {
+	s := startStack(t, "")
+	s.register("team/deploy", "# Deploy\n\nShip it: build, test, roll out.\n")
+	cli := iii.RegisterWorker(s.srv.EngineURL, iii.WithName("downloads-remote"), iii.WithLogger(quiet))
+	t.Cleanup(func() { _ = cli.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := cli.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	downloads.New(downloads.Options{Registry: core.NewRemote(cli, core.RemoteOptions{}), Logger: quiet}).Mount(mux)
+	remote := httptest.NewServer(mux)
+	t.Cleanup(remote.Close)
+	for _, p := range []string{downloads.IndexPath, "/.well-known/agent-skills/pdf.zip", "/archive/pdf.tar.gz",
+		"/archive/team/deploy@1.zip", "/.well-known/agent-skills/acme/notes/SKILL.md"} {
+		local := s.mustGet(p)
+		resp, err := http.Get(remote.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.Equal(b, local.body) || resp.Header.Get("ETag") != local.header.Get("ETag") {
+			t.Fatalf("%s over iii: %d, %d bytes (ETag %s); in process: %d bytes (ETag %s)", p, resp.StatusCode, len(b), resp.Header.Get("ETag"), len(local.body), local.header.Get("ETag"))
+		}
+	}
+	if resp, err := http.Get(remote.URL + "/.well-known/agent-skills/team/deploy@7/SKILL.md"); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 404 || !strings.Contains(string(b), "no version 7") {
+			t.Fatalf("an unknown version over iii: %d %q", resp.StatusCode, b)
+		}
 	}
 }
