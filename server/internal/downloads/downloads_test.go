@@ -26,6 +26,7 @@ import (
 	"github.com/iii-skills/skills/server/internal/app"
 	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/downloads"
+	"github.com/iii-skills/skills/server/internal/skilladd"
 	"github.com/iii-skills/skills/server/internal/skillarchive"
 	"github.com/iii-skills/skills/server/internal/testutil"
 	"github.com/iii-skills/skills/server/internal/testutil/appstack"
@@ -727,5 +728,37 @@ func TestOverIIIAsInProcess(t *testing.T) {
 		if resp.StatusCode != 404 || !strings.Contains(string(b), "no version 7") {
 			t.Fatalf("an unknown version over iii: %d %q", resp.StatusCode, b)
 		}
+	}
+}
+
+// `skills add` takes the server's download URLs as SOURCEs: the upload
+// layout (a folder of skills), the RFC's (one skill, named after the file
+// without its selector), a pin; a refusal shows the server's reason.
+func TestSkillsAddFromDownloads(t *testing.T) {
+	s := startStack(t, "")
+	s.register("team/deploy", "# Deploy\n\nShip it: version one.\n")
+	notes := s.base + "/archive/acme/notes.zip"
+	deploy := s.base + "/.well-known/agent-skills/team/deploy@1.zip"
+	pdf := s.base + "/.well-known/agent-skills/pdf@sha256:" + s.mustGet("/.well-known/agent-skills/pdf.zip").header.Get("Skill-Sha256") + ".tar.gz"
+	plans, err := skilladd.Plan(context.Background(), []string{notes, deploy, pdf}, skilladd.Options{SkipFiles: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]skilladd.Skill{}
+	for _, p := range plans {
+		for _, sk := range p.Skills {
+			got[sk.ID] = sk
+		}
+	}
+	if len(got) != 3 || !strings.Contains(got["notes"].Body, "Write it down.") || !strings.Contains(got["deploy"].Body, "version one") ||
+		!strings.Contains(got["pdf"].Body, "Run scripts/run.sh") || len(got["pdf"].LeftOut) == 0 {
+		t.Fatalf("planned %+v", got)
+	}
+	if p := got["deploy"].Provenance; p.Source != deploy || p.Kind != skilladd.KindArchive || len(p.SHA256) != 64 {
+		t.Fatalf("deploy's provenance %+v", p)
+	}
+	_, err = skilladd.Plan(context.Background(), []string{s.base + "/archive/team/deploy@9.zip"}, skilladd.Options{})
+	if err == nil || !strings.Contains(err.Error(), "404 Not Found: skill team/deploy has no version 9") {
+		t.Fatalf("an unknown version: %v", err)
 	}
 }
