@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
@@ -67,6 +68,8 @@ type Handler struct {
 	stall   time.Duration
 	maxDur  time.Duration
 	digests *digests
+	// warned is the last reason logged per skill left out of the index.
+	warned sync.Map
 }
 
 // New returns the downloads of o.Registry.

@@ -91,8 +91,11 @@ func (h *Handler) BuildIndex(ctx context.Context) (Index, []LeftOut, error) {
 		e, err := h.entry(ctx, s)
 		if err != nil {
 			// Its files changed while they were read, or cannot be: left
-			// out of this answer, not the whole index.
-			h.log.Warn("skill left out of the discovery index", "skill", s.Path, "err", err)
+			// out of this answer, not the whole index; logged once per
+			// reason, however often the index is asked for.
+			if old, _ := h.warned.Swap(s.Path, err.Error()); old != err.Error() {
+				h.log.Warn("skill left out of the discovery index", "skill", s.Path, "err", err)
+			}
 			left = append(left, LeftOut{Path: s.Path, Reason: err.Error()})
 			continue
 		}
