@@ -98,6 +98,7 @@ clean:
 
 # Folders where targets run `npm ci` (mk/*.mk); clean-deps removes their node_modules.
 NODE_MODULE_DIRS := sdk-node examples/node server/internal/mcp/testdata/node-clients server/internal/interop/node \
+	server/internal/downloads/testdata/skills-cli \
 	server/internal/skillcheck/testdata/skills-ref
 
 ## clean-deps: remove what the targets installed in the clone: virtualenvs and node_modules

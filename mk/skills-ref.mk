@@ -10,7 +10,8 @@
 #                          does not install is "not run"; with neither, the target says so and
 #                          succeeds. With the PyPI one it also reads back the folders `skills
 #                          sync` writes (server/internal/skillsync: the corpora and published
-#                          skills synced from a real registry).
+#                          skills synced from a real registry) and the archives the server
+#                          sends, unpacked by unzip and tar (server/internal/downloads).
 
 PYTHON3 ?= python3
 NPM ?= npm
@@ -46,6 +47,7 @@ test-skills-ref:
 		$(GO) test -count=1 -v -run '^TestSkillsRef$$' ./server/internal/skillcheck/ 2>&1 \
 		| sed -E 's/^ +skillsref_test\.go:[0-9]+: //' && \
 	if [ -n "$$py" ]; then SKILLS_REF_PYTHON=$$py CORPORA="$(CORPORA)" \
-		$(GO) test -count=1 -run '^(TestSyncCorpus|TestSyncCorpus322|TestSyncPublishedVersions)$$' ./server/internal/skillsync/; fi
+		$(GO) test -count=1 -run '^(TestSyncCorpus|TestSyncCorpus322|TestSyncPublishedVersions)$$' ./server/internal/skillsync/ && \
+		SKILLS_REF_PYTHON=$$py $(GO) test -count=1 -run '^TestArchivesUnpackWithRealTools$$' ./server/internal/downloads/; fi
 
 TEST_TARGETS += test-skills-ref

@@ -30,10 +30,13 @@ with where they came from in each version's message. A SOURCE is:
   ./folder             one skill (SKILL.md inside) or a folder of skills, read
                        exactly as the server reads --skills-folder
   skills.zip, .tar.gz  an archive (one skill, or a folder of skills)
+  https://host/…/pdf.zip (.tar.gz, .tgz, .tar)
+                       an archive to download, such as a registry's own
+                       (http://host/archive/acme/pdf@3.zip)
   https://host/o/r, ssh://…, git@host:o/r, owner/repo (on --forge)
                        a git repository, fetched with git (depth 1, no
                        submodules, no checkout)
-  any of them + #ref (a branch, tag or commit) and/or :subfolder,
+  any of them + #ref (a branch, tag or commit; not for archives) and/or :subfolder,
   e.g. owner/repo#v1.2:skills/pdf, ./skills.zip:pdf, ./repo#main
 Everything is checked before anything is registered; a SOURCE the registry
 refuses part-way is undone. Exit 0: all added; 1: refused or failed; 2: usage.
@@ -54,8 +57,8 @@ func runAdd(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.SkipFiles, "skip-files", false, "Register a skill with supporting files (scripts/, references/, …) as its SKILL.md alone (a published skill holds no files); without it such a skill is refused")
 	fs.StringVar(&o.Message, "message", "", "Message of every new version (the provenance line is added after it)")
 	fs.StringVar(&o.Author, "author", "", "Author of every new version")
-	fs.DurationVar(&o.GitTimeout, "git-timeout", 5*time.Minute, "How long one git fetch may take")
-	fs.Int64Var(&o.MaxDownload, "max-download", 256<<20, "Bytes a repository may take at depth 1")
+	fs.DurationVar(&o.GitTimeout, "git-timeout", 5*time.Minute, "How long one git fetch or archive download may take")
+	fs.Int64Var(&o.MaxDownload, "max-download", 256<<20, "Bytes a repository may take at depth 1, or an archive download")
 	fs.DurationVar(&o.OwnerWait, "owner-wait", 5*time.Second, "How long to retry an id another connection still holds (the previous skills add's, until the engine sees it close)")
 	dryRun := fs.Bool("dry-run", false, "Check the SOURCEs and print what would be registered, without a registry")
 	asJSON := fs.Bool("json", false, "Print the result as JSON (ids, versions, provenance, what was left out)")

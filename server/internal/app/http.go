@@ -15,6 +15,7 @@ import (
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/server/internal/core"
+	"github.com/iii-skills/skills/server/internal/downloads"
 	"github.com/iii-skills/skills/server/internal/health"
 	"github.com/iii-skills/skills/server/internal/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
@@ -78,7 +79,7 @@ func StartHTTP(ctx context.Context, h HTTPServer) (bound net.Addr, stop func(), 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath, webPage(page, client, log), ready, h.Metrics); err != nil {
+		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath, webPage(page, client, log), ready, h.Metrics, h.Registry, log); err != nil {
 			log.Error("MCP endpoint stopped", "err", err)
 		}
 	}()
@@ -90,6 +91,7 @@ func StartHTTP(ctx context.Context, h HTTPServer) (bound net.Addr, stop func(), 
 	if page != nil {
 		log.Info(fmt.Sprintf("web page http://%s/", ln.Addr()), "auth", opts.Token != "")
 	}
+	log.Info(fmt.Sprintf("skills index http://%s%s", ln.Addr(), downloads.IndexPath), "auth", opts.Token != "")
 	if !httpguard.IsLoopbackAddr(ln.Addr().String()) && opts.Token == "" {
 		log.Warn("SECURITY: the MCP endpoint listens on a non-loopback address without a token: anyone who can reach "+
 			ln.Addr().String()+" can call every visible function; set --mcp-token / "+EnvMCPToken+" or bind 127.0.0.1", "addr", ln.Addr().String())
@@ -125,15 +127,20 @@ func sandboxState(rt *skillsprotocol.Runtime) string {
 }
 
 // serveHTTP serves /mcp, the probes /healthz and /readyz (ready: nil is
-// always ready), with page set the web page at /, and, when rt is set and
-// rpcPath is not empty, the Skills Protocol at rpcPath, until ctx ends.
+// always ready), reg's skills as files (the discovery index and archives,
+// package downloads), with page set the web page at /, and, when rt is set
+// and rpcPath is not empty, the Skills Protocol at rpcPath, until ctx ends.
 func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts skillsmcp.HTTPOptions, rt *skillsprotocol.Runtime, rpcPath string,
-	page func(httpguard.Policy) (http.Handler, func()), ready health.Check, metrics http.Handler) error {
+	page func(httpguard.Policy) (http.Handler, func()), ready health.Check, metrics http.Handler, reg core.Registry, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	// Probes answer outside the door rules (see package health).
 	health.Mount(mux, ready)
 	opts.ListenAddr = ln.Addr().String()
 	mux.Handle(skillsmcp.Path, srv.HTTPHandler(opts))
+	if reg != nil {
+		// The same door as /mcp: readers of /mcp read these too.
+		downloads.New(downloads.Options{Registry: reg, Guard: opts.Policy(), Logger: log}).Mount(mux)
+	}
 	if metrics != nil {
 		// The same door as /mcp: Origin, Host and token.
 		mux.Handle("GET /metrics", opts.Policy().Wrap(metrics))

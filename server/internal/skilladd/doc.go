@@ -5,7 +5,9 @@
 // # Sources
 //
 // [ParseSource] reads a SOURCE: an existing folder or archive (.zip,
-// .tar.gz, .tgz, .tar; told apart by their bytes), a git URL (https://,
+// .tar.gz, .tgz, .tar; told apart by their bytes), an archive to download
+// (an http(s) URL whose path ends in one of those extensions: downloaded
+// whole within a size cap and a timeout, then read as a file), a git URL (https://,
 // http://, ssh://, git://, git@host:owner/repo) or owner/repo on a forge
 // (Options.Forge, https://github.com/ by default), each with #ref and
 // :subdir suffixes (repo#v1.2:skills/pdf). file:// URLs, transports that

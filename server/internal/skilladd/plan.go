@@ -1,6 +1,7 @@
 package skilladd
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -39,8 +40,9 @@ type Options struct {
 	// added to Message.
 	Message, Author string
 	// Git is the git program (default "git"); GitEnv is added to its
-	// environment; GitTimeout bounds each fetch (default 5 minutes);
-	// MaxDownload caps a repository's size at depth 1 (default 256 MiB).
+	// environment; GitTimeout bounds each fetch and archive download
+	// (default 5 minutes); MaxDownload caps a repository's size at depth
+	// 1 and an archive download (default 256 MiB).
 	Git         string
 	GitEnv      []string
 	GitTimeout  time.Duration
@@ -216,7 +218,7 @@ func layOut(ctx context.Context, src Source, o *Options) (*tree, error) {
 		}
 		files, name = fs, filepath.Base(dir)
 	case KindArchive:
-		fs, sum, err := readArchive(src, o)
+		fs, sum, err := readArchive(ctx, src, o)
 		if err != nil {
 			return nil, err
 		}
@@ -297,9 +299,21 @@ func under(files []skillarchive.File, dir string) []skillarchive.File {
 	return out
 }
 
-// readArchive reads an archive file through the archive rules and returns
-// its files and its sha256.
-func readArchive(src Source, o *Options) ([]skillarchive.File, string, error) {
+// readArchive reads an archive file, or downloads one (src.Path ""),
+// through the archive rules and returns its files and its sha256.
+func readArchive(ctx context.Context, src Source, o *Options) ([]skillarchive.File, string, error) {
+	if src.Path == "" {
+		b, err := download(ctx, src, o)
+		if err != nil {
+			return nil, "", err
+		}
+		sum := sha256.Sum256(b)
+		_, files, err := skillarchive.Read(bytes.NewReader(b), int64(len(b)), o.readOptions(src.Shown, "archive"))
+		if err != nil {
+			return nil, "", err
+		}
+		return files, hex.EncodeToString(sum[:]), nil
+	}
 	f, err := os.Open(src.Path)
 	if err != nil {
 		return nil, "", err

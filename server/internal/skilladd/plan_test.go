@@ -2,6 +2,8 @@ package skilladd
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,4 +200,57 @@ func TestPlanArchives(t *testing.T) {
 		t.Fatal(err)
 	}
 	planFails(t, Options{}, []string{filepath.Join(base, "PDF Tools.tgz")}, `folder name "PDF Tools" must be lowercase letters`)
+}
+
+// An archive URL is downloaded (over a real listener) and read through the
+// archive rules like a file; its provenance is the URL and the archive's
+// sha256. A refusal of the server names its status and its plain-text
+// reason; a body over --max-download, a redirect elsewhere than http(s)
+// and a zip slip are refused.
+func TestPlanArchiveURLs(t *testing.T) {
+	testutil.NeedArchivers(t, "zip", "tar")
+	base := t.TempDir()
+	put(t, base, map[string]string{
+		"src/pdf/SKILL.md":  skillMD("pdf", "Read PDF files.", "# PDF\n"),
+		"src/docx/SKILL.md": skillMD("docx", "Word files.", "# DOCX\n"),
+		"out.txt":           "outside\n",
+	})
+	run(t, filepath.Join(base, "src"), "zip", "-qr", "../both.zip", "pdf", "docx")
+	run(t, filepath.Join(base, "src", "pdf"), "tar", "-czf", "../../pdf.tgz", ".")
+	run(t, filepath.Join(base, "src", "pdf"), "zip", "-q", "../../slip.zip", "SKILL.md", "../../out.txt")
+	mux := http.NewServeMux()
+	serveFile := func(name string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, filepath.Join(base, name)) }
+	}
+	mux.HandleFunc("/dl/both.zip", serveFile("both.zip"))
+	mux.HandleFunc("/dl/pdf@3.tgz", serveFile("pdf.tgz"))
+	mux.HandleFunc("/dl/slip.zip", serveFile("slip.zip"))
+	mux.HandleFunc("/dl/gone.zip", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no skill gone is served here", http.StatusNotFound)
+	})
+	mux.HandleFunc("/dl/away.zip", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "ftp://elsewhere/x.zip", http.StatusFound)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	p := planOK(t, Options{}, srv.URL+"/dl/both.zip")
+	if got := ids(p); !slices.Equal(got, []string{"docx", "pdf"}) {
+		t.Fatalf("ids %v", got)
+	}
+	p = append(p, planOK(t, Options{}, srv.URL+"/dl/pdf@3.tgz")...) // one skill, named after the file without its selector
+	if got := ids(p); !slices.Equal(got, []string{"docx", "pdf", "pdf"}) {
+		t.Fatalf("ids %v", got)
+	}
+	for _, pl := range p {
+		for _, s := range pl.Skills {
+			if s.Provenance.Kind != KindArchive || !strings.HasPrefix(s.Provenance.Source, srv.URL+"/dl/") || len(s.Provenance.SHA256) != 64 {
+				t.Fatalf("%s: provenance %+v", s.ID, s.Provenance)
+			}
+		}
+	}
+	planFails(t, Options{}, []string{srv.URL + "/dl/gone.zip"}, "downloading "+srv.URL+"/dl/gone.zip: 404 Not Found: no skill gone is served here")
+	planFails(t, Options{MaxDownload: 100}, []string{srv.URL + "/dl/both.zip"}, "over 100 bytes (--max-download)")
+	planFails(t, Options{}, []string{srv.URL + "/dl/away.zip"}, "a redirect to a ftp:// URL is refused")
+	planFails(t, Options{}, []string{srv.URL + "/dl/slip.zip"}, `entry "../../out.txt": name has a ".." component`)
 }

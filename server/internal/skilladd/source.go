@@ -72,11 +72,16 @@ var (
 )
 
 // ParseSource reads one SOURCE: an existing folder or archive (the whole
-// argument, or before a :subdir or #ref suffix), a git URL (https://,
-// http://, ssh://, git:// or git@host:owner/repo) or owner/repo for forge
-// (DefaultForge when ""), each with optional #ref and :subdir.
+// argument, or before a :subdir or #ref suffix), an archive to download
+// (an http(s) URL whose path ends in .zip, .tar.gz, .tgz or .tar), a git
+// URL (https://, http://, ssh://, git:// or git@host:owner/repo) or
+// owner/repo for forge (DefaultForge when ""), each with optional #ref
+// (not for archives) and :subdir.
 func ParseSource(raw, forge string) (Source, error) {
 	arg := redact(raw)
+	if i := strings.IndexByte(arg, '?'); i >= 0 && isArchiveURL(raw) {
+		arg = arg[:i] + "?…" // a signed download URL's query is a credential
+	}
 	src := Source{Arg: arg}
 	switch {
 	case raw == "":
@@ -90,6 +95,11 @@ func ParseSource(raw, forge string) (Source, error) {
 	}
 	if fi, err := os.Stat(raw); err == nil {
 		return local(src, raw, fi, "", "")
+	}
+	if isArchiveURL(raw) {
+		// Whole, before any ':' of a :subdir is looked for: a download
+		// path may hold one (…/pdf@sha256:<hex>.zip).
+		return remote(src, raw, raw[:strings.Index(raw, "://")], "", "")
 	}
 	if m := transport.FindString(raw); m != "" {
 		return src, fmt.Errorf("SOURCE %q: the git transport %q is refused (a remote helper runs a program); expected https://, http://, ssh://, git:// or git@host:owner/repo", arg, m)
@@ -254,6 +264,18 @@ func isGitRepo(dir string) bool {
 	return false
 }
 
+// isArchiveURL reports an http(s) URL whose path ends in an archive's
+// extension (a query is kept: a signed download URL has one; a '#' is a
+// git ref, never part of an archive URL).
+func isArchiveURL(raw string) bool {
+	lower := strings.ToLower(raw)
+	if !strings.HasPrefix(lower, "https://") && !strings.HasPrefix(lower, "http://") || strings.Contains(raw, "#") {
+		return false
+	}
+	u, err := url.Parse(raw)
+	return err == nil && u.Host != "" && archiveStem(path.Base(u.Path)) != path.Base(u.Path)
+}
+
 // archiveStem is an archive's file name without its extension.
 func archiveStem(name string) string {
 	for _, ext := range []string{".tar.gz", ".tgz", ".zip", ".tar"} {
@@ -273,9 +295,6 @@ func remote(src Source, loc, scheme, ref, sub string) (Source, error) {
 		if err != nil || u.Host == "" || u.Path == "" || u.Path == "/" {
 			return src, fmt.Errorf("SOURCE %q: %q is not a repository URL (expected %s://host/owner/repo)", src.Arg, loc, scheme)
 		}
-		if u.RawQuery != "" {
-			return src, fmt.Errorf("SOURCE %q: a repository URL with a query (?%s) is refused", src.Arg, u.RawQuery)
-		}
 		shown := *u
 		if scheme == "https" || scheme == "http" {
 			shown.User = nil // a token in the URL never reaches a message or a version
@@ -284,6 +303,24 @@ func remote(src Source, loc, scheme, ref, sub string) (Source, error) {
 		}
 		src.Shown = shown.String()
 		src.Name = path.Base(strings.TrimSuffix(u.Path, "/"))
+		if (scheme == "https" || scheme == "http") && archiveStem(src.Name) != src.Name {
+			// An archive to download (the registry's own downloads among
+			// them): its name is the file's, without a version selector
+			// (pdf@3.zip names pdf).
+			if ref != "" {
+				return src, fmt.Errorf("SOURCE %q: #%s asks for a git ref, but %s is an archive to download", src.Arg, ref, src.Shown)
+			}
+			src.Kind = KindArchive
+			src.Name, _, _ = strings.Cut(archiveStem(src.Name), "@")
+			if shown.RawQuery != "" {
+				shown.RawQuery = "…" // a signed download URL's query is a credential
+				src.Shown = shown.String()
+			}
+			return src, nil
+		}
+		if u.RawQuery != "" {
+			return src, fmt.Errorf("SOURCE %q: a repository URL with a query (?%s) is refused", src.Arg, u.RawQuery)
+		}
 	case "scp":
 		_, p, _ := strings.Cut(loc, ":")
 		if p == "" || strings.HasPrefix(p, "-") {

@@ -154,3 +154,41 @@ func FuzzParseSource(f *testing.F) {
 		}
 	})
 }
+
+// An http(s) URL whose path ends in an archive's extension is an archive
+// to download, not a repository: the registry's own download paths
+// (…/pdf@sha256:<hex>.zip: a ':' and an '@' in the name) included; a
+// signed URL's query is sent, never shown.
+func TestParseArchiveURL(t *testing.T) {
+	pin := "sha256:" + strings.Repeat("ab", 32)
+	for _, tc := range []struct {
+		arg  string
+		want Source
+	}{
+		{"https://host/archive/acme/pdf.zip", Source{Kind: KindArchive, URL: "https://host/archive/acme/pdf.zip", Shown: "https://host/archive/acme/pdf.zip", Name: "pdf"}},
+		{"http://127.0.0.1:49135/.well-known/agent-skills/pdf@" + pin + ".zip", Source{Kind: KindArchive,
+			URL: "http://127.0.0.1:49135/.well-known/agent-skills/pdf@" + pin + ".zip", Shown: "http://127.0.0.1:49135/.well-known/agent-skills/pdf@" + pin + ".zip", Name: "pdf"}},
+		{"https://host/archive/pdf@production.tar.gz", Source{Kind: KindArchive, URL: "https://host/archive/pdf@production.tar.gz", Shown: "https://host/archive/pdf@production.tar.gz", Name: "pdf"}},
+		{"https://host/releases/skills.tgz:pdf", Source{Kind: KindArchive, URL: "https://host/releases/skills.tgz", Shown: "https://host/releases/skills.tgz", Subdir: "pdf", Name: "skills"}},
+		{"https://u:s3cr3t@host/x/pdf.tar?sig=k3y", Source{Kind: KindArchive, URL: "https://u:s3cr3t@host/x/pdf.tar?sig=k3y", Shown: "https://host/x/pdf.tar?…", Name: "pdf", Arg: "https://host/x/pdf.tar?…"}},
+	} {
+		got, err := ParseSource(tc.arg, "")
+		if err != nil {
+			t.Errorf("ParseSource(%q): %v", tc.arg, err)
+			continue
+		}
+		if tc.want.Arg == "" {
+			tc.want.Arg = tc.arg
+		}
+		if got != tc.want {
+			t.Errorf("ParseSource(%q)\n got %+v\nwant %+v", tc.arg, got, tc.want)
+		}
+	}
+	if _, err := ParseSource("https://host/pdf.zip#main", ""); err == nil || !strings.Contains(err.Error(), "#main asks for a git ref, but https://host/pdf.zip is an archive to download") {
+		t.Fatalf("an archive URL with a #ref: %v", err)
+	}
+	// Without an archive's extension an https URL is still a repository.
+	if got, err := ParseSource("https://host/o/skills.git", ""); err != nil || got.Kind != KindGit {
+		t.Fatalf("a repository URL: %+v %v", got, err)
+	}
+}

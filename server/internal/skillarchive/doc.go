@@ -4,8 +4,10 @@
 //
 // # Writing
 //
-// [NewSkill] (files given as bytes) and [SkillFromFS] (an fs.FS, read as it
-// is written) check the skill once: SKILL.md at its root, every path valid
+// [NewSkill] (files given as bytes), [SkillFromFS] (an fs.FS, read as it
+// is written) and [NewLazySkill] (files opened one at a time while the
+// archive is written, each saying whether it is executable) check the
+// skill once: SKILL.md at its root, every path valid
 // under the reading rules below, no duplicates. [Skill.WriteZip] and
 // [Skill.WriteTarGz] then stream it to an io.Writer. Both layouts the
 // world asks for are offered:

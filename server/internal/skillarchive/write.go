@@ -39,12 +39,13 @@ const (
 	dirMode  = 0o755
 )
 
-// entry is one file to write; open streams its bytes.
+// entry is one file to write; open streams its bytes and says whether
+// they make the file executable (besides executable).
 type entry struct {
 	path       string
 	size       int64
 	executable bool
-	open       func() (io.ReadCloser, error)
+	open       func() (io.ReadCloser, bool, error)
 }
 
 // Skill is a skill checked for writing: a name and its files, sorted.
@@ -64,7 +65,31 @@ func NewSkill(name string, files []File) (*Skill, error) {
 	for i, f := range files {
 		data := f.Data
 		entries[i] = entry{path: f.Path, size: int64(len(data)), executable: f.Executable,
-			open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}
+			open: func() (io.ReadCloser, bool, error) { return io.NopCloser(bytes.NewReader(data)), false, nil }}
+	}
+	return newSkill(name, entries)
+}
+
+// LazyFile is a file whose bytes are read only while an archive is
+// written: Open is called once per write, right before the file's entry
+// (so a reader that fetches files from elsewhere holds one at a time),
+// and must yield exactly Size bytes; executable sets the file's mode to
+// 0755 (a caller that decides by the bytes, a "#!" line say, can).
+type LazyFile struct {
+	Path string
+	Size int64
+	Open func() (data io.ReadCloser, executable bool, err error)
+}
+
+// NewLazySkill checks a skill given as lazy files (SKILL.md among them,
+// at the root) and keeps them for writing; nothing is read yet.
+func NewLazySkill(name string, files []LazyFile) (*Skill, error) {
+	entries := make([]entry, len(files))
+	for i, f := range files {
+		if f.Size < 0 || f.Open == nil {
+			return nil, fmt.Errorf("skill %s: file %s: expected a size >= 0 and an opener", quote(name), quote(f.Path))
+		}
+		entries[i] = entry{path: f.Path, size: f.Size, open: f.Open}
 	}
 	return newSkill(name, entries)
 }
@@ -91,7 +116,7 @@ func SkillFromFS(name string, fsys fs.FS) (*Skill, error) {
 			return err
 		}
 		entries = append(entries, entry{path: p, size: fi.Size(), executable: fi.Mode()&0o111 != 0,
-			open: func() (io.ReadCloser, error) { return fsys.Open(p) }})
+			open: func() (io.ReadCloser, bool, error) { f, err := fsys.Open(p); return f, false, err }})
 		return nil
 	})
 	if err != nil {
@@ -169,13 +194,18 @@ func (s *Skill) WriteZip(w io.Writer, layout Layout) error {
 				return err
 			}
 		}
-		h := &zip.FileHeader{Name: ap, Method: zip.Deflate, Modified: Epoch}
-		h.SetMode(modeOf(e))
-		fw, err := zw.CreateHeader(h)
+		rc, exec, err := openEntry(e)
 		if err != nil {
 			return err
 		}
-		if err := copyEntry(fw, e); err != nil {
+		h := &zip.FileHeader{Name: ap, Method: zip.Deflate, Modified: Epoch}
+		h.SetMode(modeOf(e, exec))
+		fw, err := zw.CreateHeader(h)
+		if err == nil {
+			err = copyEntry(fw, e, rc)
+		}
+		rc.Close()
+		if err != nil {
 			return err
 		}
 	}
@@ -197,11 +227,17 @@ func (s *Skill) WriteTarGz(w io.Writer, layout Layout) error {
 				return err
 			}
 		}
-		h := &tar.Header{Typeflag: tar.TypeReg, Name: ap, Mode: int64(modeOf(e)), Size: e.size, ModTime: Epoch}
-		if err := tw.WriteHeader(h); err != nil {
+		rc, exec, err := openEntry(e)
+		if err != nil {
 			return err
 		}
-		if err := copyEntry(tw, e); err != nil {
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: ap, Mode: int64(modeOf(e, exec)), Size: e.size, ModTime: Epoch}
+		err = tw.WriteHeader(h)
+		if err == nil {
+			err = copyEntry(tw, e, rc)
+		}
+		rc.Close()
+		if err != nil {
 			return err
 		}
 	}
@@ -211,20 +247,25 @@ func (s *Skill) WriteTarGz(w io.Writer, layout Layout) error {
 	return gz.Close()
 }
 
-func modeOf(e entry) fs.FileMode {
-	if e.executable {
+func modeOf(e entry, exec bool) fs.FileMode {
+	if e.executable || exec {
 		return execMode
 	}
 	return fileMode
 }
 
-// copyEntry writes e's bytes, which must be exactly e.size of them.
-func copyEntry(w io.Writer, e entry) error {
-	rc, err := e.open()
+// openEntry opens e for writing: its bytes and whether they make it
+// executable.
+func openEntry(e entry) (io.ReadCloser, bool, error) {
+	rc, exec, err := e.open()
 	if err != nil {
-		return fmt.Errorf("read %s: %w", e.path, err)
+		return nil, false, fmt.Errorf("read %s: %w", e.path, err)
 	}
-	defer rc.Close()
+	return rc, exec, nil
+}
+
+// copyEntry writes e's bytes from rc, which must be exactly e.size of them.
+func copyEntry(w io.Writer, e entry, rc io.Reader) error {
 	n, err := io.Copy(w, io.LimitReader(rc, e.size+1))
 	switch {
 	case err != nil:

@@ -3,6 +3,7 @@ package skillarchive
 import (
 	"bytes"
 	"crypto/sha256"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,5 +217,61 @@ func TestNewSkillRefuses(t *testing.T) {
 		if _, err := NewSkill(tc.name, tc.files); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewSkill(%q, %v): %v, want %q", tc.name, paths(tc.files), err, tc.want)
 		}
+	}
+}
+
+// A lazy skill opens each file once per write, right before its entry,
+// and writes the same bytes as the skill given in memory; the opener's
+// verdict on the executable bit is kept. An opener that yields fewer or
+// more bytes than announced fails the write, naming the file.
+func TestLazySkill(t *testing.T) {
+	opened := map[string]int{}
+	lazy := func(files []File) []LazyFile {
+		out := make([]LazyFile, len(files))
+		for i, f := range files {
+			out[i] = LazyFile{Path: f.Path, Size: int64(len(f.Data)), Open: func() (io.ReadCloser, bool, error) {
+				opened[f.Path]++
+				return io.NopCloser(bytes.NewReader(f.Data)), f.Executable, nil
+			}}
+		}
+		return out
+	}
+	eager, err := NewSkill("pdf", pdfFiles())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLazySkill("pdf", lazy(pdfFiles()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(opened) != 0 {
+		t.Fatalf("NewLazySkill read files: %v", opened)
+	}
+	for _, layout := range []Layout{Wrapped, Flat} {
+		ze, ge := writeBoth(t, eager, layout)
+		zl, gl := writeBoth(t, l, layout)
+		if !bytes.Equal(ze, zl) || !bytes.Equal(ge, gl) {
+			t.Fatalf("layout %d: a lazy skill writes other bytes than the same skill in memory", layout)
+		}
+	}
+	if opened["scripts/x.py"] != 4 || opened["SKILL.md"] != 4 {
+		t.Fatalf("each file is opened once per write (4 writes): %v", opened)
+	}
+
+	short := lazy(pdfFiles())
+	short[0].Size++ // announces one byte more than it yields
+	s, err := NewLazySkill("pdf", short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := s.WriteZip(&buf, Flat); err == nil || !strings.Contains(err.Error(), "scripts/x.py") {
+		t.Fatalf("a file shorter than announced: %v", err)
+	}
+	if _, err := NewLazySkill("pdf", []LazyFile{{Path: "SKILL.md", Size: 1}}); err == nil {
+		t.Fatal("a lazy file without an opener was accepted")
+	}
+	if _, err := NewLazySkill("pdf", []LazyFile{{Path: "../SKILL.md", Size: 1, Open: short[0].Open}}); err == nil {
+		t.Fatal("a lazy file outside the skill was accepted")
 	}
 }
