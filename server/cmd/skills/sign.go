@@ -49,10 +49,10 @@ const signUsage = `Usage: skills sign --key FILE [--prompt] [FILE|-]
 
 Prints the SSH signature (armored SSHSIG, namespace ` + rules.SignatureNamespace + `) of a skill's
 body, the exact bytes of FILE (or stdin), as ssh-keygen -Y sign -n ` + rules.SignatureNamespace + `
-would. With --prompt, FILE is a prompt definition (the prompts::register
+would. With --prompt, FILE is a prompt definition (the ` + rules.FnPromptsRegister + `
 payload: {"description", "function_id", "arguments": [{"name", "description",
 "required"}]}) and the signature covers its canonical JSON. Send it as
-"signature" with skills::register / prompts::register (skills trigger), or
+"signature" with ` + rules.FnSkillsRegister + ` / ` + rules.FnPromptsRegister + ` (skills trigger), or
 give skills add --sign-key to sign as it registers.
 
 The key is a private key file as ssh-keygen writes it; an encrypted one signs
