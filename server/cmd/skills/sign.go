@@ -256,6 +256,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	c := newVersionCmd("verify", "", stdout, stderr)
 	allowed := c.fs.String("allowed-signers", "", "The reader's allowed_signers file: the keys trusted to sign registry content")
 	principal := c.fs.String("principal", "", "Require this signer (as ssh-keygen -Y verify -I); default: any principal the file trusts for the key")
+	c.fs.Lookup("json").Usage = "Print the result as a JSON object (verified, version, sha256, principal, key, problem, detail, registry_signed_by)"
 	c.fs.Usage = func() {
 		fmt.Fprint(c.fs.Output(), verifyUsage)
 		c.fs.PrintDefaults()
