@@ -98,9 +98,15 @@ type server struct {
 // until the registry answers.
 func startServer(t *testing.T, port int, dataDir string) *server {
 	t.Helper()
+	return startServerConfig(t, port, dataDir, filepath.Join(t.TempDir(), "absent.yaml"))
+}
+
+// startServerConfig is startServer with the config file at configPath.
+func startServerConfig(t *testing.T, port int, dataDir, configPath string) *server {
+	t.Helper()
 	s := &server{url: fmt.Sprintf("ws://127.0.0.1:%d", port), out: &bytes.Buffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(serverBin, "--standalone", "--url", s.url, "--data", dataDir, "--mcp-addr", "",
-		"--config", filepath.Join(t.TempDir(), "absent.yaml"))
+		"--config", configPath)
 	s.cmd.Stdout, s.cmd.Stderr = &lockedWriter{w: s.out}, &lockedWriter{w: s.out}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/crypto/ssh"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
@@ -34,6 +35,7 @@ type config struct {
 	namespace    string
 	onRegistered func()
 	onGaveUp     func()
+	signer       ssh.Signer // signs what is registered (signing.go); nil: nothing is signed
 }
 
 // WithLogger sets where the publisher logs (default slog.Default()).
@@ -76,6 +78,8 @@ type funcConfig struct {
 	// message and author describe the version a changed skill body or
 	// prompt definition becomes (versions.go).
 	message, author string
+	// signature is a ready signature of the content (signing.go).
+	signature string
 }
 
 // WithDescription sets the function's description.
@@ -187,7 +191,9 @@ func (p *Publisher) checkOpen() error {
 // when added after it.
 //
 // WithMessage and WithAuthor describe the version a changed body becomes
-// in the registry's history; other options are ignored here.
+// in the registry's history; WithSignature sends a signature of the body
+// made elsewhere. With WithSigner the body is signed here, once (a
+// signing failure is returned). Other options are ignored here.
 func (p *Publisher) Skill(id, markdown string, opts ...FuncOption) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -200,8 +206,16 @@ func (p *Publisher) Skill(id, markdown string, opts ...FuncOption) error {
 	if err := ValidateSkillBody(markdown); err != nil {
 		return err
 	}
+	o := funcOptions(opts)
 	payload := map[string]string{"id": id, "skill": markdown}
-	versionMeta(payload, funcOptions(opts))
+	versionMeta(payload, o)
+	sig, err := p.signatureFor(o.signature, markdown)
+	if err != nil {
+		return err
+	}
+	if sig != "" {
+		payload["signature"] = sig
+	}
 	p.reg.upsert(item{key: "skill:" + id, kind: "skill", name: id, functionID: rules.FnSkillsRegister, payload: payload})
 	return nil
 }
@@ -273,7 +287,9 @@ type PromptFunc[Args any] func(ctx context.Context, args Args) (PromptResult, er
 // omitempty. Before the handler runs, the arguments are checked and MCP's
 // strings converted ("42" → 42, "true" → true); problems fail the call with
 // the messages of docs/publishers.md. Defining a name again replaces the
-// prompt. It returns the handler's function id.
+// prompt. It returns the handler's function id. With WithSigner the
+// prompt's canonical JSON (rules.CanonicalPrompt) is signed; WithSignature
+// sends a signature of it made elsewhere.
 func Prompt[Args any](p *Publisher, name, description string, handler PromptFunc[Args], opts ...FuncOption) (string, error) {
 	if handler == nil {
 		return "", errors.New("skills: prompt handler is nil")
@@ -302,6 +318,10 @@ func Prompt[Args any](p *Publisher, name, description string, handler PromptFunc
 	fnDescription := o.description
 	if fnDescription == "" {
 		fnDescription = "Render the /" + name + " prompt: " + description
+	}
+	sig, err := p.signatureFor(o.signature, promptContent(description, fid, args))
+	if err != nil {
+		return "", err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -332,6 +352,9 @@ func Prompt[Args any](p *Publisher, name, description string, handler PromptFunc
 	p.prompts[name] = ref
 	payload := map[string]any{"name": name, "description": description, "arguments": args, "function_id": fid}
 	versionMeta(payload, o)
+	if sig != "" {
+		payload["signature"] = sig
+	}
 	p.reg.upsert(item{key: "prompt:" + name, kind: "prompt", name: name, functionID: rules.FnPromptsRegister, payload: payload})
 	return fid, nil
 }

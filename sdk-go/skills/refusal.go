@@ -39,8 +39,9 @@ func (h Holder) String() string {
 //
 //	skills registry refused skill "x" (FORBIDDEN): <the registry's message>; <advice>
 //
-// A validation refusal (INVALID_ARGUMENTS) and an id outside the
-// namespaces of the publisher's scoped token (OUT_OF_SCOPE) are permanent:
+// A validation refusal (INVALID_ARGUMENTS), an id outside the namespaces
+// of the publisher's scoped token (OUT_OF_SCOPE) and a signature the
+// registry does not take (UNSIGNED, BAD_SIGNATURE) are permanent:
 // reported once, never retried. An id another worker holds (FORBIDDEN,
 // Holder set) is retried until the registration deadline: it passes to
 // this publisher once that worker is gone.
@@ -119,7 +120,7 @@ func isPermanent(err error) bool {
 		return false
 	}
 	switch ie.Code {
-	case rules.CodeInvalidArguments, rules.CodeOutOfScope, iii.CodeInvalidRequest:
+	case rules.CodeInvalidArguments, rules.CodeOutOfScope, iii.CodeInvalidRequest, rules.CodeUnsigned, rules.CodeBadSignature:
 		return true
 	}
 	for _, m := range permanentMarkers {
@@ -146,6 +147,10 @@ func refusalOf(kind, name string, err error) *RejectedError {
 		re.Advice = heldAdvice(kind, re.Holder)
 	case ie.Code == rules.CodeOutOfScope:
 		re.Advice = "publish it under a namespace of this worker's token, or give the worker a token whose namespaces cover it (not retried)"
+	case ie.Code == rules.CodeUnsigned:
+		re.Advice = unsignedAdvice
+	case ie.Code == rules.CodeBadSignature:
+		re.Advice = badSignatureAdvice
 	case isPermanent(err):
 		re.Advice = "fix the " + kind + " and restart this worker (not retried)"
 	default:
@@ -153,6 +158,14 @@ func refusalOf(kind, name string, err error) *RejectedError {
 	}
 	return re
 }
+
+// The advice of the signing refusals (docs/trust.md): the registry's
+// allowed_signers does not trust the signature, or it does not verify.
+// Neither changes by retrying.
+const (
+	unsignedAdvice     = "sign it with a key the registry's allowed_signers trusts for this namespace (the publisher's signing key), or have the operator trust this key; then restart this worker (not retried)"
+	badSignatureAdvice = "sign the exact bytes registered (a skill's body, a prompt's canonical JSON) for namespace " + rules.SignatureNamespace + ", or send no signature; then restart this worker (not retried)"
+)
 
 func heldAdvice(kind string, h *Holder) string {
 	who := "the worker that holds it"

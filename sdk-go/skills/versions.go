@@ -76,6 +76,18 @@ type HistoryVersion struct {
 	Message      string   `json:"message,omitempty"`
 	Author       string   `json:"author,omitempty"`
 	Labels       []string `json:"labels,omitempty"`
+	// SignedBy is the principal allowed_signers names for the key that
+	// signed the version, nil when it is unsigned or the key is not
+	// trusted; Key is that key's SHA256:… fingerprint ("" unsigned) and
+	// Signature the armored signature (docs/trust.md).
+	SignedBy  *string `json:"signed_by"`
+	Key       string  `json:"key,omitempty"`
+	Signature string  `json:"signature,omitempty"`
+	// Yanked is the reason the version was yanked ("" in service).
+	Yanked string `json:"yanked,omitempty"`
+	// Definition is a prompt version's canonical JSON, the bytes its
+	// sha256 digests and its signature covers ("" for skills).
+	Definition string `json:"definition,omitempty"`
 }
 
 // History is a skill's or prompt's history: versions newest first, and

@@ -10,6 +10,7 @@ import { engineUrl } from './engine-url.js'
 import { createPublisher, type Publisher } from './publisher.js'
 import type { BackoffOptions, RegistrationResult } from './registrar.js'
 import { resolveBackoff } from './registrar.js'
+import { SigningKey } from './signing.js'
 import { VERSION } from './version.js'
 
 // stdout carries the protocol only: iii-sdk prints debug lines with console.debug, which
@@ -47,6 +48,10 @@ function str(c: Command, key: string): string {
   return v
 }
 
+function optionalStr(c: Command, key: string): string | undefined {
+  return c[key] === undefined || c[key] === null ? undefined : str(c, key)
+}
+
 function bool(c: Command, key: string, dflt: boolean): boolean {
   const v = c[key]
   if (v === undefined || v === null) return dflt
@@ -68,11 +73,12 @@ const CountWordsArgs = z.object({
 const EchoInput = z.object({ message: z.string(), repeat: z.int() })
 const EchoOutput = z.object({ echo: z.string() })
 
-function definePrompt(p: Publisher, fixture: string, name: string): string {
+function definePrompt(p: Publisher, fixture: string, name: string, signature?: string): string {
+  const signed = signature === undefined ? {} : { signature }
   switch (fixture) {
     case 'send-email':
       return p.prompt(
-        { name, description: 'Compose and send an email', args: SendEmailArgs },
+        { name, description: 'Compose and send an email', args: SendEmailArgs, ...signed },
         ({ to, subject, urgent }) => ({
           content:
             `Compose an email to ${to} with the subject "${subject}".` +
@@ -81,11 +87,11 @@ function definePrompt(p: Publisher, fixture: string, name: string): string {
       )
     case 'count-words':
       return p.prompt(
-        { name, description: 'Answer within a word limit', args: CountWordsArgs },
+        { name, description: 'Answer within a word limit', args: CountWordsArgs, ...signed },
         ({ limit }) => `Use at most ${limit} words.`,
       )
     case 'dialogue':
-      return p.prompt({ name, description: 'A scripted two-turn dialogue' }, () => ({
+      return p.prompt({ name, description: 'A scripted two-turn dialogue', ...signed }, () => ({
         messages: [
           { role: 'user', content: { type: 'text', text: 'hi' } },
           { role: 'assistant', content: { type: 'text', text: 'hello' } },
@@ -111,6 +117,7 @@ const logger: Logger = {
 }
 
 const backoff: BackoffOptions = {}
+let signingKey: string | undefined
 
 // The client and publisher are made by the first command that needs them, so a malformed
 // III_URL fails that command (engineUrl throws at once) instead of the driver.
@@ -122,7 +129,7 @@ function pub(): Publisher {
       otel: { enabled: false },
       enableMetricsReporting: false,
     })
-    const publisher = createPublisher(iii, { backoff, logger })
+    const publisher = createPublisher(iii, signingKey === undefined ? { backoff, logger } : { backoff, logger, signingKey })
     publisher.on('registered', () => emit({ event: 'registered' }))
     publisher.on('gaveUp', () => emit({ event: 'gave_up' }))
     session = { iii, publisher }
@@ -162,6 +169,13 @@ async function execute(c: Command): Promise<unknown> {
       return { sdk: 'node', version: VERSION }
     case 'configure': {
       if (started) throw new CommandError('configure must come before start')
+      const key = c['signing_key']
+      if (key !== undefined && key !== null) {
+        if (session !== undefined) throw new CommandError('configure: signing_key must come before every other command')
+        const path = str(c, 'signing_key')
+        SigningKey.load(path) // the SDK's error, at once
+        signingKey = path
+      }
       const b = c['backoff']
       if (b === undefined || b === null) return null
       if (typeof b !== 'object' || Array.isArray(b)) {
@@ -178,9 +192,11 @@ async function execute(c: Command): Promise<unknown> {
       Object.assign(backoff, next)
       return null
     }
-    case 'skill':
-      pub().skill(str(c, 'skill_id'), str(c, 'markdown'))
+    case 'skill': {
+      const signature = optionalStr(c, 'signature')
+      pub().skill(str(c, 'skill_id'), str(c, 'markdown'), signature === undefined ? {} : { signature })
       return null
+    }
     case 'section': {
       const output = c['output'] ?? null
       return { uri: pub().section(str(c, 'path'), () => output as never) }
@@ -188,7 +204,7 @@ async function execute(c: Command): Promise<unknown> {
     case 'prompt': {
       const fixture = str(c, 'fixture')
       const name = c['name'] === undefined || c['name'] === null ? fixture : str(c, 'name')
-      return { function_id: definePrompt(pub(), fixture, name) }
+      return { function_id: definePrompt(pub(), fixture, name, optionalStr(c, 'signature')) }
     }
     case 'function':
       defineFunction(pub(), str(c, 'fixture'), str(c, 'function_id'))

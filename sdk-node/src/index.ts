@@ -30,6 +30,7 @@ export {
   type RegistrationResult,
 } from './registrar.js'
 export { DEFAULT_ENGINE_URL, engineUrl } from './engine-url.js'
+export { canonicalPrompt, type PromptDefinitionContent } from './signing.js'
 export { deriveArguments, checkArguments, type ArgumentKind, type ArgumentSpec, type ArgsSchema } from './arguments.js'
 export {
   ValidationError,

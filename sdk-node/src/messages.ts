@@ -64,6 +64,14 @@ export const CODE_OUT_OF_SCOPE = 'OUT_OF_SCOPE'
  */
 export const CODE_FORBIDDEN = 'FORBIDDEN'
 
+/**
+ * The error codes of a signature the registry does not take (docs/trust.md): UNSIGNED (none, or
+ * one by a key allowed_signers does not trust for the id's namespace, where signatures are
+ * required) and BAD_SIGNATURE (one that does not verify). Neither changes by retrying.
+ */
+export const CODE_UNSIGNED = 'UNSIGNED'
+export const CODE_BAD_SIGNATURE = 'BAD_SIGNATURE'
+
 export const MAX_ID_BYTES = 1024
 export const MAX_SEGMENT_BYTES = 64
 export const MAX_NAME_BYTES = 64

@@ -10,6 +10,7 @@ import {
   type RegistrationItem,
   type RegistrationResult,
 } from './registrar.js'
+import { promptContent, SigningKey } from './signing.js'
 import { check, promptError, sectionFunctionId, skillBodyError, skillIdError } from './validation.js'
 
 /** The part of the official `iii-sdk` client the publisher uses (an `IIIClient` fits). */
@@ -30,6 +31,13 @@ export interface PublisherOptions {
    * Default `iii-skills::<random>`, unique per publisher so two processes never clash.
    */
   internalNamespace?: string
+  /**
+   * An OpenSSH private key file (as ssh-keygen writes it: ssh-ed25519, ecdsa-sha2-nistp256/384/521
+   * or ssh-rsa, unencrypted) that signs every skill body and prompt definition this publisher
+   * registers (docs/trust.md). Read by the constructor, which throws when the file is no usable
+   * key (an encrypted one included), saying why and what to do.
+   */
+  signingKey?: string
 }
 
 /** A JSON value (what a section may return besides markdown). */
@@ -62,12 +70,22 @@ export interface PromptDefinition<A extends ArgsSchema> {
   message?: string
   /** Author of that version. */
   author?: string
+  /**
+   * A signature made elsewhere (`skills sign --prompt`) over the prompt's canonical JSON
+   * (`canonicalPrompt`), sent instead of one made with `signingKey`.
+   */
+  signature?: string
 }
 
 /** Describes the version a changed skill body becomes in the registry's history. */
 export interface VersionMeta {
   message?: string
   author?: string
+  /**
+   * A signature made elsewhere (`ssh-keygen -Y sign -n iii-skills`, `skills sign`) over the exact
+   * body, sent instead of one made with `signingKey`.
+   */
+  signature?: string
 }
 
 /** The registry's answer to a label move. */
@@ -88,6 +106,16 @@ export interface HistoryVersion {
   message?: string
   author?: string
   labels?: string[]
+  /** The principal allowed_signers names for the signing key; null when unsigned or untrusted. */
+  signed_by: string | null
+  /** The signing key's `SHA256:…` fingerprint. */
+  key?: string
+  /** The armored signature. */
+  signature?: string
+  /** Why the version was yanked. */
+  yanked?: string
+  /** A prompt version's canonical JSON: the bytes its sha256 digests and its signature covers. */
+  definition?: string
 }
 
 /** A skill's or prompt's history: versions newest first, and the labels. */
@@ -168,6 +196,7 @@ const INTERNAL = { internal: true } as const
 export class Publisher {
   private readonly logger: Logger
   private readonly callTimeoutMs: number
+  private readonly signingKey: SigningKey | undefined
   private readonly ns: string
   private readonly registrar: Registrar
   private readonly promptRefs = new Map<string, Handle>()
@@ -189,6 +218,7 @@ export class Publisher {
     this.logger = options.logger ?? consoleLogger
     this.callTimeoutMs = options.callTimeoutMs ?? 5_000
     resolveBackoff(options.backoff) // bad settings fail here, not later in start()
+    this.signingKey = options.signingKey === undefined ? undefined : SigningKey.load(options.signingKey)
     this.ns = options.internalNamespace ?? `iii-skills::${randomUUID().slice(0, 8)}`
     this.registrar = new Registrar({
       call: (item) => this.call(item.functionId, item.payload),
@@ -218,7 +248,7 @@ export class Publisher {
       kind: 'skill',
       name: id,
       functionId: REGISTRY_FUNCTION,
-      payload: withMeta({ id, skill: markdown }, meta),
+      payload: this.signed(withMeta({ id, skill: markdown }, meta), meta.signature, markdown),
     })
     return this
   }
@@ -279,7 +309,11 @@ export class Publisher {
       kind: 'prompt',
       name,
       functionId: 'prompts::register',
-      payload: withMeta({ name, description, arguments: args, function_id: functionId }, definition),
+      payload: this.signed(
+        withMeta({ name, description, arguments: args, function_id: functionId }, definition),
+        definition.signature,
+        promptContent(description, functionId, args),
+      ),
     })
     return functionId
   }
@@ -447,6 +481,16 @@ export class Publisher {
       return this.call('skills::unregister', { id: item.payload['id'] })
     }
     return this.call('prompts::unregister', { name: item.payload['name'] })
+  }
+
+  /**
+   * Adds the signature of `content` to a register payload: the one given, else one made with the
+   * signing key (once, here: re-registrations send it again), else none.
+   */
+  private signed(payload: Record<string, unknown>, given: string | undefined, content: string): Record<string, unknown> {
+    const signature = given ?? this.signingKey?.sign(content)
+    if (signature !== undefined) payload['signature'] = signature
+    return payload
   }
 
   private call(functionId: string, payload: Record<string, unknown>): Promise<unknown> {

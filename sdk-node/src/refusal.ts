@@ -2,7 +2,13 @@
 // "Refusals"). The Go and Python publishers read it the same way, with the same advice and log
 // lines (conformance/vectors/refusals.json).
 import { errorMessage } from './logger.js'
-import { CODE_FORBIDDEN, CODE_INVALID_ARGUMENTS, CODE_OUT_OF_SCOPE } from './messages.js'
+import {
+  CODE_BAD_SIGNATURE,
+  CODE_FORBIDDEN,
+  CODE_INVALID_ARGUMENTS,
+  CODE_OUT_OF_SCOPE,
+  CODE_UNSIGNED,
+} from './messages.js'
 
 /** The worker that holds an id this publisher was refused (`FORBIDDEN`), as the registry names it. */
 export interface Holder {
@@ -69,12 +75,15 @@ function codeOf(err: unknown): string {
 /**
  * Whether the registry will refuse the same call again: bad input (INVALID_ARGUMENTS, or one of
  * the validation messages from a registry that sends no code) or an id outside the namespaces
- * of the publisher's scoped token (OUT_OF_SCOPE). FORBIDDEN (another connection holds the id)
+ * of the publisher's scoped token (OUT_OF_SCOPE), or a signature the registry does not take
+ * (UNSIGNED, BAD_SIGNATURE). FORBIDDEN (another connection holds the id)
  * is not: it clears up when that connection goes.
  */
 export function isPermanentError(err: unknown): boolean {
   const code = codeOf(err)
-  if (code === CODE_INVALID_ARGUMENTS || code === CODE_OUT_OF_SCOPE || code === CODE_INVALID_REQUEST) return true
+  if ([CODE_INVALID_ARGUMENTS, CODE_OUT_OF_SCOPE, CODE_INVALID_REQUEST, CODE_UNSIGNED, CODE_BAD_SIGNATURE].includes(code)) {
+    return true
+  }
   const message = err instanceof Error ? err.message : typeof err === 'string' ? err : ''
   return PERMANENT.some((re) => re.test(message))
 }
@@ -103,6 +112,13 @@ function holderText(h: Holder): string {
   return h.workerName === undefined ? `worker ${h.workerId}` : `worker ${JSON.stringify(h.workerName)} (${h.workerId})`
 }
 
+const UNSIGNED_ADVICE =
+  "sign it with a key the registry's allowed_signers trusts for this namespace (the publisher's signing key), " +
+  'or have the operator trust this key; then restart this worker (not retried)'
+const BAD_SIGNATURE_ADVICE =
+  "sign the exact bytes registered (a skill's body, a prompt's canonical JSON) for namespace iii-skills, " +
+  'or send no signature; then restart this worker (not retried)'
+
 /** An item the publisher registers: `skill` id or `prompt` name. */
 export interface RefusedItem {
   key: string
@@ -129,6 +145,10 @@ export function refusalOf(item: RefusedItem, err: unknown): Rejection | undefine
   } else if (code === CODE_OUT_OF_SCOPE) {
     advice =
       "publish it under a namespace of this worker's token, or give the worker a token whose namespaces cover it (not retried)"
+  } else if (code === CODE_UNSIGNED) {
+    advice = UNSIGNED_ADVICE
+  } else if (code === CODE_BAD_SIGNATURE) {
+    advice = BAD_SIGNATURE_ADVICE
   } else if (isPermanentError(err)) {
     advice = `fix the ${item.kind} and restart this worker (not retried)`
   } else {

@@ -73,12 +73,13 @@ export class RegistryServer {
   private constructor(
     readonly port: number,
     readonly url: string,
+    readonly config: string | undefined,
   ) {}
 
-  /** Starts a server on a free port (or `port`). */
-  static async start(port?: number): Promise<RegistryServer> {
+  /** Starts a server on a free port (or `port`), with the config file at `config` if given. */
+  static async start(port?: number, config?: string): Promise<RegistryServer> {
     const p = port ?? (await freePort())
-    const server = new RegistryServer(p, `ws://127.0.0.1:${p}`)
+    const server = new RegistryServer(p, `ws://127.0.0.1:${p}`, config)
     await server.spawn()
     return server
   }
@@ -93,7 +94,9 @@ export class RegistryServer {
     const bin = serverBinary()
     const data = mkdtempSync(join(tmpdir(), 'iii-skills-node-'))
     this.dataDirs.push(data)
-    const child = spawn(bin, ['--standalone', '--url', this.url, '--data', data, '--mcp-addr', ''], {
+    const args = ['--standalone', '--url', this.url, '--data', data, '--mcp-addr', '']
+    if (this.config !== undefined) args.push('--config', this.config)
+    const child = spawn(bin, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     this.child = child

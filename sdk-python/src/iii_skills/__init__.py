@@ -27,6 +27,7 @@ from . import _messages as _m
 from ._engine_url import DEFAULT_ENGINE_URL, engine_url
 from ._refusal import Holder, Rejection
 from ._registrar import Backoff, RegistrationResult, is_not_found
+from ._signing import canonical_prompt
 from .arguments import PromptArgument, PromptArgumentError
 from .publisher import ChangeOp, Prompt, PromptChange, Publisher, Section, SkillChange, TypedFunction
 from .validation import (
@@ -72,6 +73,7 @@ __all__ = [
     "TypedFunction",
     "ValidationError",
     "__version__",
+    "canonical_prompt",
     "debug_quote",
     "engine_url",
     "is_not_found",

@@ -24,6 +24,7 @@ from . import __version__
 from ._engine_url import engine_url
 from ._fixtures import add_function, add_prompt
 from ._registrar import Backoff, RegistrationResult
+from ._signing import SigningKey
 from .publisher import PromptChange, Publisher, SkillChange
 from .validation import ValidationError
 _LEVELS = {
@@ -63,6 +64,7 @@ class Driver:
         self._stdout = stdout
         self._out_lock = threading.Lock()
         self._backoff = Backoff()
+        self._signing_key: str | None = None
         self._client: III | None = None
         self._publisher: Publisher | None = None
         self._started = False
@@ -94,7 +96,10 @@ class Driver:
             url = engine_url()
             self._client = III(url, InitOptions(worker_name=f"iii-skills-driver:{os.getpid()}"))
             publisher = Publisher(
-                self._client, backoff=self._backoff, internal_namespace=f"iii-skills::driver-{os.getpid()}"
+                self._client,
+                backoff=self._backoff,
+                internal_namespace=f"iii-skills::driver-{os.getpid()}",
+                signing_key=self._signing_key,
             )
             publisher.on_registered(lambda: self.emit({"event": "registered"}))
             publisher.on_gave_up(lambda: self.emit({"event": "gave_up"}))
@@ -171,6 +176,12 @@ class Driver:
     def _configure(self, command: dict[str, Any]) -> Any:
         if self._started:
             raise CommandError("configure must come before start")
+        if command.get("signing_key") is not None:
+            if self._publisher is not None:
+                raise CommandError("configure: signing_key must come before every other command")
+            path = _str(command, "signing_key")
+            SigningKey.load(path)  # the SDK's error, at once
+            self._signing_key = path
         backoff = command.get("backoff") or {}
         if not isinstance(backoff, dict):
             raise CommandError("backoff must be an object")
@@ -199,7 +210,9 @@ class Driver:
         return None
 
     def _skill(self, command: dict[str, Any]) -> Any:
-        self.publisher().skill(_str(command, "skill_id"), _str(command, "markdown"))
+        self.publisher().skill(
+            _str(command, "skill_id"), _str(command, "markdown"), signature=_optional_str(command, "signature")
+        )
         return None
 
     def _section(self, command: dict[str, Any]) -> Any:
@@ -213,7 +226,7 @@ class Driver:
         name = command.get("name")
         if name is not None and not isinstance(name, str):
             raise CommandError(f'prompt: argument "name" must be a string, got {json.dumps(name)}')
-        prompt = add_prompt(self.publisher(), _str(command, "fixture"), name)
+        prompt = add_prompt(self.publisher(), _str(command, "fixture"), name, _optional_str(command, "signature"))
         return {"function_id": prompt.function_id}
 
     def _function(self, command: dict[str, Any]) -> Any:
@@ -336,6 +349,10 @@ def _str(command: dict[str, Any], key: str) -> str:
             f'{command["cmd"]}: argument "{key}" must be a string, got {json.dumps(value)}'
         )
     return value
+
+
+def _optional_str(command: dict[str, Any], key: str) -> str | None:
+    return None if command.get(key) is None else _str(command, key)
 
 
 def _bool(command: dict[str, Any], key: str, default: bool) -> bool:

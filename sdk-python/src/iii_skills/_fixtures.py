@@ -68,7 +68,9 @@ def prompt_fixtures() -> list[str]:
     return sorted(_PROMPTS)
 
 
-def add_prompt(publisher: Publisher, fixture: str, name: str | None = None) -> Prompt[..., Any]:
+def add_prompt(
+    publisher: Publisher, fixture: str, name: str | None = None, signature: str | None = None
+) -> Prompt[..., Any]:
     """Register prompt fixture ``fixture`` under ``name`` (default: the fixture name)."""
     try:
         description, handler = _PROMPTS[fixture]
@@ -76,7 +78,7 @@ def add_prompt(publisher: Publisher, fixture: str, name: str | None = None) -> P
         raise ValueError(
             f"unknown prompt fixture {fixture!r} (known: {', '.join(sorted(_PROMPTS))})"
         ) from None
-    return publisher.prompt(name if name is not None else fixture, description, handler)
+    return publisher.prompt(name if name is not None else fixture, description, handler, signature=signature)
 
 
 def add_function(publisher: Publisher, fixture: str, function_id: str) -> TypedFunction[..., Any]:

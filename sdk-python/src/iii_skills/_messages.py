@@ -123,6 +123,13 @@ CODE_FORBIDDEN: Final = "FORBIDDEN"
 # The engine's code for a request its function's request_format refuses.
 CODE_INVALID_REQUEST: Final = "invalid_request"
 
+# The error codes of a signature the registry does not take (docs/trust.md):
+# ``UNSIGNED`` (none, or one by a key allowed_signers does not trust for the
+# id's namespace, where signatures are required) and ``BAD_SIGNATURE`` (one
+# that does not verify). Neither changes by retrying.
+CODE_UNSIGNED: Final = "UNSIGNED"
+CODE_BAD_SIGNATURE: Final = "BAD_SIGNATURE"
+
 # Refusals (docs/publishers.md "Refusals"; conformance/vectors/refusals.json).
 REFUSAL_LINE: Final = "skills registry refused {kind} {name}{code}: {message}; {advice}"
 ADVICE_HELD: Final = (
@@ -134,6 +141,15 @@ ADVICE_OUT_OF_SCOPE: Final = (
     "or give the worker a token whose namespaces cover it (not retried)"
 )
 ADVICE_INVALID: Final = "fix the {kind} and restart this worker (not retried)"
+ADVICE_UNSIGNED: Final = (
+    "sign it with a key the registry's allowed_signers trusts for this namespace "
+    "(the publisher's signing key), or have the operator trust this key; "
+    "then restart this worker (not retried)"
+)
+ADVICE_BAD_SIGNATURE: Final = (
+    "sign the exact bytes registered (a skill's body, a prompt's canonical JSON) "
+    "for namespace iii-skills, or send no signature; then restart this worker (not retried)"
+)
 GAVE_UP_HELD: Final = (
     "skills registration gave up while other workers hold {items}; "
     "stop them or publish under other ids, then restart this worker"

@@ -39,8 +39,9 @@ class Rejection:
     ``str(rejection)`` is the line the publisher logs. ``retried`` is True
     when another worker holds the id (``FORBIDDEN``): the publisher keeps
     trying until its registration deadline, and the id passes to it once that
-    worker is gone. Validation refusals (``INVALID_ARGUMENTS``) and ids
-    outside the token's namespaces (``OUT_OF_SCOPE``) are not retried.
+    worker is gone. Validation refusals (``INVALID_ARGUMENTS``), ids outside
+    the token's namespaces (``OUT_OF_SCOPE``) and signatures the registry
+    does not take (``UNSIGNED``, ``BAD_SIGNATURE``) are not retried.
     """
 
     kind: Literal["skill", "prompt"]
@@ -87,10 +88,17 @@ def is_permanent(exc: BaseException) -> bool:
 
     Bad input (``INVALID_ARGUMENTS``, or a validation message from a registry
     that sends no code) or an id outside the namespaces of the publisher's
-    scoped token (``OUT_OF_SCOPE``). ``FORBIDDEN`` (another connection holds
-    the id) is not: it clears up when that connection goes.
+    scoped token (``OUT_OF_SCOPE``), or a signature the registry does not
+    take (``UNSIGNED``, ``BAD_SIGNATURE``). ``FORBIDDEN`` (another connection
+    holds the id) is not: it clears up when that connection goes.
     """
-    if error_code(exc) in (m.CODE_INVALID_ARGUMENTS, m.CODE_OUT_OF_SCOPE, m.CODE_INVALID_REQUEST):
+    if error_code(exc) in (
+        m.CODE_INVALID_ARGUMENTS,
+        m.CODE_OUT_OF_SCOPE,
+        m.CODE_INVALID_REQUEST,
+        m.CODE_UNSIGNED,
+        m.CODE_BAD_SIGNATURE,
+    ):
         return True
     text = error_text(exc)
     return any(marker in text for marker in m.PERMANENT_MARKERS)
@@ -133,6 +141,10 @@ def refusal_of(kind: Literal["skill", "prompt"], name: str, exc: BaseException) 
         advice = m.ADVICE_HELD.format(holder=who, what="name" if kind == "prompt" else "id")
     elif code == m.CODE_OUT_OF_SCOPE:
         advice = m.ADVICE_OUT_OF_SCOPE
+    elif code == m.CODE_UNSIGNED:
+        advice = m.ADVICE_UNSIGNED
+    elif code == m.CODE_BAD_SIGNATURE:
+        advice = m.ADVICE_BAD_SIGNATURE
     elif is_permanent(exc):
         advice = m.ADVICE_INVALID.format(kind=kind)
     else:

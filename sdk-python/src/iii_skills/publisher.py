@@ -12,6 +12,7 @@ import functools
 import inspect
 import itertools
 import logging
+import os
 import sys
 import threading
 import uuid
@@ -27,6 +28,7 @@ from ._client import Client, Registration
 from ._engine_url import engine_url
 from ._refusal import error_text
 from ._registrar import Backoff, RegistrationResult, _Registrar
+from ._signing import SigningKey, canonical_prompt
 from .arguments import PromptArgument, check_arguments, derive_prompt_signature, type_hints
 from .validation import validate_prompt, validate_section_path, validate_skill_body, validate_skill_id
 
@@ -247,6 +249,12 @@ class Publisher:
         internal_namespace: namespace of the internal functions this
             publisher registers (default ``iii-skills::<random>``, so several
             publishers can share a client).
+        signing_key: an OpenSSH private key file (as ssh-keygen writes it:
+            ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa, unencrypted)
+            that signs every skill body and prompt definition this publisher
+            registers (docs/trust.md). Read here: a file that is no usable
+            key (an encrypted one included) raises ``ValueError`` saying why
+            and what to do.
         name: deprecated: ``internal_namespace="iii-skills::<name>"``;
             removed in the next release.
     """
@@ -260,6 +268,7 @@ class Publisher:
         logger: logging.Logger | None = None,
         internal_namespace: str | None = None,
         name: str | None = None,
+        signing_key: str | os.PathLike[str] | None = None,
     ) -> None:
         if call_timeout <= 0:
             raise ValueError("call_timeout must be positive")
@@ -277,6 +286,7 @@ class Publisher:
                 stacklevel=2,
             )
             internal_namespace = internal_namespace or f"iii-skills::{name}"
+        self._signing_key = None if signing_key is None else SigningKey.load(os.fspath(signing_key))
         self._iii = iii
         self._call_timeout_ms = max(1, int(call_timeout * 1000))
         self._log = logger or logging.getLogger("iii_skills")
@@ -311,20 +321,31 @@ class Publisher:
 
     # ------------------------------------------------------------------ content
 
-    def skill(self, id: str, markdown: str, *, message: str | None = None, author: str | None = None) -> None:
+    def skill(
+        self,
+        id: str,
+        markdown: str,
+        *,
+        message: str | None = None,
+        author: str | None = None,
+        signature: str | None = None,
+    ) -> None:
         """Add a skill (``iii://{id}``), validated with the registry's rules.
 
         Registered by :meth:`start` (or right away when already started);
         adding an id again replaces its body. ``message`` and ``author``
         describe the version a changed body becomes in the registry's
-        history (unchanged content makes no version).
+        history (unchanged content makes no version). With ``signing_key``
+        the body is signed here, once; ``signature`` sends one made elsewhere
+        (``ssh-keygen -Y sign -n iii-skills``, ``skills sign``) instead.
 
         Raises:
             ValidationError: the registry would refuse it (its exact message).
         """
         validate_skill_id(id)
         validate_skill_body(markdown)
-        self._registrar.add(("skill", id), _with_meta({"id": id, "skill": markdown}, message, author))
+        payload = _with_meta({"id": id, "skill": markdown}, message, author)
+        self._registrar.add(("skill", id), self._signed(payload, signature, markdown))
 
     @overload
     def section(
@@ -389,6 +410,7 @@ class Publisher:
         function_id: str | None = None,
         message: str | None = None,
         author: str | None = None,
+        signature: str | None = None,
     ) -> Callable[[Callable[P, R]], Prompt[P, R]]: ...
 
     @overload
@@ -402,6 +424,7 @@ class Publisher:
         function_id: str | None = None,
         message: str | None = None,
         author: str | None = None,
+        signature: str | None = None,
     ) -> Prompt[P, R]: ...
 
     def prompt(
@@ -414,6 +437,7 @@ class Publisher:
         function_id: str | None = None,
         message: str | None = None,
         author: str | None = None,
+        signature: str | None = None,
     ) -> Prompt[P, R] | Callable[[Callable[P, R]], Prompt[P, R]]:
         """Register a slash-command prompt and its handler function.
 
@@ -426,7 +450,9 @@ class Publisher:
         returns a string, ``{"content": ...}`` or ``{"messages": [...]}``.
         The handler function id defaults to ``prompt::{name}``. ``message``
         and ``author`` describe the version a changed definition becomes in
-        the registry's history.
+        the registry's history. With ``signing_key`` the prompt's canonical
+        JSON (:func:`~iii_skills.canonical_prompt`) is signed; ``signature``
+        sends one made elsewhere (``skills sign --prompt``) instead.
 
         Raises:
             ValidationError: the registry would refuse the prompt.
@@ -438,10 +464,10 @@ class Publisher:
         if handler is None:
 
             def decorate(fn: Callable[P, R]) -> Prompt[P, R]:
-                return self._add_prompt(name, description, fn, args, fid, localns, message, author)
+                return self._add_prompt(name, description, fn, args, fid, localns, message, author, signature)
 
             return decorate
-        return self._add_prompt(name, description, handler, args, fid, localns, message, author)
+        return self._add_prompt(name, description, handler, args, fid, localns, message, author, signature)
 
     def _add_prompt(
         self,
@@ -453,6 +479,7 @@ class Publisher:
         localns: Mapping[str, Any],
         message: str | None = None,
         author: str | None = None,
+        given_signature: str | None = None,
     ) -> Prompt[P, R]:
         signature = derive_prompt_signature(name, handler, args, localns)
         validate_prompt(name, description, function_id, [a.name for a in signature.arguments])
@@ -468,19 +495,14 @@ class Publisher:
         self._register_function(function_id, render, description=description)
         with self._lock:
             self._prompt_names.add(name)
-        self._registrar.add(
-            ("prompt", name),
-            _with_meta(
-                {
-                    "name": name,
-                    "description": description,
-                    "function_id": function_id,
-                    "arguments": [argument.to_wire() for argument in signature.arguments],
-                },
-                message,
-                author,
-            ),
+        arguments = [argument.to_wire() for argument in signature.arguments]
+        payload = _with_meta(
+            {"name": name, "description": description, "function_id": function_id, "arguments": arguments},
+            message,
+            author,
         )
+        content = canonical_prompt(description, function_id, arguments)
+        self._registrar.add(("prompt", name), self._signed(payload, given_signature, content))
         return Prompt(handler, name, description, function_id, signature.arguments)
 
     @overload
@@ -799,6 +821,16 @@ class Publisher:
 
         self._register_function(function_id, on_functions, metadata={"internal": True})
         self._register_trigger(m.TRIGGER_FUNCTIONS_AVAILABLE, function_id)
+
+    def _signed(self, payload: dict[str, Any], given: str | None, content: str) -> dict[str, Any]:
+        """Add the signature of ``content`` to a register payload: the one
+        given, else one made with the signing key (once, here:
+        re-registrations send it again), else none."""
+        if given is None and self._signing_key is not None:
+            given = self._signing_key.sign(content)
+        if given is not None:
+            payload["signature"] = given
+        return payload
 
     def _call(self, function_id: str, payload: dict[str, Any]) -> Any:
         return self._iii.trigger(

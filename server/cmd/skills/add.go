@@ -39,7 +39,10 @@ with where they came from in each version's message. A SOURCE is:
   any of them + #ref (a branch, tag or commit; not for archives) and/or :subfolder,
   e.g. owner/repo#v1.2:skills/pdf, ./skills.zip:pdf, ./repo#main
 Everything is checked before anything is registered; a SOURCE the registry
-refuses part-way is undone. Exit 0: all added; 1: refused or failed; 2: usage.
+refuses part-way is undone. With --sign-key every body is signed (SSHSIG,
+namespace ` + rules.SignatureNamespace + `) and the signature sent with it, for registries that
+require signatures (docs/trust.md). Exit 0: all added; 1: refused or failed;
+2: usage.
 
 Flags:
 `
@@ -60,6 +63,7 @@ func runAdd(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.GitTimeout, "git-timeout", 5*time.Minute, "How long one git fetch or archive download may take")
 	fs.Int64Var(&o.MaxDownload, "max-download", 256<<20, "Bytes a repository may take at depth 1, or an archive download")
 	fs.DurationVar(&o.OwnerWait, "owner-wait", 5*time.Second, "How long to retry an id another connection still holds (the previous skills add's, until the engine sees it close)")
+	signKey := fs.String("sign-key", "", "Sign every skill it registers with this private key file (as ssh-keygen writes it; an encrypted one through the ssh-agent at $SSH_AUTH_SOCK), namespace "+rules.SignatureNamespace)
 	dryRun := fs.Bool("dry-run", false, "Check the SOURCEs and print what would be registered, without a registry")
 	asJSON := fs.Bool("json", false, "Print the result as JSON (ids, versions, provenance, what was left out)")
 	wait := fs.Duration("timeout", 30*time.Second, "How long to wait for the engine and for each call")
@@ -85,6 +89,14 @@ func runAdd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *only != "" {
 		o.Only = app.SplitList(*only)
+	}
+	if *signKey != "" {
+		signer, err := loadCLISigner(*signKey)
+		if err != nil {
+			fmt.Fprintf(stderr, "skills add: --sign-key: %v\n", err)
+			return 1
+		}
+		o.Signer = signer
 	}
 	// Say at once when no registry listens, before fetching anything.
 	if !*dryRun {

@@ -9,6 +9,8 @@
 //	skills mcp --stdio | --http-addr ADDR [--url URL]  serve the registry over MCP
 //	skills sp-tools [--format F]                 print the Skills Protocol tool definitions
 //	skills add [--url URL] SOURCE…               register the skills of folders, archives, git repositories
+//	skills sign --key FILE [FILE|-]              print the SSH signature of a skill body
+//	skills verify --allowed-signers FILE ID[@V]  check a version's signature on the reader's side
 //	skills help [COMMAND]                        usage of skills or of one command (stdout)
 //
 // This file only dispatches: the server itself is assembled by package
@@ -69,9 +71,13 @@ const usageCommands = `  skills [flags]                                         
   skills sync --url URL (--dir DIR | --agent NAME[,NAME…] [--scope project|user]) [--lock FILE]
               [--frozen | --check | --watch] [SELECTOR…]
                                                           mirror registry skills into agents' folders, with a lock
-  skills add [--url URL] [--token T] [--dry-run] SOURCE…
+  skills add [--url URL] [--token T] [--dry-run] [--sign-key FILE] SOURCE…
                                                           register the skills of folders, archives (.zip, .tar.gz) and
                                                           git repositories (URL or owner/repo, #ref, :subfolder)
+  skills sign --key FILE [--prompt] [FILE|-]              print the SSH signature of a skill body (or of a prompt
+                                                          definition's canonical JSON) for signature
+  skills verify --allowed-signers FILE [--prompt] ID[@VERSION]
+                                                          check a version's signature against your own allowed_signers
   skills versions [--prompt] ID                           list a skill's (or prompt's) versions and labels
   skills diff [--prompt] ID FROM TO                       unified diff between two versions or labels
   skills label [--prompt] ID LABEL VERSION                point a label at a version (--admin-token if protected)

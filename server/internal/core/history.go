@@ -82,7 +82,9 @@ func newHistories(cfg Config, opts Options, st kv.Store) *histories {
 			}}
 	}
 	hs.skills = history.New(st, hc(cfg.Scopes.Skills, "skill"))
-	hs.prompts = history.New(st, hc(cfg.Scopes.Prompts, "prompt"))
+	pc := hc(cfg.Scopes.Prompts, "prompt")
+	pc.ListContent = true // a reader checks a prompt version's signature over it
+	hs.prompts = history.New(st, pc)
 	return hs
 }
 

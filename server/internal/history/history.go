@@ -48,6 +48,10 @@ type Config struct {
 	AdminToken string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// ListContent puts each version's content in listings (Version.Content):
+	// for prompts, whose content is a small definition a reader needs to
+	// check a version's signature on its own side (docs/trust.md).
+	ListContent bool
 	// OnChange, when set, is told the id whose versions or labels changed
 	// (a new version, a label move, a version dropped), after the change is
 	// durable. It runs with the id's lock held: it must not block or call
@@ -76,6 +80,10 @@ type Version struct {
 	Signature    string   `json:"signature,omitempty"`
 	Yanked       string   `json:"yanked,omitempty"` // the reason, filled in listings only
 	Labels       []string `json:"labels,omitempty"` // filled in listings only
+	// Definition is the version's content (what its sha256 digests and
+	// its signature covers), in listings of a History with ListContent
+	// only: a prompt's canonical JSON.
+	Definition string `json:"definition,omitempty"`
 }
 
 // Meta is what a registration says about its new version: message and
@@ -451,6 +459,9 @@ func (h *History) Versions(id string) (Listing, error) {
 		v := row.Version
 		v.Labels = byVersion[v.Version]
 		v.Yanked = hd.Yanked[v.Version]
+		if h.cfg.ListContent {
+			v.Definition = row.Content
+		}
 		sort.Strings(v.Labels)
 		out.Versions = append(out.Versions, v)
 	}

@@ -8,8 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/sdk-go/sshsig"
 )
 
 // maxMessageBytes is the registry's cap on a version's message
@@ -65,6 +68,7 @@ type versionsAnswer struct {
 	Versions []struct {
 		Version int    `json:"version"`
 		SHA256  string `json:"sha256"`
+		Key     string `json:"key"` // the signing key's fingerprint, "" unsigned
 	} `json:"versions"`
 }
 
@@ -150,7 +154,11 @@ func addOne(ctx context.Context, call Caller, s Skill, row listedRow, o Options)
 			return a, nil, err
 		}
 		previous = v.Latest
-		if len(v.Versions) > 0 && v.Versions[0].Version == v.Latest && v.Versions[0].SHA256 == s.SHA256 {
+		// Unchanged: the newest version holds this body, signed by this
+		// key when signing (the same body signed by another key, or
+		// unsigned, is a new version: the history shows who vouched).
+		if len(v.Versions) > 0 && v.Versions[0].Version == v.Latest && v.Versions[0].SHA256 == s.SHA256 &&
+			(o.Signer == nil || v.Versions[0].Key == ssh.FingerprintSHA256(o.Signer.PublicKey())) {
 			a.Status, a.Version = StatusUnchanged, v.Latest
 			return a, nil, nil
 		}
@@ -158,6 +166,13 @@ func addOne(ctx context.Context, call Caller, s Skill, row listedRow, o Options)
 	payload := map[string]any{"id": s.ID, "skill": s.Body, "message": s.Message}
 	if o.Author != "" {
 		payload["author"] = o.Author
+	}
+	if o.Signer != nil {
+		sig, err := sshsig.Sign(o.Signer, []byte(s.Body), rules.SignatureNamespace)
+		if err != nil {
+			return a, nil, err
+		}
+		payload["signature"] = string(sig)
 	}
 	wait := o.OwnerWait
 	if wait <= 0 {

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/iii-skills/skills/sdk-go/rules"
 	"github.com/iii-skills/skills/server/internal/catalog"
 	"github.com/iii-skills/skills/server/internal/fsource"
@@ -54,6 +56,9 @@ type Options struct {
 	// connection still holds the id is retried (default 5 s: the engine
 	// may not yet have seen the previous skills add's connection close).
 	OwnerWait time.Duration
+	// Signer, when set, signs every body Add registers (SSHSIG, namespace
+	// rules.SignatureNamespace), and the signature goes with the register.
+	Signer ssh.Signer
 }
 
 func (o *Options) gitBinary() string {

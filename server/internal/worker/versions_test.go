@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -204,6 +206,22 @@ func TestVersionsOfPrompts(t *testing.T) {
 	s.mustCall(t, rules.FnPromptsVersions, map[string]string{"name": "p"}, &l)
 	if l.Latest != 2 || len(l.Versions) != 2 || l.Versions[0].Message != "two" {
 		t.Fatalf("prompt versions: %+v", l)
+	}
+	// Each prompt version carries its definition, the exact bytes its
+	// sha256 digests (and a signature covers); skill versions carry none.
+	for i, desc := range []string{"two", "one"} {
+		v := l.Versions[i]
+		want := string(rules.CanonicalPrompt(desc, "f::g", nil))
+		sum := sha256.Sum256([]byte(v.Definition))
+		if v.Definition != want || hex.EncodeToString(sum[:]) != v.SHA256 {
+			t.Fatalf("prompt version %d: definition %q (sha256 %s), want %q", v.Version, v.Definition, v.SHA256, want)
+		}
+	}
+	s.mustCall(t, rules.FnSkillsRegister, map[string]any{"id": "plain", "skill": "# plain\n"}, nil)
+	var sl history.Listing
+	s.mustCall(t, rules.FnSkillsVersions, map[string]string{"id": "plain"}, &sl)
+	if len(sl.Versions) != 1 || sl.Versions[0].Definition != "" {
+		t.Fatalf("skill versions carry content: %+v", sl)
 	}
 	var d core.DiffResult
 	s.mustCall(t, rules.FnPromptsDiff, map[string]any{"name": "p", "from": 1, "to": 2}, &d)

@@ -30,7 +30,7 @@ type echoOutput struct {
 	Echo string `json:"echo"`
 }
 
-func definePrompt(p *skills.Publisher, fixture, name string) (string, error) {
+func definePrompt(p *skills.Publisher, fixture, name string, opts ...skills.FuncOption) (string, error) {
 	switch fixture {
 	case "send-email":
 		return skills.Prompt(p, name, "Compose and send an email",
@@ -40,17 +40,17 @@ func definePrompt(p *skills.Publisher, fixture, name string) (string, error) {
 					s += " Mark it urgent."
 				}
 				return skills.Content(s), nil
-			})
+			}, opts...)
 	case "count-words":
 		return skills.Prompt(p, name, "Answer within a word limit",
 			func(_ context.Context, a countWordsArgs) (skills.PromptResult, error) {
 				return skills.Text(fmt.Sprintf("Use at most %d words.", a.Limit)), nil
-			})
+			}, opts...)
 	case "dialogue":
 		return skills.Prompt(p, name, "A scripted two-turn dialogue",
 			func(context.Context, struct{}) (skills.PromptResult, error) {
 				return skills.Messages(skills.UserText("hi"), skills.AssistantText("hello")), nil
-			})
+			}, opts...)
 	}
 	return "", fmt.Errorf("prompt: unknown fixture %q", fixture)
 }

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/skills"
 )
@@ -72,9 +74,27 @@ func (h eventHandler) WithGroup(string) slog.Handler      { return h }
 type driver struct {
 	o       *out
 	client  *iii.Client
-	pub     *skills.Publisher
+	pub     *skills.Publisher // made by the first command that needs it (publisher)
 	backoff skills.Backoff
+	signer  ssh.Signer // configure signing_key
 	pending sync.WaitGroup
+}
+
+// publisher is the driver's publisher, made with what configure set.
+func (d *driver) publisher() *skills.Publisher {
+	if d.pub == nil {
+		opts := []skills.Option{
+			skills.WithLogger(slog.New(eventHandler{d.o})),
+			skills.WithOnRegistered(func() { d.o.emit(map[string]any{"event": "registered"}) }),
+			skills.WithOnGaveUp(func() { d.o.emit(map[string]any{"event": "gave_up"}) }),
+			skills.WithBackoff(d.backoff),
+		}
+		if d.signer != nil {
+			opts = append(opts, skills.WithSigner(d.signer))
+		}
+		d.pub = skills.NewPublisher(d.client, opts...)
+	}
+	return d.pub
 }
 
 func run(url string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -84,10 +104,6 @@ func run(url string, stdin io.Reader, stdout, stderr io.Writer) int {
 		iii.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 		iii.WithReconnectConfig(iii.ReconnectConfig{InitialDelay: 100 * time.Millisecond, MaxDelay: 2 * time.Second}))
 	d := &driver{o: o, client: client}
-	d.pub = skills.NewPublisher(client,
-		skills.WithLogger(slog.New(eventHandler{o})),
-		skills.WithOnRegistered(func() { o.emit(map[string]any{"event": "registered"}) }),
-		skills.WithOnGaveUp(func() { o.emit(map[string]any{"event": "gave_up"}) }))
 
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
@@ -107,7 +123,9 @@ func run(url string, stdin io.Reader, stdout, stderr io.Writer) int {
 func (d *driver) shutdown(unregister bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_ = d.pub.Close(ctx, unregister)
+	if d.pub != nil {
+		_ = d.pub.Close(ctx, unregister)
+	}
 	d.pending.Wait()
 	_ = d.client.Close()
 }
@@ -152,7 +170,7 @@ func (d *driver) handle(line string) (exit bool) {
 			respond(nil, err)
 			return false
 		}
-		done := d.pub.StartBackground(context.Background())
+		done := d.publisher().StartBackground(context.Background())
 		if !wait {
 			respond(nil, nil)
 			return false
@@ -170,7 +188,7 @@ func (d *driver) handle(line string) (exit bool) {
 			return false
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err = d.pub.Close(ctx, unregister)
+		err = d.publisher().Close(ctx, unregister)
 		cancel()
 		d.pending.Wait()
 		if err != nil {
@@ -228,7 +246,15 @@ func (d *driver) execute(c command) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return nil, d.pub.Skill(id, md)
+		sig, err := c.optionalString("signature")
+		if err != nil {
+			return nil, err
+		}
+		var opts []skills.FuncOption
+		if sig != "" {
+			opts = append(opts, skills.WithSignature(sig))
+		}
+		return nil, d.publisher().Skill(id, md, opts...)
 	case "section":
 		path, err := c.stringArg("path")
 		if err != nil {
@@ -238,7 +264,7 @@ func (d *driver) execute(c command) (any, error) {
 		if output == nil {
 			output = json.RawMessage("null")
 		}
-		uri, err := d.pub.Section(path, func(context.Context) (any, error) { return output, nil })
+		uri, err := d.publisher().Section(path, func(context.Context) (any, error) { return output, nil })
 		if err != nil {
 			return nil, err
 		}
@@ -254,7 +280,15 @@ func (d *driver) execute(c command) (any, error) {
 				return nil, err
 			}
 		}
-		fid, err := definePrompt(d.pub, fixture, name)
+		sig, err := c.optionalString("signature")
+		if err != nil {
+			return nil, err
+		}
+		var opts []skills.FuncOption
+		if sig != "" {
+			opts = append(opts, skills.WithSignature(sig))
+		}
+		fid, err := definePrompt(d.publisher(), fixture, name, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -268,7 +302,7 @@ func (d *driver) execute(c command) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return nil, defineFunction(d.pub, fixture, id)
+		return nil, defineFunction(d.publisher(), fixture, id)
 	case "subscribe":
 		kind, err := c.stringArg("kind")
 		if err != nil {
@@ -276,11 +310,11 @@ func (d *driver) execute(c command) (any, error) {
 		}
 		switch kind {
 		case "skills":
-			_, err = d.pub.OnSkillChange(func(_ context.Context, ch skills.SkillChange) {
+			_, err = d.publisher().OnSkillChange(func(_ context.Context, ch skills.SkillChange) {
 				d.o.emit(map[string]any{"event": "skill_change", "op": ch.Op, "id": ch.ID})
 			})
 		case "prompts":
-			_, err = d.pub.OnPromptChange(func(_ context.Context, ch skills.PromptChange) {
+			_, err = d.publisher().OnPromptChange(func(_ context.Context, ch skills.PromptChange) {
 				d.o.emit(map[string]any{"event": "prompt_change", "op": ch.Op, "name": ch.Name})
 			})
 		default:
@@ -292,6 +326,18 @@ func (d *driver) execute(c command) (any, error) {
 }
 
 func (d *driver) configure(c command) error {
+	if raw, ok := c.args["signing_key"]; ok && string(raw) != "null" {
+		if d.pub != nil {
+			return errors.New("configure: signing_key must come before every other command")
+		}
+		path, err := c.stringArg("signing_key")
+		if err != nil {
+			return err
+		}
+		if d.signer, err = skills.LoadSigningKey(path); err != nil {
+			return err
+		}
+	}
 	raw, ok := c.args["backoff"]
 	if !ok || string(raw) == "null" {
 		return nil
@@ -323,8 +369,10 @@ func (d *driver) configure(c command) error {
 			return fmt.Errorf("configure: unknown backoff setting %s", key)
 		}
 	}
-	if err := d.pub.SetBackoff(next); err != nil {
-		return fmt.Errorf("configure must come before start: %w", err)
+	if d.pub != nil {
+		if err := d.pub.SetBackoff(next); err != nil {
+			return fmt.Errorf("configure must come before start: %w", err)
+		}
 	}
 	d.backoff = next
 	return nil
@@ -340,6 +388,14 @@ func (c command) stringArg(key string) (string, error) {
 		return "", fmt.Errorf("%s: argument %q must be a string, got %s", c.cmd, key, raw)
 	}
 	return s, nil
+}
+
+// optionalString is an optional string argument ("" when absent or null).
+func (c command) optionalString(key string) (string, error) {
+	if raw, ok := c.args[key]; !ok || string(raw) == "null" {
+		return "", nil
+	}
+	return c.stringArg(key)
 }
 
 func (c command) boolArg(key string, def bool) (bool, error) {
