@@ -19,6 +19,7 @@ import (
 	"github.com/iii-skills/skills/server/internal/health"
 	"github.com/iii-skills/skills/server/internal/httpguard"
 	skillsmcp "github.com/iii-skills/skills/server/internal/mcp"
+	"github.com/iii-skills/skills/server/internal/observe"
 	"github.com/iii-skills/skills/server/internal/skillsprotocol"
 	"github.com/iii-skills/skills/server/internal/worker"
 )
@@ -61,7 +62,7 @@ func StartHTTP(ctx context.Context, h HTTPServer) (bound net.Addr, stop func(), 
 	if log == nil {
 		log = slog.Default()
 	}
-	client, opts, rt, rpcPath, page, ready := h.Client, h.Door, h.Runtime, h.RPCPath, h.Page, h.Ready
+	client, opts, rt, rpcPath, page := h.Client, h.Door, h.Runtime, h.RPCPath, h.Page
 	ln, err := net.Listen("tcp", h.Addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on %s: %w", h.Addr, err)
@@ -79,7 +80,7 @@ func StartHTTP(ctx context.Context, h HTTPServer) (bound net.Addr, stop func(), 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := serveHTTP(ctx, ln, srv, opts, rt, rpcPath, webPage(page, client, log), ready, h.Metrics, h.Registry, log); err != nil {
+		if err := serveHTTP(ctx, ln, srv, h, webPage(page, client, log), log); err != nil {
 			log.Error("MCP endpoint stopped", "err", err)
 		}
 	}()
@@ -126,20 +127,26 @@ func sandboxState(rt *skillsprotocol.Runtime) string {
 	return "bubblewrap (" + string(mode) + ")"
 }
 
-// serveHTTP serves /mcp, the probes /healthz and /readyz (ready: nil is
-// always ready), reg's skills as files (the discovery index and archives,
-// package downloads), with page set the web page at /, and, when rt is set
-// and rpcPath is not empty, the Skills Protocol at rpcPath, until ctx ends.
-func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts skillsmcp.HTTPOptions, rt *skillsprotocol.Runtime, rpcPath string,
-	page func(httpguard.Policy) (http.Handler, func()), ready health.Check, metrics http.Handler, reg core.Registry, log *slog.Logger) error {
+// serveHTTP serves, on ln until ctx ends, what h describes: /mcp (srv),
+// the probes /healthz and /readyz, the registry's skills as files (the
+// discovery index and archives, package downloads), /metrics, with page
+// set the web page at /, and the Skills Protocol when h has a runtime and
+// an RPC path.
+func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, h HTTPServer,
+	page func(httpguard.Policy) (http.Handler, func()), log *slog.Logger) error {
+	opts, rt, rpcPath, metrics := h.Door, h.Runtime, h.RPCPath, h.Metrics
 	mux := http.NewServeMux()
 	// Probes answer outside the door rules (see package health).
-	health.Mount(mux, ready)
+	health.Mount(mux, h.Ready)
 	opts.ListenAddr = ln.Addr().String()
 	mux.Handle(skillsmcp.Path, srv.HTTPHandler(opts))
-	if reg != nil {
+	if h.Registry != nil {
 		// The same door as /mcp: readers of /mcp read these too.
-		downloads.New(downloads.Options{Registry: reg, Guard: opts.Policy(), Logger: log}).Mount(mux)
+		var obs *observe.Observer
+		if h.observability != nil {
+			obs = h.observability.obs
+		}
+		downloads.New(downloads.Options{Registry: h.Registry, Guard: opts.Policy(), Logger: log, Observer: obs}).Mount(mux)
 	}
 	if metrics != nil {
 		// The same door as /mcp: Origin, Host and token.
@@ -148,7 +155,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts
 	if page != nil {
 		// The page applies the same Host, Origin and token rules itself
 		// (its sign-in form must be reachable without the token).
-		h, closePage := page(opts.Policy())
+		handler, closePage := page(opts.Policy())
 		// Closing ends the page's event streams, which would otherwise
 		// hold the server's graceful shutdown until its deadline.
 		stopPage := context.AfterFunc(ctx, closePage)
@@ -157,7 +164,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, srv *skillsmcp.Server, opts
 				closePage()
 			}
 		}()
-		mux.Handle("/", h)
+		mux.Handle("/", handler)
 	}
 	if rt != nil && rpcPath != "" {
 		// The same door as /mcp: Origin, Host (against DNS rebinding; /rpc

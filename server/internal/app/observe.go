@@ -23,6 +23,7 @@ import (
 	"github.com/iii-skills/skills/server/internal/changefeed"
 	"github.com/iii-skills/skills/server/internal/cluster"
 	"github.com/iii-skills/skills/server/internal/core"
+	"github.com/iii-skills/skills/server/internal/downloads"
 	"github.com/iii-skills/skills/server/internal/engine"
 	"github.com/iii-skills/skills/server/internal/httpguard"
 	"github.com/iii-skills/skills/server/internal/invoke"
@@ -76,7 +77,7 @@ func newObservability(ctx context.Context, cfg Config, log *slog.Logger) (*obser
 		return nil, err
 	}
 	if cfg.Observability.MetricsAddr.On() {
-		functions := append(append(append(worker.FunctionIDs(), skillsmcp.Methods...), skillsprotocol.ToolNames()...), web.Routes...)
+		functions := append(append(append(append(worker.FunctionIDs(), skillsmcp.Methods...), skillsprotocol.ToolNames()...), web.Routes...), downloads.Routes...)
 		if o.metrics, err = metrics.New(metrics.Options{Functions: dedupe(functions), Codes: observe.Codes(), Logger: log}); err != nil {
 			return nil, err
 		}

@@ -97,6 +97,9 @@ func (l *Local) ReadVersion(id, selector string) string {
 		return l.entryVersion(e)
 	}
 	if ok && !isPublished(e) {
+		if strings.HasPrefix(selector, registry.DigestSelectorPrefix) {
+			return l.entryVersion(e) // a pin of what the folder serves now
+		}
 		return selector // a bundle's version
 	}
 	if p, err := l.hist.skills.Resolve(id, selector); err == nil {

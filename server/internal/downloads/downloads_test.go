@@ -762,3 +762,68 @@ func TestSkillsAddFromDownloads(t *testing.T) {
 		t.Fatalf("an unknown version: %v", err)
 	}
 }
+
+// A skill sent whole (an archive, a SKILL.md) is a read on the download
+// surface by the client its User-Agent names; a HEAD, a 304, the index
+// (which reads every skill for its digests) and a refusal are not. Every
+// request is a call under its route in /metrics.
+func TestDownloadsAreCountedAsReads(t *testing.T) {
+	s := startStack(t, "")
+	body := "# Counted\n\nRead me.\n"
+	s.register("team/counted", body)
+	as := func(method, path, agent string, more http.Header) response {
+		h := http.Header{"User-Agent": {agent}}
+		for k, v := range more {
+			h[k] = v
+		}
+		return s.do(method, path, h)
+	}
+	if r := as(http.MethodGet, "/archive/team/counted.zip", "curl/8.5.0", nil); r.status != http.StatusOK {
+		t.Fatalf("archive: %d %s", r.status, r.body)
+	}
+	md := as(http.MethodGet, downloads.WellKnownPrefix+"team/counted@1/SKILL.md", "skills-cli/1.7.4", nil)
+	if md.status != http.StatusOK {
+		t.Fatalf("SKILL.md: %d %s", md.status, md.body)
+	}
+	// Not reads.
+	as(http.MethodHead, "/archive/team/counted.tar.gz", "curl/8.5.0", nil)
+	if r := as(http.MethodGet, downloads.WellKnownPrefix+"team/counted@1/SKILL.md", "skills-cli/1.7.4",
+		http.Header{"If-None-Match": {md.header.Get("ETag")}}); r.status != http.StatusNotModified {
+		t.Fatalf("revalidation: %d", r.status)
+	}
+	as(http.MethodGet, downloads.IndexPath, "skills-cli/1.7.4", nil)
+	as(http.MethodGet, "/archive/team/counted@9.zip", "curl/8.5.0", nil)
+
+	type row struct {
+		Version   string         `json:"version"`
+		Reads     int            `json:"reads"`
+		BySurface map[string]int `json:"by_surface"`
+		ByClient  map[string]int `json:"by_client"`
+	}
+	var got struct {
+		Skills []row `json:"skills"`
+	}
+	testutil.Eventually(t, 15*time.Second, "the downloads counted", func() bool {
+		_ = json.Unmarshal(s.call(rules.FnSkillsUsage, map[string]string{"id": "team/counted"}), &got)
+		n := 0
+		for _, r := range got.Skills {
+			n += r.Reads
+		}
+		return n >= 2
+	})
+	if len(got.Skills) != 1 || got.Skills[0].Version != "1" || got.Skills[0].Reads != 2 ||
+		got.Skills[0].BySurface["download"] != 2 || got.Skills[0].ByClient["curl"] != 1 || got.Skills[0].ByClient["skills-cli"] != 1 {
+		t.Fatalf("usage of team/counted: %+v; want version 1 read twice on download, by curl and skills-cli", got.Skills)
+	}
+
+	metrics := s.mustGet("/metrics")
+	for _, want := range []string{
+		`skills_calls_total{code="ok",function="GET /archive/{rest...}",surface="download"} 2`,
+		`skills_calls_total{code="http_404",function="GET /archive/{rest...}",surface="download"} 1`,
+		`skills_calls_total{code="ok",function="GET /.well-known/agent-skills/index.json",surface="download"} 1`,
+	} {
+		if !strings.Contains(string(metrics.body), want) {
+			t.Errorf("/metrics has no %s", want)
+		}
+	}
+}

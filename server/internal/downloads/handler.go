@@ -22,9 +22,12 @@ import (
 	"github.com/iii-skills/skills/server/internal/budget"
 	"github.com/iii-skills/skills/server/internal/core"
 	"github.com/iii-skills/skills/server/internal/httpguard"
+	"github.com/iii-skills/skills/server/internal/observe"
 	"github.com/iii-skills/skills/server/internal/registry"
 	"github.com/iii-skills/skills/server/internal/skillarchive"
 	"github.com/iii-skills/skills/server/internal/skillsext"
+	"github.com/iii-skills/skills/server/internal/surface"
+	"github.com/iii-skills/skills/server/internal/tracing"
 )
 
 // Defaults of Options.
@@ -43,6 +46,9 @@ type Options struct {
 	// Guard is the listener's door (Origin, Host, token): the one of /mcp.
 	Guard  httpguard.Policy
 	Logger *slog.Logger
+	// Observer counts and traces each request under its route and counts
+	// each skill downloaded as a read on the download surface (nil: none).
+	Observer *observe.Observer
 	// MemoryMiB bounds the MiB of file bytes and compressor state the
 	// downloads in flight hold together (a download holds 1 MiB plus its
 	// largest file), a client at most a quarter of it (DefaultMemoryMiB).
@@ -62,6 +68,7 @@ type Options struct {
 type Handler struct {
 	reg     core.Registry
 	guard   httpguard.Policy
+	obs     *observe.Observer
 	log     *slog.Logger
 	memory  *budget.Pool
 	wait    budget.Wait
@@ -93,23 +100,58 @@ func New(o Options) *Handler {
 		o.Logger = slog.Default()
 	}
 	pool := budget.New("MiB of downloads in flight", o.MemoryMiB, max(o.MemoryMiB/4, 1))
-	return &Handler{reg: o.Registry, guard: o.Guard, log: o.Logger, memory: pool,
+	return &Handler{reg: o.Registry, guard: o.Guard, obs: o.Observer, log: o.Logger, memory: pool,
 		wait:  budget.Wait{Max: o.QueueWait, ForShare: true, ShareMax: o.QueueWait},
 		stall: o.Stall, maxDur: o.MaxDuration, digests: newDigests(o.DigestCache)}
 }
 
+// Routes are the downloads' routes as metrics name them (the function
+// label of a call on the download surface).
+var Routes = []string{routeIndex, routeWellKnown, routeArchive}
+
+const (
+	routeIndex     = "GET " + IndexPath
+	routeWellKnown = "GET " + WellKnownPrefix + "{rest...}"
+	routeArchive   = "GET " + ArchivePrefix + "{rest...}"
+)
+
 // Mount serves the index and the downloads on mux (GET and HEAD, and
 // OPTIONS for browsers' preflight requests), behind the guard.
 func (h *Handler) Mount(mux *http.ServeMux) {
-	mux.Handle("GET "+IndexPath, h.guarded(h.serveIndex))
-	mux.Handle("GET "+WellKnownPrefix+"{rest...}", h.guarded(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle(routeIndex, h.observed(routeIndex, h.guarded(h.serveIndex)))
+	mux.Handle(routeWellKnown, h.observed(routeWellKnown, h.guarded(func(w http.ResponseWriter, r *http.Request) {
 		h.serveDownload(w, r, WellKnownPrefix, skillarchive.Flat)
-	}))
-	mux.Handle("GET "+ArchivePrefix+"{rest...}", h.guarded(func(w http.ResponseWriter, r *http.Request) {
+	})))
+	mux.Handle(routeArchive, h.observed(routeArchive, h.guarded(func(w http.ResponseWriter, r *http.Request) {
 		h.serveDownload(w, r, ArchivePrefix, skillarchive.Wrapped)
-	}))
+	})))
 	mux.HandleFunc("OPTIONS "+WellKnownPrefix+"{rest...}", h.preflight)
 	mux.HandleFunc("OPTIONS "+ArchivePrefix+"{rest...}", h.preflight)
+}
+
+// observed counts and traces a request under route, refusals included.
+func (h *Handler) observed(route string, next http.Handler) http.Handler {
+	if h.obs == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, call := h.obs.Start(r.Context(), route, surface.Download, tracing.FromHeaders(r.Header))
+		sw := observe.NewStatusWriter(w)
+		next.ServeHTTP(sw, r.WithContext(ctx))
+		call.End(observe.HTTPCode(sw.Status), nil)
+	})
+}
+
+// countRead counts a skill sent whole (a SKILL.md or an archive; never a
+// HEAD, a 304 or the index) as a read by the client its User-Agent names.
+// Only here: the registry reads the downloads make (digests for the
+// index, an archive's files) carry no reader, so they are not counted.
+func (h *Handler) countRead(r *http.Request, req request) {
+	if h.obs == nil {
+		return
+	}
+	ctx := observe.WithReader(r.Context(), surface.Download, observe.UserAgentProduct(r.UserAgent()))
+	h.obs.ReadSkill(ctx, req.id, req.sel)
 }
 
 // exposed are the headers a browser's script may read.
@@ -263,7 +305,9 @@ func (h *Handler) serveDownload(w http.ResponseWriter, r *http.Request, prefix s
 	facts(w, req, s)
 	h.cacheControl(w, strings.HasPrefix(req.sel, registry.DigestSelectorPrefix))
 	if req.format == formatSkillMD {
-		h.serveSkillMD(ctx, w, r, s)
+		if h.serveSkillMD(ctx, w, r, s) {
+			h.countRead(r, req)
+		}
 		return
 	}
 	ar, err := h.archiveOf(ctx, s)
@@ -288,24 +332,28 @@ func (h *Handler) serveDownload(w http.ResponseWriter, r *http.Request, prefix s
 		panic(http.ErrAbortHandler)
 	}
 	out.end()
+	h.countRead(r, req)
 }
 
-// serveSkillMD answers the SKILL.md of s.
-func (h *Handler) serveSkillMD(ctx context.Context, w http.ResponseWriter, r *http.Request, s skillsext.Skill) {
+// serveSkillMD answers the SKILL.md of s; sent reports whether its bytes
+// went out (not a HEAD, a 304 or a failure).
+func (h *Handler) serveSkillMD(ctx context.Context, w http.ResponseWriter, r *http.Request, s skillsext.Skill) (sent bool) {
 	f, ok := skillFileOf(s)
 	if !ok {
 		h.fail(w, refuse(http.StatusBadGateway, "the registry lists skill %s without %s", s.Path, skillFile))
-		return
+		return false
 	}
 	b, err := h.readFile(ctx, s, f)
 	if err != nil {
 		h.fail(w, err)
-		return
+		return false
 	}
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	if representation(w, r, sha256.Sum256(b), int64(len(b)), formatSkillMD.contentType()) {
-		_, _ = w.Write(b)
+	if !representation(w, r, sha256.Sum256(b), int64(len(b)), formatSkillMD.contentType()) {
+		return false
 	}
+	_, err = w.Write(b)
+	return err == nil
 }
 
 func skillFileOf(s skillsext.Skill) (skillsext.File, bool) {

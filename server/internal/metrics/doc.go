@@ -34,7 +34,7 @@
 // surface, sandbox outcomes from package sandbox, origins and connection
 // kinds from the lists given with their functions ("other" sums what a
 // function reports outside its list). So the number of series is bounded
-// by (functions+1) × 4 × (codes+2) call counters and (functions+1) × 4
+// by (functions+1) × 5 × (codes+2) call counters and (functions+1) × 5
 // histograms whatever the callers send; series are created on first use,
 // so an unused function costs nothing.
 //

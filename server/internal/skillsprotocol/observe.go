@@ -3,7 +3,6 @@ package skillsprotocol
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/iii-skills/skills/server/internal/observe"
 	"github.com/iii-skills/skills/server/internal/surface"
@@ -28,7 +27,7 @@ func (r *Runtime) observing(ctx context.Context, req *http.Request) context.Cont
 		return ctx
 	}
 	ctx = context.WithValue(ctx, rpcRequestKey{}, rpcRequestInfo{trace: tracing.FromHeaders(req.Header)})
-	return observe.WithReader(ctx, surface.RPC, userAgentProduct(req.UserAgent()))
+	return observe.WithReader(ctx, surface.RPC, observe.UserAgentProduct(req.UserAgent()))
 }
 
 // observedCall is Call counted and traced under its method.
@@ -51,12 +50,4 @@ func (r *Runtime) observedCall(ctx context.Context, method string, params []byte
 // own version, "" for what a plain read serves).
 func (r *Runtime) readCounted(ctx context.Context, v skillView, version string) {
 	r.obs.ReadSkill(ctx, v.e.ID, version)
-}
-
-// userAgentProduct is the first product of a User-Agent ("python-httpx"
-// of "python-httpx/0.27.0"), the client a /rpc read counts as.
-func userAgentProduct(ua string) string {
-	p, _, _ := strings.Cut(strings.TrimSpace(ua), " ")
-	p, _, _ = strings.Cut(p, "/")
-	return p
 }

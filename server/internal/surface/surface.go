@@ -1,7 +1,8 @@
-// Package surface names the four ways a call reaches the registry: the iii
-// worker protocol, MCP, the Skills Protocol's /rpc and the web page. Metrics,
-// usage counting and traces label what they record with these names, so the
-// set stays the same four everywhere and never grows from user input.
+// Package surface names the five ways a call reaches the registry: the iii
+// worker protocol, MCP, the Skills Protocol's /rpc, the web page and the
+// downloads (the discovery index and archives). Metrics, usage counting and
+// traces label what they record with these names, so the set stays the
+// same five everywhere and never grows from user input.
 package surface
 
 // Surface is one of the registry's surfaces. The zero value is III.
@@ -9,22 +10,23 @@ type Surface uint8
 
 // The surfaces, in the order Count and All use.
 const (
-	III Surface = iota // iii functions (skill::fetch, skills::list, …) over the engine
-	MCP                // the MCP server at /mcp and `skills mcp`
-	RPC                // the Skills Protocol's JSON-RPC at /rpc
-	Web                // the web page at /
+	III      Surface = iota // iii functions (skill::fetch, skills::list, …) over the engine
+	MCP                     // the MCP server at /mcp and `skills mcp`
+	RPC                     // the Skills Protocol's JSON-RPC at /rpc
+	Web                     // the web page at /
+	Download                // the discovery index and archives (/.well-known/agent-skills/, /archive/)
 )
 
 // Count is how many surfaces there are: arrays indexed by Surface have this
 // length.
-const Count = 4
+const Count = 5
 
-var names = [Count]string{"iii", "mcp", "rpc", "web"}
+var names = [Count]string{"iii", "mcp", "rpc", "web", "download"}
 
 // All lists every surface, in order.
-func All() [Count]Surface { return [Count]Surface{III, MCP, RPC, Web} }
+func All() [Count]Surface { return [Count]Surface{III, MCP, RPC, Web, Download} }
 
-// String is the surface's label value: iii, mcp, rpc or web.
+// String is the surface's label value: iii, mcp, rpc, web or download.
 func (s Surface) String() string {
 	if int(s) < Count {
 		return names[s]

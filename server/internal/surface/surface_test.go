@@ -7,7 +7,7 @@ import (
 )
 
 func TestNamesRoundTrip(t *testing.T) {
-	want := []string{"iii", "mcp", "rpc", "web"}
+	want := []string{"iii", "mcp", "rpc", "web", "download"}
 	for i, s := range surface.All() {
 		if s.String() != want[i] || !s.Valid() {
 			t.Fatalf("surface %d = %q (valid %v); want %q", i, s, s.Valid(), want[i])

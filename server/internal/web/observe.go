@@ -1,9 +1,6 @@
 package web
 
 import (
-	"bufio"
-	"errors"
-	"net"
 	"net/http"
 	"strings"
 
@@ -32,50 +29,16 @@ func (s *Server) serveObserved(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, call := o.Start(r.Context(), "", surface.Web, tracing.FromHeaders(r.Header))
 	ctx = observe.WithReader(ctx, surface.Web, webClient)
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	sw := observe.NewStatusWriter(w)
 	r = r.WithContext(ctx)
 	s.mux.ServeHTTP(sw, r)
 	// The mux set the route on r.
 	call.Rename(r.Pattern)
-	call.End(observe.HTTPCode(sw.status), nil)
-	if r.Pattern == "GET /skill/{id...}" && sw.status == http.StatusOK && r.URL.Query().Get("file") == "" {
+	call.End(observe.HTTPCode(sw.Status), nil)
+	if r.Pattern == "GET /skill/{id...}" && sw.Status == http.StatusOK && r.URL.Query().Get("file") == "" {
 		o.ReadSkill(ctx, r.PathValue("id"), r.URL.Query().Get("version"))
 	}
 }
-
-// statusWriter keeps the status of an answer.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	wrote  bool
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if !w.wrote {
-		w.status, w.wrote = code, true
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	w.wrote = true
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	if h, ok := w.ResponseWriter.(http.Hijacker); ok {
-		return h.Hijack()
-	}
-	return nil, nil, errors.New("web: the connection cannot be hijacked")
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // StreamCount is how many live-update streams are open (metrics:
 // connections of kind web_stream).
