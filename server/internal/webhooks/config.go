@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 )
@@ -45,13 +46,37 @@ type Endpoint struct {
 	// Secret signs the deliveries: whsec_ and the base64 of 24 to 64
 	// random bytes (openssl rand -base64 32).
 	Secret string `yaml:"secret" json:"secret"`
+	// SecretEnv names the environment variable that holds Secret instead,
+	// so the config file need not hold it (a systemd credential, a
+	// container secret).
+	SecretEnv string `yaml:"secret_env" json:"-"`
 	// Events are the changes sent; empty sends every event.
 	Events []Event `yaml:"events,omitempty" json:"events,omitempty"`
 }
 
-// Validate says what is wrong with the endpoint, nil when nothing is.
+// Resolved is e with its secret read from SecretEnv, when it names one.
+func (e Endpoint) Resolved() (Endpoint, error) {
+	switch {
+	case e.SecretEnv == "":
+		return e, nil
+	case e.Secret != "":
+		return e, fmt.Errorf("webhook %s: set secret or secret_env, not both", e.URL)
+	}
+	e.Secret = os.Getenv(e.SecretEnv)
+	if e.Secret == "" {
+		return e, fmt.Errorf("webhook %s: secret_env %s: the environment variable is empty or unset", e.URL, e.SecretEnv)
+	}
+	return e, nil
+}
+
+// Validate says what is wrong with the endpoint, nil when nothing is
+// (its secret read from SecretEnv first).
 func (e Endpoint) Validate() error {
 	if _, err := parseURL(e.URL); err != nil {
+		return err
+	}
+	e, err := e.Resolved()
+	if err != nil {
 		return err
 	}
 	if _, err := ParseSecret(e.Secret); err != nil {

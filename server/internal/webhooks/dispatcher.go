@@ -156,6 +156,7 @@ func New(ctx context.Context, opts Options) (*Dispatcher, error) {
 		if err := ep.Validate(); err != nil {
 			return nil, err
 		}
+		ep, _ := ep.Resolved() // Validate read it already
 		id := endpointID(ep.URL)
 		if d.byID[id] != nil {
 			return nil, fmt.Errorf("webhook %s is configured twice; list each URL once (with every event it takes)", ep.URL)

@@ -83,6 +83,32 @@ func TestEndpointValidation(t *testing.T) {
 	}
 }
 
+// secret_env reads the secret from the environment, checked like one
+// written in the file; never both, never an unset variable.
+func TestSecretFromTheEnvironment(t *testing.T) {
+	secret := newSecret(t)
+	t.Setenv("TEST_HOOK_SECRET", secret)
+	t.Setenv("TEST_HOOK_BAD", "abc")
+	for _, c := range []struct {
+		ep   webhooks.Endpoint
+		want string
+	}{
+		{webhooks.Endpoint{URL: "https://x.example/h", SecretEnv: "TEST_HOOK_UNSET"}, "secret_env TEST_HOOK_UNSET: the environment variable is empty or unset"},
+		{webhooks.Endpoint{URL: "https://x.example/h", Secret: secret, SecretEnv: "TEST_HOOK_SECRET"}, "set secret or secret_env, not both"},
+		{webhooks.Endpoint{URL: "https://x.example/h", SecretEnv: "TEST_HOOK_BAD"}, `start with "whsec_"`},
+	} {
+		if err := c.ep.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Validate(%+v) = %v; want an error saying %q", c.ep, err, c.want)
+		}
+	}
+	// Deliveries are signed with it: the receiver checks with the same secret.
+	rcv := newReceiver(t, secret)
+	d := start(t, webhooks.Options{Endpoints: []webhooks.Endpoint{{URL: rcv.srv.URL, SecretEnv: "TEST_HOOK_SECRET"}}})
+	publish(t, d.Dispatcher, webhooks.Change{Type: webhooks.EventRegister, ID: "team/env", At: time.Now()})
+	testutil.Eventually(t, 10*time.Second, "the delivery", func() bool { return len(rcv.deliveries()) == 1 })
+	rcv.checkOnceInOrder(t, 1)
+}
+
 // Changes reach a real HTTP receiver signed, with the body and headers
 // Standard Webhooks names, each once, in order per skill, and only the
 // events an endpoint asked for.
