@@ -109,6 +109,31 @@ func endpointID(rawURL string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// ShownURL is a receiver's URL as anyone but the operator may see it: its
+// scheme and host, and in place of a path or query "/…" and the first 8
+// hex digits of its endpoint id. Receivers often put their secret in the
+// path (Slack's and Discord's incoming webhooks) or the query, and the
+// places that show a URL (the web page, which readers with the MCP token
+// see; rows in shared state, which any engine client may read; refusals)
+// must not hand it out. The operator has the full URL in the config.
+func ShownURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return "(a configured URL, #" + endpointID(rawURL)[:8] + ")"
+	}
+	shown := u.Scheme + "://" + u.Host
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		shown += "/… #" + endpointID(rawURL)[:8]
+	}
+	return shown
+}
+
+// shownError is err's message with the receiver's URL shown as ShownURL
+// (net/http names the URL in its errors).
+func shownError(err error, rawURL string) string {
+	return strings.ReplaceAll(err.Error(), rawURL, ShownURL(rawURL))
+}
+
 func parseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	switch {
