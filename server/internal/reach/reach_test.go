@@ -211,6 +211,13 @@ func TestTriggerTriesTheOtherWayOnce(t *testing.T) {
 	f, _ := follow(t, b, Options{UseBridge: true, Backstop: time.Hour})
 	testutil.Eventually(t, 10*time.Second, "the bridge is seen", f.Bridge)
 	publisher(t, a, "late") // a's events do not reach b's Follower
+	// Connect returns before engine a has taken the registrations: wait
+	// until a serves the handler to its own clients.
+	probe := connect(t, a, "probe", nil)
+	testutil.Eventually(t, 10*time.Second, "late::hello served on engine a", func() bool {
+		_, err := probe.Trigger(context.Background(), iii.TriggerRequest{FunctionID: "late::hello", Data: json.RawMessage(`{}`), Timeout: time.Second})
+		return err == nil
+	})
 	if f.Where("late::hello").Bridge {
 		t.Fatal("the set across the bridge was listed again unprompted")
 	}

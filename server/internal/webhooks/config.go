@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 )
@@ -45,13 +46,37 @@ type Endpoint struct {
 	// Secret signs the deliveries: whsec_ and the base64 of 24 to 64
 	// random bytes (openssl rand -base64 32).
 	Secret string `yaml:"secret" json:"secret"`
+	// SecretEnv names the environment variable that holds Secret instead,
+	// so the config file need not hold it (a systemd credential, a
+	// container secret).
+	SecretEnv string `yaml:"secret_env" json:"-"`
 	// Events are the changes sent; empty sends every event.
 	Events []Event `yaml:"events,omitempty" json:"events,omitempty"`
 }
 
-// Validate says what is wrong with the endpoint, nil when nothing is.
+// Resolved is e with its secret read from SecretEnv, when it names one.
+func (e Endpoint) Resolved() (Endpoint, error) {
+	switch {
+	case e.SecretEnv == "":
+		return e, nil
+	case e.Secret != "":
+		return e, fmt.Errorf("webhook %s: set secret or secret_env, not both", e.URL)
+	}
+	e.Secret = os.Getenv(e.SecretEnv)
+	if e.Secret == "" {
+		return e, fmt.Errorf("webhook %s: secret_env %s: the environment variable is empty or unset", e.URL, e.SecretEnv)
+	}
+	return e, nil
+}
+
+// Validate says what is wrong with the endpoint, nil when nothing is
+// (its secret read from SecretEnv first).
 func (e Endpoint) Validate() error {
 	if _, err := parseURL(e.URL); err != nil {
+		return err
+	}
+	e, err := e.Resolved()
+	if err != nil {
 		return err
 	}
 	if _, err := ParseSecret(e.Secret); err != nil {
@@ -82,6 +107,31 @@ func (e Endpoint) wants(ev Event) bool { return len(e.Events) == 0 || slices.Con
 func endpointID(rawURL string) string {
 	sum := sha256.Sum256([]byte(rawURL))
 	return hex.EncodeToString(sum[:8])
+}
+
+// ShownURL is a receiver's URL as anyone but the operator may see it: its
+// scheme and host, and in place of a path or query "/…" and the first 8
+// hex digits of its endpoint id. Receivers often put their secret in the
+// path (Slack's and Discord's incoming webhooks) or the query, and the
+// places that show a URL (the web page, which readers with the MCP token
+// see; rows in shared state, which any engine client may read; refusals)
+// must not hand it out. The operator has the full URL in the config.
+func ShownURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return "(a configured URL, #" + endpointID(rawURL)[:8] + ")"
+	}
+	shown := u.Scheme + "://" + u.Host
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		shown += "/… #" + endpointID(rawURL)[:8]
+	}
+	return shown
+}
+
+// shownError is err's message with the receiver's URL shown as ShownURL
+// (net/http names the URL in its errors).
+func shownError(err error, rawURL string) string {
+	return strings.ReplaceAll(err.Error(), rawURL, ShownURL(rawURL))
 }
 
 func parseURL(raw string) (*url.URL, error) {

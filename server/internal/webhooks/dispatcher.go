@@ -87,7 +87,7 @@ type Delivery struct {
 	ID       string          `json:"id"`
 	Seq      uint64          `json:"seq"`
 	Endpoint string          `json:"endpoint"` // the endpoint's id (a hash of its URL)
-	URL      string          `json:"url"`      // shown to operators; deliveries go to the configured URL of Endpoint, never to this
+	URL      string          `json:"url"`      // ShownURL of the receiver; deliveries go to the configured URL of Endpoint, never to this
 	SkillID  string          `json:"skill_id"`
 	Type     Event           `json:"type"`
 	Body     json.RawMessage `json:"body"`
@@ -156,6 +156,7 @@ func New(ctx context.Context, opts Options) (*Dispatcher, error) {
 		if err := ep.Validate(); err != nil {
 			return nil, err
 		}
+		ep, _ := ep.Resolved() // Validate read it already
 		id := endpointID(ep.URL)
 		if d.byID[id] != nil {
 			return nil, fmt.Errorf("webhook %s is configured twice; list each URL once (with every event it takes)", ep.URL)
@@ -320,7 +321,7 @@ func (d *Dispatcher) Publish(ctx context.Context, c Change) error {
 		if !q.ep.wants(c.Type) {
 			continue
 		}
-		del := &Delivery{ID: msgID, Seq: d.seq.Add(1), Endpoint: q.id, URL: q.ep.URL, SkillID: c.ID,
+		del := &Delivery{ID: msgID, Seq: d.seq.Add(1), Endpoint: q.id, URL: ShownURL(q.ep.URL), SkillID: c.ID,
 			Type: c.Type, Body: b, NextAt: now, CreatedAt: now}
 		if !q.reserve() {
 			del.LastError = fmt.Sprintf("not queued: the queue for this URL is full (%d deliveries waiting)", d.opts.MaxQueue)
@@ -393,7 +394,7 @@ func (d *Dispatcher) Resend(ctx context.Context, key string) error {
 	stripe.Lock()
 	defer stripe.Unlock()
 	if !q.reserve() {
-		return fmt.Errorf("webhooks: the queue for %s is full (%d deliveries waiting); resend later", q.ep.URL, d.opts.MaxQueue)
+		return fmt.Errorf("webhooks: the queue for %s is full (%d deliveries waiting); resend later", ShownURL(q.ep.URL), d.opts.MaxQueue)
 	}
 	now := d.opts.Now()
 	del.Seq, del.Attempts, del.NextAt, del.DeadAt = d.seq.Add(1), 0, now, time.Time{}
@@ -413,7 +414,7 @@ func (d *Dispatcher) Resend(ctx context.Context, key string) error {
 
 // Status is one endpoint's state, for the web page and metrics.
 type Status struct {
-	URL           string    `json:"url"`
+	URL           string    `json:"url"` // ShownURL of the receiver
 	Events        []Event   `json:"events,omitempty"`
 	Queued        int       `json:"queued"`
 	Dead          int       `json:"dead"`

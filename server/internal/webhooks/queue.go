@@ -208,7 +208,7 @@ func (q *queue) attempt(ctx context.Context, del *Delivery) {
 	}
 	q.failed.Add(1)
 	del.Attempts++
-	del.LastError, del.LastStatus = err.Error(), status
+	del.LastError, del.LastStatus = shownError(err, q.ep.URL), status
 	q.mu.Lock()
 	q.last.err = del.LastError
 	q.mu.Unlock()
@@ -272,7 +272,7 @@ func (q *queue) forget(seq uint64) {
 func (q *queue) status() Status {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return Status{URL: q.ep.URL, Events: q.ep.Events, Queued: int(q.queued.Load()), Dead: len(q.dead),
+	return Status{URL: ShownURL(q.ep.URL), Events: q.ep.Events, Queued: int(q.queued.Load()), Dead: len(q.dead),
 		Delivered: q.delivered.Load(), FailedTries: q.failed.Load(), LastError: q.last.err, LastDelivered: q.last.delivered}
 }
 

@@ -83,6 +83,32 @@ func TestEndpointValidation(t *testing.T) {
 	}
 }
 
+// secret_env reads the secret from the environment, checked like one
+// written in the file; never both, never an unset variable.
+func TestSecretFromTheEnvironment(t *testing.T) {
+	secret := newSecret(t)
+	t.Setenv("TEST_HOOK_SECRET", secret)
+	t.Setenv("TEST_HOOK_BAD", "abc")
+	for _, c := range []struct {
+		ep   webhooks.Endpoint
+		want string
+	}{
+		{webhooks.Endpoint{URL: "https://x.example/h", SecretEnv: "TEST_HOOK_UNSET"}, "secret_env TEST_HOOK_UNSET: the environment variable is empty or unset"},
+		{webhooks.Endpoint{URL: "https://x.example/h", Secret: secret, SecretEnv: "TEST_HOOK_SECRET"}, "set secret or secret_env, not both"},
+		{webhooks.Endpoint{URL: "https://x.example/h", SecretEnv: "TEST_HOOK_BAD"}, `start with "whsec_"`},
+	} {
+		if err := c.ep.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Validate(%+v) = %v; want an error saying %q", c.ep, err, c.want)
+		}
+	}
+	// Deliveries are signed with it: the receiver checks with the same secret.
+	rcv := newReceiver(t, secret)
+	d := start(t, webhooks.Options{Endpoints: []webhooks.Endpoint{{URL: rcv.srv.URL, SecretEnv: "TEST_HOOK_SECRET"}}})
+	publish(t, d.Dispatcher, webhooks.Change{Type: webhooks.EventRegister, ID: "team/env", At: time.Now()})
+	testutil.Eventually(t, 10*time.Second, "the delivery", func() bool { return len(rcv.deliveries()) == 1 })
+	rcv.checkOnceInOrder(t, 1)
+}
+
 // Changes reach a real HTTP receiver signed, with the body and headers
 // Standard Webhooks names, each once, in order per skill, and only the
 // events an endpoint asked for.
@@ -496,4 +522,55 @@ func TestRunAgainAfterAStop(t *testing.T) {
 	go d.Run(ctx)
 	testutil.Eventually(t, 20*time.Second, "every delivery after running again", func() bool { return len(rc.deliveries()) == 3 })
 	rc.checkOnceInOrder(t, 3)
+}
+
+// A receiver's URL often holds its secret (Slack's and Discord's incoming
+// webhooks in the path, others in the query): what the dispatcher lets
+// others see (Status, dead letters and their errors, rows in state) shows
+// only its scheme and host and the endpoint's short id.
+func TestReceiverURLsAreNotShown(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://hooks.slack.com/services/T00/B00/XXXXSECRET": "https://hooks.slack.com/… #",
+		"https://x.example/h?token=SECRET":                    "https://x.example/… #",
+		"https://x.example":                                   "https://x.example",
+		"https://x.example/":                                  "https://x.example",
+	} {
+		if got := webhooks.ShownURL(raw); !strings.HasPrefix(got, want) || strings.Contains(got, "SECRET") {
+			t.Errorf("ShownURL(%s) = %s; want %s…", raw, got, want)
+		}
+	}
+	// A refused delivery and one whose host is down.
+	rc := newReceiver(t, newSecret(t))
+	rc.setAnswer(func(_ int, w http.ResponseWriter, _ *http.Request) bool {
+		http.Error(w, "no", http.StatusForbidden)
+		return true
+	})
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL + "/services/T00/B00/DOWNSECRET"
+	down.Close()
+	state := kv.NewMemoryTable()
+	d := start(t, webhooks.Options{KV: state, MaxAttempts: 1, Endpoints: []webhooks.Endpoint{
+		{URL: rc.srv.URL + "/services/T00/B00/XXXXSECRET", Secret: rc.secret},
+		{URL: downURL, Secret: newSecret(t)},
+	}})
+	publish(t, d.Dispatcher, webhooks.Change{Type: webhooks.EventRegister, ID: "a/b"})
+	testutil.Eventually(t, 20*time.Second, "two dead letters", func() bool {
+		st := d.Status()
+		return st[0].Dead == 1 && st[1].Dead == 1
+	})
+	dead, err := d.DeadLetters(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := fmt.Sprintf("%+v %+v", d.Status(), dead)
+	rows, err := state.List(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		seen += " " + r.Key + " " + string(r.Value)
+	}
+	if strings.Contains(seen, "SECRET") || !strings.Contains(seen, "connect") {
+		t.Fatalf("what others may see names a receiver's secret path, or the down host's error is missing:\n%s", seen)
+	}
 }
