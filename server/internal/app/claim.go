@@ -90,9 +90,8 @@ func claimFunctions(ctx context.Context, client *iii.Client, bound time.Duration
 	var res claimResult
 	for attempt := 1; ; attempt++ {
 		_, err := triggerPatiently(ctx, client, iii.TriggerRequest{FunctionID: fnIdentity, Data: json.RawMessage(`{}`)})
-		var ie *iii.InvocationError
 		switch {
-		case err == nil, errors.As(err, &ie) && ie.Code == iii.CodeFunctionNotFound:
+		case err == nil, notFound(err):
 			// Any answer will do: it orders the check after the replay.
 		case ctx.Err() != nil:
 			return res, ctx.Err()
@@ -103,15 +102,24 @@ func claimFunctions(ctx context.Context, client *iii.Client, bound time.Duration
 		types := heldTriggerTypes(ctx, client)
 		if len(refused) == 0 && len(types) == 0 {
 			// The probe is one of our functions: only now is it ours.
-			if res.stampsCaller, err = probeCallerStamp(ctx, client); err != nil {
+			res.stampsCaller, err = probeCallerStamp(ctx, client)
+			if err != nil && !(notFound(err) && time.Until(deadline) > 0) {
 				return res, err
 			}
-		}
-		if len(refused) == 0 && len(types) == 0 {
-			if attempt > 1 {
-				log.Info("every registry function and trigger type is registered now", "attempts", attempt)
+			if err == nil {
+				if attempt > 1 {
+					log.Info("every registry function and trigger type is registered now", "attempts", attempt)
+				}
+				return res, nil
 			}
-			return res, nil
+			// The real engine can answer a call before it has taken a
+			// registration sent earlier on the same connection: ask again.
+			log.Info("the engine does not list the registry's caller probe yet; asking again", "attempt", attempt)
+			if !sleepCtx(ctx, min(delay, time.Until(deadline))) {
+				return res, ctx.Err()
+			}
+			delay = min(delay*2, 5*time.Second)
+			continue
 		}
 		held := describeHolders(ctx, client, refused)
 		for i, r := range refused {
@@ -128,13 +136,29 @@ func claimFunctions(ctx context.Context, client *iii.Client, bound time.Duration
 			return res, fmt.Errorf("the engine gave %d of the registry's functions and trigger types to other workers for %s: %s; stop the worker that holds them or point --url at another engine (--claim-timeout sets how long to wait)",
 				len(held), bound, strings.Join(held, "; "))
 		}
-		select {
-		case <-ctx.Done():
+		if !sleepCtx(ctx, min(delay, left)) {
 			return res, ctx.Err()
-		case <-time.After(min(delay, left)):
 		}
 		delay = min(delay*2, 5*time.Second)
 		client.RetryRefusedFunctions()
+	}
+}
+
+// notFound reports whether err is the engine's function_not_found.
+func notFound(err error) bool {
+	var ie *iii.InvocationError
+	return errors.As(err, &ie) && ie.Code == iii.CodeFunctionNotFound
+}
+
+// sleepCtx waits d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
