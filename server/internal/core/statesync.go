@@ -76,6 +76,11 @@ func (l *Local) SyncKey(ctx context.Context, scope, key string) error {
 		if err != nil || l.hist.skills.HasContent(row.ID, cur.Skill) {
 			return "", false
 		}
+		// This instance's summaries may lag a version another node just
+		// recorded: ask the head in state too.
+		if held, err := l.hist.skills.HasStoredContent(row.ID, cur.Skill); err != nil || held {
+			return "", false
+		}
 		return cur.Skill, true
 	}); err != nil {
 		l.log.Warn("skill history: recording a direct state write failed", "id", row.ID, "err", err)

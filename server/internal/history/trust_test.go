@@ -309,3 +309,31 @@ func TestSharedConvertsALegacyHead(t *testing.T) {
 		t.Fatalf("a digest the legacy head did not record: %+v %v", p, err)
 	}
 }
+
+// A version another instance recorded a moment ago is in the head in
+// state before this instance's summaries hear of it: HasStoredContent
+// sees it (a served row caught between two nodes' registers must not be
+// recorded again), HasContent only after a refresh.
+func TestHasStoredContentSeesAnotherInstancesVersion(t *testing.T) {
+	st := store.OpenMemory()
+	t.Cleanup(func() { _ = st.Close() })
+	cfg := Config{Scope: "skills", Noun: "skill", Retain: 1000}
+	a, b := New(sharedStore{kv.Local(st)}, cfg), New(sharedStore{kv.Local(st)}, cfg)
+	if _, _, err := b.Record("x", "first", Meta{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Record("x", "second", Meta{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b.HasContent("x", "second") {
+		t.Fatal("b's summaries know a's version already: the test shows nothing")
+	}
+	for body, want := range map[string]bool{"first": true, "second": true, "third": false} {
+		if got, err := b.HasStoredContent("x", body); err != nil || got != want {
+			t.Fatalf("b.HasStoredContent(%q) = %v, %v; want %v", body, got, err, want)
+		}
+	}
+	if got, err := b.HasStoredContent("y", "first"); err != nil || got {
+		t.Fatalf("an id without history: %v, %v", got, err)
+	}
+}

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -230,4 +231,23 @@ func (h *History) HasContent(id, content string) bool {
 		}
 	}
 	return false
+}
+
+// HasStoredContent is HasContent asked of id's head in state rather than
+// of this instance's summaries, which may not have heard yet of a version
+// another instance sharing state recorded a moment ago. Call it under
+// id's lock (a Repair callback).
+func (h *History) HasStoredContent(id, content string) (bool, error) {
+	hd, err := h.getHead(id)
+	if err != nil || hd == nil {
+		return false, err
+	}
+	sum := Digest(content)
+	want := hex.EncodeToString(sum[:])
+	for _, v := range hd.Versions {
+		if v.SHA256 == want {
+			return true, nil
+		}
+	}
+	return false, nil
 }
