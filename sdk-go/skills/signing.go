@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,10 @@ func LoadSigningKey(path string) (ssh.Signer, error) {
 		return s, nil
 	case errors.Is(err, sshsig.ErrUnsupportedKey):
 		return nil, errors.New(keyMessage(keyUnsupported, path, keyTypeOf(err)))
+	case errors.Is(err, sshsig.ErrPassphraseRequired) && !bytes.Contains(data, []byte("OPENSSH PRIVATE KEY")):
+		// A PEM key records no public key outside its encrypted part: the
+		// agent cannot be asked for it.
+		return nil, errors.New(keyMessage(keyEncryptedPEM, path, ""))
 	case agentSocket == "" && errors.Is(err, sshsig.ErrPassphraseRequired):
 		return nil, errors.New(keyMessage(keyEncrypted, path, ""))
 	case agentSocket == "" && errors.Is(err, sshsig.ErrNoAgent):
@@ -69,10 +74,11 @@ func LoadSigningKey(path string) (ssh.Signer, error) {
 // The kinds of bad key file, and their messages (the same in the three
 // publishers: conformance/vectors/signing.json).
 const (
-	keyEncrypted   = "encrypted"
-	keyPublic      = "public"
-	keyNotAKey     = "not_a_key"
-	keyUnsupported = "unsupported"
+	keyEncrypted    = "encrypted"
+	keyPublic       = "public"
+	keyEncryptedPEM = "encrypted_pem"
+	keyNotAKey      = "not_a_key"
+	keyUnsupported  = "unsupported"
 )
 
 func keyMessage(kind, path, keyType string) string {
@@ -86,6 +92,10 @@ func keyMessage(kind, path, keyType string) string {
 		return "signing key " + p + " is a public key and SSH_AUTH_SOCK is not set: load its private half into an " +
 			"ssh-agent (ssh-add FILE) and set SSH_AUTH_SOCK, and the publisher signs through the agent; or give the " +
 			"private key file (the one without .pub)"
+	case keyEncryptedPEM:
+		return "signing key " + p + " is an encrypted PEM key, whose public key cannot be read without its passphrase: " +
+			"give its public key file (.pub) to sign through the ssh-agent that holds the key, or rewrite it in the " +
+			"OpenSSH format (ssh-keygen -p -f FILE), which records the public key"
 	case keyUnsupported:
 		return "signing key " + p + " is of type " + keyType + ": expected ssh-ed25519, ecdsa-sha2-nistp256, ecdsa-sha2-nistp384, ecdsa-sha2-nistp521 or ssh-rsa"
 	}

@@ -48,7 +48,7 @@ func readSigningVectors(t *testing.T) signingVectors {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatal(err)
 	}
-	if len(v.CanonicalPrompt) < 3 || len(v.KeyErrors) < 4 {
+	if len(v.CanonicalPrompt) < 3 || len(v.KeyErrors) < 5 {
 		t.Fatalf("only %d canonical and %d key error vectors", len(v.CanonicalPrompt), len(v.KeyErrors))
 	}
 	return v
@@ -252,6 +252,7 @@ func TestLoadSigningKeyRefusals(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", "") // an agent could sign with the encrypted and the public key
 	dir := t.TempDir()
 	enc := keygen(t, dir, "enc", "ed25519", "", "-N", "correct horse")
+	encPEM := keygen(t, dir, "encpem", "rsa", "2048", "-N", "correct horse", "-m", "PEM")
 	plain := keygen(t, dir, "plain", "ed25519", "")
 	junk := filepath.Join(dir, "junk")
 	if err := os.WriteFile(junk, []byte("not a key\n"), 0o600); err != nil {
@@ -259,6 +260,7 @@ func TestLoadSigningKeyRefusals(t *testing.T) {
 	}
 	cases := []struct{ path, kind string }{
 		{enc.priv, "encrypted"},
+		{encPEM.priv, "encrypted_pem"},
 		{plain.priv + ".pub", "public"},
 		{junk, "not_a_key"},
 	}

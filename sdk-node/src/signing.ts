@@ -24,7 +24,7 @@ const OPENSSH_MAGIC = 'openssh-key-v1\0'
 /** The largest key ssh-keygen makes (RSA 16384 bits) is about 12 KiB. */
 const MAX_KEY_FILE = 1 << 20
 
-type KeyErrorKind = 'encrypted' | 'public' | 'not_a_key' | 'unsupported'
+type KeyErrorKind = 'encrypted' | 'public' | 'encrypted_pem' | 'not_a_key' | 'unsupported'
 
 /** The error of a key file the publisher cannot sign with (the same words in Go and Python). */
 export function keyMessage(kind: KeyErrorKind, path: string, keyType = ''): string {
@@ -41,6 +41,12 @@ export function keyMessage(kind: KeyErrorKind, path: string, keyType = ''): stri
         `signing key ${p} is a public key and SSH_AUTH_SOCK is not set: load its private half into an ssh-agent ` +
         '(ssh-add FILE) and set SSH_AUTH_SOCK, and the publisher signs through the agent; or give the private key ' +
         'file (the one without .pub)'
+      )
+    case 'encrypted_pem':
+      return (
+        `signing key ${p} is an encrypted PEM key, whose public key cannot be read without its passphrase: give its ` +
+        'public key file (.pub) to sign through the ssh-agent that holds the key, or rewrite it in the OpenSSH format ' +
+        '(ssh-keygen -p -f FILE), which records the public key'
       )
     case 'unsupported':
       return (
@@ -251,7 +257,7 @@ function publicBlob(key: KeyObject): Buffer {
 function parseKeyText(text: string): KeyObject | AgentKey {
   if (text.includes(OPENSSH_BEGIN)) return parseOpenSSH(text)
   if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text)) {
-    if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(text)) throw new KeyFileError('encrypted')
+    if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(text)) throw new KeyFileError('encrypted_pem')
     let key: KeyObject
     try {
       key = createPrivateKey(text)

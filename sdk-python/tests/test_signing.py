@@ -176,7 +176,7 @@ def test_key_files_it_cannot_sign_with_are_refused(keydir: Path, monkeypatch: py
     enc_pem, _ = keygen(keydir, "encpem", "rsa", "2048", "-N", "correct horse", "-m", "PEM")
     plain, _ = keygen(keydir, "plain", "ed25519")
     (keydir / "junk").write_text("not a key\n")
-    cases = [(enc, "encrypted"), (enc_pem, "encrypted"), (plain.with_suffix(".pub"), "public"), (keydir / "junk", "not_a_key")]
+    cases = [(enc, "encrypted"), (enc_pem, "encrypted_pem"), (plain.with_suffix(".pub"), "public"), (keydir / "junk", "not_a_key")]
     dsa = keydir / "dsa"
     if subprocess.run(["ssh-keygen", "-q", "-t", "dsa", "-N", "", "-f", str(dsa)], capture_output=True, check=False).returncode == 0:
         cases.append((dsa, "unsupported"))

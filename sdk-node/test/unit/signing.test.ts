@@ -20,7 +20,7 @@ interface Vectors {
     arguments: { name: string; description?: string | null; required?: boolean }[]
     canonical: string
   }[]
-  key_errors: { kind: 'encrypted' | 'public' | 'not_a_key' | 'unsupported'; key_type?: string; message: string }[]
+  key_errors: { kind: 'encrypted' | 'public' | 'encrypted_pem' | 'not_a_key' | 'unsupported'; key_type?: string; message: string }[]
   agent_errors: { kind: 'unreachable' | 'not_in_agent' | 'refused' | 'bad_answer' | 'bad_signature'; message: string }[]
 }
 const vectors = JSON.parse(
@@ -159,7 +159,7 @@ describe('signatures ssh-keygen -Y verify accepts', { skip }, () => {
     writeFileSync(join(dir, 'junk'), 'not a key\n')
     const cases: [string, string][] = [
       [enc.file, 'encrypted'],
-      [encPem.file, 'encrypted'],
+      [encPem.file, 'encrypted_pem'],
       [`${plain.file}.pub`, 'public'],
       [join(dir, 'junk'), 'not_a_key'],
     ]

@@ -51,7 +51,7 @@ _CURVES: dict[str, tuple[str, hashes.HashAlgorithm]] = {
     "secp521r1": ("nistp521", hashes.SHA512()),
 }
 
-KeyErrorKind = Literal["encrypted", "public", "not_a_key", "unsupported"]
+KeyErrorKind = Literal["encrypted", "public", "encrypted_pem", "not_a_key", "unsupported"]
 
 
 def key_message(kind: KeyErrorKind, path: str, key_type: str = "") -> str:
@@ -68,6 +68,12 @@ def key_message(kind: KeyErrorKind, path: str, key_type: str = "") -> str:
             f"signing key {p} is a public key and SSH_AUTH_SOCK is not set: load its private half into an "
             "ssh-agent (ssh-add FILE) and set SSH_AUTH_SOCK, and the publisher signs through the agent; "
             "or give the private key file (the one without .pub)"
+        )
+    if kind == "encrypted_pem":
+        return (
+            f"signing key {p} is an encrypted PEM key, whose public key cannot be read without its passphrase: "
+            "give its public key file (.pub) to sign through the ssh-agent that holds the key, or rewrite it in "
+            "the OpenSSH format (ssh-keygen -p -f FILE), which records the public key"
         )
     if kind == "unsupported":
         return (
@@ -208,11 +214,11 @@ def _parse_key(data: bytes) -> _PrivateKey | _AgentKey:
             raise _KeyFileError("not_a_key") from None
     elif re.search(r"-----BEGIN [A-Z ]*PRIVATE KEY-----", text):
         if "-----BEGIN ENCRYPTED PRIVATE KEY-----" in text or "Proc-Type: 4,ENCRYPTED" in text:
-            raise _KeyFileError("encrypted")
+            raise _KeyFileError("encrypted_pem")
         try:
             key = serialization.load_pem_private_key(data, password=None)
         except TypeError:
-            raise _KeyFileError("encrypted") from None
+            raise _KeyFileError("encrypted_pem") from None
         except (ValueError, UnsupportedAlgorithm):
             raise _KeyFileError("not_a_key") from None
     elif line := _PUBLIC_LINE.match(text):
