@@ -62,10 +62,11 @@ func LoadSigningKey(path string) (ssh.Signer, error) {
 		return nil, errors.New(keyMessage(keyEncrypted, path, ""))
 	case agentSocket == "" && errors.Is(err, sshsig.ErrNoAgent):
 		return nil, errors.New(keyMessage(keyPublic, path, ""))
+	case agentSocket != "" && errors.Is(err, sshsig.ErrPassphraseRequired):
+		// An encrypted key the agent does not hold (ErrNotInAgent is a .pub's).
+		return nil, fmt.Errorf("signing key %s: %w (add it with ssh-add)", jsonQuote(path), err)
 	case agentSocket != "" && strings.Contains(err.Error(), "ssh-agent"):
-		// sshsig names the agent in every error of reaching or asking it
-		// (unreachable, not holding the key: ErrNotInAgent or, for an
-		// encrypted file, ErrPassphraseRequired).
+		// sshsig names the agent in every error of reaching or asking it.
 		return nil, fmt.Errorf("signing key %s: %w", jsonQuote(path), err)
 	}
 	return nil, errors.New(keyMessage(keyNotAKey, path, ""))

@@ -101,7 +101,7 @@ func parsePrivateKey(data, passphrase []byte, agentSocket string) (ssh.Signer, e
 		}
 		s, err := agentSigner(agentSocket, missing.PublicKey)
 		if errors.Is(err, ErrNotInAgent) {
-			return nil, errorf(ErrPassphraseRequired, "the private key %s is encrypted and the ssh-agent does not hold it (add it with ssh-add, or give the passphrase)", ssh.FingerprintSHA256(missing.PublicKey))
+			return nil, errorf(ErrPassphraseRequired, "the private key %s is encrypted and the ssh-agent does not hold it", ssh.FingerprintSHA256(missing.PublicKey))
 		}
 		return s, err
 	}
