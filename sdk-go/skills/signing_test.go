@@ -305,12 +305,17 @@ func TestLoadSigningKeyThroughAgent(t *testing.T) {
 		agent.Process.Kill()
 		agent.Wait()
 	})
+	// The socket file exists from bind, before listen: wait until ssh-add
+	// reaches the agent (exit 1: no identities; 2: cannot connect).
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
+		list := exec.Command("ssh-add", "-l")
+		list.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		var exit *exec.ExitError
+		if err := list.Run(); err == nil || (errors.As(err, &exit) && exit.ExitCode() == 1) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("ssh-agent made no socket at %s in 30 s", sock)
+			t.Fatalf("ssh-agent does not answer at %s after 30 s", sock)
 		}
 	}
 	askpass := filepath.Join(dir, "askpass")

@@ -282,7 +282,13 @@ class Agent:
         self.askpass = d / "askpass"
         self.askpass.write_text(f'#!/bin/sh\necho "{PASSPHRASE}"\n')
         self.askpass.chmod(0o700)
-        wait_until(lambda: os.path.exists(self.socket), 10)
+        # The socket file exists from bind, before listen: wait until ssh-add
+        # reaches the agent (exit 1: no identities; 2: cannot connect).
+        wait_until(self._listens, 10, "ssh-agent answering")
+
+    def _listens(self) -> bool:
+        env = {**os.environ, "SSH_AUTH_SOCK": self.socket}
+        return subprocess.run(["ssh-add", "-l"], env=env, capture_output=True, check=False).returncode in (0, 1)
 
     def add(self, *args: str) -> None:
         env = {**os.environ, "SSH_AUTH_SOCK": self.socket, "SSH_ASKPASS": str(self.askpass), "SSH_ASKPASS_REQUIRE": "force", "DISPLAY": ":0"}
@@ -380,13 +386,14 @@ def test_a_signature_the_agent_will_not_make_is_refused(keydir: Path, agent: Age
 
 
 FAKE_AGENT = """
-import socket, struct, sys
+import os, socket, struct, sys
 path, mode, blob = sys.argv[1], sys.argv[2], bytes.fromhex(sys.argv[3])
 s = lambda b: struct.pack(">I", len(b)) + b
 msg = lambda b: struct.pack(">I", len(b)) + b
 srv = socket.socket(socket.AF_UNIX)
-srv.bind(path)
+srv.bind(path + ".tmp")
 srv.listen()
+os.rename(path + ".tmp", path)  # the socket appears listening
 while True:
     c, _ = srv.accept()
     req = c.recv(65536)

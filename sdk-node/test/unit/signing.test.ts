@@ -204,8 +204,12 @@ class Agent {
     chmodSync(this.askpass, 0o700)
   }
 
+  /** The socket file exists from bind, before listen: waits until ssh-add reaches the agent (exit 1: no keys). */
   async ready(): Promise<void> {
-    await until(() => existsSync(this.socket))
+    await until(() => {
+      const r = spawnSync('ssh-add', ['-l'], { env: { ...process.env, SSH_AUTH_SOCK: this.socket }, stdio: 'ignore' })
+      return r.status === 0 || r.status === 1
+    })
   }
 
   /** ssh-add with its arguments; the passphrase (for keys and -x) comes from SSH_ASKPASS. */
@@ -333,7 +337,7 @@ describe('signing through an ssh-agent (SSH_AUTH_SOCK)', { skip: skipAgent }, ()
           if (${JSON.stringify(mode)} === 'type') return c.end(msg(Buffer.from([99])))
           if (${JSON.stringify(mode)} === 'short') { const l = Buffer.alloc(4); l.writeUInt32BE(100); return c.end(Buffer.concat([l, Buffer.from([14])])) }
           c.end(msg(Buffer.concat([Buffer.from([14]), str(Buffer.concat([str(Buffer.from('ssh-ed25519')), str(Buffer.alloc(64, 7))]))])))
-        })).listen(${JSON.stringify(socket)})`
+        })).listen(${JSON.stringify(`${socket}.tmp`)}, () => require('node:fs').renameSync(${JSON.stringify(`${socket}.tmp`)}, ${JSON.stringify(socket)}))`
       return { socket, proc: spawn(process.execPath, ['-e', script], { stdio: 'ignore' }) }
     }
     const cases: [string, string, RegExp | undefined][] = [
