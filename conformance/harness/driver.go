@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -72,12 +73,21 @@ type DriverError struct{ Message string }
 
 func (e *DriverError) Error() string { return e.Message }
 
-// StartDriver runs argv in root with III_URL=url.
+// StartDriver runs argv in root with III_URL=url, and without SSH_AUTH_SOCK:
+// a publisher given an encrypted or public key file signs through the
+// ssh-agent there, and the specs are about key files, not the agent of
+// whoever runs them.
 func StartDriver(argv []string, root, url string) (*Driver, error) {
 	d := &Driver{stderr: &syncBuffer{}, done: make(chan struct{}), waiting: map[int]chan reply{}}
 	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Dir = root
-	d.cmd.Env = append(os.Environ(), "III_URL="+url)
+	env := []string{"III_URL=" + url}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SSH_AUTH_SOCK=") && !strings.HasPrefix(kv, "III_URL=") {
+			env = append(env, kv)
+		}
+	}
+	d.cmd.Env = env
 	d.cmd.Stderr = d.stderr
 	stdout, err := d.cmd.StdoutPipe()
 	if err != nil {

@@ -244,10 +244,14 @@ var _ = group.Describe("signed versions (an instance with signing.require_signed
 		Expect(os.WriteFile(junk, []byte("not a key\n"), 0o600)).To(Succeed())
 		quote := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 		for _, c := range []struct{ path, want string }{
-			{enc.priv, "signing key " + quote(enc.priv) + ` is encrypted (it has a passphrase), and the publisher reads unencrypted keys only: ` +
-				`give it a key without a passphrase (ssh-keygen -t ed25519 -N "" -f FILE), or sign with ssh-keygen -Y sign -n iii-skills ` +
-				`(or skills sign) and pass the signature`},
-			{keys[0].priv + ".pub", "signing key " + quote(keys[0].priv+".pub") + " is a public key: give the private key file (the one without .pub)"},
+			// The driver runs without SSH_AUTH_SOCK (harness.StartDriver): with an agent that holds
+			// the key, the publisher signs through it.
+			{enc.priv, "signing key " + quote(enc.priv) + ` is encrypted (it has a passphrase) and SSH_AUTH_SOCK is not set: ` +
+				`load the key into an ssh-agent (ssh-add FILE) and set SSH_AUTH_SOCK, and the publisher signs through the agent; ` +
+				`or sign with ssh-keygen -Y sign -n iii-skills (or skills sign) and pass the signature`},
+			{keys[0].priv + ".pub", "signing key " + quote(keys[0].priv+".pub") + " is a public key and SSH_AUTH_SOCK is not set: " +
+				"load its private half into an ssh-agent (ssh-add FILE) and set SSH_AUTH_SOCK, and the publisher signs through the agent; " +
+				"or give the private key file (the one without .pub)"},
 			{junk, "signing key " + quote(junk) + " is not an OpenSSH private key: expected the file ssh-keygen writes (-----BEGIN OPENSSH PRIVATE KEY-----)"},
 		} {
 			d := driver(target.URL)

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -24,13 +25,15 @@ import (
 // makes (RSA 16384 bits) is about 12 KiB.
 const maxKeyFileSize = 1 << 20
 
-// LoadSigningKey reads the private key file at path, as ssh-keygen writes
-// it (OpenSSH format, or PEM with -m PEM): ssh-ed25519,
-// ecdsa-sha2-nistp256/384/521 or ssh-rsa, unencrypted. An encrypted key,
-// a public key, a file that holds no key or a key of another type is an
-// error that says so and what to do. For a key with a passphrase or one
-// held by an ssh-agent, build the signer with sshsig.LoadSigner and pass it
-// to WithSigner.
+// LoadSigningKey reads the key file at path, as ssh-keygen writes it
+// (OpenSSH format, or PEM with -m PEM): ssh-ed25519,
+// ecdsa-sha2-nistp256/384/521 or ssh-rsa. An unencrypted private key signs
+// here; an encrypted private key or a public key file (.pub) signs through
+// the ssh-agent at SSH_AUTH_SOCK, which must hold the key (as the Node and
+// Python publishers do). A file that holds no key, a key of another type,
+// or an agent that is not set, cannot be reached or does not hold the key
+// is an error that says so and what to do. To give a passphrase instead,
+// build the signer with sshsig.LoadSigner and pass it to WithSigner.
 func LoadSigningKey(path string) (ssh.Signer, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -44,16 +47,27 @@ func LoadSigningKey(path string) (ssh.Signer, error) {
 	if len(data) > maxKeyFileSize {
 		return nil, errors.New(keyMessage(keyNotAKey, path, ""))
 	}
-	s, err := sshsig.ParseSigner(data, nil, "")
+	agentSocket := os.Getenv("SSH_AUTH_SOCK")
+	s, err := sshsig.ParseSigner(data, nil, agentSocket)
 	switch {
 	case err == nil:
 		return s, nil
-	case errors.Is(err, sshsig.ErrPassphraseRequired):
-		return nil, errors.New(keyMessage(keyEncrypted, path, ""))
-	case errors.Is(err, sshsig.ErrNoAgent):
-		return nil, errors.New(keyMessage(keyPublic, path, ""))
 	case errors.Is(err, sshsig.ErrUnsupportedKey):
 		return nil, errors.New(keyMessage(keyUnsupported, path, keyTypeOf(err)))
+	case errors.Is(err, sshsig.ErrPassphraseRequired) && !bytes.Contains(data, []byte("OPENSSH PRIVATE KEY")):
+		// A PEM key records no public key outside its encrypted part: the
+		// agent cannot be asked for it.
+		return nil, errors.New(keyMessage(keyEncryptedPEM, path, ""))
+	case agentSocket == "" && errors.Is(err, sshsig.ErrPassphraseRequired):
+		return nil, errors.New(keyMessage(keyEncrypted, path, ""))
+	case agentSocket == "" && errors.Is(err, sshsig.ErrNoAgent):
+		return nil, errors.New(keyMessage(keyPublic, path, ""))
+	case agentSocket != "" && errors.Is(err, sshsig.ErrPassphraseRequired):
+		// An encrypted key the agent does not hold (ErrNotInAgent is a .pub's).
+		return nil, fmt.Errorf("signing key %s: %w (add it with ssh-add)", jsonQuote(path), err)
+	case agentSocket != "" && strings.Contains(err.Error(), "ssh-agent"):
+		// sshsig names the agent in every error of reaching or asking it.
+		return nil, fmt.Errorf("signing key %s: %w", jsonQuote(path), err)
 	}
 	return nil, errors.New(keyMessage(keyNotAKey, path, ""))
 }
@@ -61,21 +75,28 @@ func LoadSigningKey(path string) (ssh.Signer, error) {
 // The kinds of bad key file, and their messages (the same in the three
 // publishers: conformance/vectors/signing.json).
 const (
-	keyEncrypted   = "encrypted"
-	keyPublic      = "public"
-	keyNotAKey     = "not_a_key"
-	keyUnsupported = "unsupported"
+	keyEncrypted    = "encrypted"
+	keyPublic       = "public"
+	keyEncryptedPEM = "encrypted_pem"
+	keyNotAKey      = "not_a_key"
+	keyUnsupported  = "unsupported"
 )
 
 func keyMessage(kind, path, keyType string) string {
 	p := jsonQuote(path)
 	switch kind {
 	case keyEncrypted:
-		return "signing key " + p + " is encrypted (it has a passphrase), and the publisher reads unencrypted keys only: " +
-			"give it a key without a passphrase (ssh-keygen -t ed25519 -N \"\" -f FILE), or sign with ssh-keygen -Y sign -n " +
-			rules.SignatureNamespace + " (or skills sign) and pass the signature"
+		return "signing key " + p + " is encrypted (it has a passphrase) and SSH_AUTH_SOCK is not set: load the key into an " +
+			"ssh-agent (ssh-add FILE) and set SSH_AUTH_SOCK, and the publisher signs through the agent; or sign with " +
+			"ssh-keygen -Y sign -n " + rules.SignatureNamespace + " (or skills sign) and pass the signature"
 	case keyPublic:
-		return "signing key " + p + " is a public key: give the private key file (the one without .pub)"
+		return "signing key " + p + " is a public key and SSH_AUTH_SOCK is not set: load its private half into an " +
+			"ssh-agent (ssh-add FILE) and set SSH_AUTH_SOCK, and the publisher signs through the agent; or give the " +
+			"private key file (the one without .pub)"
+	case keyEncryptedPEM:
+		return "signing key " + p + " is an encrypted PEM key, whose public key cannot be read without its passphrase: " +
+			"give its public key file (.pub) to sign through the ssh-agent that holds the key, or rewrite it in the " +
+			"OpenSSH format (ssh-keygen -p -f FILE), which records the public key"
 	case keyUnsupported:
 		return "signing key " + p + " is of type " + keyType + ": expected ssh-ed25519, ecdsa-sha2-nistp256, ecdsa-sha2-nistp384, ecdsa-sha2-nistp521 or ssh-rsa"
 	}
@@ -97,7 +118,7 @@ func keyTypeOf(err error) string {
 
 // WithSigner makes the publisher sign every skill body and prompt
 // definition it registers with signer (from LoadSigningKey, or
-// sshsig.LoadSigner for an encrypted key or an ssh-agent), namespace
+// sshsig.LoadSigner for a key with a passphrase), namespace
 // iii-skills. Each is signed once, when Skill or Prompt adds it, and the
 // signature is sent again at every re-registration. A signature given with
 // WithSignature wins.

@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	iii "github.com/iii-skills/skills/sdk-go/iii"
 	"github.com/iii-skills/skills/sdk-go/rules"
+	"github.com/iii-skills/skills/sdk-go/sshsig"
 )
 
 // The signing vectors are shared with the Node and Python publishers
@@ -46,7 +48,7 @@ func readSigningVectors(t *testing.T) signingVectors {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatal(err)
 	}
-	if len(v.CanonicalPrompt) < 3 || len(v.KeyErrors) < 4 {
+	if len(v.CanonicalPrompt) < 3 || len(v.KeyErrors) < 5 {
 		t.Fatalf("only %d canonical and %d key error vectors", len(v.CanonicalPrompt), len(v.KeyErrors))
 	}
 	return v
@@ -247,8 +249,10 @@ func TestLoadSigningKeyRefusals(t *testing.T) {
 	for _, c := range v.KeyErrors {
 		msg[c.Kind] = c.Message
 	}
+	t.Setenv("SSH_AUTH_SOCK", "") // an agent could sign with the encrypted and the public key
 	dir := t.TempDir()
 	enc := keygen(t, dir, "enc", "ed25519", "", "-N", "correct horse")
+	encPEM := keygen(t, dir, "encpem", "rsa", "2048", "-N", "correct horse", "-m", "PEM")
 	plain := keygen(t, dir, "plain", "ed25519", "")
 	junk := filepath.Join(dir, "junk")
 	if err := os.WriteFile(junk, []byte("not a key\n"), 0o600); err != nil {
@@ -256,6 +260,7 @@ func TestLoadSigningKeyRefusals(t *testing.T) {
 	}
 	cases := []struct{ path, kind string }{
 		{enc.priv, "encrypted"},
+		{encPEM.priv, "encrypted_pem"},
 		{plain.priv + ".pub", "public"},
 		{junk, "not_a_key"},
 	}
@@ -273,5 +278,75 @@ func TestLoadSigningKeyRefusals(t *testing.T) {
 	}
 	if _, err := LoadSigningKey(filepath.Join(dir, "absent")); err == nil || !strings.Contains(err.Error(), `signing key "`+filepath.Join(dir, "absent")+`"`) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// An encrypted key and a public key file sign through the ssh-agent at
+// SSH_AUTH_SOCK (as in the Node and Python publishers); a key the agent
+// does not hold is refused, naming ssh-add.
+func TestLoadSigningKeyThroughAgent(t *testing.T) {
+	needKeygen(t)
+	for _, tool := range []string{"ssh-agent", "ssh-add"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip("not run: ssh-agent not found (Debian package openssh-client)")
+		}
+	}
+	dir, err := os.MkdirTemp("", "skills-agent-") // short: socket paths are limited to 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "agent.sock")
+	agent := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		agent.Process.Kill()
+		agent.Wait()
+	})
+	// The socket file exists from bind, before listen: wait until ssh-add
+	// reaches the agent (exit 1: no identities; 2: cannot connect).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		list := exec.Command("ssh-add", "-l")
+		list.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		var exit *exec.ExitError
+		if err := list.Run(); err == nil || (errors.As(err, &exit) && exit.ExitCode() == 1) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ssh-agent does not answer at %s after 30 s", sock)
+		}
+	}
+	askpass := filepath.Join(dir, "askpass")
+	if err := os.WriteFile(askpass, []byte("#!/bin/sh\necho 'correct horse'\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	held := keygen(t, dir, "held", "rsa", "2048", "-N", "correct horse")
+	other := keygen(t, dir, "other", "ecdsa", "256", "-N", "correct horse")
+	add := exec.Command("ssh-add", held.priv)
+	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock, "SSH_ASKPASS="+askpass, "SSH_ASKPASS_REQUIRE=force", "DISPLAY=:0")
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-add: %v: %s", err, out)
+	}
+	t.Setenv("SSH_AUTH_SOCK", sock)
+	for _, file := range []string{held.priv, held.priv + ".pub"} {
+		signer, err := LoadSigningKey(file)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		armored, err := sshsig.Sign(signer, []byte("body"), rules.SignatureNamespace)
+		if err != nil {
+			t.Fatalf("%s: sign: %v", file, err)
+		}
+		if err := keygenVerify(t, dir, held.line, held.name+"@example.com", string(armored), "body"); err != nil {
+			t.Errorf("%s: ssh-keygen -Y verify refuses the agent's signature: %v", file, err)
+		}
+	}
+	for _, file := range []string{other.priv, other.priv + ".pub"} {
+		_, err := LoadSigningKey(file)
+		if err == nil || !strings.HasPrefix(err.Error(), "signing key "+jsonQuote(file)+": ") || !strings.Contains(err.Error(), "ssh-add") {
+			t.Errorf("%s, not in the agent: %v", file, err)
+		}
 	}
 }

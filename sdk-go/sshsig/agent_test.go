@@ -31,14 +31,25 @@ func startAgent(t *testing.T) string {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
+	// The socket file exists from bind, before listen: wait until ssh-add
+	// reaches the agent (exit 1: no identities; 2: cannot connect).
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
+		if agentListens(sock) {
 			return sock
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("ssh-agent made no socket at %s in 30 s: %s", sock, out.String())
+			t.Fatalf("ssh-agent does not answer at %s after 30 s: %s", sock, out.String())
 		}
 	}
+}
+
+// agentListens reports whether ssh-add -l reaches the agent at sock.
+func agentListens(sock string) bool {
+	cmd := exec.Command("ssh-add", "-l")
+	cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	err := cmd.Run()
+	var exit *exec.ExitError
+	return err == nil || (errors.As(err, &exit) && exit.ExitCode() == 1)
 }
 
 func sshAdd(t *testing.T, sock, keyFile string) {

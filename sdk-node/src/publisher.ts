@@ -32,10 +32,12 @@ export interface PublisherOptions {
    */
   internalNamespace?: string
   /**
-   * An OpenSSH private key file (as ssh-keygen writes it: ssh-ed25519, ecdsa-sha2-nistp256/384/521
-   * or ssh-rsa, unencrypted) that signs every skill body and prompt definition this publisher
-   * registers (docs/trust.md). Read by the constructor, which throws when the file is no usable
-   * key (an encrypted one included), saying why and what to do.
+   * An OpenSSH key file (as ssh-keygen writes it: ssh-ed25519, ecdsa-sha2-nistp256/384/521 or
+   * ssh-rsa) that signs every skill body and prompt definition this publisher registers
+   * (docs/trust.md): an unencrypted private key signs here; an encrypted one or a public key
+   * file (`.pub`) signs through the ssh-agent at SSH_AUTH_SOCK, which must hold the key. Read
+   * by the constructor, which throws when the file is no usable key or the agent cannot sign
+   * with it, saying why and what to do.
    */
   signingKey?: string
 }

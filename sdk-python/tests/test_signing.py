@@ -10,9 +10,12 @@ after the engine restarts, and unsigned content is refused ``UNSIGNED``.
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -23,7 +26,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from iii_skills import Backoff, Publisher, canonical_prompt
-from iii_skills._signing import SigningKey, key_message
+from iii_skills._signing import SigningKey, agent_message, key_message
 
 from .conftest import Server, free_port, new_client, wait_until
 from .fakes import FakeClient
@@ -46,6 +49,22 @@ def test_key_error_vectors() -> None:
     for case in VECTORS["key_errors"]:
         want = case["message"].replace("{path}", json.dumps(path))
         assert key_message(case["kind"], path, case.get("key_type", "")) == want
+
+
+def test_agent_error_vectors() -> None:
+    path = "/keys/it's \"mine\""
+    fields = {"socket": '/run/a "b"/agent.sock', "fingerprint": "SHA256:abc", "count": 3, "reason": "why"}
+    assert len(VECTORS["agent_errors"]) == 5
+    for case in VECTORS["agent_errors"]:
+        want = (
+            case["message"]
+            .replace("{path}", json.dumps(path))
+            .replace("{socket}", json.dumps(fields["socket"]))
+            .replace("{fingerprint}", "SHA256:abc")
+            .replace("{count}", "3")
+            .replace("{reason}", "why")
+        )
+        assert agent_message(case["kind"], path, '/run/a "b"/agent.sock', "SHA256:abc", 3, "why") == want
 
 
 @pytest.fixture
@@ -81,6 +100,10 @@ def keygen_verifies(d: Path, allowed: str, principal: str, signature: str, conte
         check=False,
     )
     return r.returncode == 0
+
+
+class NoArgs(BaseModel):
+    pass
 
 
 class ReviewArgs(BaseModel):
@@ -145,13 +168,15 @@ def test_a_given_signature_is_sent_as_it_is(keydir: Path) -> None:
 
 
 @needs_keygen
-def test_key_files_it_cannot_sign_with_are_refused(keydir: Path) -> None:
+def test_key_files_it_cannot_sign_with_are_refused(keydir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without SSH_AUTH_SOCK (an agent could otherwise sign with the encrypted and public keys).
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     messages = {c["kind"]: c["message"] for c in VECTORS["key_errors"]}
     enc, _ = keygen(keydir, "enc", "ed25519", "", "-N", "correct horse")
     enc_pem, _ = keygen(keydir, "encpem", "rsa", "2048", "-N", "correct horse", "-m", "PEM")
     plain, _ = keygen(keydir, "plain", "ed25519")
     (keydir / "junk").write_text("not a key\n")
-    cases = [(enc, "encrypted"), (enc_pem, "encrypted"), (plain.with_suffix(".pub"), "public"), (keydir / "junk", "not_a_key")]
+    cases = [(enc, "encrypted"), (enc_pem, "encrypted_pem"), (plain.with_suffix(".pub"), "public"), (keydir / "junk", "not_a_key")]
     dsa = keydir / "dsa"
     if subprocess.run(["ssh-keygen", "-q", "-t", "dsa", "-N", "", "-f", str(dsa)], capture_output=True, check=False).returncode == 0:
         cases.append((dsa, "unsupported"))
@@ -239,3 +264,179 @@ def test_a_registry_that_requires_signatures(server_binary: Path, keydir: Path, 
         for c in clients:
             c.shutdown()
         srv.stop()
+
+
+AGENT_FOUND = shutil.which("ssh-agent") is not None and shutil.which("ssh-add") is not None
+needs_agent = pytest.mark.skipif(
+    KEYGEN is None or not AGENT_FOUND, reason="not run: ssh-agent not found (Debian package openssh-client)"
+)
+PASSPHRASE = "correct horse"
+
+
+class Agent:
+    """A real ssh-agent on a socket of its own, and ssh-add run against it with a passphrase."""
+
+    def __init__(self, d: Path, name: str) -> None:
+        self.socket = str(d / f"{name}.sock")
+        self.proc = subprocess.Popen(["ssh-agent", "-D", "-a", self.socket], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.askpass = d / "askpass"
+        self.askpass.write_text(f'#!/bin/sh\necho "{PASSPHRASE}"\n')
+        self.askpass.chmod(0o700)
+        # The socket file exists from bind, before listen: wait until ssh-add
+        # reaches the agent (exit 1: no identities; 2: cannot connect).
+        wait_until(self._listens, 10, "ssh-agent answering")
+
+    def _listens(self) -> bool:
+        env = {**os.environ, "SSH_AUTH_SOCK": self.socket}
+        return subprocess.run(["ssh-add", "-l"], env=env, capture_output=True, check=False).returncode in (0, 1)
+
+    def add(self, *args: str) -> None:
+        env = {**os.environ, "SSH_AUTH_SOCK": self.socket, "SSH_ASKPASS": str(self.askpass), "SSH_ASKPASS_REQUIRE": "force", "DISPLAY": ":0"}
+        subprocess.run(["ssh-add", *args], env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True)
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def agent(keydir: Path) -> Iterator[Agent]:
+    a = Agent(keydir, "agent")
+    try:
+        yield a
+    finally:
+        a.stop()
+
+
+def fingerprint_of(pub: Path) -> str:
+    out = subprocess.run(["ssh-keygen", "-l", "-E", "sha256", "-f", str(pub)], capture_output=True, check=True, text=True)
+    return out.stdout.split()[1]
+
+
+def agent_error(kind: str, path: Path, socket: str, **fields: str) -> str:
+    message: str = next(c["message"] for c in VECTORS["agent_errors"] if c["kind"] == kind)
+    message = message.replace("{path}", json.dumps(str(path))).replace("{socket}", json.dumps(socket))
+    for k, v in fields.items():
+        message = message.replace("{" + k + "}", v)
+    return message
+
+
+@needs_agent
+@pytest.mark.parametrize(("name", "kind", "bits"), [("ed25519", "ed25519", ""), ("ecdsa384", "ecdsa", "384"), ("rsa", "rsa", "2048")])
+@pytest.mark.parametrize("form", ["encrypted", "pub"])
+def test_signatures_through_the_agent_verify_with_ssh_keygen(
+    keydir: Path, agent: Agent, monkeypatch: pytest.MonkeyPatch, name: str, kind: str, bits: str, form: str
+) -> None:
+    key, line = keygen(keydir, name, kind, bits, "-N", PASSPHRASE)
+    agent.add(str(key))
+    monkeypatch.setenv("SSH_AUTH_SOCK", agent.socket)
+    client = FakeClient()
+    publisher = Publisher(
+        client, signing_key=key if form == "encrypted" else key.with_suffix(".pub"), backoff=Backoff(initial_delay=0.01, give_up_after=5)
+    )
+    body = "# Through the agent\n\nü and no trailing newline"
+    publisher.skill("acme/agent", body)
+
+    def render(args: NoArgs) -> str:
+        return "x"
+
+    prompt = publisher.prompt("acme-agent", "Signed by the agent", render)
+    assert publisher.start().registered
+    principal = f"{name}@example.com"
+    signature = sent(client, "skills::register")["signature"]
+    assert keygen_verifies(keydir, line, principal, signature, body)
+    assert not keygen_verifies(keydir, line, principal, signature, body + "\n")
+    if kind == "rsa":
+        assert b"rsa-sha2-512" in base64.b64decode("".join(signature.splitlines()[1:-1]))
+    canonical = canonical_prompt("Signed by the agent", prompt.function_id, [])
+    assert keygen_verifies(keydir, line, principal, sent(client, "prompts::register")["signature"], canonical)
+    publisher.close()
+
+
+@needs_agent
+def test_an_unreachable_agent_and_a_key_it_does_not_hold_are_refused(keydir: Path, agent: Agent, monkeypatch: pytest.MonkeyPatch) -> None:
+    key, _ = keygen(keydir, "absent", "ed25519", "", "-N", PASSPHRASE)
+    gone = str(keydir / "no-agent.sock")
+    for path in (key, key.with_suffix(".pub")):
+        before, after = agent_error("unreachable", path, gone).split("({reason})")
+        with pytest.raises(ValueError) as exc:
+            SigningKey.load(path, gone)
+        assert str(exc.value).startswith(before + "(") and str(exc.value).endswith(")" + after), str(exc.value)
+        assert "No such file" in str(exc.value)
+    want = agent_error("not_in_agent", key, agent.socket, count="0", fingerprint=fingerprint_of(key.with_suffix(".pub")))
+    with pytest.raises(ValueError) as exc:
+        SigningKey.load(key, agent.socket)
+    assert str(exc.value) == want
+    monkeypatch.setenv("SSH_AUTH_SOCK", agent.socket)
+    with pytest.raises(ValueError) as exc:
+        Publisher(FakeClient(), signing_key=key)
+    assert str(exc.value) == want
+
+
+@needs_agent
+def test_a_signature_the_agent_will_not_make_is_refused(keydir: Path, agent: Agent) -> None:
+    key, _ = keygen(keydir, "locked", "ecdsa", "256", "-N", PASSPHRASE)
+    agent.add(str(key))
+    pub = key.with_suffix(".pub")
+    signer = SigningKey.load(pub, agent.socket)
+    agent.add("-x")  # lock: the agent now refuses to sign
+    with pytest.raises(ValueError) as exc:
+        signer.sign("x")
+    assert str(exc.value) == agent_error("refused", pub, agent.socket, fingerprint=fingerprint_of(pub))
+
+
+FAKE_AGENT = """
+import os, socket, struct, sys
+path, mode, blob = sys.argv[1], sys.argv[2], bytes.fromhex(sys.argv[3])
+s = lambda b: struct.pack(">I", len(b)) + b
+msg = lambda b: struct.pack(">I", len(b)) + b
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(path + ".tmp")
+srv.listen()
+os.rename(path + ".tmp", path)  # the socket appears listening
+while True:
+    c, _ = srv.accept()
+    req = c.recv(65536)
+    if req[4] == 11:
+        c.sendall(msg(bytes([12]) + struct.pack(">I", 1) + s(blob) + s(b"k")))
+    elif mode == "huge":
+        c.sendall(struct.pack(">I", 256 * 1024 + 1))
+    elif mode == "type":
+        c.sendall(msg(bytes([99])))
+    elif mode == "short":
+        c.sendall(struct.pack(">I", 100) + bytes([14]))
+    else:
+        c.sendall(msg(bytes([14]) + s(s(b"ssh-ed25519") + s(bytes([7]) * 64))))
+    c.close()
+"""
+
+
+@needs_keygen
+@pytest.mark.parametrize(
+    ("mode", "kind", "reason"),
+    [
+        ("huge", "bad_answer", "a message of 262145 bytes, larger than the 262144 allowed"),
+        ("type", "bad_answer", "message type 99, expected 14"),
+        ("short", "bad_answer", "the connection closed before a whole answer"),
+        ("badsig", "bad_signature", ""),
+    ],
+)
+def test_an_agent_that_answers_badly_or_signs_wrongly_is_refused(keydir: Path, mode: str, kind: str, reason: str) -> None:
+    key, _ = keygen(keydir, "fake", "ed25519")
+    pub = key.with_suffix(".pub")
+    blob = base64.b64decode(pub.read_text().split()[1])
+    sock = str(keydir / f"fake-{mode}.sock")
+    proc = subprocess.Popen([sys.executable, "-c", FAKE_AGENT, sock, mode, blob.hex()])
+    try:
+        wait_until(lambda: os.path.exists(sock), 10)
+        signer = SigningKey.load(pub, sock)
+        with pytest.raises(ValueError) as exc:
+            signer.sign("x")
+        want = agent_error(kind, pub, sock, fingerprint=fingerprint_of(pub))
+        if reason:
+            assert str(exc.value).startswith(want.split("{reason}")[0] + reason), str(exc.value)
+        else:
+            assert str(exc.value) == want
+    finally:
+        proc.kill()
+        proc.wait()

@@ -249,12 +249,14 @@ class Publisher:
         internal_namespace: namespace of the internal functions this
             publisher registers (default ``iii-skills::<random>``, so several
             publishers can share a client).
-        signing_key: an OpenSSH private key file (as ssh-keygen writes it:
-            ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa, unencrypted)
-            that signs every skill body and prompt definition this publisher
-            registers (docs/trust.md). Read here: a file that is no usable
-            key (an encrypted one included) raises ``ValueError`` saying why
-            and what to do.
+        signing_key: an OpenSSH key file (as ssh-keygen writes it:
+            ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa) that signs
+            every skill body and prompt definition this publisher registers
+            (docs/trust.md): an unencrypted private key signs here; an
+            encrypted one or a public key file (``.pub``) signs through the
+            ssh-agent at ``SSH_AUTH_SOCK``, which must hold the key. Read
+            here: a file that is no usable key, or an agent that cannot sign
+            with it, raises ``ValueError`` saying why and what to do.
         name: deprecated: ``internal_namespace="iii-skills::<name>"``;
             removed in the next release.
     """
