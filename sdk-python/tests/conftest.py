@@ -8,11 +8,14 @@ build output or the server log: they never skip.
 from __future__ import annotations
 
 import os
+import queue
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -68,6 +71,51 @@ def wait_until(check: Callable[[], bool], timeout: float = 20.0, what: str = "co
             last = exc
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}" + (f" (last error: {last!r})" if last else ""))
+
+
+class Program:
+    """A Python program run as a user runs it (its own process, III_URL set),
+    its output collected line by line; stop() sends Ctrl-C, close() kills
+    what is left."""
+
+    def __init__(self, script: Path, url: str, cwd: Path) -> None:
+        self.output: list[str] = []
+        self._lines: queue.Queue[str] = queue.Queue()
+        self.process = subprocess.Popen(
+            [sys.executable, str(script)],
+            cwd=cwd,
+            env=dict(os.environ, III_URL=url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
+            self._lines.put(line)
+
+    def wait_for_line(self, prefix: str, what: str, timeout: float = 30) -> None:
+        """Waits for an output line starting with prefix (each line waited at most timeout)."""
+        while True:
+            try:
+                line = self._lines.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(f"{what}:\n" + "".join(self.output)) from None
+            if line.startswith(prefix):
+                return
+
+    def stop(self, timeout: float) -> None:
+        """Ctrl-C; the program must exit 0 within timeout."""
+        self.process.send_signal(signal.SIGINT)
+        assert self.process.wait(timeout=timeout) == 0, "".join(self.output)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
 
 
 def call(client: III, function_id: str, payload: Any, timeout_ms: int = 5000) -> Any:

@@ -2,48 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import queue
-import signal
-import subprocess
-import sys
-import threading
-
 from iii.iii import III
 
-from .conftest import REPO, Server, call, wait_until
+from .conftest import REPO, Program, Server, call, wait_until
 
 EXAMPLE = REPO / "examples" / "python" / "resend.py"
 
 
 def test_resend_example(server: Server, observer: III) -> None:
-    process = subprocess.Popen(
-        [sys.executable, str(EXAMPLE)],
-        cwd=REPO,
-        env=dict(os.environ, III_URL=server.url),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    output: list[str] = []
-
-    def pump() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            output.append(line)
-            lines.put(line)
-
-    threading.Thread(target=pump, daemon=True).start()
+    program = Program(EXAMPLE, server.url, REPO)
     try:
-        while True:
-            try:
-                line = lines.get(timeout=30)
-            except queue.Empty:
-                raise AssertionError("the example did not report registration:\n" + "".join(output))
-            if line.startswith("resend: registered"):
-                break
-
+        program.wait_for_line("resend: registered", "the example did not report registration")
         skills = {s["id"] for s in call(observer, "skills::list", {})["skills"]}
         assert {"resend-python", "resend-python/email", "resend-python/email/send"} <= skills
         fetched = call(observer, "skill::fetch", {"uris": ["iii://resend-python", "iii://fn/resend-python/health"]})
@@ -71,16 +40,13 @@ def test_resend_example(server: Server, observer: III) -> None:
             ]
         ]
 
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=20) == 0, "".join(output)
+        program.stop(timeout=20)
         # Like every example, it unregistered what it published on Ctrl-C.
         left = [s["id"] for s in call(observer, "skills::list", {})["skills"] if s["id"].startswith("resend-python")]
         assert left == []
         assert "send-email-python" not in {p["name"] for p in call(observer, "prompts::list", {})["prompts"]}
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=10)
+        program.close()
     # The worker is gone: its section function with it.
     def health_gone() -> bool:
         try:

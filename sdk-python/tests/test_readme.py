@@ -5,16 +5,13 @@ III_URL, fails at once naming it."""
 from __future__ import annotations
 
 import os
-import queue
-import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from iii.iii import III
 
-from .conftest import REPO, Server, call
+from .conftest import REPO, Program, Server, call
 
 
 def readme_program() -> str:
@@ -27,45 +24,19 @@ def readme_program() -> str:
 
 
 def test_readme_program_publishes_and_cleans_up(server: Server, observer: III, tmp_path: Path) -> None:
-    program = tmp_path / "publish.py"
-    program.write_text(readme_program(), encoding="utf-8")
-    process = subprocess.Popen(
-        [sys.executable, str(program)],
-        cwd=tmp_path,
-        env=dict(os.environ, III_URL=server.url),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    output: list[str] = []
-
-    def pump() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            output.append(line)
-            lines.put(line)
-
-    threading.Thread(target=pump, daemon=True).start()
+    script = tmp_path / "publish.py"
+    script.write_text(readme_program(), encoding="utf-8")
+    program = Program(script, server.url, tmp_path)
     try:
-        while True:
-            try:
-                line = lines.get(timeout=30)
-            except queue.Empty:
-                raise AssertionError("the README program did not publish:\n" + "".join(output)) from None
-            if line.startswith("published resend"):
-                break
+        program.wait_for_line("published resend", "the README program did not publish")
         ids = {s["id"] for s in call(observer, "skills::list", {})["skills"]}
         assert {"resend", "resend/email", "resend/email/send"} <= ids
         assert "# Resend health" in call(observer, "skill::fetch", {"uri": "iii://fn/resend/health"})
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=30) == 0, "".join(output)
+        program.stop(timeout=30)
         left = {s["id"] for s in call(observer, "skills::list", {})["skills"]}
         assert not left & {"resend", "resend/email", "resend/email/send"}
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=10)
+        program.close()
 
 
 def test_readme_program_fails_at_once_with_a_malformed_url(tmp_path: Path) -> None:
