@@ -137,3 +137,40 @@ export class RegistryServer {
     for (const d of this.dataDirs) rmSync(d, { recursive: true, force: true })
   }
 }
+
+/** A Node program run as a user runs it (`III_URL=… node file`), its stdout and stderr collected. */
+export class Program {
+  output = ''
+  private readonly child: ChildProcess
+  private readonly exited: Promise<number | null>
+
+  constructor(file: string, cwd: string, url: string) {
+    this.child = spawn(process.execPath, [file], {
+      cwd,
+      env: { ...process.env, III_URL: url, OTEL_ENABLED: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    this.child.stdout?.on('data', (d: Buffer) => (this.output += d.toString()))
+    this.child.stderr?.on('data', (d: Buffer) => (this.output += d.toString()))
+    this.exited = new Promise((r) => this.child.once('exit', (code) => r(code)))
+  }
+
+  /** Waits until the output holds text; what names the wait in the failure. */
+  async waitFor(text: string, what: string): Promise<void> {
+    await eventually(
+      () => this.output.includes(text),
+      () => `${what}:\n${this.output}`,
+    )
+  }
+
+  /** SIGTERM; resolves with the exit code. */
+  async stop(): Promise<number | null> {
+    this.child.kill('SIGTERM')
+    return this.exited
+  }
+
+  /** Kills what is left (for a finally block). */
+  kill(): void {
+    if (this.child.exitCode === null) this.child.kill('SIGKILL')
+  }
+}

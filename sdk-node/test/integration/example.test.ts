@@ -1,11 +1,10 @@
 // examples/node (the resend publisher) run as a user would: `III_URL=… node index.js`.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import type { IIIClient } from 'iii-sdk'
-import { RegistryServer, eventually, repoRoot, testClient } from '../helpers/server.js'
+import { Program, RegistryServer, repoRoot, testClient } from '../helpers/server.js'
 
 const exampleDir = join(repoRoot, 'examples', 'node')
 
@@ -31,20 +30,9 @@ describe('examples/node', () => {
   })
 
   it('publishes the resend tree, a live health section and /send-email-node, and cleans up on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['index.js'], {
-      cwd: exampleDir,
-      env: { ...process.env, III_URL: server.url, OTEL_ENABLED: 'false' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let output = ''
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()))
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+    const program = new Program('index.js', exampleDir, server.url)
     try {
-      await eventually(
-        () => output.includes('/send-email-node are registered'),
-        () => `the example did not report registration:\n${output}`,
-      )
+      await program.waitFor('/send-email-node are registered', 'the example did not report registration')
       const { skills } = await call<{ skills: { id: string }[] }>(probe, 'skills::list')
       assert.deepEqual(
         skills.map((s) => s.id).filter((id) => id === 'resend-node' || id.startsWith('resend-node/')),
@@ -74,12 +62,11 @@ describe('examples/node', () => {
         'Compose an email to ada@example.com with the subject "Launch". Be concise and friendly.',
       )
 
-      child.kill('SIGTERM')
-      assert.equal(await exited, 0, output)
+      assert.equal(await program.stop(), 0, program.output)
       const left = await call<{ skills: { id: string }[] }>(probe, 'skills::list')
       assert.ok(!left.skills.some((s) => s.id.startsWith('resend-node')), 'SIGTERM unregistered the skills')
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL')
+      program.kill()
     }
   })
 })

@@ -1,13 +1,13 @@
 // The README's program is copy-and-run code: it is run as written (saved as publish.mjs) against
 // a real registry, and with a malformed III_URL, which must fail at once.
 import assert from 'node:assert/strict'
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import type { IIIClient } from 'iii-sdk'
-import { RegistryServer, eventually, repoRoot, sdkRoot, testClient } from '../helpers/server.js'
+import { Program, RegistryServer, repoRoot, sdkRoot, testClient } from '../helpers/server.js'
 
 /** The README's first ```js block that builds a client: the program a user copies. */
 function readmeProgram(): string {
@@ -44,20 +44,9 @@ describe('README program', () => {
   })
 
   it('publishes, and unregisters on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['publish.mjs'], {
-      cwd: dir,
-      env: { ...process.env, III_URL: server.url, OTEL_ENABLED: 'false' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let output = ''
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()))
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+    const program = new Program('publish.mjs', dir, server.url)
     try {
-      await eventually(
-        () => output.includes('published resend'),
-        () => `the README program did not publish:\n${output}`,
-      )
+      await program.waitFor('published resend', 'the README program did not publish')
       const { skills } = await probe.trigger<unknown, { skills: { id: string }[] }>({
         function_id: 'skills::list',
         payload: {},
@@ -65,8 +54,7 @@ describe('README program', () => {
       })
       const ids = skills.map((s) => s.id)
       for (const id of ['resend', 'resend/email', 'resend/email/send']) assert.ok(ids.includes(id), `${id} in ${ids.join(', ')}`)
-      child.kill('SIGTERM')
-      assert.equal(await exited, 0, output)
+      assert.equal(await program.stop(), 0, program.output)
       const left = await probe.trigger<unknown, { skills: { id: string }[] }>({
         function_id: 'skills::list',
         payload: {},
@@ -74,7 +62,7 @@ describe('README program', () => {
       })
       assert.ok(!left.skills.some((s) => s.id.startsWith('resend')), 'SIGTERM unregistered the skills')
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL')
+      program.kill()
     }
   })
 
